@@ -1,0 +1,103 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
+)
+
+// ReadBody reads a JSON request body: it answers 415 for a non-JSON Content-Type
+// (an absent one is taken as JSON), 413 past the body cap set by the middleware,
+// and 400 for an empty body or invalid JSON. The returned bytes are one valid JSON value.
+func ReadBody(r *http.Request) ([]byte, error) {
+	if err := requireJSONContentType(r); err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		if isMaxBytes(err) {
+			return nil, errs.New(errs.TooLarge, "request body is larger than %d bytes", maxBodyOf(r))
+		}
+		return nil, errs.Wrap(errs.Invalid, err, "cannot read request body")
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return nil, errs.Invalidf("request body is empty; a JSON document is required")
+	}
+	if !json.Valid(body) {
+		return nil, errs.Invalidf("request body is not valid JSON: %s", syntaxErrorOf(body))
+	}
+	return body, nil
+}
+
+// Decode reads a JSON body into v, rejecting unknown fields, wrong types and trailing data.
+func Decode(r *http.Request, v any) error {
+	body, err := ReadBody(r)
+	if err != nil {
+		return err
+	}
+	return DecodeStrict(body, v)
+}
+
+// DecodeStrict decodes one JSON value from body into v, rejecting unknown fields,
+// wrong types and trailing data with 400 errors that name the offending field.
+func DecodeStrict(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return errs.Wrap(errs.Invalid, err, describeDecodeError(err))
+	}
+	if dec.More() {
+		return errs.Invalidf("request body has data after the JSON document")
+	}
+	return nil
+}
+
+func describeDecodeError(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		field := typeErr.Field
+		if field == "" {
+			return fmt.Sprintf("expected %s, got JSON %s", typeErr.Type, typeErr.Value)
+		}
+		return fmt.Sprintf("field %q: expected %s, got JSON %s", field, typeErr.Type, typeErr.Value)
+	}
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return "unknown field " + rest
+	}
+	return "invalid request body: " + strings.TrimPrefix(msg, "json: ")
+}
+
+func syntaxErrorOf(body []byte) string {
+	var v any
+	err := json.Unmarshal(body, &v)
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		return fmt.Sprintf("%s (at byte %d)", syn.Error(), syn.Offset)
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "unexpected data"
+}
+
+func requireJSONContentType(r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return nil
+	}
+	mediaType, _, err := mime.ParseMediaType(ct)
+	if err != nil || !(mediaType == "application/json" || strings.HasSuffix(mediaType, "+json")) {
+		return errs.New(errs.UnsupportedMediaType, "Content-Type %q is not supported; send application/json", ct)
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
+)
+
+// DefaultMaxBody is the default cap on request bodies (10 MiB).
+const DefaultMaxBody = 10 << 20
+
+type maxBodyKey struct{}
+
+func maxBodyOf(r *http.Request) int64 {
+	if n, ok := r.Context().Value(maxBodyKey{}).(int64); ok {
+		return n
+	}
+	return DefaultMaxBody
+}
+
+// Options configure the middleware chain around a group's routes.
+type Options struct {
+	// MaxBody caps request bodies; 0 means DefaultMaxBody.
+	MaxBody int64
+	// Logger receives one structured line per request; nil disables request logs.
+	Logger *slog.Logger
+	// Authenticate, when set, runs before every route; it returns the request to continue with or an error.
+	Authenticate func(r *http.Request) (*http.Request, error)
+}
+
+// Wrap applies the shared middleware to h: path safety, body cap, microversion
+// negotiation and echo, authentication, and request logging.
+func Wrap(h http.Handler, opts Options) http.Handler {
+	maxBody := opts.MaxBody
+	if maxBody <= 0 {
+		maxBody = DefaultMaxBody
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		defer func() {
+			if opts.Logger != nil {
+				opts.Logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
+					slog.String("method", r.Method), slog.String("path", r.URL.Path),
+					slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes),
+					slog.Duration("duration", time.Since(start)))
+			}
+		}()
+		w = rec
+		w.Header().Add("Vary", versionHeader)
+		w.Header().Add("Vary", legacyVersionHeader)
+		if err := checkPath(r); err != nil {
+			Error(w, r, err)
+			return
+		}
+		v, err := negotiateVersion(r)
+		if err != nil {
+			w.Header().Set(versionHeader, ServiceType+" "+MinVersion.String())
+			Error(w, r, err)
+			return
+		}
+		w.Header().Set(versionHeader, ServiceType+" "+v.String())
+		w.Header().Set(legacyVersionHeader, v.String())
+		ctx := context.WithValue(WithVersion(r.Context(), v), maxBodyKey{}, maxBody)
+		r = r.WithContext(ctx)
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		if opts.Authenticate != nil {
+			if r, err = opts.Authenticate(r); err != nil {
+				Error(w, r, err)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// checkPath rejects paths with dot segments, raw or percent-encoded, before the
+// mux would clean them into another route: a name like "../x" is never valid.
+func checkPath(r *http.Request) error {
+	raw := r.URL.EscapedPath()
+	for seg := range strings.SplitSeq(raw, "/") {
+		decoded, err := url.PathUnescape(seg)
+		if err != nil {
+			return errs.Invalidf("malformed URL path")
+		}
+		if decoded == "." || decoded == ".." || strings.ContainsAny(decoded, "\x00") {
+			return errs.Invalidf("URL path segment %q is not allowed", decoded)
+		}
+	}
+	return nil
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status      int
+	bytes       int64
+	wroteHeader bool
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if !s.wroteHeader {
+		s.status, s.wroteHeader = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	s.wroteHeader = true
+	n, err := s.ResponseWriter.Write(b)
+	s.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }

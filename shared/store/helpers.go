@@ -1,0 +1,85 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// SortID formats an integer id as a sort key that orders numerically (zero-padded to 20 digits).
+func SortID(id int64) string { return fmt.Sprintf("%020d", id) }
+
+// ParseSortID is the inverse of SortID.
+func ParseSortID(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }
+
+// GetJSON reads the item at k and decodes its value into v, returning the item's revision.
+// A missing item returns ErrNotFound.
+func GetJSON(ctx context.Context, idx Index, k Key, v any) (int64, error) {
+	it, err := idx.Get(ctx, k)
+	if err != nil {
+		return 0, err
+	}
+	if err := json.Unmarshal(it.Value, v); err != nil {
+		return 0, fmt.Errorf("decode %s/%s: %w", k.Partition, k.Sort, err)
+	}
+	return it.Revision, nil
+}
+
+// counter is the value of an id counter item.
+type counter struct {
+	Last int64 `json:"last"`
+}
+
+// NextID allocates the next integer id from the counter item at k (1, 2, 3, ...).
+// Ids are never handed out twice, even after the entity that had one is deleted;
+// an id whose entity was never created is simply skipped.
+func NextID(ctx context.Context, idx Index, k Key) (int64, error) {
+	return advanceCounter(ctx, idx, k, func(last int64) int64 { return last + 1 })
+}
+
+// ReserveID makes sure the counter at k never hands out id (used when a client chooses an id).
+func ReserveID(ctx context.Context, idx Index, k Key, id int64) error {
+	_, err := advanceCounter(ctx, idx, k, func(last int64) int64 { return max(last, id) })
+	return err
+}
+
+// advanceCounter moves the counter at k from its last value to next(last) with a
+// compare-and-swap, retrying when another writer moved it first.
+func advanceCounter(ctx context.Context, idx Index, k Key, next func(last int64) int64) (int64, error) {
+	for {
+		var c counter
+		rev, err := GetJSON(ctx, idx, k, &c)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return 0, err
+		}
+		n := next(c.Last)
+		if rev > 0 && n == c.Last {
+			return n, nil
+		}
+		op := Create(k, mustJSON(counter{Last: n}))
+		if rev > 0 {
+			op = Update(k, mustJSON(counter{Last: n}), rev)
+		}
+		err = idx.Write(ctx, op)
+		if errors.Is(err, ErrConflict) {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+			continue // another writer moved the counter; read it again
+		}
+		if err != nil {
+			return 0, err
+		}
+		return n, nil
+	}
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only called with plain structs
+	}
+	return b
+}

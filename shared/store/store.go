@@ -1,0 +1,148 @@
+// Package store defines the storage contract every backend implements: an
+// Index of small, revisioned JSON items with atomic conditional writes, and a
+// content-addressed store of immutable Blobs. The embedded backend
+// (shared/store/bolt) and the AWS backend (shared/store/awsstore: DynamoDB for
+// the index, S3 for blobs) both pass the contract suite in shared/store/storetest.
+package store
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrNotFound is returned by Get and Blobs.Get when the key or hash does not exist.
+// It is the only way "absent" is reported: a nil error always comes with a value.
+var ErrNotFound = errors.New("store: not found")
+
+// ErrConflict is returned by Index.Write when any condition of the batch does not hold.
+// Nothing of the batch was applied.
+var ErrConflict = errors.New("store: condition failed")
+
+// MaxWriteBatch is the most operations one Index.Write accepts (DynamoDB's transaction limit).
+const MaxWriteBatch = 100
+
+// Key addresses one index item. Items of one Partition are listed together by
+// Query, in ascending byte order of Sort. Neither may be empty; both are at most 1024 bytes.
+type Key struct {
+	Partition string
+	Sort      string
+}
+
+// Item is one stored index entry.
+type Item struct {
+	Key
+	// Value is the item's payload, usually a JSON document; at most 350 KiB.
+	Value []byte
+	// Revision is maintained by the store: 1 when the item is created, +1 on every Put.
+	// Callers use it for optimistic concurrency (Cond.Revision).
+	Revision int64
+}
+
+// CondKind says what must hold for a write operation to apply.
+type CondKind int
+
+const (
+	// Always: no condition.
+	Always CondKind = iota
+	// MustNotExist: the item must be absent (create).
+	MustNotExist
+	// MustExist: the item must be present, at any revision.
+	MustExist
+	// RevisionIs: the item must be present at exactly Cond.Revision.
+	RevisionIs
+)
+
+// Cond is the condition of one write operation.
+type Cond struct {
+	Kind     CondKind
+	Revision int64
+}
+
+// OpKind says what a write operation does.
+type OpKind int
+
+const (
+	// OpPut stores Value at Key.
+	OpPut OpKind = iota
+	// OpDelete removes Key. Deleting a missing item is not an error (unless its Cond says so).
+	OpDelete
+	// OpCheck writes nothing; the batch fails unless Cond holds for Key (DynamoDB's ConditionCheck).
+	OpCheck
+)
+
+// Op is one operation of an atomic write batch.
+type Op struct {
+	Kind  OpKind
+	Key   Key
+	Value []byte // for OpPut
+	Cond  Cond
+}
+
+// Put returns an unconditional put.
+func Put(k Key, value []byte) Op { return Op{Kind: OpPut, Key: k, Value: value} }
+
+// Create returns a put that requires the item to be absent.
+func Create(k Key, value []byte) Op {
+	return Op{Kind: OpPut, Key: k, Value: value, Cond: Cond{Kind: MustNotExist}}
+}
+
+// Update returns a put that requires the item to be at revision rev.
+func Update(k Key, value []byte, rev int64) Op {
+	return Op{Kind: OpPut, Key: k, Value: value, Cond: Cond{Kind: RevisionIs, Revision: rev}}
+}
+
+// Delete returns an unconditional delete.
+func Delete(k Key) Op { return Op{Kind: OpDelete, Key: k} }
+
+// DeleteAt returns a delete that requires the item to be at revision rev.
+func DeleteAt(k Key, rev int64) Op {
+	return Op{Kind: OpDelete, Key: k, Cond: Cond{Kind: RevisionIs, Revision: rev}}
+}
+
+// Check returns an operation that fails the batch unless c holds for k.
+func Check(k Key, c Cond) Op { return Op{Kind: OpCheck, Key: k, Cond: c} }
+
+// Query selects items of one partition.
+type Query struct {
+	Partition string
+	// Prefix limits the result to sort keys that start with it ("" = all).
+	Prefix string
+	// After, when set, starts the listing strictly after this sort key (before it when Reverse).
+	After string
+	// Limit caps the number of items returned (0 = no cap).
+	Limit int
+	// Reverse lists in descending sort-key order.
+	Reverse bool
+}
+
+// Index is the store of entities, name and UUID lookups, version heads and version lists.
+// Implementations are safe for concurrent use; every read sees every write that returned before it began.
+type Index interface {
+	// Get returns the item at k, or ErrNotFound.
+	Get(ctx context.Context, k Key) (Item, error)
+	// BatchGet returns the items that exist among keys (at most 100 keys), in one round trip
+	// where the backend allows it. Missing keys are simply absent from the map.
+	BatchGet(ctx context.Context, keys []Key) (map[Key]Item, error)
+	// Query lists the items selected by q, in sort-key order.
+	Query(ctx context.Context, q Query) ([]Item, error)
+	// Write applies ops (at most MaxWriteBatch, each key at most once) atomically: either
+	// every condition holds and every op is applied, or ErrConflict is returned and nothing changes.
+	Write(ctx context.Context, ops ...Op) error
+}
+
+// Blobs stores immutable byte blobs addressed by the hex SHA-256 of their content.
+// Implementations are safe for concurrent use.
+type Blobs interface {
+	// Put stores data and returns its hex SHA-256. Putting the same content twice is fine.
+	Put(ctx context.Context, data []byte) (hash string, err error)
+	// Get returns the content of hash, or ErrNotFound. The returned slice must not be modified.
+	Get(ctx context.Context, hash string) ([]byte, error)
+}
+
+// Backend is a complete storage backend.
+type Backend struct {
+	Index Index
+	Blobs Blobs
+	// Close releases the backend's resources (files, connections); it may be nil.
+	Close func() error
+}

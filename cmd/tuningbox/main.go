@@ -1,0 +1,59 @@
+// Command tuningbox is the local server (`tuningbox serve`) and the command-line
+// client of the tuningbox API.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRootCmd()
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(exitCode(err))
+	}
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "tuningbox",
+		Short:         "Configuration database for deployments: server and client",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	addClientFlags(root)
+	root.AddCommand(
+		newServeCmd(),
+	)
+	return root
+}
+
+// exitCode maps an error to the process exit status: 2 for usage errors,
+// 3 when the API answered "not found", 1 otherwise.
+func exitCode(err error) int {
+	var apiErr *apiError
+	switch {
+	case errors.As(err, &apiErr) && apiErr.Status == 404:
+		return 3
+	case errors.As(err, new(*usageError)):
+		return 2
+	default:
+		return 1
+	}
+}
+
+// usageError is a mistake in the command line itself.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{msg: fmt.Sprintf(format, args...)} }

@@ -1,0 +1,87 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+
+	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/store"
+	"github.com/tuningbox/tuningbox/shared/store/blobcache"
+	"github.com/tuningbox/tuningbox/shared/store/bolt"
+)
+
+// OpenBackend opens the storage backend that cfg names, with its blobs behind
+// a bounded in-memory cache (blobs are immutable, so the cache is never stale).
+func OpenBackend(ctx context.Context, cfg Config) (store.Backend, error) {
+	var (
+		b   store.Backend
+		err error
+	)
+	switch cfg.Backend {
+	case BackendEmbedded:
+		b, err = bolt.Open(cfg.DataDir)
+	case BackendAWS:
+		b, err = openAWS(ctx, cfg)
+	default:
+		err = fmt.Errorf("unknown backend %q", cfg.Backend)
+	}
+	if err != nil {
+		return store.Backend{}, err
+	}
+	b.Blobs = blobcache.New(b.Blobs, cfg.BlobCacheBytes)
+	return b, nil
+}
+
+// NewHandler builds the HTTP handler serving the named endpoint groups (all of
+// them when groups is empty) over backend b, inside the shared middleware.
+func NewHandler(b store.Backend, cfg Config, logger *slog.Logger, groups ...string) (http.Handler, error) {
+	for _, g := range groups {
+		if _, ok := groupRoutes[g]; !ok {
+			return nil, fmt.Errorf("unknown endpoint group %q", g)
+		}
+	}
+	svc := newServices(b)
+	mux := http.NewServeMux()
+	for _, name := range GroupNames() {
+		if len(groups) == 0 || slices.Contains(groups, name) {
+			groupRoutes[name](mux, svc)
+		}
+	}
+	return httpapi.Wrap(mux, httpapi.Options{MaxBody: cfg.MaxBody, Logger: logger}), nil
+}
+
+// GroupNames lists the endpoint groups in a stable order.
+func GroupNames() []string {
+	names := make([]string, 0, len(groupRoutes))
+	for n := range groupRoutes {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// LambdaHandler is the start-up of every Lambda function: configuration from
+// the environment (the aws backend unless TUNINGBOX_BACKEND says otherwise),
+// clients built once per cold start, and the handler of the given groups.
+func LambdaHandler(ctx context.Context, getenv func(string) string, logger *slog.Logger, groups ...string) (http.Handler, error) {
+	cfg, err := LoadConfig(func(name string) string {
+		if name == "TUNINGBOX_BACKEND" && getenv(name) == "" {
+			return BackendAWS
+		}
+		return getenv(name)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	b, err := OpenBackend(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return NewHandler(b, cfg, logger, groups...)
+}

@@ -1,0 +1,116 @@
+// Package app wires tuningbox together: configuration -> storage backend ->
+// domain services -> HTTP routes. The local server (cmd/tuningbox serve) and
+// every Lambda (functions/*) go through it, so both serve the same handler.
+package app
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tuningbox/tuningbox/shared/httpapi"
+)
+
+// Backend names.
+const (
+	BackendEmbedded = "embedded"
+	BackendAWS      = "aws"
+)
+
+// Config is the process configuration, loaded once at start-up.
+type Config struct {
+	// Backend is "embedded" (bbolt under DataDir) or "aws" (DynamoDB Table + S3 Bucket).
+	Backend string
+	DataDir string
+	Table   string
+	Bucket  string
+	// S3PathStyle addresses the bucket in the path (emulators, LocalStack).
+	S3PathStyle bool
+	// CreateResources creates the table and bucket when missing (emulators only).
+	CreateResources bool
+	// MaxBody caps request bodies in bytes.
+	MaxBody int64
+	// BlobCacheBytes bounds the in-memory cache of immutable blobs.
+	BlobCacheBytes int64
+}
+
+// LoadConfig reads the configuration from environment variables through getenv:
+// TUNINGBOX_BACKEND, TUNINGBOX_DATA, TUNINGBOX_TABLE, TUNINGBOX_BUCKET,
+// TUNINGBOX_S3_PATH_STYLE, TUNINGBOX_CREATE_RESOURCES, TUNINGBOX_MAX_BODY,
+// TUNINGBOX_BLOB_CACHE_BYTES. AWS endpoints come from the SDK's own
+// AWS_ENDPOINT_URL* variables. Callers apply their own overrides (flags), then Validate.
+func LoadConfig(getenv func(string) string) (Config, error) {
+	cfg := Config{
+		Backend:        BackendEmbedded,
+		DataDir:        "./data",
+		MaxBody:        httpapi.DefaultMaxBody,
+		BlobCacheBytes: 256 << 20,
+	}
+	setString := func(dst *string, name string) {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			*dst = v
+		}
+	}
+	setString(&cfg.Backend, "TUNINGBOX_BACKEND")
+	setString(&cfg.DataDir, "TUNINGBOX_DATA")
+	setString(&cfg.Table, "TUNINGBOX_TABLE")
+	setString(&cfg.Bucket, "TUNINGBOX_BUCKET")
+	var err error
+	if cfg.S3PathStyle, err = parseBool(getenv, "TUNINGBOX_S3_PATH_STYLE", false); err != nil {
+		return cfg, err
+	}
+	if cfg.CreateResources, err = parseBool(getenv, "TUNINGBOX_CREATE_RESOURCES", false); err != nil {
+		return cfg, err
+	}
+	if cfg.MaxBody, err = parseSize(getenv, "TUNINGBOX_MAX_BODY", cfg.MaxBody); err != nil {
+		return cfg, err
+	}
+	if cfg.BlobCacheBytes, err = parseSize(getenv, "TUNINGBOX_BLOB_CACHE_BYTES", cfg.BlobCacheBytes); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// Validate checks that the settings fit together.
+func (c Config) Validate() error {
+	switch c.Backend {
+	case BackendEmbedded:
+		if c.DataDir == "" {
+			return fmt.Errorf("the embedded backend needs a data directory")
+		}
+	case BackendAWS:
+		if c.Table == "" || c.Bucket == "" {
+			return fmt.Errorf("the aws backend needs TUNINGBOX_TABLE and TUNINGBOX_BUCKET")
+		}
+	default:
+		return fmt.Errorf("unknown backend %q (want %s or %s)", c.Backend, BackendEmbedded, BackendAWS)
+	}
+	if c.MaxBody <= 0 {
+		return fmt.Errorf("max body must be positive")
+	}
+	return nil
+}
+
+func parseBool(getenv func(string) string, name string, def bool) (bool, error) {
+	v := strings.TrimSpace(getenv(name))
+	if v == "" {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return def, fmt.Errorf("%s: %q is not a boolean", name, v)
+	}
+	return b, nil
+}
+
+func parseSize(getenv func(string) string, name string, def int64) (int64, error) {
+	v := strings.TrimSpace(getenv(name))
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return def, fmt.Errorf("%s: %q is not a positive number of bytes", name, v)
+	}
+	return n, nil
+}

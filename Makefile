@@ -27,5 +27,8 @@ unit:
 
 test: vet unit
 
+bench:
+	bash .ci/bench.sh
+
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -1,0 +1,44 @@
+"""Seeds the bench environment over the API: a [role, nodes] environment whose
+effective `astute` document at node-1 is ~520 KB and `globals` is ~50 KB."""
+import json
+import sys
+import urllib.request
+
+BASE = sys.argv[1].rstrip("/") + "/api/v1/config"
+
+
+def call(method, path, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(BASE + path, data=data, method=method,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req) as resp:
+        raw = resp.read()
+        return json.loads(raw) if raw else None
+
+
+def document(prefix, keys, value_bytes):
+    """A Fuel-like document: nested hashes, lists and scalars, about keys*value_bytes bytes."""
+    doc = {}
+    for i in range(keys):
+        doc[f"{prefix}_{i}"] = {
+            "enabled": i % 2 == 0,
+            "port": 1000 + i,
+            "hosts": [f"10.0.{i % 250}.{j}" for j in range(4)],
+            "description": ("x" * max(0, value_bytes - 120)),
+        }
+    return doc
+
+
+comp = call("POST", "/components", {"name": "bench", "resource_definitions": [
+    {"name": "astute"}, {"name": "globals"}]})
+call("POST", "/environments", {"id": 1, "components": [comp["id"]], "hierarchy_levels": ["role", "nodes"]})
+base = "/environments/1"
+node = base + "/role/controller/nodes/node-1"
+# astute: ~520 KB effective, spread over global, role and node like a real deployment.
+call("PUT", base + "/resources/astute/values", document("g", 1400, 260))
+call("PUT", base + "/role/controller/resources/astute/values", document("r", 400, 260))
+call("PUT", node + "/resources/astute/values", document("n", 200, 260))
+call("PUT", node + "/resources/astute/overrides", {"g_1": {"enabled": False}})
+# globals: ~50 KB effective.
+call("PUT", base + "/resources/globals/values", document("g", 150, 260))
+call("PUT", node + "/resources/globals/values", document("n", 40, 260))

@@ -1,0 +1,381 @@
+// Package bolt is the embedded storage backend: the index and the blobs live in
+// one bbolt file, dir/tuningbox.db, which one process at a time may open.
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/tuningbox/tuningbox/shared/store"
+)
+
+// FileName is the database file inside the data directory.
+const FileName = "tuningbox.db"
+
+// Limits from the store contract, enforced here so that what works on the
+// embedded backend also fits DynamoDB.
+const (
+	maxKeyLen    = 1024
+	maxValueLen  = 350 << 10
+	maxBatchGets = 100
+)
+
+var (
+	indexBucket = []byte("index")
+	blobBucket  = []byte("blobs")
+)
+
+// revisionLen is the size of the big-endian revision that precedes every stored index value.
+const revisionLen = 8
+
+// Open opens (creating if needed) the database in dir. It fails after one second
+// if another process holds the database open.
+func Open(dir string) (store.Backend, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return store.Backend{}, fmt.Errorf("create data directory: %w", err)
+	}
+	path := filepath.Join(dir, FileName)
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return store.Backend{}, fmt.Errorf("open %s: data directory is in use by another tuningbox process", path)
+	}
+	if err != nil {
+		return store.Backend{}, fmt.Errorf("open %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		for _, name := range [][]byte{indexBucket, blobBucket} {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return store.Backend{}, fmt.Errorf("initialise %s: %w", path, err)
+	}
+	return store.Backend{Index: &index{db: db}, Blobs: &blobs{db: db}, Close: db.Close}, nil
+}
+
+// index stores each item under a key made of the length-prefixed partition followed
+// by the sort key, so one partition's items are contiguous, ordered by sort key,
+// and never mixed with those of a partition whose name merely extends it ("a" vs "ab").
+type index struct{ db *bbolt.DB }
+
+// partitionPrefix returns the bytes every stored key of partition p starts with.
+func partitionPrefix(p string, extra int) []byte {
+	b := make([]byte, 0, binary.MaxVarintLen64+len(p)+extra)
+	b = binary.AppendUvarint(b, uint64(len(p)))
+	return append(b, p...)
+}
+
+func dbKey(k store.Key) []byte {
+	return append(partitionPrefix(k.Partition, len(k.Sort)), k.Sort...)
+}
+
+func validKey(k store.Key) error {
+	switch {
+	case k.Partition == "" || k.Sort == "":
+		return fmt.Errorf("invalid key %q/%q: partition and sort key must not be empty", k.Partition, k.Sort)
+	case len(k.Partition) > maxKeyLen || len(k.Sort) > maxKeyLen:
+		return fmt.Errorf("invalid key %.40q/%.40q: partition and sort key must be at most %d bytes", k.Partition, k.Sort, maxKeyLen)
+	}
+	return nil
+}
+
+// decodeItem copies a stored value out of bbolt's memory map into an Item.
+func decodeItem(k store.Key, v []byte) store.Item {
+	return store.Item{
+		Key:      k,
+		Value:    bytes.Clone(v[revisionLen:]),
+		Revision: int64(binary.BigEndian.Uint64(v[:revisionLen])),
+	}
+}
+
+func (x *index) Get(ctx context.Context, k store.Key) (store.Item, error) {
+	if err := ctx.Err(); err != nil {
+		return store.Item{}, err
+	}
+	if err := validKey(k); err != nil {
+		return store.Item{}, err
+	}
+	var (
+		it    store.Item
+		found bool
+	)
+	err := x.db.View(func(tx *bbolt.Tx) error {
+		if v := tx.Bucket(indexBucket).Get(dbKey(k)); v != nil {
+			it, found = decodeItem(k, v), true
+		}
+		return nil
+	})
+	if err != nil {
+		return store.Item{}, fmt.Errorf("get %s/%s: %w", k.Partition, k.Sort, err)
+	}
+	if !found {
+		return store.Item{}, fmt.Errorf("get %s/%s: %w", k.Partition, k.Sort, store.ErrNotFound)
+	}
+	return it, nil
+}
+
+func (x *index) BatchGet(ctx context.Context, keys []store.Key) (map[store.Key]store.Item, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(keys) > maxBatchGets {
+		return nil, fmt.Errorf("batch get of %d keys: at most %d allowed", len(keys), maxBatchGets)
+	}
+	for _, k := range keys {
+		if err := validKey(k); err != nil {
+			return nil, err
+		}
+	}
+	items := make(map[store.Key]store.Item, len(keys))
+	err := x.db.View(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(indexBucket)
+		for _, k := range keys {
+			if v := b.Get(dbKey(k)); v != nil {
+				items[k] = decodeItem(k, v)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("batch get: %w", err)
+	}
+	return items, nil
+}
+
+func (x *index) Query(ctx context.Context, q store.Query) ([]store.Item, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if q.Partition == "" || len(q.Partition) > maxKeyLen {
+		return nil, fmt.Errorf("query: partition must be 1 to %d bytes", maxKeyLen)
+	}
+	if q.Limit < 0 {
+		return nil, fmt.Errorf("query: negative limit %d", q.Limit)
+	}
+	part := partitionPrefix(q.Partition, 0)
+	prefix := append(bytes.Clone(part), q.Prefix...)
+	var items []store.Item
+	collect := func(k, v []byte) bool {
+		if k == nil || !bytes.HasPrefix(k, prefix) {
+			return false
+		}
+		items = append(items, decodeItem(store.Key{Partition: q.Partition, Sort: string(k[len(part):])}, v))
+		return q.Limit == 0 || len(items) < q.Limit
+	}
+	err := x.db.View(func(tx *bbolt.Tx) error {
+		c := tx.Bucket(indexBucket).Cursor()
+		if q.Reverse {
+			// Start just below the exclusive upper bound: the end of the prefix range, or After.
+			upper := prefixEnd(prefix)
+			if q.After != "" {
+				if after := append(bytes.Clone(part), q.After...); upper == nil || bytes.Compare(after, upper) < 0 {
+					upper = after
+				}
+			}
+			k, v := c.Last()
+			if upper != nil {
+				if k, _ = c.Seek(upper); k == nil {
+					k, v = c.Last()
+				} else {
+					k, v = c.Prev()
+				}
+			}
+			for ok := collect(k, v); ok; ok = collect(c.Prev()) {
+			}
+			return nil
+		}
+		// Start at the inclusive lower bound: the prefix, or the key just after After.
+		lower := prefix
+		if q.After != "" {
+			if after := append(append(bytes.Clone(part), q.After...), 0); bytes.Compare(after, lower) > 0 {
+				lower = after
+			}
+		}
+		for ok := collect(c.Seek(lower)); ok; ok = collect(c.Next()) {
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", q.Partition, err)
+	}
+	return items, nil
+}
+
+// prefixEnd returns the smallest key greater than every key starting with p,
+// or nil when there is none (p is all 0xff).
+func prefixEnd(p []byte) []byte {
+	end := bytes.Clone(p)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+func (x *index) Write(ctx context.Context, ops ...store.Op) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := validBatch(ops); err != nil {
+		return err
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	keys := make([][]byte, len(ops))
+	for i, op := range ops {
+		keys[i] = dbKey(op.Key)
+	}
+	return x.db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(indexBucket)
+		// Check every condition before changing anything; keys are distinct, so no
+		// op of the batch can change what another op's condition sees.
+		revs := make([]int64, len(ops))
+		for i, op := range ops {
+			if v := b.Get(keys[i]); v != nil {
+				revs[i] = int64(binary.BigEndian.Uint64(v[:revisionLen]))
+			}
+			if !holds(op.Cond, revs[i]) {
+				return fmt.Errorf("write %s/%s: %w", op.Key.Partition, op.Key.Sort, store.ErrConflict)
+			}
+		}
+		for i, op := range ops {
+			var err error
+			switch op.Kind {
+			case store.OpPut:
+				v := make([]byte, revisionLen+len(op.Value))
+				binary.BigEndian.PutUint64(v, uint64(revs[i]+1))
+				copy(v[revisionLen:], op.Value)
+				err = b.Put(keys[i], v)
+			case store.OpDelete:
+				if revs[i] > 0 {
+					err = b.Delete(keys[i])
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("write %s/%s: %w", op.Key.Partition, op.Key.Sort, err)
+			}
+		}
+		return nil
+	})
+}
+
+// validBatch rejects batches the contract forbids, before any condition is looked at.
+func validBatch(ops []store.Op) error {
+	if len(ops) > store.MaxWriteBatch {
+		return fmt.Errorf("write batch of %d operations: at most %d allowed", len(ops), store.MaxWriteBatch)
+	}
+	seen := make(map[store.Key]bool, len(ops))
+	for _, op := range ops {
+		if err := validKey(op.Key); err != nil {
+			return err
+		}
+		if seen[op.Key] {
+			return fmt.Errorf("write batch names %s/%s more than once", op.Key.Partition, op.Key.Sort)
+		}
+		seen[op.Key] = true
+		switch op.Kind {
+		case store.OpPut:
+			if len(op.Value) > maxValueLen {
+				return fmt.Errorf("put %s/%s: value of %d bytes exceeds %d", op.Key.Partition, op.Key.Sort, len(op.Value), maxValueLen)
+			}
+		case store.OpDelete, store.OpCheck:
+		default:
+			return fmt.Errorf("write %s/%s: unknown operation kind %d", op.Key.Partition, op.Key.Sort, op.Kind)
+		}
+		if op.Cond.Kind < store.Always || op.Cond.Kind > store.RevisionIs {
+			return fmt.Errorf("write %s/%s: unknown condition kind %d", op.Key.Partition, op.Key.Sort, op.Cond.Kind)
+		}
+	}
+	return nil
+}
+
+// holds reports whether c is met by an item at revision rev (0 = absent).
+func holds(c store.Cond, rev int64) bool {
+	switch c.Kind {
+	case store.MustNotExist:
+		return rev == 0
+	case store.MustExist:
+		return rev > 0
+	case store.RevisionIs:
+		return rev > 0 && rev == c.Revision
+	default:
+		return true
+	}
+}
+
+// blobs stores each blob under its hex SHA-256.
+type blobs struct{ db *bbolt.DB }
+
+func (s *blobs) Put(ctx context.Context, data []byte) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	hash := hex.EncodeToString(sum[:])
+	key := []byte(hash)
+	// Most puts of content-addressed data repeat existing content; a read
+	// transaction avoids taking the single writer lock for them.
+	var exists bool
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		_, exists = lookupBlob(tx, key)
+		return nil
+	})
+	if err == nil && !exists {
+		err = s.db.Update(func(tx *bbolt.Tx) error {
+			return tx.Bucket(blobBucket).Put(key, data)
+		})
+	}
+	if err != nil {
+		return "", fmt.Errorf("put blob %s: %w", hash, err)
+	}
+	return hash, nil
+}
+
+func (s *blobs) Get(ctx context.Context, hash string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var (
+		data  []byte
+		found bool
+	)
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		var v []byte
+		if v, found = lookupBlob(tx, []byte(hash)); found {
+			data = append([]byte{}, v...) // copied out of the memory map; non-nil even when empty
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("get blob %s: %w", hash, err)
+	}
+	if !found {
+		return nil, fmt.Errorf("get blob %s: %w", hash, store.ErrNotFound)
+	}
+	return data, nil
+}
+
+// lookupBlob finds the blob stored under key. It compares keys rather than testing
+// the value for nil because an empty blob may come back as a nil value.
+func lookupBlob(tx *bbolt.Tx, key []byte) ([]byte, bool) {
+	k, v := tx.Bucket(blobBucket).Cursor().Seek(key)
+	return v, bytes.Equal(k, key)
+}

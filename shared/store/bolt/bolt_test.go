@@ -1,0 +1,122 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tuningbox/tuningbox/shared/store"
+)
+
+func openTemp(t *testing.T, dir string) store.Backend {
+	t.Helper()
+	b, err := Open(dir)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+func TestOpenCreatesDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "nested", "data")
+	b := openTemp(t, dir)
+	if _, err := b.Blobs.Put(context.Background(), []byte("x")); err != nil {
+		t.Fatalf("Put: %v", err)
+	}
+}
+
+func TestOpenWhileInUse(t *testing.T) {
+	dir := t.TempDir()
+	openTemp(t, dir)
+	_, err := Open(dir)
+	if err == nil || !strings.Contains(err.Error(), "data directory is in use by another tuningbox process") {
+		t.Fatalf("second Open = %v, want an in-use error", err)
+	}
+}
+
+func TestReopenKeepsData(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	k := store.Key{Partition: "p", Sort: "s"}
+
+	b, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Index.Write(ctx, store.Put(k, []byte("v"))); err != nil {
+		t.Fatal(err)
+	}
+	hash, err := b.Blobs.Put(ctx, []byte("blob"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+
+	b = openTemp(t, dir)
+	it, err := b.Index.Get(ctx, k)
+	if err != nil || string(it.Value) != "v" || it.Revision != 1 {
+		t.Fatalf("Get after reopen = %+v, %v", it, err)
+	}
+	data, err := b.Blobs.Get(ctx, hash)
+	if err != nil || string(data) != "blob" {
+		t.Fatalf("blob after reopen = %q, %v", data, err)
+	}
+}
+
+// TestLimits covers the contract's size limits, which this backend enforces so
+// that data accepted locally also fits DynamoDB.
+func TestLimits(t *testing.T) {
+	ctx := context.Background()
+	idx := openTemp(t, t.TempDir()).Index
+	long := strings.Repeat("k", maxKeyLen+1)
+	tests := []struct {
+		name    string
+		op      store.Op
+		wantErr bool
+	}{
+		{"longest partition", store.Put(store.Key{Partition: long[1:], Sort: "s"}, nil), false},
+		{"longest sort key", store.Put(store.Key{Partition: "p", Sort: long[1:]}, nil), false},
+		{"largest value", store.Put(store.Key{Partition: "p", Sort: "big"}, bytes.Repeat([]byte("v"), maxValueLen)), false},
+		{"partition too long", store.Put(store.Key{Partition: long, Sort: "s"}, nil), true},
+		{"sort key too long", store.Put(store.Key{Partition: "p", Sort: long}, nil), true},
+		{"value too large", store.Put(store.Key{Partition: "p", Sort: "s"}, bytes.Repeat([]byte("v"), maxValueLen+1)), true},
+		{"unknown op kind", store.Op{Kind: store.OpCheck + 1, Key: store.Key{Partition: "p", Sort: "s"}}, true},
+		{"unknown condition kind", store.Check(store.Key{Partition: "p", Sort: "s"}, store.Cond{Kind: store.RevisionIs + 1}), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := idx.Write(ctx, tt.op)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("Write = %v, want error: %v", err, tt.wantErr)
+			}
+			if errors.Is(err, store.ErrConflict) {
+				t.Fatalf("Write = %v: an invalid batch is not a conflict", err)
+			}
+		})
+	}
+	if _, err := idx.BatchGet(ctx, make([]store.Key, maxBatchGets+1)); err == nil {
+		t.Errorf("BatchGet of %d keys succeeded", maxBatchGets+1)
+	}
+}
+
+func TestPrefixEnd(t *testing.T) {
+	tests := []struct {
+		in, want []byte
+	}{
+		{[]byte("ab"), []byte("ac")},
+		{[]byte{'a', 0xff}, []byte("b")},
+		{[]byte{0xff, 0xff}, nil},
+		{[]byte{}, nil},
+	}
+	for _, tt := range tests {
+		if got := prefixEnd(tt.in); !bytes.Equal(got, tt.want) || (got == nil) != (tt.want == nil) {
+			t.Errorf("prefixEnd(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

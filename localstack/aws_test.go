@@ -1,0 +1,81 @@
+// Package localstack holds the integration tests that run against AWS
+// emulators (DynamoDB Local + versitygw, moto, or LocalStack) and the HTTP
+// black-box suite. Endpoints come only from AWS_ENDPOINT_URL*; without them
+// the AWS tests skip, so a plain `go test ./...` stays offline.
+package localstack
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/tuningbox/tuningbox/shared/store"
+	"github.com/tuningbox/tuningbox/shared/store/awsstore"
+	"github.com/tuningbox/tuningbox/shared/store/storetest"
+)
+
+var emulator struct {
+	once sync.Once
+	cfg  awsstore.Config
+	err  error
+}
+
+// awsConfig returns the table and bucket of this test run, created once on the
+// emulators named by AWS_ENDPOINT_URL*, or skips the test when none is named.
+func awsConfig(t *testing.T) awsstore.Config {
+	t.Helper()
+	endpoints := map[string]string{}
+	for _, name := range []string{"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_S3"} {
+		if v := os.Getenv(name); v != "" {
+			endpoints[name] = v
+		}
+	}
+	if endpoints["AWS_ENDPOINT_URL"] == "" && (endpoints["AWS_ENDPOINT_URL_DYNAMODB"] == "" || endpoints["AWS_ENDPOINT_URL_S3"] == "") {
+		t.Skip("no emulator: set AWS_ENDPOINT_URL (or AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_S3); " +
+			"localstack/run-integration.sh does, see localstack/README.md")
+	}
+	for name, v := range endpoints {
+		u, err := url.Parse(v)
+		if err != nil || !loopback(u.Hostname()) {
+			t.Fatalf("%s=%q: the integration tests only run against emulators on the loopback interface", name, v)
+		}
+	}
+	emulator.once.Do(func() {
+		suffix := randomSuffix()
+		emulator.cfg = awsstore.Config{Table: "tuningbox-it-" + suffix, Bucket: "tuningbox-it-" + suffix, PathStyle: true}
+		emulator.err = awsstore.EnsureResources(context.Background(), emulator.cfg)
+	})
+	if emulator.err != nil {
+		t.Fatalf("create table and bucket: %v", emulator.err)
+	}
+	return emulator.cfg
+}
+
+// connect returns a backend on this run's table and bucket, with clients built the way production builds them.
+func connect(t *testing.T) store.Backend {
+	t.Helper()
+	b, err := awsstore.Connect(t.Context(), awsConfig(t))
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	return b
+}
+
+func loopback(host string) bool {
+	return host == "127.0.0.1" || host == "::1" || host == "localhost"
+}
+
+func randomSuffix() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func TestContract(t *testing.T) {
+	b := connect(t)
+	storetest.Run(t, func(*testing.T) store.Backend { return b })
+}

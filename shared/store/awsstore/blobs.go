@@ -1,0 +1,107 @@
+package awsstore
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/tuningbox/tuningbox/shared/store"
+)
+
+// S3API is the part of the S3 client the blob store uses.
+type S3API interface {
+	PutObject(context.Context, *s3.PutObjectInput, ...func(*s3.Options)) (*s3.PutObjectOutput, error)
+	GetObject(context.Context, *s3.GetObjectInput, ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+}
+
+// blobPrefix is the key prefix of every blob object.
+const blobPrefix = "blobs/"
+
+type blobs struct {
+	s3     S3API
+	bucket string
+}
+
+func (b *blobs) Put(ctx context.Context, data []byte) (string, error) {
+	sum := sha256.Sum256(data)
+	hash := hex.EncodeToString(sum[:])
+	in := &s3.PutObjectInput{
+		Bucket:         &b.bucket,
+		Key:            aws.String(blobPrefix + hash),
+		ContentType:    aws.String("application/octet-stream"),
+		ChecksumSHA256: aws.String(base64.StdEncoding.EncodeToString(sum[:])),
+		// Never replace an object: the same key always holds the same bytes, and
+		// a conditional put of stored content costs one request and no new version.
+		IfNoneMatch: aws.String("*"),
+	}
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		if err := backoff(ctx, attempt); err != nil {
+			return "", err
+		}
+		in.Body = bytes.NewReader(data)
+		_, err := b.s3.PutObject(ctx, in)
+		if err == nil {
+			return hash, nil
+		}
+		switch statusOf(err) {
+		case http.StatusPreconditionFailed: // stored before
+			return hash, nil
+		case http.StatusConflict: // a concurrent conditional put of the same key: try again
+			continue
+		}
+		return "", fmt.Errorf("put blob %s: %w", hash, err)
+	}
+	return "", fmt.Errorf("put blob %s: concurrent writes did not settle after %d attempts", hash, maxAttempts)
+}
+
+func (b *blobs) Get(ctx context.Context, hash string) ([]byte, error) {
+	if !isHash(hash) {
+		return nil, store.ErrNotFound // no content has this name
+	}
+	out, err := b.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: &b.bucket, Key: aws.String(blobPrefix + hash)})
+	if err != nil {
+		if errors.As(err, new(*types.NoSuchKey)) {
+			return nil, store.ErrNotFound
+		}
+		return nil, fmt.Errorf("get blob %s: %w", hash, err)
+	}
+	defer out.Body.Close()
+	data, err := io.ReadAll(out.Body)
+	if err != nil {
+		return nil, fmt.Errorf("get blob %s: %w", hash, err)
+	}
+	return data, nil
+}
+
+// statusOf returns the HTTP status of the response a call failed with (0 when there was none).
+func statusOf(err error) int {
+	var re *awshttp.ResponseError
+	if !errors.As(err, &re) {
+		return 0
+	}
+	return re.HTTPStatusCode()
+}
+
+// isHash reports whether s is a lowercase hex SHA-256.
+func isHash(s string) bool {
+	if len(s) != 2*sha256.Size {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -114,9 +114,9 @@ func TestParseValidData(t *testing.T) {
 
 func TestRefString(t *testing.T) {
 	tests := map[Ref]string{
-		{"service", "httpd"}:            "Service[httpd]",
+		{"service", "httpd"}:             "Service[httpd]",
 		{"nova_config", "DEFAULT/debug"}: "Nova_config[DEFAULT/debug]",
-		{"foo::bar", "x"}:               "Foo::Bar[x]",
+		{"foo::bar", "x"}:                "Foo::Bar[x]",
 	}
 	for ref, want := range tests {
 		if got := ref.String(); got != want {

@@ -73,15 +73,17 @@ func Open(dir string) (store.Backend, error) {
 // and never mixed with those of a partition whose name merely extends it ("a" vs "ab").
 type index struct{ db *bbolt.DB }
 
-// partitionPrefix returns the bytes every stored key of partition p starts with.
-func partitionPrefix(p string, extra int) []byte {
-	b := make([]byte, 0, binary.MaxVarintLen64+len(p)+extra)
-	b = binary.AppendUvarint(b, uint64(len(p)))
-	return append(b, p...)
+// appendKey appends the stored form of k to dst. With an empty Sort it is the
+// prefix shared by every item of k.Partition.
+func appendKey(dst []byte, k store.Key) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(k.Partition)))
+	dst = append(dst, k.Partition...)
+	return append(dst, k.Sort...)
 }
 
-func dbKey(k store.Key) []byte {
-	return append(partitionPrefix(k.Partition, len(k.Sort)), k.Sort...)
+// storedKey returns the stored form of k in a buffer of the right size.
+func storedKey(k store.Key) []byte {
+	return appendKey(make([]byte, 0, binary.MaxVarintLen64+len(k.Partition)+len(k.Sort)), k)
 }
 
 func validKey(k store.Key) error {
@@ -96,12 +98,10 @@ func validKey(k store.Key) error {
 
 // decodeItem copies a stored value out of bbolt's memory map into an Item.
 func decodeItem(k store.Key, v []byte) store.Item {
-	return store.Item{
-		Key:      k,
-		Value:    bytes.Clone(v[revisionLen:]),
-		Revision: int64(binary.BigEndian.Uint64(v[:revisionLen])),
-	}
+	return store.Item{Key: k, Value: bytes.Clone(v[revisionLen:]), Revision: revisionOf(v)}
 }
+
+func revisionOf(v []byte) int64 { return int64(binary.BigEndian.Uint64(v[:revisionLen])) }
 
 func (x *index) Get(ctx context.Context, k store.Key) (store.Item, error) {
 	if err := ctx.Err(); err != nil {
@@ -115,7 +115,7 @@ func (x *index) Get(ctx context.Context, k store.Key) (store.Item, error) {
 		found bool
 	)
 	err := x.db.View(func(tx *bbolt.Tx) error {
-		if v := tx.Bucket(indexBucket).Get(dbKey(k)); v != nil {
+		if v := tx.Bucket(indexBucket).Get(storedKey(k)); v != nil {
 			it, found = decodeItem(k, v), true
 		}
 		return nil
@@ -143,11 +143,27 @@ func (x *index) BatchGet(ctx context.Context, keys []store.Key) (map[store.Key]s
 	}
 	items := make(map[store.Key]store.Item, len(keys))
 	err := x.db.View(func(tx *bbolt.Tx) error {
-		b := tx.Bucket(indexBucket)
-		for _, k := range keys {
-			if v := b.Get(dbKey(k)); v != nil {
-				items[k] = decodeItem(k, v)
+		// One cursor and one key buffer serve every lookup, and one allocation holds
+		// the copies of all values: this is the read path of every Hiera lookup.
+		c := tx.Bucket(indexBucket).Cursor()
+		stored := make([][]byte, len(keys))
+		var key []byte
+		size := 0
+		for i, k := range keys {
+			key = appendKey(key[:0], k)
+			if sk, v := c.Seek(key); bytes.Equal(sk, key) {
+				stored[i] = v
+				size += len(v) - revisionLen
 			}
+		}
+		values := make([]byte, 0, size)
+		for i, v := range stored {
+			if v == nil {
+				continue
+			}
+			start := len(values)
+			values = append(values, v[revisionLen:]...)
+			items[keys[i]] = store.Item{Key: keys[i], Value: values[start:len(values):len(values)], Revision: revisionOf(v)}
 		}
 		return nil
 	})
@@ -167,7 +183,7 @@ func (x *index) Query(ctx context.Context, q store.Query) ([]store.Item, error) 
 	if q.Limit < 0 {
 		return nil, fmt.Errorf("query: negative limit %d", q.Limit)
 	}
-	part := partitionPrefix(q.Partition, 0)
+	part := storedKey(store.Key{Partition: q.Partition})
 	prefix := append(bytes.Clone(part), q.Prefix...)
 	var items []store.Item
 	collect := func(k, v []byte) bool {
@@ -241,7 +257,7 @@ func (x *index) Write(ctx context.Context, ops ...store.Op) error {
 	}
 	keys := make([][]byte, len(ops))
 	for i, op := range ops {
-		keys[i] = dbKey(op.Key)
+		keys[i] = storedKey(op.Key)
 	}
 	return x.db.Update(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(indexBucket)
@@ -250,7 +266,7 @@ func (x *index) Write(ctx context.Context, ops ...store.Op) error {
 		revs := make([]int64, len(ops))
 		for i, op := range ops {
 			if v := b.Get(keys[i]); v != nil {
-				revs[i] = int64(binary.BigEndian.Uint64(v[:revisionLen]))
+				revs[i] = revisionOf(v)
 			}
 			if !holds(op.Cond, revs[i]) {
 				return fmt.Errorf("write %s/%s: %w", op.Key.Partition, op.Key.Sort, store.ErrConflict)

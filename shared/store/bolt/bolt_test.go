@@ -9,15 +9,20 @@ import (
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/store"
+	"github.com/tuningbox/tuningbox/shared/store/storetest"
 )
 
-func openTemp(t *testing.T, dir string) store.Backend {
-	t.Helper()
+func TestContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Backend { return openTemp(t, t.TempDir()) })
+}
+
+func openTemp(tb testing.TB, dir string) store.Backend {
+	tb.Helper()
 	b, err := Open(dir)
 	if err != nil {
-		t.Fatalf("Open: %v", err)
+		tb.Fatalf("Open: %v", err)
 	}
-	t.Cleanup(func() { b.Close() })
+	tb.Cleanup(func() { b.Close() })
 	return b
 }
 
@@ -119,4 +124,79 @@ func TestPrefixEnd(t *testing.T) {
 			t.Errorf("prefixEnd(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
+}
+
+// benchIndex returns an index holding 10,000 items of 512 bytes over 100 partitions, and their keys.
+func benchIndex(b *testing.B) (store.Index, []store.Key) {
+	idx := openTemp(b, b.TempDir()).Index
+	var keys []store.Key
+	for p := range 100 {
+		ops := make([]store.Op, 0, store.MaxWriteBatch)
+		for s := range store.MaxWriteBatch {
+			k := store.Key{Partition: "bench#" + store.SortID(int64(p)), Sort: store.SortID(int64(s))}
+			keys = append(keys, k)
+			ops = append(ops, store.Put(k, bytes.Repeat([]byte{'v'}, 512)))
+		}
+		if err := idx.Write(context.Background(), ops...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return idx, keys
+}
+
+func BenchmarkGet(b *testing.B) {
+	idx, keys := benchIndex(b)
+	ctx := context.Background()
+	b.Run("serial", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			if _, err := idx.Get(ctx, keys[i%len(keys)]); err != nil {
+				b.Fatal(err)
+			}
+			i += 7919 // a prime stride spreads reads over the pages
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.RunParallel(func(pb *testing.PB) {
+			i := 0
+			for pb.Next() {
+				if _, err := idx.Get(ctx, keys[i%len(keys)]); err != nil {
+					b.Error(err)
+					return
+				}
+				i += 7919
+			}
+		})
+	})
+}
+
+// BenchmarkBatchGet10 reads ten keys of one partition, the shape of a Hiera lookup.
+func BenchmarkBatchGet10(b *testing.B) {
+	idx, keys := benchIndex(b)
+	ctx := context.Background()
+	batch := func(i int) []store.Key {
+		start := (i * 7919) % (len(keys) - 10)
+		return keys[start : start+10]
+	}
+	b.Run("serial", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			if items, err := idx.BatchGet(ctx, batch(i)); err != nil || len(items) != 10 {
+				b.Fatal(len(items), err)
+			}
+			i++
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.RunParallel(func(pb *testing.PB) {
+			i := 0
+			for pb.Next() {
+				if items, err := idx.BatchGet(ctx, batch(i)); err != nil || len(items) != 10 {
+					b.Error(len(items), err)
+					return
+				}
+				i++
+			}
+		})
+	})
 }

@@ -1,0 +1,246 @@
+# frozen_string_literal: true
+
+require 'json'
+require 'net/http'
+require 'openssl'
+require 'uri'
+
+module PuppetX
+  module Tuningbox
+    # Error is a configuration or API problem the lookup must not hide.
+    class Error < StandardError; end
+
+    # Source is one Hiera data source read from the tuningbox ConfigDB API: the
+    # effective document of a resource at a level path of an environment,
+    #   GET {uri}/api/v1/config/environments/{env}/{level}/{value}/.../resources/{resource}/values?effective
+    # Options (the hierarchy entry's `uri` arrives as options['uri'], Puppet
+    # reserves that name inside `options`):
+    #   environment   environment id (required)
+    #   levels        ordered hash of hierarchy level name => value, least specific first
+    #   node          shorthand for a last level named `nodes`; an FQDN is mapped to the
+    #                 node's id through GET /api/v1/nodes?hostname= (exact match)
+    #   resource      data source name, may contain '/' (required)
+    #   split         Fuel-style: read resource's dirname and return the hash under its
+    #                 basename, so `override/node/%{facts.fqdn}` is key fqdn of override/node
+    #   user, password  Basic auth credentials
+    #   ca_file       CA certificate(s) to trust for https
+    #   open_timeout, read_timeout  seconds (defaults 5 and 10)
+    class Source
+      API_PREFIX = '/api/v1/config'
+      NODE_LEVEL = 'nodes'
+      NODE_CACHE_TTL = 60
+      MAX_CACHED_DOCUMENTS = 512
+
+      @documents = {} # url => [etag, document], revalidated with If-None-Match
+      @node_ids = {}  # [base, fqdn] => [id, expiry]
+      @lock = Mutex.new
+
+      class << self
+        attr_reader :lock
+
+        def cached_document(url)
+          lock.synchronize { @documents[url] }
+        end
+
+        def store_document(url, etag, doc)
+          lock.synchronize do
+            @documents.delete(url)
+            @documents.shift while @documents.size >= MAX_CACHED_DOCUMENTS
+            @documents[url] = [etag, doc]
+          end
+        end
+
+        def cached_node_id(key)
+          lock.synchronize do
+            id, expiry = @node_ids[key]
+            id if expiry && expiry > Process.clock_gettime(Process::CLOCK_MONOTONIC)
+          end
+        end
+
+        def store_node_id(key, id)
+          lock.synchronize { @node_ids[key] = [id, Process.clock_gettime(Process::CLOCK_MONOTONIC) + NODE_CACHE_TTL] }
+        end
+      end
+
+      attr_reader :resource, :key
+
+      def initialize(options)
+        @base = parse_base(options['uri'])
+        @environment = required_text(options, 'environment')
+        @levels = parse_levels(options['levels'])
+        @levels << [NODE_LEVEL, options['node'].to_s] if options.key?('node')
+        @resource = required_text(options, 'resource')
+        @key = nil
+        split_resource if options['split']
+        @user = options['user']&.to_s
+        @password = options['password'].to_s
+        @ca_file = options['ca_file']&.to_s
+        @open_timeout = seconds(options, 'open_timeout', 5)
+        @read_timeout = seconds(options, 'read_timeout', 10)
+      end
+
+      # applicable? is false when an interpolated part came out empty (a fact
+      # that is not set, no calling class): such a source holds no data, like a
+      # YAML path whose file does not exist.
+      def applicable?
+        !@resource.empty? && (@key.nil? || !@key.empty?) && @levels.none? { |_, value| value.empty? }
+      end
+
+      # data returns the source's hash: the effective document, or the hash under
+      # key when split; {} when the API answers 404.
+      def data
+        return {} unless applicable?
+
+        doc = effective_document
+        return doc if @key.nil?
+
+        value = doc.fetch(@key, {})
+        value = {} if value.nil?
+        raise Error, "#{@resource}: the value of key '#{@key}' is a #{value.class}, not a hash" unless value.is_a?(Hash)
+
+        value
+      end
+
+      # url is the effective-values URL of this source (node FQDNs resolved).
+      def url
+        segments = ['environments', @environment]
+        @levels.each do |name, value|
+          segments << name << (name == NODE_LEVEL ? node_id(value) : value)
+        end
+        path = segments.map { |s| escape(s) }.join('/')
+        resource = @resource.split('/').map { |s| escape(s) }.join('/')
+        "#{@base}#{API_PREFIX}/#{path}/resources/#{resource}/values?effective"
+      end
+
+      private
+
+      def effective_document
+        target = url
+        cached = self.class.cached_document(target)
+        headers = cached ? { 'If-None-Match' => cached[0] } : {}
+        response = get(target, headers)
+        case response
+        when Net::HTTPNotModified
+          raise Error, "GET #{target}: 304 without a cached document" unless cached
+
+          cached[1]
+        when Net::HTTPOK
+          doc = parse_object(response.body, target)
+          self.class.store_document(target, response['ETag'], doc) if response['ETag']
+          doc
+        when Net::HTTPNotFound
+          {}
+        else
+          raise Error, failure(target, response)
+        end
+      end
+
+      # node_id maps a node given by FQDN to its id; ids and UUIDs pass unchanged.
+      def node_id(value)
+        return value if value.match?(/\A[0-9]+\z/) || value.match?(/\A\h{8}-\h{4}-\h{4}-\h{4}-\h{12}\z/)
+
+        fqdn = value.downcase.chomp('.')
+        cache_key = [@base, fqdn]
+        cached = self.class.cached_node_id(cache_key)
+        return cached if cached
+
+        target = "#{@base}/api/v1/nodes?hostname=#{escape(fqdn)}"
+        response = get(target, {})
+        raise Error, failure(target, response) unless response.is_a?(Net::HTTPOK)
+
+        listed = JSON.parse(response.body)
+        listed = listed['nodes'] if listed.is_a?(Hash)
+        match = Array(listed).find { |n| n.is_a?(Hash) && n['fqdn'].to_s.downcase == fqdn }
+        raise Error, "node '#{value}' is not registered in tuningbox (no exact match at #{target})" unless match
+
+        id = match['id'].to_s
+        self.class.store_node_id(cache_key, id)
+        id
+      rescue JSON::ParserError => e
+        raise Error, "GET #{target}: answer is not JSON: #{e.message}"
+      end
+
+      def get(target, headers)
+        uri = URI(target)
+        request = Net::HTTP::Get.new(uri, { 'Accept' => 'application/json' }.merge(headers))
+        request.basic_auth(@user, @password) if @user
+        http = Net::HTTP.new(uri.host, uri.port)
+        http.open_timeout = @open_timeout
+        http.read_timeout = @read_timeout
+        if uri.scheme == 'https'
+          http.use_ssl = true
+          http.verify_mode = OpenSSL::SSL::VERIFY_PEER
+          http.ca_file = @ca_file if @ca_file
+        end
+        http.start { |h| h.request(request) }
+      rescue SystemCallError, IOError, Timeout::Error, OpenSSL::SSL::SSLError, SocketError => e
+        raise Error, "GET #{target}: #{e.class}: #{e.message}"
+      end
+
+      def parse_object(body, target)
+        doc = JSON.parse(body, freeze: true)
+        raise Error, "GET #{target}: answer is a #{doc.class}, not a JSON object" unless doc.is_a?(Hash)
+
+        doc
+      rescue JSON::ParserError => e
+        raise Error, "GET #{target}: answer is not JSON: #{e.message}"
+      end
+
+      def failure(target, response)
+        message = begin
+          JSON.parse(response.body).dig('error', 'message')
+        rescue JSON::ParserError, TypeError, NoMethodError
+          nil
+        end
+        hint = response.is_a?(Net::HTTPUnauthorized) ? ' (check the user and password options)' : ''
+        "GET #{target}: HTTP #{response.code} #{message || response.message}#{hint}"
+      end
+
+      def split_resource
+        dir, _, base = @resource.rpartition('/')
+        raise Error, "resource '#{@resource}' has no '/' to split at" if dir.empty?
+
+        @resource = dir
+        @key = base
+      end
+
+      def parse_base(value)
+        raise Error, "the hierarchy entry needs a uri (the tuningbox base URL, e.g. http://127.0.0.1:8080)" if value.to_s.empty?
+
+        uri = URI(value.to_s)
+        unless %w[http https].include?(uri.scheme) && uri.host && uri.query.nil?
+          raise Error, "uri #{value} must be an http(s) base URL without a query"
+        end
+
+        value.to_s.chomp('/')
+      rescue URI::InvalidURIError => e
+        raise Error, "uri #{value}: #{e.message}"
+      end
+
+      def parse_levels(levels)
+        return [] if levels.nil?
+        raise Error, 'option levels must be a hash of level name => value, least specific first' unless levels.is_a?(Hash)
+
+        levels.map { |name, value| [name.to_s, value.to_s] }
+      end
+
+      def required_text(options, name)
+        value = options[name]
+        raise Error, "option #{name} is required" if value.nil? || (name == 'environment' && value.to_s.empty?)
+
+        value.to_s
+      end
+
+      def seconds(options, name, default)
+        value = options.fetch(name, default)
+        raise Error, "option #{name} must be a positive number of seconds" unless value.is_a?(Numeric) && value.positive?
+
+        value
+      end
+
+      def escape(segment)
+        segment.to_s.b.gsub(/[^A-Za-z0-9\-._~]/) { |c| format('%%%02X', c.ord) }
+      end
+    end
+  end
+end

@@ -1,0 +1,223 @@
+package graphs
+
+import (
+	"container/heap"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
+)
+
+// depGraph is the dependency graph of a task list: an edge u -> v means u runs before v.
+//
+// Edges: required_for:[r] gives task->r; requires:[r] and tasks:[r] give r->task;
+// groups:[g] gives task->g, where "/re/" stands for every group task whose whole
+// id matches re (a pattern that matches no group adds no edge); stage:s gives task->s.
+type depGraph struct {
+	tasks []Task
+	index map[string]int
+	succ  [][]int // ascending, no duplicates
+	pred  [][]int // ascending, no duplicates
+	// order is the topological order: among the tasks ready at any point, the
+	// one with the smallest id (byte order) comes first, so the order is stable.
+	order []int
+}
+
+// newDepGraph builds and sorts the graph of tasks (ids unique). It fails,
+// naming the tasks, when a dependency is missing or the graph has a cycle.
+func newDepGraph(tasks []Task) (*depGraph, error) {
+	g := &depGraph{
+		tasks: tasks,
+		index: make(map[string]int, len(tasks)),
+		succ:  make([][]int, len(tasks)),
+		pred:  make([][]int, len(tasks)),
+	}
+	for i, t := range tasks {
+		g.index[t.ID] = i
+	}
+	var groups []int
+	for i, t := range tasks {
+		if t.Type == TypeGroup {
+			groups = append(groups, i)
+		}
+	}
+	var missing []string
+	link := func(from, to string, self int, relation string) {
+		u, uok := g.index[from]
+		v, vok := g.index[to]
+		if !uok || !vok {
+			other := to
+			if !uok {
+				other = from
+			}
+			missing = append(missing, fmt.Sprintf("%q %s %q", tasks[self].ID, relation, other))
+			return
+		}
+		g.addEdge(u, v)
+	}
+	patterns := map[string]*regexp.Regexp{}
+	for i, t := range tasks {
+		for _, r := range t.RequiredFor {
+			link(t.ID, r, i, "is required for")
+		}
+		for _, r := range t.Requires {
+			link(r, t.ID, i, "requires")
+		}
+		for _, r := range t.Tasks {
+			link(r, t.ID, i, "depends on (tasks)")
+		}
+		for _, grp := range t.Groups {
+			pattern, isRegex := groupPattern(grp)
+			if !isRegex {
+				link(t.ID, grp, i, "is in group")
+				continue
+			}
+			re, ok := patterns[pattern]
+			if !ok {
+				re = regexp.MustCompile(pattern) // validated when the task was parsed
+				patterns[pattern] = re
+			}
+			for _, j := range groups {
+				if j != i && re.MatchString(tasks[j].ID) {
+					g.addEdge(i, j)
+				}
+			}
+		}
+		if t.Stage != "" {
+			link(t.ID, t.Stage, i, "is in stage")
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		missing = slices.Compact(missing)
+		return nil, errs.Invalidf("Tasks depend on tasks that are not in the graph: %s", strings.Join(missing, "; "))
+	}
+	for i := range g.succ {
+		g.succ[i] = sortedUnique(g.succ[i])
+		g.pred[i] = sortedUnique(g.pred[i])
+	}
+	if err := g.sort(); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+func (g *depGraph) addEdge(u, v int) {
+	g.succ[u] = append(g.succ[u], v)
+	g.pred[v] = append(g.pred[v], u)
+}
+
+func sortedUnique(s []int) []int {
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+// readyHeap holds task indexes ordered by task id.
+type readyHeap struct {
+	items []int
+	tasks []Task
+}
+
+func (h *readyHeap) Len() int           { return len(h.items) }
+func (h *readyHeap) Less(i, j int) bool { return h.tasks[h.items[i]].ID < h.tasks[h.items[j]].ID }
+func (h *readyHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *readyHeap) Push(x any)         { h.items = append(h.items, x.(int)) }
+func (h *readyHeap) Pop() any {
+	n := len(h.items) - 1
+	x := h.items[n]
+	h.items = h.items[:n]
+	return x
+}
+
+// sort computes g.order (Kahn's algorithm, smallest ready id first).
+func (g *depGraph) sort() error {
+	indegree := make([]int, len(g.tasks))
+	ready := &readyHeap{tasks: g.tasks}
+	for v := range g.tasks {
+		indegree[v] = len(g.pred[v])
+		if indegree[v] == 0 {
+			ready.items = append(ready.items, v)
+		}
+	}
+	heap.Init(ready)
+	g.order = make([]int, 0, len(g.tasks))
+	for ready.Len() > 0 {
+		u := heap.Pop(ready).(int)
+		g.order = append(g.order, u)
+		for _, v := range g.succ[u] {
+			if indegree[v]--; indegree[v] == 0 {
+				heap.Push(ready, v)
+			}
+		}
+	}
+	if len(g.order) < len(g.tasks) {
+		return errs.Invalidf("Tasks form a cycle: %s", g.describeCycle(indegree))
+	}
+	return nil
+}
+
+// describeCycle names one cycle among the tasks left unsorted (indegree > 0).
+// Each of them has an unsorted predecessor, so walking back along the
+// smallest-id unsorted predecessor must come round; the cycle is printed
+// forwards from its smallest id.
+func (g *depGraph) describeCycle(indegree []int) string {
+	start := -1
+	for v := range g.tasks {
+		if indegree[v] > 0 && (start < 0 || g.tasks[v].ID < g.tasks[start].ID) {
+			start = v
+		}
+	}
+	seenAt := map[int]int{}
+	var path []int
+	v := start
+	for {
+		if at, ok := seenAt[v]; ok {
+			path = path[at:]
+			break
+		}
+		seenAt[v] = len(path)
+		path = append(path, v)
+		next := -1
+		for _, p := range g.pred[v] {
+			if indegree[p] > 0 && (next < 0 || g.tasks[p].ID < g.tasks[next].ID) {
+				next = p
+			}
+		}
+		v = next
+	}
+	slices.Reverse(path)
+	first := 0
+	for i, v := range path {
+		if g.tasks[v].ID < g.tasks[path[first]].ID {
+			first = i
+		}
+	}
+	names := make([]string, 0, len(path)+1)
+	for i := range path {
+		names = append(names, fmt.Sprintf("%q", g.tasks[path[(first+i)%len(path)]].ID))
+	}
+	names = append(names, names[0])
+	return strings.Join(names, " -> ")
+}
+
+// Order returns tasks in dependency order, ties broken by task id.
+func Order(tasks []Task) ([]Task, error) {
+	if err := checkDuplicates(tasks); err != nil {
+		return nil, err
+	}
+	g, err := newDepGraph(tasks)
+	if err != nil {
+		return nil, err
+	}
+	return g.ordered(), nil
+}
+
+func (g *depGraph) ordered() []Task {
+	out := make([]Task, len(g.order))
+	for i, v := range g.order {
+		out[i] = g.tasks[v]
+	}
+	return out
+}

@@ -1,0 +1,120 @@
+package graphs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/tuningbox/tuningbox/shared/store"
+)
+
+// Clusters is what graphs needs from the environments a deployment runs on
+// (shared/app adapts the environment and node stores to it).
+type Clusters interface {
+	// Exists returns nil when the cluster exists and an errs.NotFound error when it does not.
+	Exists(ctx context.Context, id string) error
+	// Nodes returns the ids of the cluster's nodes.
+	Nodes(ctx context.Context, id string) ([]string, error)
+}
+
+// Service implements the deployment graph domain over the index and blobs.
+type Service struct {
+	idx      store.Index
+	blobs    store.Blobs
+	clusters Clusters
+	now      func() time.Time
+}
+
+// NewService returns the graphs service.
+func NewService(idx store.Index, blobs store.Blobs, clusters Clusters) *Service {
+	return &Service{idx: idx, blobs: blobs, clusters: clusters, now: func() time.Time { return time.Now().UTC() }}
+}
+
+const prefix = "gr#"
+
+var counterPartition = prefix + "counter"
+
+func graphKey(id int64) store.Key {
+	return store.Key{Partition: prefix + "graph", Sort: store.SortID(id)}
+}
+
+func ownerPartition(o Owner) string {
+	return fmt.Sprintf("%sowner#%s#%d", prefix, o.Kind, o.ID)
+}
+
+func ownerGraphKey(o Owner, graphType string) store.Key {
+	return store.Key{Partition: ownerPartition(o), Sort: graphType}
+}
+
+func clusterKey(id int64) store.Key {
+	return store.Key{Partition: prefix + "cluster", Sort: store.SortID(id)}
+}
+
+// clusterName is the id the Clusters interface knows a cluster by.
+func clusterName(id int64) string { return strconv.FormatInt(id, 10) }
+
+// getMany reads keys in BatchGet-sized chunks.
+func (s *Service) getMany(ctx context.Context, keys []store.Key) (map[store.Key]store.Item, error) {
+	const chunk = 100
+	out := make(map[store.Key]store.Item, len(keys))
+	for start := 0; start < len(keys); start += chunk {
+		items, err := s.idx.BatchGet(ctx, keys[start:min(start+chunk, len(keys))])
+		if err != nil {
+			return nil, err
+		}
+		for k, it := range items {
+			out[k] = it
+		}
+	}
+	return out, nil
+}
+
+// writeChunks applies ops in batches of at most store.MaxWriteBatch; each batch is atomic.
+func (s *Service) writeChunks(ctx context.Context, ops []store.Op) error {
+	for start := 0; start < len(ops); start += store.MaxWriteBatch {
+		if err := s.idx.Write(ctx, ops[start:min(start+store.MaxWriteBatch, len(ops))]...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only called with plain records
+	}
+	return b
+}
+
+func decodeItem(it store.Item, v any) error {
+	if err := json.Unmarshal(it.Value, v); err != nil {
+		return fmt.Errorf("decode %s/%s: %w", it.Partition, it.Sort, err)
+	}
+	return nil
+}
+
+// retryOnConflict runs attempt until it does not fail with store.ErrConflict:
+// attempt reads, decides and writes conditionally, so a lost race is simply redone.
+func retryOnConflict(ctx context.Context, attempt func() error) error {
+	for {
+		err := attempt()
+		if !errors.Is(err, store.ErrConflict) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+// notFoundIf turns store.ErrNotFound into the given domain error and leaves other errors alone.
+func notFoundIf(err error, nf error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return nf
+	}
+	return err
+}

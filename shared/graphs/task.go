@@ -1,0 +1,469 @@
+package graphs
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
+)
+
+// Task types. Group, stage and skipped tasks only structure the graph: no
+// agent ever runs them.
+const (
+	TypePuppet          = "puppet"
+	TypeShell           = "shell"
+	TypeSync            = "sync"
+	TypeUploadFile      = "upload_file"
+	TypeGroup           = "group"
+	TypeStage           = "stage"
+	TypeSkipped         = "skipped"
+	TypeReboot          = "reboot"
+	TypeCopyFiles       = "copy_files"
+	TypeRole            = "role"
+	TypeMasterShell     = "master_shell"
+	TypeMoveToBootstrap = "move_to_bootstrap"
+	TypeEraseNode       = "erase_node"
+)
+
+// TaskTypes lists every valid task type.
+var TaskTypes = []string{
+	TypePuppet, TypeShell, TypeSync, TypeUploadFile, TypeGroup, TypeStage, TypeSkipped,
+	TypeReboot, TypeCopyFiles, TypeRole, TypeMasterShell, TypeMoveToBootstrap, TypeEraseNode,
+}
+
+// DefaultTaskVersion is the version of a task that does not name one.
+const DefaultTaskVersion = "1.0.0"
+
+var versionPattern = regexp.MustCompile(`^\d+\.\d+\.\d+$`)
+
+// Task is one deployment task. The fields tuningbox understands are typed;
+// every other field is kept verbatim in Extra and echoed back.
+type Task struct {
+	ID              string
+	Type            string
+	Version         string
+	Requires        []string
+	RequiredFor     []string
+	Tasks           []string
+	Groups          []string
+	Role            []string
+	Roles           []string
+	Stage           string
+	CrossDepends    []CrossDependency
+	CrossDependedBy []CrossDependency
+	Parameters      json.RawMessage
+	ReexecuteOn     []string
+	RefreshOn       []string
+	Extra           map[string]json.RawMessage
+}
+
+// CrossDependency is one entry of cross-depends / cross-depended-by.
+type CrossDependency struct {
+	Name   string   `json:"name"`
+	Role   []string `json:"role,omitempty"`
+	Policy string   `json:"policy,omitempty"`
+}
+
+// noop reports whether the task only structures the graph.
+func (t Task) noop() bool {
+	return t.Type == TypeGroup || t.Type == TypeStage || t.Type == TypeSkipped
+}
+
+// asSkipped returns the task as it is sent when an execution does not select it.
+func (t Task) asSkipped() Task {
+	t.Type = TypeSkipped
+	return t
+}
+
+// groupPattern returns the regular expression of a "/regex/" groups entry.
+func groupPattern(g string) (string, bool) {
+	if len(g) >= 2 && strings.HasPrefix(g, "/") && strings.HasSuffix(g, "/") {
+		return "^(?:" + g[1:len(g)-1] + ")$", true
+	}
+	return "", false
+}
+
+// fieldError is a validation error located at a field path inside one task.
+type fieldError struct {
+	path string
+	msg  string
+}
+
+func (e *fieldError) Error() string { return e.path + ": " + e.msg }
+
+func fieldErrorf(path, format string, args ...any) error {
+	return &fieldError{path: path, msg: fmt.Sprintf(format, args...)}
+}
+
+// under prefixes the path of a fieldError (a sub-field error becomes "parent.sub").
+func under(parent string, err error) error {
+	fe, ok := err.(*fieldError)
+	if !ok {
+		return err
+	}
+	switch {
+	case fe.path == "":
+		return &fieldError{path: parent, msg: fe.msg}
+	case strings.HasPrefix(fe.path, "["):
+		return &fieldError{path: parent + fe.path, msg: fe.msg}
+	default:
+		return &fieldError{path: parent + "." + fe.path, msg: fe.msg}
+	}
+}
+
+// taskFields decodes and validates each known field into a Task.
+var taskFields = map[string]func(t *Task, raw json.RawMessage) error{
+	"id": func(t *Task, raw json.RawMessage) (err error) {
+		if t.ID, err = decodeString(raw); err != nil {
+			return err
+		}
+		if t.ID == "" {
+			return fieldErrorf("", "must not be empty")
+		}
+		if strings.Contains(t.ID, ",") {
+			return fieldErrorf("", "must not contain a comma (task lists in queries are comma-separated)")
+		}
+		return nil
+	},
+	"type": func(t *Task, raw json.RawMessage) (err error) {
+		if t.Type, err = decodeString(raw); err != nil {
+			return err
+		}
+		if !slices.Contains(TaskTypes, t.Type) {
+			return fieldErrorf("", "%q is not one of %s", t.Type, strings.Join(TaskTypes, ", "))
+		}
+		return nil
+	},
+	"version": func(t *Task, raw json.RawMessage) (err error) {
+		if t.Version, err = decodeString(raw); err != nil {
+			return err
+		}
+		if !versionPattern.MatchString(t.Version) {
+			return fieldErrorf("", "%q does not match %s", t.Version, versionPattern)
+		}
+		return nil
+	},
+	"requires":     stringListField(func(t *Task) *[]string { return &t.Requires }),
+	"required_for": stringListField(func(t *Task) *[]string { return &t.RequiredFor }),
+	"tasks":        stringListField(func(t *Task) *[]string { return &t.Tasks }),
+	"reexecute_on": stringListField(func(t *Task) *[]string { return &t.ReexecuteOn }),
+	"refresh_on":   stringListField(func(t *Task) *[]string { return &t.RefreshOn }),
+	"role":         stringOrListField(func(t *Task) *[]string { return &t.Role }),
+	"roles":        stringOrListField(func(t *Task) *[]string { return &t.Roles }),
+	"groups": func(t *Task, raw json.RawMessage) (err error) {
+		if t.Groups, err = decodeStringOrList(raw); err != nil {
+			return err
+		}
+		for i, g := range t.Groups {
+			if pattern, ok := groupPattern(g); ok {
+				if _, err := regexp.Compile(pattern); err != nil {
+					return fieldErrorf(fmt.Sprintf("[%d]", i), "invalid regular expression %s: %v", g, err)
+				}
+			}
+		}
+		return nil
+	},
+	"stage": func(t *Task, raw json.RawMessage) (err error) {
+		t.Stage, err = decodeString(raw)
+		return err
+	},
+	"cross-depends":     crossDependencyField(func(t *Task) *[]CrossDependency { return &t.CrossDepends }),
+	"cross-depended-by": crossDependencyField(func(t *Task) *[]CrossDependency { return &t.CrossDependedBy }),
+	"parameters": func(t *Task, raw json.RawMessage) error {
+		var params map[string]json.RawMessage
+		if err := decodeObject(raw, &params); err != nil {
+			return err
+		}
+		if strategy, ok := params["strategy"]; ok {
+			if err := validateStrategy(strategy); err != nil {
+				return under("strategy", err)
+			}
+		}
+		t.Parameters = raw
+		return nil
+	},
+}
+
+func stringListField(dst func(*Task) *[]string) func(*Task, json.RawMessage) error {
+	return func(t *Task, raw json.RawMessage) (err error) {
+		*dst(t), err = decodeStringList(raw)
+		return err
+	}
+}
+
+func stringOrListField(dst func(*Task) *[]string) func(*Task, json.RawMessage) error {
+	return func(t *Task, raw json.RawMessage) (err error) {
+		*dst(t), err = decodeStringOrList(raw)
+		return err
+	}
+}
+
+func crossDependencyField(dst func(*Task) *[]CrossDependency) func(*Task, json.RawMessage) error {
+	return func(t *Task, raw json.RawMessage) error {
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil || items == nil {
+			return fieldErrorf("", "must be a list")
+		}
+		deps := make([]CrossDependency, len(items))
+		for i, item := range items {
+			d, err := decodeCrossDependency(item)
+			if err != nil {
+				return under(fmt.Sprintf("[%d]", i), err)
+			}
+			deps[i] = d
+		}
+		*dst(t) = deps
+		return nil
+	}
+}
+
+func decodeCrossDependency(raw json.RawMessage) (CrossDependency, error) {
+	var fields map[string]json.RawMessage
+	if err := decodeObject(raw, &fields); err != nil {
+		return CrossDependency{}, err
+	}
+	var d CrossDependency
+	var err error
+	for _, key := range sortedKeys(fields) {
+		v := fields[key]
+		switch key {
+		case "name":
+			d.Name, err = decodeString(v)
+		case "role":
+			d.Role, err = decodeStringOrList(v)
+		case "policy":
+			if d.Policy, err = decodeString(v); err == nil && d.Policy != "all" && d.Policy != "any" {
+				err = fieldErrorf("", "%q is not one of all, any", d.Policy)
+			}
+		default:
+			err = fieldErrorf("", "unknown field")
+		}
+		if err != nil {
+			return d, under(key, err)
+		}
+	}
+	if d.Name == "" {
+		return d, fieldErrorf("name", "is required")
+	}
+	return d, nil
+}
+
+func validateStrategy(raw json.RawMessage) error {
+	var fields map[string]json.RawMessage
+	if err := decodeObject(raw, &fields); err != nil {
+		return err
+	}
+	for _, key := range sortedKeys(fields) {
+		switch key {
+		case "type":
+			typ, err := decodeString(fields[key])
+			if err == nil && typ != "parallel" && typ != "one_by_one" {
+				err = fieldErrorf("", "%q is not one of parallel, one_by_one", typ)
+			}
+			if err != nil {
+				return under(key, err)
+			}
+		case "amount":
+			var n json.Number
+			if err := json.Unmarshal(fields[key], &n); err != nil {
+				return fieldErrorf(key, "must be a positive integer")
+			}
+			if v, err := n.Int64(); err != nil || v < 1 {
+				return fieldErrorf(key, "must be a positive integer")
+			}
+		default:
+			return fieldErrorf(key, "unknown field")
+		}
+	}
+	if _, ok := fields["type"]; !ok {
+		return fieldErrorf("type", "is required")
+	}
+	return nil
+}
+
+func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
+
+func decodeString(raw json.RawMessage) (string, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", fieldErrorf("", "must be a string")
+	}
+	return s, nil
+}
+
+func decodeStringList(raw json.RawMessage) ([]string, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil || items == nil {
+		return nil, fieldErrorf("", "must be a list of strings")
+	}
+	out := make([]string, len(items))
+	for i, item := range items {
+		s, err := decodeString(item)
+		if err != nil {
+			return nil, under(fmt.Sprintf("[%d]", i), err)
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+// decodeStringOrList accepts a string (a one-item list) or a list of strings.
+func decodeStringOrList(raw json.RawMessage) ([]string, error) {
+	if s, err := decodeString(raw); err == nil {
+		return []string{s}, nil
+	}
+	out, err := decodeStringList(raw)
+	if err != nil {
+		return nil, fieldErrorf("", "must be a string or a list of strings")
+	}
+	return out, nil
+}
+
+func decodeObject(raw json.RawMessage, v *map[string]json.RawMessage) error {
+	if err := json.Unmarshal(raw, v); err != nil || *v == nil {
+		return fieldErrorf("", "must be an object")
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// UnmarshalJSON decodes and validates a task: required id and type, typed
+// known fields, everything else kept in Extra. A null optional field counts as absent.
+func (t *Task) UnmarshalJSON(b []byte) error {
+	var fields map[string]json.RawMessage
+	if err := decodeObject(b, &fields); err != nil {
+		return err
+	}
+	*t = Task{Version: DefaultTaskVersion}
+	for _, key := range sortedKeys(fields) {
+		raw := fields[key]
+		decode, known := taskFields[key]
+		switch {
+		case !known:
+			if t.Extra == nil {
+				t.Extra = map[string]json.RawMessage{}
+			}
+			t.Extra[key] = raw
+		case isNull(raw) && key != "id" && key != "type":
+			// absent
+		default:
+			if err := decode(t, raw); err != nil {
+				return under(key, err)
+			}
+		}
+	}
+	switch {
+	case t.ID == "":
+		return fieldErrorf("id", "is required")
+	case t.Type == "":
+		return fieldErrorf("type", "is required")
+	}
+	return nil
+}
+
+// MarshalJSON writes the task with its known fields normalised (lists for
+// groups/role/roles, the default version filled in) and its other fields as given.
+func (t Task) MarshalJSON() ([]byte, error) {
+	out := make(map[string]any, 8+len(t.Extra))
+	for k, v := range t.Extra {
+		out[k] = v
+	}
+	out["id"] = t.ID
+	out["type"] = t.Type
+	out["version"] = cmp.Or(t.Version, DefaultTaskVersion)
+	setList := func(key string, v []string) {
+		if len(v) > 0 {
+			out[key] = v
+		}
+	}
+	setList("requires", t.Requires)
+	setList("required_for", t.RequiredFor)
+	setList("tasks", t.Tasks)
+	setList("groups", t.Groups)
+	setList("role", t.Role)
+	setList("roles", t.Roles)
+	setList("reexecute_on", t.ReexecuteOn)
+	setList("refresh_on", t.RefreshOn)
+	if t.Stage != "" {
+		out["stage"] = t.Stage
+	}
+	if len(t.CrossDepends) > 0 {
+		out["cross-depends"] = t.CrossDepends
+	}
+	if len(t.CrossDependedBy) > 0 {
+		out["cross-depended-by"] = t.CrossDependedBy
+	}
+	if len(t.Parameters) > 0 {
+		out["parameters"] = t.Parameters
+	}
+	return json.Marshal(out)
+}
+
+// ParseTasks decodes and validates a task list. Errors name the offending
+// field ("tasks[3].version (task "x"): ..."); duplicate ids are reported together.
+func ParseTasks(raw json.RawMessage) ([]Task, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil || items == nil {
+		return nil, errs.Invalidf("tasks: must be a list")
+	}
+	tasks := make([]Task, len(items))
+	for i, item := range items {
+		if err := json.Unmarshal(item, &tasks[i]); err != nil {
+			return nil, errs.Invalidf("%s", describeTaskError(i, item, err))
+		}
+	}
+	if err := checkDuplicates(tasks); err != nil {
+		return nil, err
+	}
+	return tasks, nil
+}
+
+func describeTaskError(i int, item json.RawMessage, err error) string {
+	path := fmt.Sprintf("tasks[%d]", i)
+	fe, ok := err.(*fieldError)
+	if !ok {
+		return path + ": " + err.Error()
+	}
+	if fe.path != "" {
+		path += "." + fe.path
+	}
+	var withID struct {
+		ID any `json:"id"`
+	}
+	if json.Unmarshal(item, &withID) == nil {
+		if id, ok := withID.ID.(string); ok && id != "" && fe.path != "id" {
+			return fmt.Sprintf("%s (task %q): %s", path, id, fe.msg)
+		}
+	}
+	return path + ": " + fe.msg
+}
+
+func checkDuplicates(tasks []Task) error {
+	seen := make(map[string]bool, len(tasks))
+	var dups []string
+	for _, t := range tasks {
+		if seen[t.ID] && !slices.Contains(dups, t.ID) {
+			dups = append(dups, t.ID)
+		}
+		seen[t.ID] = true
+	}
+	if len(dups) > 0 {
+		sort.Strings(dups)
+		return errs.Invalidf("Tasks duplication found: %s", strings.Join(dups, ", "))
+	}
+	return nil
+}

@@ -13,6 +13,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/store/awsstore"
 	"github.com/tuningbox/tuningbox/shared/store/storetest"
@@ -78,4 +82,32 @@ func randomSuffix() string {
 func TestContract(t *testing.T) {
 	b := connect(t)
 	storetest.Run(t, func(*testing.T) store.Backend { return b })
+}
+
+// TestBlobPutCreatesNoNewVersion: blobs are immutable, and a put of content that is
+// already stored neither replaces the object nor adds a version to the versioned bucket.
+func TestBlobPutCreatesNoNewVersion(t *testing.T) {
+	b := connect(t)
+	cfg := awsConfig(t)
+	content := []byte("stored three times " + randomSuffix())
+	var hash string
+	for range 3 {
+		h, err := b.Blobs.Put(t.Context(), content)
+		if err != nil {
+			t.Fatalf("Put: %v", err)
+		}
+		hash = h
+	}
+	awsCfg, err := config.LoadDefaultConfig(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3c := s3.NewFromConfig(awsCfg, func(o *s3.Options) { o.UsePathStyle = true })
+	out, err := s3c.ListObjectVersions(t.Context(), &s3.ListObjectVersionsInput{Bucket: &cfg.Bucket, Prefix: aws.String("blobs/" + hash)})
+	if err != nil {
+		t.Fatalf("ListObjectVersions: %v", err)
+	}
+	if len(out.Versions) != 1 {
+		t.Fatalf("%d versions of blobs/%s after three puts of the same content, want 1", len(out.Versions), hash)
+	}
 }

@@ -33,6 +33,7 @@ func newRootCmd() *cobra.Command {
 	addClientFlags(root)
 	root.AddCommand(
 		newServeCmd(),
+		newOverrideCmd(),
 	)
 	return root
 }

@@ -18,11 +18,20 @@ var ErrNotFound = errors.New("store: not found")
 // Nothing of the batch was applied.
 var ErrConflict = errors.New("store: condition failed")
 
-// MaxWriteBatch is the most operations one Index.Write accepts (DynamoDB's transaction limit).
-const MaxWriteBatch = 100
+// Limits every backend enforces, so that what works on the embedded backend also fits DynamoDB.
+const (
+	// MaxWriteBatch is the most operations one Index.Write accepts (DynamoDB's transaction limit).
+	MaxWriteBatch = 100
+	// MaxBatchGet is the most keys one Index.BatchGet accepts (DynamoDB's BatchGetItem limit).
+	MaxBatchGet = 100
+	// MaxKeyLen is the longest partition or sort key in bytes.
+	MaxKeyLen = 1024
+	// MaxValueSize is the largest item value in bytes (DynamoDB's 400 KB item cap, less room for keys).
+	MaxValueSize = 350 << 10
+)
 
 // Key addresses one index item. Items of one Partition are listed together by
-// Query, in ascending byte order of Sort. Neither may be empty; both are at most 1024 bytes.
+// Query, in ascending byte order of Sort. Neither may be empty; both are at most MaxKeyLen bytes.
 type Key struct {
 	Partition string
 	Sort      string
@@ -31,7 +40,7 @@ type Key struct {
 // Item is one stored index entry.
 type Item struct {
 	Key
-	// Value is the item's payload, usually a JSON document; at most 350 KiB.
+	// Value is the item's payload, usually a JSON document; at most MaxValueSize bytes.
 	Value []byte
 	// Revision is maintained by the store: 1 when the item is created, +1 on every Put.
 	// Callers use it for optimistic concurrency (Cond.Revision).
@@ -120,7 +129,7 @@ type Query struct {
 type Index interface {
 	// Get returns the item at k, or ErrNotFound.
 	Get(ctx context.Context, k Key) (Item, error)
-	// BatchGet returns the items that exist among keys (at most 100 keys), in one round trip
+	// BatchGet returns the items that exist among keys (at most MaxBatchGet keys), in one round trip
 	// where the backend allows it. Missing keys are simply absent from the map.
 	BatchGet(ctx context.Context, keys []Key) (map[Key]Item, error)
 	// Query lists the items selected by q, in sort-key order.

@@ -23,14 +23,6 @@ import (
 // FileName is the database file inside the data directory.
 const FileName = "tuningbox.db"
 
-// Limits from the store contract, enforced here so that what works on the
-// embedded backend also fits DynamoDB.
-const (
-	maxKeyLen    = 1024
-	maxValueLen  = 350 << 10
-	maxBatchGets = 100
-)
-
 var (
 	indexBucket = []byte("index")
 	blobBucket  = []byte("blobs")
@@ -90,8 +82,8 @@ func validKey(k store.Key) error {
 	switch {
 	case k.Partition == "" || k.Sort == "":
 		return fmt.Errorf("invalid key %q/%q: partition and sort key must not be empty", k.Partition, k.Sort)
-	case len(k.Partition) > maxKeyLen || len(k.Sort) > maxKeyLen:
-		return fmt.Errorf("invalid key %.40q/%.40q: partition and sort key must be at most %d bytes", k.Partition, k.Sort, maxKeyLen)
+	case len(k.Partition) > store.MaxKeyLen || len(k.Sort) > store.MaxKeyLen:
+		return fmt.Errorf("invalid key %.40q/%.40q: partition and sort key must be at most %d bytes", k.Partition, k.Sort, store.MaxKeyLen)
 	}
 	return nil
 }
@@ -133,8 +125,8 @@ func (x *index) BatchGet(ctx context.Context, keys []store.Key) (map[store.Key]s
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if len(keys) > maxBatchGets {
-		return nil, fmt.Errorf("batch get of %d keys: at most %d allowed", len(keys), maxBatchGets)
+	if len(keys) > store.MaxBatchGet {
+		return nil, fmt.Errorf("batch get of %d keys: at most %d allowed", len(keys), store.MaxBatchGet)
 	}
 	for _, k := range keys {
 		if err := validKey(k); err != nil {
@@ -177,8 +169,8 @@ func (x *index) Query(ctx context.Context, q store.Query) ([]store.Item, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if q.Partition == "" || len(q.Partition) > maxKeyLen {
-		return nil, fmt.Errorf("query: partition must be 1 to %d bytes", maxKeyLen)
+	if q.Partition == "" || len(q.Partition) > store.MaxKeyLen {
+		return nil, fmt.Errorf("query: partition must be 1 to %d bytes", store.MaxKeyLen)
 	}
 	if q.Limit < 0 {
 		return nil, fmt.Errorf("query: negative limit %d", q.Limit)
@@ -309,8 +301,8 @@ func validBatch(ops []store.Op) error {
 		seen[op.Key] = true
 		switch op.Kind {
 		case store.OpPut:
-			if len(op.Value) > maxValueLen {
-				return fmt.Errorf("put %s/%s: value of %d bytes exceeds %d", op.Key.Partition, op.Key.Sort, len(op.Value), maxValueLen)
+			if len(op.Value) > store.MaxValueSize {
+				return fmt.Errorf("put %s/%s: value of %d bytes exceeds %d", op.Key.Partition, op.Key.Sort, len(op.Value), store.MaxValueSize)
 			}
 		case store.OpDelete, store.OpCheck:
 		default:

@@ -79,7 +79,7 @@ func TestReopenKeepsData(t *testing.T) {
 func TestLimits(t *testing.T) {
 	ctx := context.Background()
 	idx := openTemp(t, t.TempDir()).Index
-	long := strings.Repeat("k", maxKeyLen+1)
+	long := strings.Repeat("k", store.MaxKeyLen+1)
 	tests := []struct {
 		name    string
 		op      store.Op
@@ -87,10 +87,10 @@ func TestLimits(t *testing.T) {
 	}{
 		{"longest partition", store.Put(store.Key{Partition: long[1:], Sort: "s"}, nil), false},
 		{"longest sort key", store.Put(store.Key{Partition: "p", Sort: long[1:]}, nil), false},
-		{"largest value", store.Put(store.Key{Partition: "p", Sort: "big"}, bytes.Repeat([]byte("v"), maxValueLen)), false},
+		{"largest value", store.Put(store.Key{Partition: "p", Sort: "big"}, bytes.Repeat([]byte("v"), store.MaxValueSize)), false},
 		{"partition too long", store.Put(store.Key{Partition: long, Sort: "s"}, nil), true},
 		{"sort key too long", store.Put(store.Key{Partition: "p", Sort: long}, nil), true},
-		{"value too large", store.Put(store.Key{Partition: "p", Sort: "s"}, bytes.Repeat([]byte("v"), maxValueLen+1)), true},
+		{"value too large", store.Put(store.Key{Partition: "p", Sort: "s"}, bytes.Repeat([]byte("v"), store.MaxValueSize+1)), true},
 		{"unknown op kind", store.Op{Kind: store.OpCheck + 1, Key: store.Key{Partition: "p", Sort: "s"}}, true},
 		{"unknown condition kind", store.Check(store.Key{Partition: "p", Sort: "s"}, store.Cond{Kind: store.RevisionIs + 1}), true},
 	}
@@ -105,8 +105,8 @@ func TestLimits(t *testing.T) {
 			}
 		})
 	}
-	if _, err := idx.BatchGet(ctx, make([]store.Key, maxBatchGets+1)); err == nil {
-		t.Errorf("BatchGet of %d keys succeeded", maxBatchGets+1)
+	if _, err := idx.BatchGet(ctx, make([]store.Key, store.MaxBatchGet+1)); err == nil {
+		t.Errorf("BatchGet of %d keys succeeded", store.MaxBatchGet+1)
 	}
 }
 

@@ -54,14 +54,11 @@ func renderDOT(name string, g *depGraph, opts DOTOptions) (string, error) {
 	// Marking tasks skipped changes no edge: only group tasks are the targets of
 	// pattern edges, and they are never marked.
 	shown := onlyTasks(g.tasks, opts.Tasks)
-	keep := make([]bool, len(shown))
+	var roots []string
 	if opts.ParentsFor != "" {
-		g.markAncestors(g.index[opts.ParentsFor], keep)
-	} else {
-		for i := range keep {
-			keep[i] = true
-		}
+		roots = []string{opts.ParentsFor}
 	}
+	keep := g.reach(roots, g.pred)
 	for i, t := range shown {
 		if slices.Contains(opts.Remove, t.Type) {
 			keep[i] = false
@@ -94,22 +91,6 @@ var dotStyle = map[string]string{
 	TypeGroup:   " [shape=ellipse, fillcolor=yellowgreen]",
 	TypeStage:   " [shape=diamond, fillcolor=lightblue]",
 	TypeSkipped: " [fillcolor=gray95, fontcolor=gray50]",
-}
-
-// markAncestors sets keep for v and every task v depends on.
-func (g *depGraph) markAncestors(v int, keep []bool) {
-	stack := []int{v}
-	keep[v] = true
-	for len(stack) > 0 {
-		u := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for _, p := range g.pred[u] {
-			if !keep[p] {
-				keep[p] = true
-				stack = append(stack, p)
-			}
-		}
-	}
 }
 
 // onlyTasks returns tasks with every task not selected (and not structural)

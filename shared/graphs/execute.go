@@ -1,0 +1,329 @@
+package graphs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/store"
+)
+
+// ExecuteRequest is the body of POST /graphs/execute.
+type ExecuteRequest struct {
+	Cluster *int64     `json:"cluster"`
+	Graphs  []GraphRun `json:"graphs"`
+	// DryRun asks the agent to report tasks without running them; NoopRun to run them in no-op mode.
+	DryRun  bool `json:"dry_run"`
+	NoopRun bool `json:"noop_run"`
+	// Force and Debug are passed on to the agent with every task.
+	Force bool `json:"force"`
+	Debug bool `json:"debug"`
+	// Subgraphs, when set, run only the tasks on a path from a start to an end task of one of them.
+	Subgraphs []Subgraph `json:"subgraphs"`
+}
+
+// GraphRun is one graph of an execution: a type, optionally limited to some
+// nodes and to some tasks (every other task that does real work is sent as skipped).
+type GraphRun struct {
+	Type  string   `json:"type"`
+	Nodes []NodeID `json:"nodes"`
+	Tasks []string `json:"tasks"`
+}
+
+// Subgraph selects the tasks reachable from any Start task that reach any End
+// task (both ends included); an empty side does not limit.
+type Subgraph struct {
+	Start []string `json:"start"`
+	End   []string `json:"end"`
+}
+
+// NodeID is a node id, given in JSON as a string or an integer.
+type NodeID string
+
+// UnmarshalJSON accepts "7", 7 or "node-uuid".
+func (n *NodeID) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*n = NodeID(s)
+		return nil
+	}
+	var i int64
+	if err := json.Unmarshal(b, &i); err != nil {
+		return fmt.Errorf("node id %s must be a string or an integer", b)
+	}
+	*n = NodeID(fmt.Sprint(i))
+	return nil
+}
+
+// Transaction statuses.
+const (
+	StatusPending = "pending"
+	StatusRunning = "running"
+	StatusReady   = "ready"
+	StatusError   = "error"
+)
+
+// AbortedMessage is the message of the sub-transactions a failure kept from running.
+const AbortedMessage = "Aborted"
+
+// maxGraphsPerExecution keeps an execution's creation, and its abort, within one atomic write.
+const maxGraphsPerExecution = store.MaxWriteBatch - 3
+
+// TransactionInfo is what every transaction shows.
+type TransactionInfo struct {
+	UUID       string `json:"uuid"`
+	Name       string `json:"name"`
+	Status     string `json:"status"`
+	Message    string `json:"message,omitempty"`
+	ClusterID  int64  `json:"cluster_id"`
+	GraphType  string `json:"graph_type,omitempty"`
+	ParentUUID string `json:"parent_uuid,omitempty"`
+	DryRun     bool   `json:"dry_run"`
+	NoopRun    bool   `json:"noop_run"`
+	Force      bool   `json:"force"`
+	Debug      bool   `json:"debug"`
+
+	TimeCreated time.Time  `json:"time_created"`
+	TimeStart   *time.Time `json:"time_start,omitempty"`
+	TimeEnd     *time.Time `json:"time_end,omitempty"`
+}
+
+// txRecord is a stored transaction: a top-level one lists its sub-transactions;
+// a sub-transaction holds its nodes and the hash of its frozen plan.
+type txRecord struct {
+	TransactionInfo
+	Subs     []string `json:"subs,omitempty"`
+	Current  int      `json:"current,omitempty"`
+	Nodes    []string `json:"nodes,omitempty"`
+	Finished int      `json:"finished,omitempty"`
+	Plan     string   `json:"plan,omitempty"`
+}
+
+func txKey(id string) store.Key  { return store.Key{Partition: prefix + "tx", Sort: id} }
+func subKey(id string) store.Key { return store.Key{Partition: prefix + "txsub", Sort: id} }
+func lockKey(cluster int64) store.Key {
+	return store.Key{Partition: prefix + "lock", Sort: store.SortID(cluster)}
+}
+func historyPartition(cluster int64) string { return prefix + "txcluster#" + store.SortID(cluster) }
+func progressKey(sub, node string) store.Key {
+	return store.Key{Partition: prefix + "txnode#" + sub, Sort: node}
+}
+
+// clusterLock is the item that exists while a cluster runs a transaction.
+type clusterLock struct {
+	Transaction string `json:"transaction"`
+}
+
+func (s *Service) runningOn(ctx context.Context, cluster int64) error {
+	var lock clusterLock
+	_, err := store.GetJSON(ctx, s.idx, lockKey(cluster), &lock)
+	switch {
+	case err == nil:
+		return errs.Conflictf("Cluster %d already runs transaction %s", cluster, lock.Transaction)
+	case errors.Is(err, store.ErrNotFound):
+		return nil
+	default:
+		return err
+	}
+}
+
+// Execute freezes the plan of each requested graph and creates the running
+// transaction with one sub-transaction per graph. The cluster lock item is
+// created in the same atomic write, so two executions cannot both start.
+func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (Transaction, error) {
+	if req.Cluster == nil {
+		return Transaction{}, errs.Invalidf("cluster: is required")
+	}
+	if len(req.Graphs) == 0 {
+		return Transaction{}, errs.Invalidf("graphs: at least one graph is required")
+	}
+	if len(req.Graphs) > maxGraphsPerExecution {
+		return Transaction{}, errs.Invalidf("graphs: at most %d graphs per execution", maxGraphsPerExecution)
+	}
+	for i, g := range req.Graphs {
+		if err := ValidateType(g.Type); err != nil {
+			return Transaction{}, errs.Invalidf("graphs[%d].type: %s", i, errs.Message(err))
+		}
+	}
+	cid := *req.Cluster
+	if err := s.clusters.Exists(ctx, clusterName(cid)); err != nil {
+		return Transaction{}, err
+	}
+	if err := s.runningOn(ctx, cid); err != nil {
+		return Transaction{}, err
+	}
+	clusterNodes, err := s.clusters.Nodes(ctx, clusterName(cid))
+	if err != nil {
+		return Transaction{}, err
+	}
+	now := s.now()
+	parent := txRecord{TransactionInfo: TransactionInfo{
+		UUID: newUUID(), Name: "deploy", Status: StatusRunning, ClusterID: cid,
+		DryRun: req.DryRun || req.NoopRun, NoopRun: req.NoopRun, Force: req.Force, Debug: req.Debug,
+		TimeCreated: now, TimeStart: &now,
+	}}
+	subs := make([]txRecord, len(req.Graphs))
+	for i, run := range req.Graphs {
+		src, err := s.loadSources(ctx, cid, run.Type, nil)
+		if err != nil {
+			return Transaction{}, err
+		}
+		m, err := s.mergedOf(src, run.Type)
+		if err != nil {
+			return Transaction{}, err
+		}
+		nodes, err := selectNodes(cid, clusterNodes, run.Nodes)
+		if err != nil {
+			return Transaction{}, err
+		}
+		plan, err := freezePlan(m.deps, run, req.Subgraphs)
+		if err != nil {
+			return Transaction{}, err
+		}
+		hash, err := s.blobs.Put(ctx, mustJSON(plan))
+		if err != nil {
+			return Transaction{}, err
+		}
+		info := parent.TransactionInfo
+		info.UUID, info.Name, info.Status, info.GraphType, info.ParentUUID = newUUID(), "deployment", StatusPending, run.Type, parent.UUID
+		info.TimeStart = nil
+		if i == 0 {
+			info.Status, info.TimeStart = StatusRunning, &now
+		}
+		subs[i] = txRecord{TransactionInfo: info, Nodes: nodes, Plan: hash}
+		parent.Subs = append(parent.Subs, info.UUID)
+	}
+	ops := []store.Op{
+		store.Create(lockKey(cid), mustJSON(clusterLock{Transaction: parent.UUID})),
+		store.Create(txKey(parent.UUID), mustJSON(parent)),
+		store.Create(store.Key{Partition: historyPartition(cid), Sort: parent.UUID}, []byte("{}")),
+	}
+	for _, sub := range subs {
+		ops = append(ops, store.Create(subKey(sub.UUID), mustJSON(sub)))
+	}
+	if err := s.idx.Write(ctx, ops...); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			if err := s.runningOn(ctx, cid); err != nil {
+				return Transaction{}, err
+			}
+		}
+		return Transaction{}, err
+	}
+	return parentView(parent, subs), nil
+}
+
+// newUUID returns a time-ordered UUID, so transactions list in creation order.
+func newUUID() string { return uuid.Must(uuid.NewV7()).String() }
+
+// selectNodes returns the requested nodes (all the cluster's when none are
+// requested), refusing any that is not in the cluster.
+func selectNodes(cluster int64, clusterNodes []string, requested []NodeID) ([]string, error) {
+	if len(clusterNodes) == 0 {
+		return nil, errs.Invalidf("Cluster %d has no nodes", cluster)
+	}
+	if len(requested) == 0 {
+		return clusterNodes, nil
+	}
+	var nodes, unknown []string
+	for _, n := range requested {
+		id := string(n)
+		switch {
+		case !slices.Contains(clusterNodes, id):
+			unknown = append(unknown, id)
+		case !slices.Contains(nodes, id):
+			nodes = append(nodes, id)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return nil, errs.Invalidf("Nodes %s are not members of cluster %d", strings.Join(slices.Compact(unknown), ", "), cluster)
+	}
+	return nodes, nil
+}
+
+// freezePlan returns the ordered tasks one graph of an execution runs on
+// every one of its nodes: tasks outside the run's task list or outside the
+// subgraphs are sent as skipped.
+func freezePlan(g *depGraph, run GraphRun, subgraphs []Subgraph) ([]Task, error) {
+	if unknown := g.missingIDs(run.Tasks); len(unknown) > 0 {
+		return nil, errs.Invalidf("Tasks %s are not present in deployment graph %q", strings.Join(unknown, ", "), run.Type)
+	}
+	selected := make([]bool, len(g.tasks))
+	for i := range selected {
+		selected[i] = len(run.Tasks) == 0
+	}
+	for _, id := range run.Tasks {
+		selected[g.index[id]] = true
+	}
+	if len(subgraphs) > 0 {
+		inSub, err := g.subgraphMembers(run.Type, subgraphs)
+		if err != nil {
+			return nil, err
+		}
+		for i := range selected {
+			selected[i] = selected[i] && inSub[i]
+		}
+	}
+	plan := make([]Task, len(g.order))
+	for i, v := range g.order {
+		t := g.tasks[v]
+		if !selected[v] && !t.noop() {
+			t = t.asSkipped()
+		}
+		plan[i] = t
+	}
+	return plan, nil
+}
+
+// subgraphMembers marks the tasks that lie on a path of one of the subgraphs.
+func (g *depGraph) subgraphMembers(graphType string, subgraphs []Subgraph) ([]bool, error) {
+	members := make([]bool, len(g.tasks))
+	for i, sg := range subgraphs {
+		if unknown := g.missingIDs(append(slices.Clone(sg.Start), sg.End...)); len(unknown) > 0 {
+			return nil, errs.Invalidf("subgraphs[%d]: Tasks %s are not present in deployment graph %q", i, strings.Join(unknown, ", "), graphType)
+		}
+		fromStart := g.reach(sg.Start, g.succ)
+		toEnd := g.reach(sg.End, g.pred)
+		for v := range members {
+			members[v] = members[v] || (fromStart[v] && toEnd[v])
+		}
+	}
+	return members, nil
+}
+
+// reach marks the tasks reachable from ids (included) along edges; with no ids, every task.
+func (g *depGraph) reach(ids []string, edges [][]int) []bool {
+	marked := make([]bool, len(g.tasks))
+	if len(ids) == 0 {
+		for i := range marked {
+			marked[i] = true
+		}
+		return marked
+	}
+	stack := make([]int, 0, len(ids))
+	for _, id := range ids {
+		v := g.index[id]
+		if !marked[v] {
+			marked[v] = true
+			stack = append(stack, v)
+		}
+	}
+	for len(stack) > 0 {
+		u := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, v := range edges[u] {
+			if !marked[v] {
+				marked[v] = true
+				stack = append(stack, v)
+			}
+		}
+	}
+	return marked
+}

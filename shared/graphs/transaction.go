@@ -1,0 +1,583 @@
+package graphs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/store"
+)
+
+// Transaction is a transaction as the API shows it: a top-level one with its
+// sub-transactions, a sub-transaction with the progress of its nodes.
+type Transaction struct {
+	TransactionInfo
+	SubTransactions []Transaction  `json:"sub_transactions,omitempty"`
+	Nodes           []NodeProgress `json:"nodes,omitempty"`
+}
+
+// NodeProgress is how far one node has come through a sub-transaction's plan.
+type NodeProgress struct {
+	Node string `json:"node"`
+	// Status: pending (not claimed yet), running, ready (plan done) or error.
+	Status string `json:"status"`
+	// Next is the plan position of the task in flight, or of the first task not yet looked at.
+	Next int `json:"next"`
+	// CurrentTask is the claimed task whose result is awaited.
+	CurrentTask  string       `json:"current_task,omitempty"`
+	CurrentStart *time.Time   `json:"current_start,omitempty"`
+	Results      []TaskResult `json:"results"`
+}
+
+// TaskResult is the reported outcome of one task on one node.
+type TaskResult struct {
+	Task      string    `json:"task"`
+	Status    string    `json:"status"`
+	Message   string    `json:"message,omitempty"`
+	TimeStart time.Time `json:"time_start"`
+	TimeEnd   time.Time `json:"time_end"`
+}
+
+// Plan is the frozen plan of a sub-transaction: every node runs Tasks in order.
+type Plan struct {
+	Transaction string   `json:"transaction"`
+	GraphType   string   `json:"graph_type"`
+	Nodes       []string `json:"nodes"`
+	Tasks       []Task   `json:"tasks"`
+}
+
+// Claim states what a node's agent is to do next.
+type Claim struct {
+	// Action is "task" (run Task, then report its result), "wait" (claim again
+	// later: other nodes are still busy or this node's next graph has not
+	// started) or "done" (nothing left for this node in this transaction).
+	Action            string `json:"action"`
+	Transaction       string `json:"transaction"`
+	TransactionStatus string `json:"transaction_status"`
+	Node              string `json:"node"`
+	SubTransaction    string `json:"sub_transaction,omitempty"`
+	GraphType         string `json:"graph_type,omitempty"`
+	// Position is the task's index in the sub-transaction's plan.
+	Position int   `json:"position,omitempty"`
+	Task     *Task `json:"task,omitempty"`
+	DryRun   bool  `json:"dry_run"`
+	NoopRun  bool  `json:"noop_run"`
+	Force    bool  `json:"force"`
+	Debug    bool  `json:"debug"`
+}
+
+// Claim actions.
+const (
+	ActionTask = "task"
+	ActionWait = "wait"
+	ActionDone = "done"
+)
+
+// TaskReport is an agent's result for the task it claimed.
+type TaskReport struct {
+	// Status is ready, skipped (the agent decided not to run it) or error.
+	Status  string `json:"status"`
+	Message string `json:"message"`
+}
+
+func parentView(parent txRecord, subs []txRecord) Transaction {
+	v := Transaction{TransactionInfo: parent.TransactionInfo, SubTransactions: make([]Transaction, len(subs))}
+	for i, sub := range subs {
+		v.SubTransactions[i] = Transaction{TransactionInfo: sub.TransactionInfo}
+	}
+	return v
+}
+
+func checkUUID(id string) error {
+	if _, err := uuid.Parse(id); err != nil {
+		return errs.Invalidf("Invalid uuid %s", id)
+	}
+	return nil
+}
+
+func txNotFound(id string) error { return errs.NotFoundf("Transaction %s not found", id) }
+
+// txState is one read of a top-level transaction and its sub-transactions.
+type txState struct {
+	parent  txRecord
+	rev     int64
+	subs    []txRecord
+	subRevs []int64
+}
+
+func (s *Service) loadTx(ctx context.Context, id string) (*txState, error) {
+	if err := checkUUID(id); err != nil {
+		return nil, err
+	}
+	it, err := s.idx.Get(ctx, txKey(id))
+	if err != nil {
+		return nil, notFoundIf(err, txNotFound(id))
+	}
+	st := &txState{rev: it.Revision}
+	if err := decodeItem(it, &st.parent); err != nil {
+		return nil, err
+	}
+	st.subs, st.subRevs, err = s.loadSubs(ctx, st.parent.Subs)
+	return st, err
+}
+
+func (s *Service) loadSubs(ctx context.Context, ids []string) ([]txRecord, []int64, error) {
+	keys := make([]store.Key, len(ids))
+	for i, id := range ids {
+		keys[i] = subKey(id)
+	}
+	items, err := s.getMany(ctx, keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	subs, revs := make([]txRecord, len(ids)), make([]int64, len(ids))
+	for i, k := range keys {
+		it, ok := items[k]
+		if !ok {
+			return nil, nil, fmt.Errorf("sub-transaction %s is missing", k.Sort)
+		}
+		if err := decodeItem(it, &subs[i]); err != nil {
+			return nil, nil, err
+		}
+		revs[i] = it.Revision
+	}
+	return subs, revs, nil
+}
+
+func (st *txState) current() txRecord { return st.subs[st.parent.Current] }
+
+// involves reports whether node takes part in any sub-transaction.
+func (st *txState) involves(node string) bool {
+	for _, sub := range st.subs {
+		if slices.Contains(sub.Nodes, node) {
+			return true
+		}
+	}
+	return false
+}
+
+// laterWork says what a node without a task in the current sub-transaction does: wait or stop.
+func (st *txState) laterWork(node string) string {
+	for _, sub := range st.subs[st.parent.Current+1:] {
+		if slices.Contains(sub.Nodes, node) {
+			return ActionWait
+		}
+	}
+	return ActionDone
+}
+
+func (st *txState) claim(action, node string) Claim {
+	c := Claim{
+		Action: action, Transaction: st.parent.UUID, TransactionStatus: st.parent.Status, Node: node,
+		DryRun: st.parent.DryRun, NoopRun: st.parent.NoopRun, Force: st.parent.Force, Debug: st.parent.Debug,
+	}
+	if action == ActionTask {
+		c.SubTransaction, c.GraphType = st.current().UUID, st.current().GraphType
+	}
+	return c
+}
+
+// parentOp writes the parent record at the revision it was read.
+func (st *txState) parentOp() store.Op {
+	return store.Update(txKey(st.parent.UUID), mustJSON(st.parent), st.rev)
+}
+
+func (st *txState) subOp(i int) store.Op {
+	return store.Update(subKey(st.subs[i].UUID), mustJSON(st.subs[i]), st.subRevs[i])
+}
+
+// guardOp makes a write that leaves the parent as it is fail if the parent changed meanwhile.
+func (st *txState) guardOp() store.Op {
+	return store.Check(txKey(st.parent.UUID), store.Cond{Kind: store.RevisionIs, Revision: st.rev})
+}
+
+// finishNodeOps records that a node completed the current sub-transaction and,
+// when it was the last of its nodes, starts the next sub-transaction or
+// completes the transaction (releasing the cluster).
+func (st *txState) finishNodeOps(progress store.Op, now time.Time) []store.Op {
+	cur := st.parent.Current
+	st.subs[cur].Finished++
+	if st.subs[cur].Finished < len(st.subs[cur].Nodes) {
+		return []store.Op{progress, st.subOp(cur), st.guardOp()}
+	}
+	st.subs[cur].Status, st.subs[cur].TimeEnd = StatusReady, &now
+	ops := []store.Op{progress, st.subOp(cur)}
+	if next := cur + 1; next < len(st.subs) {
+		st.subs[next].Status, st.subs[next].TimeStart = StatusRunning, &now
+		st.parent.Current = next
+		ops = append(ops, st.subOp(next))
+	} else {
+		st.parent.Status, st.parent.TimeEnd = StatusReady, &now
+		ops = append(ops, store.Delete(lockKey(st.parent.ClusterID)))
+	}
+	return append(ops, st.parentOp())
+}
+
+// abortOps ends the transaction in error: the current sub-transaction gets
+// message, the pending ones "Aborted", and the cluster is released.
+func (st *txState) abortOps(message string, now time.Time, extra ...store.Op) []store.Op {
+	ops := slices.Clone(extra)
+	st.parent.Status, st.parent.Message, st.parent.TimeEnd = StatusError, message, &now
+	for i := st.parent.Current; i < len(st.subs); i++ {
+		sub := &st.subs[i]
+		sub.Status, sub.Message, sub.TimeEnd = StatusError, AbortedMessage, &now
+		if i == st.parent.Current {
+			sub.Message = message
+		}
+		ops = append(ops, st.subOp(i))
+	}
+	return append(ops, st.parentOp(), store.Delete(lockKey(st.parent.ClusterID)))
+}
+
+// progressOf reads a node's progress through a sub-transaction; a node that
+// has not claimed yet is pending at revision 0.
+func (s *Service) progressOf(ctx context.Context, sub, node string) (NodeProgress, int64, error) {
+	p := NodeProgress{Node: node, Status: StatusPending, Results: []TaskResult{}}
+	rev, err := store.GetJSON(ctx, s.idx, progressKey(sub, node), &p)
+	if errors.Is(err, store.ErrNotFound) {
+		err = nil
+	}
+	return p, rev, err
+}
+
+func progressOp(sub string, p NodeProgress, rev int64) store.Op {
+	if rev == 0 {
+		return store.Create(progressKey(sub, p.Node), mustJSON(p))
+	}
+	return store.Update(progressKey(sub, p.Node), mustJSON(p), rev)
+}
+
+func (s *Service) loadPlan(ctx context.Context, hash string) ([]Task, error) {
+	raw, err := s.blobs.Get(ctx, hash)
+	if err != nil {
+		return nil, fmt.Errorf("plan %s: %w", hash, err)
+	}
+	var plan []Task
+	if err := json.Unmarshal(raw, &plan); err != nil {
+		return nil, fmt.Errorf("plan %s: %w", hash, err)
+	}
+	return plan, nil
+}
+
+// nextRunnable returns the position of the first task at or after from that an
+// agent has to run (not group, stage or skipped), or len(plan).
+func nextRunnable(plan []Task, from int) int {
+	for i := from; i < len(plan); i++ {
+		if !plan[i].noop() {
+			return i
+		}
+	}
+	return len(plan)
+}
+
+// Claim hands a node's agent its next task in a running transaction. Claiming
+// again before reporting returns the same task, so a lost answer is harmless.
+func (s *Service) Claim(ctx context.Context, txID, node string) (Claim, error) {
+	for {
+		c, again, err := s.claimOnce(ctx, txID, node)
+		if errors.Is(err, store.ErrConflict) || (err == nil && again) {
+			if ctx.Err() != nil {
+				return Claim{}, ctx.Err()
+			}
+			continue
+		}
+		return c, err
+	}
+}
+
+// claimOnce makes one attempt at Claim; again means the state moved on (the
+// node finished a sub-transaction) and the claim must be decided afresh.
+func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, again bool, err error) {
+	st, err := s.loadTx(ctx, txID)
+	if err != nil {
+		return Claim{}, false, err
+	}
+	if !st.involves(node) {
+		return Claim{}, false, errs.NotFoundf("Node %s is not part of transaction %s", node, txID)
+	}
+	if st.parent.Status != StatusRunning {
+		return st.claim(ActionDone, node), false, nil
+	}
+	sub := st.current()
+	if !slices.Contains(sub.Nodes, node) {
+		return st.claim(st.laterWork(node), node), false, nil
+	}
+	p, rev, err := s.progressOf(ctx, sub.UUID, node)
+	if err != nil {
+		return Claim{}, false, err
+	}
+	if p.Status == StatusReady {
+		return st.claim(st.laterWork(node), node), false, nil
+	}
+	plan, err := s.loadPlan(ctx, sub.Plan)
+	if err != nil {
+		return Claim{}, false, err
+	}
+	if p.CurrentTask != "" {
+		return st.taskClaim(node, plan, p.Next), false, nil
+	}
+	now := s.now()
+	if i := nextRunnable(plan, p.Next); i < len(plan) {
+		p.Status, p.Next, p.CurrentTask, p.CurrentStart = StatusRunning, i, plan[i].ID, &now
+		if err := s.idx.Write(ctx, progressOp(sub.UUID, p, rev), st.guardOp()); err != nil {
+			return Claim{}, false, err
+		}
+		return st.taskClaim(node, plan, i), false, nil
+	}
+	p.Status, p.Next = StatusReady, len(plan)
+	return Claim{}, true, s.idx.Write(ctx, st.finishNodeOps(progressOp(sub.UUID, p, rev), now)...)
+}
+
+func (st *txState) taskClaim(node string, plan []Task, i int) Claim {
+	c := st.claim(ActionTask, node)
+	c.Position, c.Task = i, &plan[i]
+	return c
+}
+
+// Report records the result of the task a node claimed. An error fails the
+// node, its sub-transaction and the transaction, aborts the pending
+// sub-transactions and releases the cluster. Repeating the last report is harmless.
+func (s *Service) Report(ctx context.Context, txID, node, taskID string, rep TaskReport) (NodeProgress, error) {
+	if rep.Status != StatusReady && rep.Status != StatusError && rep.Status != "skipped" {
+		return NodeProgress{}, errs.Invalidf("status: %q is not one of ready, skipped, error", rep.Status)
+	}
+	var out NodeProgress
+	err := retryOnConflict(ctx, func() error {
+		st, err := s.loadTx(ctx, txID)
+		if err != nil {
+			return err
+		}
+		if !st.involves(node) {
+			return errs.NotFoundf("Node %s is not part of transaction %s", node, txID)
+		}
+		sub := st.current()
+		p, rev, err := s.progressOf(ctx, sub.UUID, node)
+		if err != nil {
+			return err
+		}
+		if st.parent.Status != StatusRunning || p.CurrentTask != taskID {
+			if prev, ok, err := s.reported(ctx, st, node, taskID, rep.Status); err != nil || ok {
+				out = prev
+				return err
+			}
+			if st.parent.Status != StatusRunning {
+				return errs.Conflictf("Transaction %s is not running (status: %s)", txID, st.parent.Status)
+			}
+			return errs.Conflictf("Task %s is not running on node %s", taskID, node)
+		}
+		now := s.now()
+		p.Results = append(p.Results, TaskResult{Task: taskID, Status: rep.Status, Message: rep.Message, TimeStart: *p.CurrentStart, TimeEnd: now})
+		p.CurrentTask, p.CurrentStart = "", nil
+		p.Next++
+		var ops []store.Op
+		if rep.Status == StatusError {
+			p.Status = StatusError
+			msg := fmt.Sprintf("Task %s failed on node %s", taskID, node)
+			if rep.Message != "" {
+				msg += ": " + rep.Message
+			}
+			ops = st.abortOps(msg, now, progressOp(sub.UUID, p, rev))
+		} else {
+			plan, err := s.loadPlan(ctx, sub.Plan)
+			if err != nil {
+				return err
+			}
+			if nextRunnable(plan, p.Next) < len(plan) {
+				ops = []store.Op{progressOp(sub.UUID, p, rev), st.guardOp()}
+			} else {
+				p.Status = StatusReady
+				ops = st.finishNodeOps(progressOp(sub.UUID, p, rev), now)
+			}
+		}
+		out = p
+		return s.idx.Write(ctx, ops...)
+	})
+	return out, err
+}
+
+// reported finds the node's last result, in any sub-transaction, if it is
+// this task with this status: the report is a repeat.
+func (s *Service) reported(ctx context.Context, st *txState, node, taskID, status string) (NodeProgress, bool, error) {
+	for i := st.parent.Current; i >= 0; i-- {
+		if !slices.Contains(st.subs[i].Nodes, node) {
+			continue
+		}
+		p, _, err := s.progressOf(ctx, st.subs[i].UUID, node)
+		if err != nil {
+			return NodeProgress{}, false, err
+		}
+		if len(p.Results) == 0 {
+			continue // not started here: the last result is in an earlier sub-transaction
+		}
+		last := p.Results[len(p.Results)-1]
+		return p, last.Task == taskID && last.Status == status && p.CurrentTask == "", nil
+	}
+	return NodeProgress{}, false, nil
+}
+
+// Stop ends a running transaction in error ("Stopped"), aborting what is left
+// and releasing the cluster; agents learn it from their next claim.
+func (s *Service) Stop(ctx context.Context, txID string) (Transaction, error) {
+	var out Transaction
+	err := retryOnConflict(ctx, func() error {
+		st, err := s.loadTx(ctx, txID)
+		if err != nil {
+			return err
+		}
+		if st.parent.Status != StatusRunning {
+			return errs.Conflictf("Transaction %s is not running (status: %s)", txID, st.parent.Status)
+		}
+		if err := s.idx.Write(ctx, st.abortOps("Stopped", s.now())...); err != nil {
+			return err
+		}
+		out = parentView(st.parent, st.subs)
+		return nil
+	})
+	return out, err
+}
+
+// lookupTx finds a transaction, top-level or sub, by UUID.
+func (s *Service) lookupTx(ctx context.Context, id string) (rec txRecord, isSub bool, err error) {
+	if err := checkUUID(id); err != nil {
+		return txRecord{}, false, err
+	}
+	items, err := s.idx.BatchGet(ctx, []store.Key{txKey(id), subKey(id)})
+	if err != nil {
+		return txRecord{}, false, err
+	}
+	it, ok := items[txKey(id)]
+	if !ok {
+		if it, isSub = items[subKey(id)]; !isSub {
+			return txRecord{}, false, txNotFound(id)
+		}
+	}
+	return rec, isSub, decodeItem(it, &rec)
+}
+
+// Transaction returns a top-level transaction with its sub-transactions, or a
+// sub-transaction with the progress of each of its nodes.
+func (s *Service) Transaction(ctx context.Context, id string) (Transaction, error) {
+	rec, isSub, err := s.lookupTx(ctx, id)
+	if err != nil {
+		return Transaction{}, err
+	}
+	if !isSub {
+		subs, _, err := s.loadSubs(ctx, rec.Subs)
+		if err != nil {
+			return Transaction{}, err
+		}
+		return parentView(rec, subs), nil
+	}
+	progress, err := s.idx.Query(ctx, store.Query{Partition: prefix + "txnode#" + rec.UUID})
+	if err != nil {
+		return Transaction{}, err
+	}
+	byNode := map[string]NodeProgress{}
+	for _, it := range progress {
+		var p NodeProgress
+		if err := decodeItem(it, &p); err != nil {
+			return Transaction{}, err
+		}
+		byNode[p.Node] = p
+	}
+	v := Transaction{TransactionInfo: rec.TransactionInfo, Nodes: make([]NodeProgress, len(rec.Nodes))}
+	for i, n := range rec.Nodes {
+		p, ok := byNode[n]
+		if !ok {
+			p = NodeProgress{Node: n, Status: StatusPending, Results: []TaskResult{}}
+		}
+		v.Nodes[i] = p
+	}
+	return v, nil
+}
+
+// Plan returns the frozen plan of a sub-transaction.
+func (s *Service) Plan(ctx context.Context, id string) (Plan, error) {
+	rec, isSub, err := s.lookupTx(ctx, id)
+	if err != nil {
+		return Plan{}, err
+	}
+	if !isSub {
+		return Plan{}, errs.Invalidf("Transaction %s is a top-level transaction; each of its sub-transactions has a plan", id)
+	}
+	tasks, err := s.loadPlan(ctx, rec.Plan)
+	if err != nil {
+		return Plan{}, err
+	}
+	return Plan{Transaction: rec.UUID, GraphType: rec.GraphType, Nodes: rec.Nodes, Tasks: tasks}, nil
+}
+
+// TransactionFilter selects top-level transactions.
+type TransactionFilter struct {
+	// ClusterID, when set, limits the list to one cluster.
+	ClusterID *int64
+	// Status, when set, keeps the transactions in this status.
+	Status string
+	// Limit caps the number of transactions looked at (0: no cap).
+	Limit int
+}
+
+// Transactions lists top-level transactions, newest first.
+func (s *Service) Transactions(ctx context.Context, f TransactionFilter) ([]Transaction, error) {
+	var items []store.Item
+	var err error
+	if f.ClusterID != nil {
+		items, err = s.clusterHistory(ctx, *f.ClusterID, f.Limit)
+	} else {
+		items, err = s.idx.Query(ctx, store.Query{Partition: prefix + "tx", Reverse: true, Limit: f.Limit})
+	}
+	if err != nil {
+		return nil, err
+	}
+	var parents []txRecord
+	var subIDs []string
+	for _, it := range items {
+		var parent txRecord
+		if err := decodeItem(it, &parent); err != nil {
+			return nil, err
+		}
+		if f.Status == "" || parent.Status == f.Status {
+			parents = append(parents, parent)
+			subIDs = append(subIDs, parent.Subs...)
+		}
+	}
+	subs, _, err := s.loadSubs(ctx, subIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Transaction, len(parents))
+	for i, parent := range parents {
+		out[i] = parentView(parent, subs[:len(parent.Subs)])
+		subs = subs[len(parent.Subs):]
+	}
+	return out, nil
+}
+
+// clusterHistory reads a cluster's top-level transaction items, newest first.
+func (s *Service) clusterHistory(ctx context.Context, cluster int64, limit int) ([]store.Item, error) {
+	refs, err := s.idx.Query(ctx, store.Query{Partition: historyPartition(cluster), Reverse: true, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]store.Key, len(refs))
+	for i, ref := range refs {
+		keys[i] = txKey(ref.Sort)
+	}
+	found, err := s.getMany(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	items := make([]store.Item, 0, len(keys))
+	for _, k := range keys {
+		if it, ok := found[k]; ok {
+			items = append(items, it)
+		}
+	}
+	return items, nil
+}

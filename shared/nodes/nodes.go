@@ -31,13 +31,15 @@ const (
 
 // Node is one registered machine.
 type Node struct {
-	UUID          string   `json:"uuid"`
-	ID            int64    `json:"id"`
-	FQDN          string   `json:"fqdn"`
-	EnvironmentID int64    `json:"environment_id"`
-	Roles         []string `json:"roles"`
-	Traits        []string `json:"traits"`
-	Status        Status   `json:"status"`
+	UUID string `json:"uuid"`
+	ID   int64  `json:"id"`
+	FQDN string `json:"fqdn"`
+	// EnvironmentID and EnvironmentUUID identify the node's environment.
+	EnvironmentID   int64    `json:"environment_id"`
+	EnvironmentUUID string   `json:"environment_uuid"`
+	Roles           []string `json:"roles"`
+	Traits          []string `json:"traits"`
+	Status          Status   `json:"status"`
 	// DisabledReason is empty unless Status is Disabled.
 	DisabledReason string     `json:"disabled_reason,omitempty"`
 	Maintenance    bool       `json:"maintenance"`
@@ -51,12 +53,13 @@ func (n Node) HasTrait(trait string) bool { return slices.Contains(n.Traits, tra
 // NewNode is what a client gives to register a node. UUID and ID are chosen
 // by the registry when zero.
 type NewNode struct {
-	UUID          string
-	ID            int64
-	FQDN          string
-	EnvironmentID int64
-	Roles         []string
-	Traits        []string
+	UUID string
+	ID   int64
+	FQDN string
+	// Environment is the environment's id or UUID.
+	Environment string
+	Roles       []string
+	Traits      []string
 }
 
 // Update is a partial update: nil fields stay as they are.
@@ -67,7 +70,20 @@ type Update struct {
 	Roles          *[]string
 	Traits         *[]string
 	FQDN           *string
-	EnvironmentID  *int64
+	// Environment is the new environment's id or UUID.
+	Environment *string
+}
+
+// Environment is the identity of the environment a node belongs to.
+type Environment struct {
+	ID   int64
+	UUID string
+}
+
+// Environments resolves an environment reference (an integer id or a UUID);
+// an unknown environment is errs.NotFound. shared/app adapts the ConfigDB to it.
+type Environments interface {
+	Environment(ctx context.Context, ref string) (Environment, error)
 }
 
 // MaxPage is the largest page List returns.
@@ -103,13 +119,34 @@ type pointer struct {
 
 // Service is the node registry over an index.
 type Service struct {
-	idx store.Index
-	now func() time.Time
+	idx  store.Index
+	envs Environments
+	now  func() time.Time
 }
 
-// NewService returns the registry over idx.
-func NewService(idx store.Index) *Service {
-	return &Service{idx: idx, now: func() time.Time { return time.Now().UTC() }}
+// NewService returns the registry over idx; envs resolves the environments nodes name.
+func NewService(idx store.Index, envs Environments) *Service {
+	return &Service{idx: idx, envs: envs, now: func() time.Time { return time.Now().UTC() }}
+}
+
+// Environment resolves an environment reference (id or UUID) as the registry does.
+func (s *Service) Environment(ctx context.Context, ref string) (Environment, error) {
+	return s.envs.Environment(ctx, ref)
+}
+
+// environmentOf resolves the environment a client names for a node: unknown is invalid input.
+func (s *Service) environmentOf(ctx context.Context, ref string) (Environment, error) {
+	if ref == "" {
+		return Environment{}, errs.Invalidf("environment_id is required")
+	}
+	env, err := s.envs.Environment(ctx, ref)
+	if errs.Is(err, errs.NotFound) {
+		return Environment{}, errs.Wrap(errs.Invalid, err, fmt.Sprintf("environment_id %s: no such environment", ref))
+	}
+	if err != nil {
+		return Environment{}, fmt.Errorf("resolve environment %s: %w", ref, err)
+	}
+	return env, nil
 }
 
 // Create registers a node. A duplicate FQDN, UUID or id is a conflict.
@@ -118,8 +155,12 @@ func (s *Service) Create(ctx context.Context, in NewNode) (Node, error) {
 	if err != nil {
 		return Node{}, err
 	}
+	env, err := s.environmentOf(ctx, in.Environment)
+	if err != nil {
+		return Node{}, err
+	}
 	n := Node{
-		UUID: strings.ToLower(in.UUID), ID: in.ID, FQDN: fqdn, EnvironmentID: in.EnvironmentID,
+		UUID: strings.ToLower(in.UUID), ID: in.ID, FQDN: fqdn, EnvironmentID: env.ID, EnvironmentUUID: env.UUID,
 		Roles: orEmpty(in.Roles), Traits: orEmpty(in.Traits), Status: Enabled, CreatedAt: s.now(),
 	}
 	if err := n.validate(); err != nil {
@@ -179,9 +220,6 @@ func (s *Service) createConflict(ctx context.Context, n Node) error {
 
 // validate checks the fields a client sets.
 func (n Node) validate() error {
-	if n.EnvironmentID <= 0 {
-		return errs.Invalidf("environment_id must be a positive environment id")
-	}
 	if err := checkNames("role", n.Roles, checkRole); err != nil {
 		return err
 	}
@@ -339,7 +377,7 @@ func (s *Service) Update(ctx context.Context, ref string, u Update) (Node, error
 		if err != nil {
 			return Node{}, err
 		}
-		n, err := s.apply(old, u)
+		n, err := s.apply(ctx, old, u)
 		if err != nil {
 			return Node{}, err
 		}
@@ -369,7 +407,7 @@ func (s *Service) Update(ctx context.Context, ref string, u Update) (Node, error
 }
 
 // apply returns old with u applied, validated.
-func (s *Service) apply(old Node, u Update) (Node, error) {
+func (s *Service) apply(ctx context.Context, old Node, u Update) (Node, error) {
 	n := old
 	n.Roles, n.Traits = slices.Clone(old.Roles), slices.Clone(old.Traits)
 	if u.Status != nil {
@@ -395,8 +433,12 @@ func (s *Service) apply(old Node, u Update) (Node, error) {
 		}
 		n.FQDN = fqdn
 	}
-	if u.EnvironmentID != nil {
-		n.EnvironmentID = *u.EnvironmentID
+	if u.Environment != nil {
+		env, err := s.environmentOf(ctx, *u.Environment)
+		if err != nil {
+			return Node{}, err
+		}
+		n.EnvironmentID, n.EnvironmentUUID = env.ID, env.UUID
 	}
 	if n.Status == Enabled && u.DisabledReason != nil && *u.DisabledReason != "" {
 		return Node{}, errs.Invalidf("Specifying 'disabled_reason' with status 'enabled' is invalid.")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/nodes"
+	"github.com/tuningbox/tuningbox/shared/nodes/nodestest"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
 
@@ -18,7 +19,7 @@ func newService(t *testing.T) *nodes.Service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
-	return nodes.NewService(b.Index)
+	return nodes.NewService(b.Index, nodestest.Environments{Count: 9})
 }
 
 func mustCreate(t *testing.T, s *nodes.Service, in nodes.NewNode) nodes.Node {
@@ -58,27 +59,28 @@ func TestCheckTrait(t *testing.T) {
 func TestCreateValidation(t *testing.T) {
 	s := newService(t)
 	ctx := context.Background()
-	mustCreate(t, s, nodes.NewNode{FQDN: "taken.example.com", EnvironmentID: 1, UUID: "8221f906-208b-44a5-b575-f8e8a59c4a84", ID: 40})
+	mustCreate(t, s, nodes.NewNode{FQDN: "taken.example.com", Environment: "1", UUID: "8221f906-208b-44a5-b575-f8e8a59c4a84", ID: 40})
 	for _, tc := range []struct {
 		name string
 		in   nodes.NewNode
 		kind errs.Kind
 		msg  string
 	}{
-		{"empty fqdn", nodes.NewNode{EnvironmentID: 1}, errs.Invalid, "fqdn"},
-		{"bad label", nodes.NewNode{FQDN: "a_b.example.com", EnvironmentID: 1}, errs.Invalid, "label"},
-		{"numeric fqdn", nodes.NewNode{FQDN: "12", EnvironmentID: 1}, errs.Invalid, "ambiguous"},
-		{"uuid fqdn", nodes.NewNode{FQDN: "3fe90b52-1d67-4f03-9ed3-5fbf1a6fa1e1", EnvironmentID: 1}, errs.Invalid, "ambiguous"},
-		{"no environment", nodes.NewNode{FQDN: "n1"}, errs.Invalid, "environment_id"},
-		{"bad trait", nodes.NewNode{FQDN: "n1", EnvironmentID: 1, Traits: []string{"lower"}}, errs.Invalid, "trait"},
-		{"duplicate trait", nodes.NewNode{FQDN: "n1", EnvironmentID: 1, Traits: []string{"CUSTOM_A", "CUSTOM_A"}}, errs.Invalid, "twice"},
-		{"duplicate role", nodes.NewNode{FQDN: "n1", EnvironmentID: 1, Roles: []string{"compute", "compute"}}, errs.Invalid, "twice"},
-		{"empty role", nodes.NewNode{FQDN: "n1", EnvironmentID: 1, Roles: []string{""}}, errs.Invalid, "role"},
-		{"bad uuid", nodes.NewNode{FQDN: "n1", EnvironmentID: 1, UUID: "1234"}, errs.Invalid, "Invalid uuid 1234"},
-		{"negative id", nodes.NewNode{FQDN: "n1", EnvironmentID: 1, ID: -3}, errs.Invalid, "positive"},
-		{"duplicate fqdn", nodes.NewNode{FQDN: "TAKEN.example.com.", EnvironmentID: 2}, errs.Conflict, "fqdn taken.example.com"},
-		{"duplicate uuid", nodes.NewNode{FQDN: "n1", EnvironmentID: 1, UUID: "8221F906-208B-44A5-B575-F8E8A59C4A84"}, errs.Conflict, "uuid"},
-		{"duplicate id", nodes.NewNode{FQDN: "n1", EnvironmentID: 1, ID: 40}, errs.Conflict, "id 40"},
+		{"empty fqdn", nodes.NewNode{Environment: "1"}, errs.Invalid, "fqdn"},
+		{"bad label", nodes.NewNode{FQDN: "a_b.example.com", Environment: "1"}, errs.Invalid, "label"},
+		{"numeric fqdn", nodes.NewNode{FQDN: "12", Environment: "1"}, errs.Invalid, "ambiguous"},
+		{"uuid fqdn", nodes.NewNode{FQDN: "3fe90b52-1d67-4f03-9ed3-5fbf1a6fa1e1", Environment: "1"}, errs.Invalid, "ambiguous"},
+		{"no environment", nodes.NewNode{FQDN: "n1"}, errs.Invalid, "environment_id is required"},
+		{"unknown environment", nodes.NewNode{FQDN: "n1", Environment: "10"}, errs.Invalid, "environment_id 10: no such environment"},
+		{"bad trait", nodes.NewNode{FQDN: "n1", Environment: "1", Traits: []string{"lower"}}, errs.Invalid, "trait"},
+		{"duplicate trait", nodes.NewNode{FQDN: "n1", Environment: "1", Traits: []string{"CUSTOM_A", "CUSTOM_A"}}, errs.Invalid, "twice"},
+		{"duplicate role", nodes.NewNode{FQDN: "n1", Environment: "1", Roles: []string{"compute", "compute"}}, errs.Invalid, "twice"},
+		{"empty role", nodes.NewNode{FQDN: "n1", Environment: "1", Roles: []string{""}}, errs.Invalid, "role"},
+		{"bad uuid", nodes.NewNode{FQDN: "n1", Environment: "1", UUID: "1234"}, errs.Invalid, "Invalid uuid 1234"},
+		{"negative id", nodes.NewNode{FQDN: "n1", Environment: "1", ID: -3}, errs.Invalid, "positive"},
+		{"duplicate fqdn", nodes.NewNode{FQDN: "TAKEN.example.com.", Environment: "2"}, errs.Conflict, "fqdn taken.example.com"},
+		{"duplicate uuid", nodes.NewNode{FQDN: "n1", Environment: "1", UUID: "8221F906-208B-44A5-B575-F8E8A59C4A84"}, errs.Conflict, "uuid"},
+		{"duplicate id", nodes.NewNode{FQDN: "n1", Environment: "1", ID: 40}, errs.Conflict, "id 40"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := s.Create(ctx, tc.in)
@@ -91,9 +93,9 @@ func TestCreateValidation(t *testing.T) {
 
 func TestCreateAssignsIdentity(t *testing.T) {
 	s := newService(t)
-	a := mustCreate(t, s, nodes.NewNode{FQDN: "Node-1.Example.com", EnvironmentID: 1})
-	b := mustCreate(t, s, nodes.NewNode{FQDN: "node-2.example.com", EnvironmentID: 1, ID: 10})
-	c := mustCreate(t, s, nodes.NewNode{FQDN: "node-3.example.com", EnvironmentID: 1})
+	a := mustCreate(t, s, nodes.NewNode{FQDN: "Node-1.Example.com", Environment: "1"})
+	b := mustCreate(t, s, nodes.NewNode{FQDN: "node-2.example.com", Environment: "1", ID: 10})
+	c := mustCreate(t, s, nodes.NewNode{FQDN: "node-3.example.com", Environment: "1"})
 	if a.ID != 1 || b.ID != 10 || c.ID != 11 {
 		t.Errorf("ids = %d, %d, %d; want 1, 10, 11", a.ID, b.ID, c.ID)
 	}
@@ -108,7 +110,7 @@ func TestCreateAssignsIdentity(t *testing.T) {
 func TestResolve(t *testing.T) {
 	s := newService(t)
 	ctx := context.Background()
-	n := mustCreate(t, s, nodes.NewNode{FQDN: "node-1.example.com", EnvironmentID: 1})
+	n := mustCreate(t, s, nodes.NewNode{FQDN: "node-1.example.com", Environment: "1"})
 	for _, ref := range []string{n.UUID, strings.ToUpper(n.UUID), "1", "node-1.example.com", "NODE-1.example.com."} {
 		got, err := s.Resolve(ctx, ref)
 		if err != nil || got.UUID != n.UUID {
@@ -127,7 +129,7 @@ func TestListPagingAndSearch(t *testing.T) {
 	ctx := context.Background()
 	var all []nodes.Node
 	for i := range 5 {
-		all = append(all, mustCreate(t, s, nodes.NewNode{FQDN: fmt.Sprintf("node-%d.rack%d.example.com", i, i%2), EnvironmentID: int64(1 + i%2)}))
+		all = append(all, mustCreate(t, s, nodes.NewNode{FQDN: fmt.Sprintf("node-%d.rack%d.example.com", i, i%2), Environment: fmt.Sprint(1 + i%2)}))
 	}
 	page, err := s.List(ctx, 2, "")
 	if err != nil || len(page) != 2 || page[0].ID != 1 || page[1].ID != 2 {
@@ -214,15 +216,15 @@ func TestUpdate(t *testing.T) {
 		{name: "rename", u: nodes.Update{FQDN: ptr("renamed.example.com")},
 			check: func(n nodes.Node) bool { return n.FQDN == "renamed.example.com" }},
 		{name: "rename onto another node", u: nodes.Update{FQDN: ptr("other.example.com")}, errKind: errs.Conflict, errMsg: "other.example.com"},
-		{name: "move environment", u: nodes.Update{EnvironmentID: ptr(int64(7))},
-			check: func(n nodes.Node) bool { return n.EnvironmentID == 7 }},
-		{name: "bad environment", u: nodes.Update{EnvironmentID: ptr(int64(0))}, errKind: errs.Invalid, errMsg: "environment_id"},
+		{name: "move environment", u: nodes.Update{Environment: ptr("7")},
+			check: func(n nodes.Node) bool { return n.EnvironmentID == 7 && n.EnvironmentUUID == nodestest.EnvironmentUUID(7) }},
+		{name: "bad environment", u: nodes.Update{Environment: ptr("0")}, errKind: errs.Invalid, errMsg: "environment_id 0: no such environment"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newService(t)
 			ctx := context.Background()
-			n := mustCreate(t, s, nodes.NewNode{FQDN: "node.example.com", EnvironmentID: 1, Roles: []string{"controller"}})
-			mustCreate(t, s, nodes.NewNode{FQDN: "other.example.com", EnvironmentID: 1})
+			n := mustCreate(t, s, nodes.NewNode{FQDN: "node.example.com", Environment: "1", Roles: []string{"controller"}})
+			mustCreate(t, s, nodes.NewNode{FQDN: "other.example.com", Environment: "1"})
 			if tc.disable {
 				if _, err := s.Update(ctx, n.UUID, nodes.Update{Status: ptr(nodes.Disabled), DisabledReason: ptr("old")}); err != nil {
 					t.Fatal(err)
@@ -252,8 +254,8 @@ func TestUpdate(t *testing.T) {
 func TestUpdateMovesIndexes(t *testing.T) {
 	s := newService(t)
 	ctx := context.Background()
-	n := mustCreate(t, s, nodes.NewNode{FQDN: "node.example.com", EnvironmentID: 1})
-	if _, err := s.Update(ctx, "node.example.com", nodes.Update{FQDN: ptr("moved.example.com"), EnvironmentID: ptr(int64(2))}); err != nil {
+	n := mustCreate(t, s, nodes.NewNode{FQDN: "node.example.com", Environment: "1"})
+	if _, err := s.Update(ctx, "node.example.com", nodes.Update{FQDN: ptr("moved.example.com"), Environment: ptr(nodestest.EnvironmentUUID(2))}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Resolve(ctx, "node.example.com"); !errs.Is(err, errs.NotFound) {
@@ -269,13 +271,13 @@ func TestUpdateMovesIndexes(t *testing.T) {
 		t.Errorf("environment 2 lists %v", env2)
 	}
 	// The old name is free again.
-	mustCreate(t, s, nodes.NewNode{FQDN: "node.example.com", EnvironmentID: 1})
+	mustCreate(t, s, nodes.NewNode{FQDN: "node.example.com", Environment: "1"})
 }
 
 func TestDelete(t *testing.T) {
 	s := newService(t)
 	ctx := context.Background()
-	n := mustCreate(t, s, nodes.NewNode{FQDN: "node.example.com", EnvironmentID: 1})
+	n := mustCreate(t, s, nodes.NewNode{FQDN: "node.example.com", Environment: "1"})
 	if err := s.Delete(ctx, "1"); err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +289,7 @@ func TestDelete(t *testing.T) {
 	if err := s.Delete(ctx, n.UUID); !errs.Is(err, errs.NotFound) {
 		t.Errorf("second delete: %v", err)
 	}
-	again := mustCreate(t, s, nodes.NewNode{FQDN: "node.example.com", EnvironmentID: 1})
+	again := mustCreate(t, s, nodes.NewNode{FQDN: "node.example.com", Environment: "1"})
 	if again.ID != 2 {
 		t.Errorf("id reused: %d", again.ID)
 	}

@@ -217,7 +217,9 @@ func TestUpdate(t *testing.T) {
 			check: func(n nodes.Node) bool { return n.FQDN == "renamed.example.com" }},
 		{name: "rename onto another node", u: nodes.Update{FQDN: ptr("other.example.com")}, errKind: errs.Conflict, errMsg: "other.example.com"},
 		{name: "move environment", u: nodes.Update{Environment: ptr("7")},
-			check: func(n nodes.Node) bool { return n.EnvironmentID == 7 && n.EnvironmentUUID == nodestest.EnvironmentUUID(7) }},
+			check: func(n nodes.Node) bool {
+				return n.EnvironmentID == 7 && n.EnvironmentUUID == nodestest.EnvironmentUUID(7)
+			}},
 		{name: "bad environment", u: nodes.Update{Environment: ptr("0")}, errKind: errs.Invalid, errMsg: "environment_id 0: no such environment"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

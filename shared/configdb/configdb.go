@@ -1,0 +1,187 @@
+// Package configdb is the ConfigDB domain (spec 000, tuning-box compatible):
+// components and their resource definitions, environments with ordered
+// hierarchy levels, per (environment, level path, resource) a values and an
+// overrides document with immutable versions, and the effective merge Hiera reads.
+//
+// It depends only on the storage contract (shared/store) and returns errs errors;
+// shared/httpapi/configapi serves it over HTTP.
+package configdb
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tuningbox/tuningbox/shared/cache"
+	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/store"
+)
+
+// Service implements the ConfigDB over an index and a blob store. It is safe for concurrent use.
+type Service struct {
+	idx     store.Index
+	blobs   store.Blobs
+	now     func() time.Time
+	newUUID func() string
+
+	validatorsMu sync.RWMutex
+	validators   map[string]func(doc []byte) error
+
+	// docs holds parsed documents by SHA-256: immutable, so never stale.
+	docs *cache.LRU[string, *parsedDoc]
+	// merges holds effective merges by the identity of their layers.
+	merges *cache.LRU[[32]byte, *merged]
+	// responses holds encoded answers by their ETag.
+	responses *cache.LRU[[32]byte, *Document]
+	// guesses remembers which environment and resource definition a reference
+	// resolved to; a read confirms the guess from the items it fetches anyway.
+	guesses *cache.LRU[string, guess]
+	// envs and resdefs hold the parsed form of the last seen item bytes.
+	envs    *cache.LRU[int64, parsedItem[envRecord]]
+	resdefs *cache.LRU[int64, parsedItem[resdefRecord]]
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithClock sets the source of timestamps (tests).
+func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
+
+// WithUUIDs sets the UUID generator (tests).
+func WithUUIDs(gen func() string) Option { return func(s *Service) { s.newUUID = gen } }
+
+// WithCacheSizes bounds the caches of parsed documents and of encoded responses, in bytes.
+func WithCacheSizes(documentBytes, responseBytes int64) Option {
+	return func(s *Service) {
+		s.docs = cache.New[string](documentBytes, func(d *parsedDoc) int64 { return d.cost() })
+		s.responses = cache.New[[32]byte](responseBytes, func(d *Document) int64 { return int64(len(d.Body) + len(d.ETag)) })
+	}
+}
+
+// Default cache bounds.
+const (
+	defaultDocumentCacheBytes = 256 << 20
+	defaultResponseCacheBytes = 128 << 20
+	mergeCacheEntries         = 4096
+	entityCacheEntries        = 16384
+)
+
+// NewService returns a ConfigDB service over idx and blobs.
+func NewService(idx store.Index, blobs store.Blobs, opts ...Option) *Service {
+	s := &Service{
+		idx:        idx,
+		blobs:      blobs,
+		now:        time.Now,
+		newUUID:    func() string { return uuid.NewString() },
+		validators: make(map[string]func([]byte) error),
+		merges:     cache.New[[32]byte](mergeCacheEntries, func(*merged) int64 { return 1 }),
+		guesses:    cache.New[string](entityCacheEntries, func(guess) int64 { return 1 }),
+		envs:       cache.New[int64](entityCacheEntries, func(parsedItem[envRecord]) int64 { return 1 }),
+		resdefs:    cache.New[int64](entityCacheEntries, func(parsedItem[resdefRecord]) int64 { return 1 }),
+	}
+	WithCacheSizes(defaultDocumentCacheBytes, defaultResponseCacheBytes)(s)
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// RegisterValidator makes fn the validator called name. A resource definition
+// whose content is an object with "validator": name has every new values or
+// overrides document checked by fn before it is stored; fn's error is returned
+// to the writer (an errs error keeps its kind, anything else becomes 400).
+func (s *Service) RegisterValidator(name string, fn func(doc []byte) error) {
+	s.validatorsMu.Lock()
+	defer s.validatorsMu.Unlock()
+	s.validators[name] = fn
+}
+
+func (s *Service) validator(name string) (func([]byte) error, bool) {
+	s.validatorsMu.RLock()
+	defer s.validatorsMu.RUnlock()
+	fn, ok := s.validators[name]
+	return fn, ok
+}
+
+// maxAttempts bounds the optimistic-concurrency retries of one write.
+const maxAttempts = 1000
+
+// retryConflicts runs attempt until it returns something other than
+// store.ErrConflict. An attempt reads fresh state, checks every condition it is
+// about to write (answering duplicates and missing entities itself) and writes
+// conditionally, so a conflict means another writer got in between.
+func retryConflicts(ctx context.Context, what string, attempt func() error) error {
+	for range maxAttempts {
+		err := attempt()
+		if !errors.Is(err, store.ErrConflict) {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return errs.Conflictf("%s: too many concurrent changes; try again", what)
+}
+
+// getRecord reads and decodes the item at k; a missing item is store.ErrNotFound.
+func getRecord[T any](ctx context.Context, idx store.Index, k store.Key) (T, int64, error) {
+	var v T
+	rev, err := store.GetJSON(ctx, idx, k, &v)
+	return v, rev, err
+}
+
+// batchGet is store.Index.BatchGet without the 100-key bound.
+func (s *Service) batchGet(ctx context.Context, keys []store.Key) (map[store.Key]store.Item, error) {
+	const maxKeys = 100
+	if len(keys) <= maxKeys {
+		return s.idx.BatchGet(ctx, keys)
+	}
+	all := make(map[store.Key]store.Item, len(keys))
+	for start := 0; start < len(keys); start += maxKeys {
+		items, err := s.idx.BatchGet(ctx, keys[start:min(start+maxKeys, len(keys))])
+		if err != nil {
+			return nil, err
+		}
+		for k, it := range items {
+			all[k] = it
+		}
+	}
+	return all, nil
+}
+
+// uuidAlias returns the op creating the UUID alias of an entity.
+func uuidAlias(kind string, id Ident) store.Op {
+	return store.Create(uuidKey(id.UUID), mustJSON(aliasRecord{Kind: kind, ID: id.ID}))
+}
+
+// newIdent allocates the next id of kind and a fresh UUID.
+func (s *Service) newIdent(ctx context.Context, kind string) (Ident, error) {
+	id, err := store.NextID(ctx, s.idx, counterKey(kind))
+	if err != nil {
+		return Ident{}, err
+	}
+	return Ident{ID: id, UUID: s.newUUID()}, nil
+}
+
+// resolveUUID returns the id of the entity of kind that u names.
+func (s *Service) resolveUUID(ctx context.Context, kind, u string) (int64, error) {
+	a, _, err := getRecord[aliasRecord](ctx, s.idx, uuidKey(u))
+	if err != nil {
+		return 0, err
+	}
+	if a.Kind != kind {
+		return 0, store.ErrNotFound
+	}
+	return a.ID, nil
+}
+
+// notFound turns store.ErrNotFound into a 404 with msg; other errors pass through.
+func notFound(err error, format string, args ...any) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return errs.NotFoundf(format, args...)
+	}
+	return err
+}

@@ -1,0 +1,475 @@
+package configdb
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/store"
+)
+
+// guess is what a document reference resolved to last time. A read fetches the
+// environment and definition items anyway, in the same BatchGet as the heads, and
+// confirms the guess from them; only when it no longer holds is the reference
+// resolved again. So a warm read is one index call, and renames or deletes are
+// never answered from a stale cache.
+type guess struct {
+	env    int64
+	resdef int64
+	// components are the environment's component ids, for a definition named by name:
+	// the name items of all of them are fetched, to confirm the name is still unique.
+	components []int64
+}
+
+// parsedItem caches the decoded form of an item's exact bytes.
+type parsedItem[T any] struct {
+	raw []byte
+	rec T
+}
+
+// snapshot is one consistent read of everything a document operation needs.
+type snapshot struct {
+	env       envRecord
+	envRev    int64
+	resdef    resdefRecord
+	resdefRev int64
+	levels    []LevelValue
+	// heads[d][k] is the head of kind k (0 values, 1 overrides) at depth d of the level path.
+	heads [][2]*head
+	// version is the requested version of the addressed document, when one was asked for.
+	version *Version
+}
+
+// head is a document's current version with the revision of its head item.
+type head struct {
+	Version
+	rev int64
+}
+
+var kinds = [2]Kind{Values, Overrides}
+
+func kindIndex(k Kind) int {
+	if k == Overrides {
+		return 1
+	}
+	return 0
+}
+
+// ParseKind accepts "values", "overrides" and the spec's spelling "override".
+func ParseKind(s string) (Kind, bool) {
+	switch s {
+	case "values":
+		return Values, true
+	case "overrides", "override":
+		return Overrides, true
+	}
+	return "", false
+}
+
+func (sn *snapshot) depth() int { return len(sn.levels) }
+
+// addressed returns the head of kind at the addressed level.
+func (sn *snapshot) addressed(k Kind) *head { return sn.heads[sn.depth()][kindIndex(k)] }
+
+// load reads the environment, the definition, every head along the level path
+// and (version > 0) one version of the addressed document of kind vk.
+func (s *Service) load(ctx context.Context, ref DocRef, version int, vk Kind) (*snapshot, error) {
+	guessKey := ref.Env + "\x00" + ref.Resource
+	for range 3 {
+		g, ok := s.guesses.Get(guessKey)
+		if !ok {
+			var err error
+			if g, err = s.resolve(ctx, ref); err != nil {
+				return nil, err
+			}
+			s.guesses.Add(guessKey, g)
+		}
+		sn, err := s.fetch(ctx, ref, g, version, vk)
+		if err != nil || sn != nil {
+			return sn, err
+		}
+		s.guesses.Remove(guessKey)
+	}
+	return nil, errs.Conflictf("environment %s changed during the request; try again", ref.Env)
+}
+
+// resolve finds the environment and definition of ref with fresh reads,
+// answering 404 for anything unknown or invisible.
+func (s *Service) resolve(ctx context.Context, ref DocRef) (guess, error) {
+	env, _, err := s.envByRef(ctx, ref.Env)
+	if err != nil {
+		return guess{}, err
+	}
+	if err := checkLevels(env, ref.Levels); err != nil {
+		return guess{}, err
+	}
+	g := guess{env: env.ID}
+	r := parseRef(ref.Resource)
+	switch r.kind {
+	case byName:
+		g.components = make([]int64, len(env.Components))
+		for i, c := range env.Components {
+			g.components[i] = c.ID
+		}
+		items, err := s.batchGet(ctx, nameKeys(g.components, r.name))
+		if err != nil {
+			return guess{}, err
+		}
+		id, err := uniqueName(items, ref)
+		if err != nil {
+			return guess{}, err
+		}
+		g.resdef = id
+	case byUUID:
+		if g.resdef, err = s.resolveUUID(ctx, kindResdef, r.uuid); err != nil {
+			return guess{}, notFound(err, "resource %s not found in environment %d", ref.Resource, env.ID)
+		}
+	default:
+		g.resdef = r.id
+	}
+	rec, _, err := getRecord[resdefRecord](ctx, s.idx, resdefKey(g.resdef))
+	if err != nil {
+		return guess{}, notFound(err, "resource %s not found in environment %d", ref.Resource, env.ID)
+	}
+	if rec.Component == nil || !env.hasComponent(rec.Component.ID) {
+		return guess{}, errs.NotFoundf("resource %s not found in environment %d", ref.Resource, env.ID)
+	}
+	return g, nil
+}
+
+func nameKeys(components []int64, name string) []store.Key {
+	keys := make([]store.Key, len(components))
+	for i, c := range components {
+		keys[i] = resdefNameKey(&Ident{ID: c}, name)
+	}
+	return keys
+}
+
+// uniqueName returns the definition the name items found name; two components of
+// one environment defining the same name make the name ambiguous there.
+func uniqueName(items map[store.Key]store.Item, ref DocRef) (int64, error) {
+	var (
+		id    int64
+		found int
+	)
+	for _, it := range items {
+		var a aliasRecord
+		if err := json.Unmarshal(it.Value, &a); err != nil {
+			return 0, err
+		}
+		id = a.ID
+		found++
+	}
+	switch found {
+	case 0:
+		return 0, errs.NotFoundf("resource %s not found in environment %s", ref.Resource, ref.Env)
+	case 1:
+		return id, nil
+	}
+	return 0, errs.Conflictf("%d components of environment %s define a resource named %q; use its id", found, ref.Env, ref.Resource)
+}
+
+// checkLevels checks that levels are a leading prefix of the environment's levels, by name.
+func checkLevels(env envRecord, levels []LevelValue) error {
+	if len(levels) > len(env.Levels) {
+		return errs.NotFoundf("environment %d has %d hierarchy levels; the URL names %d", env.ID, len(env.Levels), len(levels))
+	}
+	for i, lv := range levels {
+		if lv.Name != env.Levels[i].Name {
+			return errs.NotFoundf("Unexpected level name '%s'. Expected '%s'.", lv.Name, env.Levels[i].Name)
+		}
+		if err := validLevelValue(lv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fetch reads everything in one BatchGet under guess g. It returns nil (and no
+// error) when the items show that the guess no longer holds.
+func (s *Service) fetch(ctx context.Context, ref DocRef, g guess, version int, vk Kind) (*snapshot, error) {
+	r := parseRef(ref.Resource)
+	depth := len(ref.Levels)
+	keys := make([]store.Key, 0, 3+2*(depth+1)+len(g.components))
+	keys = append(keys, envKey(g.env), resdefKey(g.resdef))
+	paths := make([]string, depth+1)
+	for d := range paths {
+		paths[d] = levelPath(ref.Levels[:d])
+		for _, k := range kinds {
+			keys = append(keys, headKey(g.env, g.resdef, k, paths[d]))
+		}
+	}
+	if err := checkKeyLength(keys[len(keys)-1], versionsPartition(g.env, g.resdef, Overrides, paths[depth])); err != nil {
+		return nil, err
+	}
+	if version > 0 {
+		keys = append(keys, versionKey(g.env, g.resdef, vk, paths[depth], version))
+	}
+	if r.kind == byName {
+		keys = append(keys, nameKeys(g.components, r.name)...)
+	}
+	items, err := s.idx.BatchGet(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	envItem, ok := items[envKey(g.env)]
+	if !ok {
+		return nil, nil
+	}
+	sn := &snapshot{envRev: envItem.Revision, levels: ref.Levels, heads: make([][2]*head, depth+1)}
+	if sn.env, err = parsed(s.envs, g.env, envItem); err != nil {
+		return nil, err
+	}
+	if err := checkLevels(sn.env, ref.Levels); err != nil {
+		return nil, err
+	}
+	resItem, ok := items[resdefKey(g.resdef)]
+	if !ok {
+		return nil, nil
+	}
+	sn.resdefRev = resItem.Revision
+	if sn.resdef, err = parsed(s.resdefs, g.resdef, resItem); err != nil {
+		return nil, err
+	}
+	if !s.guessHolds(ref, r, g, sn, items) {
+		return nil, nil
+	}
+	for d, p := range paths {
+		for i, k := range kinds {
+			if it, ok := items[headKey(g.env, g.resdef, k, p)]; ok {
+				h := &head{rev: it.Revision}
+				if err := json.Unmarshal(it.Value, &h.Version); err != nil {
+					return nil, err
+				}
+				sn.heads[d][i] = h
+			}
+		}
+	}
+	if version > 0 {
+		it, ok := items[versionKey(g.env, g.resdef, vk, paths[depth], version)]
+		if !ok {
+			return nil, errs.NotFoundf("version %d of the %s of resource %s not found", version, vk, ref.Resource)
+		}
+		sn.version = new(Version)
+		if err := json.Unmarshal(it.Value, sn.version); err != nil {
+			return nil, err
+		}
+	}
+	return sn, nil
+}
+
+// guessHolds confirms from freshly fetched items that ref still resolves to g.
+func (s *Service) guessHolds(ref DocRef, r ref, g guess, sn *snapshot, items map[store.Key]store.Item) bool {
+	if env := parseRef(ref.Env); env.kind == byUUID && env.uuid != sn.env.UUID {
+		return false
+	}
+	if c := sn.resdef.Component; c == nil || !sn.env.hasComponent(c.ID) {
+		return false
+	}
+	switch r.kind {
+	case byUUID:
+		return sn.resdef.UUID == r.uuid
+	case byName:
+		if sn.resdef.Name != r.name || len(g.components) != len(sn.env.Components) {
+			return false
+		}
+		for i, c := range sn.env.Components {
+			if g.components[i] != c.ID {
+				return false
+			}
+		}
+		id, err := uniqueName(pick(items, nameKeys(g.components, r.name)), ref)
+		return err == nil && id == g.resdef
+	}
+	return true
+}
+
+func pick(items map[store.Key]store.Item, keys []store.Key) map[store.Key]store.Item {
+	out := make(map[store.Key]store.Item, len(keys))
+	for _, k := range keys {
+		if it, ok := items[k]; ok {
+			out[k] = it
+		}
+	}
+	return out
+}
+
+// checkKeyLength refuses level paths too long for the store's keys.
+func checkKeyLength(k store.Key, partition string) error {
+	if len(k.Sort) > maxKeyBytes || len(partition) > maxKeyBytes {
+		return errs.Invalidf("the level path is too long")
+	}
+	return nil
+}
+
+// parsed decodes item, reusing the cached form when its bytes are unchanged.
+func parsed[T any](c interface {
+	Get(int64) (parsedItem[T], bool)
+	Add(int64, parsedItem[T])
+}, id int64, item store.Item) (T, error) {
+	if p, ok := c.Get(id); ok && bytes.Equal(p.raw, item.Value) {
+		return p.rec, nil
+	}
+	var rec T
+	if err := json.Unmarshal(item.Value, &rec); err != nil {
+		return rec, err
+	}
+	c.Add(id, parsedItem[T]{raw: item.Value, rec: rec})
+	return rec, nil
+}
+
+// PutDocument stores body (a JSON object) as the next version of the kind document
+// at ref. With ifMatch, the current document's ETag must match it (412 otherwise).
+func (s *Service) PutDocument(ctx context.Context, ref DocRef, kind Kind, body []byte, ifMatch string) (Version, error) {
+	doc, err := canonicalDocument(body)
+	if err != nil {
+		return Version{}, err
+	}
+	return s.write(ctx, ref, kind, ifMatch, func([]byte, bool) ([]byte, error) { return doc, nil })
+}
+
+// SetKeys applies a keys/set batch to the newest kind document at ref, all or nothing.
+// Nothing stored at that level is 404; a path that does not exist is 409.
+func (s *Service) SetKeys(ctx context.Context, ref DocRef, kind Kind, ops []KeyOp, ifMatch string) (Version, error) {
+	return s.editKeys(ctx, ref, kind, ops, ifMatch, true)
+}
+
+// DeleteKeys applies a keys/delete batch, like SetKeys.
+func (s *Service) DeleteKeys(ctx context.Context, ref DocRef, kind Kind, ops []KeyOp, ifMatch string) (Version, error) {
+	return s.editKeys(ctx, ref, kind, ops, ifMatch, false)
+}
+
+func (s *Service) editKeys(ctx context.Context, ref DocRef, kind Kind, ops []KeyOp, ifMatch string, set bool) (Version, error) {
+	return s.write(ctx, ref, kind, ifMatch, func(current []byte, exists bool) ([]byte, error) {
+		if !exists {
+			return nil, errs.NotFoundf("no %s of resource %s are stored at this level", kind, ref.Resource)
+		}
+		return applyKeyOps(current, ops, set)
+	})
+}
+
+// emptyDocument is what a level without a document reads as.
+var emptyDocument = []byte("{}")
+
+// write stores edit(current document) as version N+1 of the addressed document:
+// one atomic index write creates the version item, moves the head (conditional on
+// its revision) and records the level values, checking that the environment and
+// the definition did not change meanwhile. A conflict re-reads and retries, so
+// concurrent writers each get their own version; with ifMatch, a retry happens
+// only while the current ETag still matches, else 412.
+func (s *Service) write(ctx context.Context, ref DocRef, kind Kind, ifMatch string, edit func(current []byte, exists bool) ([]byte, error)) (Version, error) {
+	var (
+		stored  Version
+		putHash string
+	)
+	err := retryConflicts(ctx, "write document", func() error {
+		sn, err := s.load(ctx, ref, 0, "")
+		if err != nil {
+			return err
+		}
+		cur := sn.addressed(kind)
+		current, etag := emptyDocument, emptyETag
+		if cur != nil {
+			d, err := s.document(ctx, cur.SHA256)
+			if err != nil {
+				return err
+			}
+			current, etag = d.raw, d.etag
+		}
+		if ifMatch != "" && !ETagMatches(ifMatch, etag) {
+			return errs.New(errs.PreconditionFailed, "the %s document changed: its ETag is %s", kind, etag)
+		}
+		doc, err := edit(current, cur != nil)
+		if err != nil {
+			return err
+		}
+		if err := s.validate(sn.resdef, doc); err != nil {
+			return err
+		}
+		if putHash == "" || putHash != sha256Hex(doc) {
+			// The blob goes first: a failed index write leaves only an unreferenced blob.
+			if putHash, err = s.blobs.Put(ctx, doc); err != nil {
+				return err
+			}
+		}
+		stored = Version{Version: 1, CreatedAt: s.now().UTC(), Size: int64(len(doc)), SHA256: putHash}
+		if cur != nil {
+			stored.Version = cur.Version.Version + 1
+		}
+		path := levelPath(sn.levels)
+		value := mustJSON(stored)
+		ops := []store.Op{
+			store.Create(versionKey(sn.env.ID, sn.resdef.ID, kind, path, stored.Version), value),
+			store.Check(envKey(sn.env.ID), store.Cond{Kind: store.RevisionIs, Revision: sn.envRev}),
+			store.Check(resdefKey(sn.resdef.ID), store.Cond{Kind: store.RevisionIs, Revision: sn.resdefRev}),
+		}
+		if cur != nil {
+			ops = append(ops, store.Update(headKey(sn.env.ID, sn.resdef.ID, kind, path), value, cur.rev))
+		} else {
+			ops = append(ops, store.Create(headKey(sn.env.ID, sn.resdef.ID, kind, path), value))
+			for i, lv := range sn.levels {
+				ops = append(ops, store.Put(levelValueKey(sn.env.ID, sn.env.Levels[i].ID, lv.Value), []byte("{}")))
+			}
+		}
+		return s.idx.Write(ctx, ops...)
+	})
+	return stored, err
+}
+
+// validate runs the validator the definition's content names, if any.
+func (s *Service) validate(def resdefRecord, doc []byte) error {
+	name, ok := validatorName(def.Content)
+	if !ok {
+		return nil
+	}
+	fn, ok := s.validator(name)
+	if !ok {
+		return errs.Invalidf("resource %s names validator %q, which this server does not have", def.Name, name)
+	}
+	if err := fn(doc); err != nil {
+		var e *errs.Error
+		if errors.As(err, &e) {
+			return err
+		}
+		return errs.Wrap(errs.Invalid, err, err.Error())
+	}
+	return nil
+}
+
+// ListVersions lists the versions of the kind document at ref, newest first.
+func (s *Service) ListVersions(ctx context.Context, ref DocRef, kind Kind) ([]Version, error) {
+	sn, err := s.load(ctx, ref, 0, "")
+	if err != nil {
+		return nil, err
+	}
+	items, err := s.idx.Query(ctx, store.Query{
+		Partition: versionsPartition(sn.env.ID, sn.resdef.ID, kind, levelPath(sn.levels)),
+		Reverse:   true,
+	})
+	if err != nil {
+		return nil, err
+	}
+	versions := make([]Version, len(items))
+	for i, it := range items {
+		if err := json.Unmarshal(it.Value, &versions[i]); err != nil {
+			return nil, err
+		}
+	}
+	return versions, nil
+}
+
+// lookupLabel is the level path as show_lookup prints it: "/" for global, else "/lvl1/v1/.../".
+func lookupLabel(env envRecord, levels []LevelValue) string {
+	var b strings.Builder
+	b.WriteString("/")
+	for i, lv := range levels {
+		b.WriteString(env.Levels[i].Name)
+		b.WriteString("/")
+		b.WriteString(lv.Value)
+		b.WriteString("/")
+	}
+	return b.String()
+}

@@ -1,0 +1,312 @@
+package configdb
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
+)
+
+// ReadQuery asks for one document, or for the effective merge, at a level path.
+type ReadQuery struct {
+	DocRef
+	// Kind is the addressed document (values or overrides).
+	Kind Kind
+	// Effective merges global .. addressed level, values then overrides at each level.
+	Effective bool
+	// ShowLookup (effective only) pairs each top-level value with the path where it was last set.
+	ShowLookup bool
+	// Key selects one value by a dot path ("a.b.0").
+	Key string
+	// Version, when > 0, reads that version of the addressed document (with
+	// Effective: the addressed level's Kind document; every other one is at its latest).
+	Version int
+}
+
+// Effective returns the effective values document: what Hiera reads.
+func (s *Service) Effective(ctx context.Context, q EffectiveQuery) (*Document, error) {
+	return s.Read(ctx, ReadQuery{DocRef: q.DocRef(), Kind: Values, Effective: true, ShowLookup: q.ShowLookup, Key: q.Key, Version: q.Version})
+}
+
+// GetDocument returns the kind document at ref ({} when none is stored), at
+// version when > 0 (404 when that version does not exist).
+func (s *Service) GetDocument(ctx context.Context, ref DocRef, kind Kind, version int) (*Document, error) {
+	return s.Read(ctx, ReadQuery{DocRef: ref, Kind: kind, Version: version})
+}
+
+// Read answers q. A warm read is one index BatchGet: documents come from the
+// cache of parsed blobs, and the encoded answer from the cache keyed by its ETag,
+// so nothing is merged or encoded again while nothing changed.
+func (s *Service) Read(ctx context.Context, q ReadQuery) (*Document, error) {
+	if q.ShowLookup && !q.Effective {
+		return nil, errs.Conflictf("show_lookup needs effective")
+	}
+	if q.Version < 0 {
+		return nil, errs.Invalidf("version must be a positive integer")
+	}
+	sn, err := s.load(ctx, q.DocRef, q.Version, q.Kind)
+	if err != nil {
+		return nil, err
+	}
+	var layers []layer
+	addLayer := func(d int, k Kind) {
+		sha := ""
+		if h := sn.heads[d][kindIndex(k)]; h != nil {
+			sha = h.SHA256
+		}
+		if d == sn.depth() && k == q.Kind && sn.version != nil {
+			sha = sn.version.SHA256
+		}
+		if sha != "" {
+			layers = append(layers, layer{depth: d, sha: sha})
+		}
+	}
+	if q.Effective {
+		for d := 0; d <= sn.depth(); d++ {
+			for _, k := range kinds {
+				addLayer(d, k)
+			}
+		}
+	} else {
+		addLayer(sn.depth(), q.Kind)
+		if q.Key == "" {
+			if len(layers) == 0 {
+				return emptyDoc, nil
+			}
+			d, err := s.document(ctx, layers[0].sha)
+			if err != nil {
+				return nil, err
+			}
+			return d.asDocument, nil
+		}
+	}
+	var labels []string
+	if q.ShowLookup {
+		labels = make([]string, sn.depth()+1)
+		for d := range labels {
+			labels[d] = lookupLabel(sn.env, sn.levels[:d])
+		}
+	}
+	return s.render(ctx, layers, labels, q.Key)
+}
+
+// layer is one stored document in merge order, at a depth of the level path.
+type layer struct {
+	depth int
+	sha   string
+}
+
+// render merges layers and encodes the answer, through the response cache.
+// labels (show_lookup) are the lookup paths by depth; nil for plain values.
+func (s *Service) render(ctx context.Context, layers []layer, labels []string, key string) (*Document, error) {
+	mergeKey, responseKey := identities(layers, labels, key)
+	if d, ok := s.responses.Get(responseKey); ok {
+		return d, nil
+	}
+	m, ok := s.merges.Get(mergeKey)
+	if !ok {
+		var err error
+		if m, err = s.merge(ctx, layers); err != nil {
+			return nil, err
+		}
+		s.merges.Add(mergeKey, m)
+	}
+	body, err := m.encode(layers, labels, key)
+	if err != nil {
+		return nil, err
+	}
+	d := &Document{Body: body, ETag: quote(hex.EncodeToString(responseKey[:]))}
+	s.responses.Add(responseKey, d)
+	return d, nil
+}
+
+// identities returns the identity of a merge (its ordered documents) and of an
+// answer (the merge, the lookup labels and the key); the latter is the ETag.
+func identities(layers []layer, labels []string, key string) (merge, response [32]byte) {
+	h := sha256.New()
+	for _, l := range layers {
+		h.Write([]byte(l.sha))
+		h.Write([]byte{0})
+	}
+	h.Sum(merge[:0])
+	h.Write([]byte("key\x00" + key + "\x00"))
+	if labels != nil {
+		h.Write([]byte("show_lookup\x00"))
+		for _, l := range layers {
+			h.Write([]byte(labels[l.depth]))
+			h.Write([]byte{0})
+		}
+	}
+	h.Sum(response[:0])
+	return merge, response
+}
+
+// merged is an effective document: each top-level key with its value and the layer that set it last.
+type merged struct {
+	keys    []string
+	entries map[string]mergedValue
+}
+
+type mergedValue struct {
+	raw   json.RawMessage
+	layer int
+}
+
+// merge applies layers in order, replacing top-level keys (the merge is shallow).
+func (s *Service) merge(ctx context.Context, layers []layer) (*merged, error) {
+	m := &merged{entries: make(map[string]mergedValue)}
+	for i, l := range layers {
+		d, err := s.document(ctx, l.sha)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range d.fields {
+			m.entries[k] = mergedValue{raw: v, layer: i}
+		}
+	}
+	m.keys = make([]string, 0, len(m.entries))
+	for k := range m.entries {
+		m.keys = append(m.keys, k)
+	}
+	slices.Sort(m.keys)
+	return m, nil
+}
+
+// encode writes the merged object (or the value at key), each value as
+// [value, "lookup path"] when labels are given.
+func (m *merged) encode(layers []layer, labels []string, key string) ([]byte, error) {
+	value := func(buf []byte, v mergedValue, raw []byte) []byte {
+		if labels == nil {
+			return append(buf, raw...)
+		}
+		buf = append(buf, '[')
+		buf = append(buf, raw...)
+		buf = append(buf, ',')
+		buf = appendJSONString(buf, labels[layers[v.layer].depth])
+		return append(buf, ']')
+	}
+	if key != "" {
+		path := splitDotPath(key)
+		v, ok := m.entries[path[0]]
+		if !ok {
+			return nil, errNoKeysPath
+		}
+		raw := []byte(v.raw)
+		if len(path) > 1 {
+			node, err := decodeJSON(raw)
+			if err != nil {
+				return nil, err
+			}
+			sub, ok := lookupPath(node, path[1:])
+			if !ok {
+				return nil, errNoKeysPath
+			}
+			raw = encodeJSON(sub)
+		}
+		return value(nil, v, raw), nil
+	}
+	size := 2
+	for _, k := range m.keys {
+		size += len(k) + len(m.entries[k].raw) + 4
+	}
+	buf := make([]byte, 0, size+len(m.keys)*24)
+	buf = append(buf, '{')
+	for i, k := range m.keys {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = appendJSONString(buf, k)
+		buf = append(buf, ':')
+		v := m.entries[k]
+		buf = value(buf, v, v.raw)
+	}
+	return append(buf, '}'), nil
+}
+
+// appendJSONString appends s as a JSON string, without HTML escaping (like the canonical form).
+func appendJSONString(buf []byte, s string) []byte {
+	buf = append(buf, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			buf = append(buf, '\\', c)
+		case c < 0x20:
+			buf = fmt.Appendf(buf, `\u%04x`, c)
+		case c < utf8.RuneSelf:
+			buf = append(buf, c)
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				buf = append(buf, `\ufffd`...)
+			} else {
+				buf = append(buf, s[i:i+size]...)
+			}
+			i += size
+			continue
+		}
+		i++
+	}
+	return append(buf, '"')
+}
+
+// parsedDoc is a stored document: its canonical bytes, ETag and top-level fields.
+type parsedDoc struct {
+	raw        []byte
+	etag       string
+	fields     map[string]json.RawMessage
+	asDocument *Document
+}
+
+func (d *parsedDoc) cost() int64 { return int64(2*len(d.raw) + 128) }
+
+// document returns the stored document with hash sha, through the cache.
+func (s *Service) document(ctx context.Context, sha string) (*parsedDoc, error) {
+	if d, ok := s.docs.Get(sha); ok {
+		return d, nil
+	}
+	raw, err := s.blobs.Get(ctx, sha)
+	if err != nil {
+		return nil, fmt.Errorf("document blob %s: %w", sha, err)
+	}
+	d := &parsedDoc{raw: raw, etag: quote(sha)}
+	if err := json.Unmarshal(raw, &d.fields); err != nil {
+		return nil, fmt.Errorf("document blob %s: %w", sha, err)
+	}
+	d.asDocument = &Document{Body: raw, ETag: d.etag}
+	s.docs.Add(sha, d)
+	return d, nil
+}
+
+func quote(s string) string { return strconv.Quote(s) }
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// emptyETag is the ETag of a level where no document is stored (its body is {}).
+var (
+	emptyETag = quote(sha256Hex(emptyDocument))
+	emptyDoc  = &Document{Body: emptyDocument, ETag: emptyETag}
+)
+
+// ETagMatches reports whether an If-Match or If-None-Match header value matches
+// etag: "*" matches anything, else one of the comma-separated entity tags must be
+// exactly etag (strong comparison; tuningbox only issues strong ETags).
+func ETagMatches(header, etag string) bool {
+	for tag := range strings.SplitSeq(header, ",") {
+		tag = strings.TrimSpace(tag)
+		if tag == "*" || tag == etag {
+			return true
+		}
+	}
+	return false
+}

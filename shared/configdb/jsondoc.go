@@ -1,0 +1,249 @@
+package configdb
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
+)
+
+// Documents are kept in a canonical form: compact JSON, object keys sorted,
+// numbers exactly as the client wrote them (json.Number, never float64), no
+// HTML escaping. Equal content therefore has equal bytes and an equal SHA-256.
+
+// decodeJSON decodes one JSON value with numbers kept as json.Number.
+func decodeJSON(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, errs.Wrap(errs.Invalid, err, "invalid JSON: "+strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if dec.More() {
+		return nil, errs.Invalidf("invalid JSON: data after the value")
+	}
+	return v, nil
+}
+
+// encodeJSON encodes v in the canonical form.
+func encodeJSON(v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(fmt.Sprintf("encode decoded JSON: %v", err)) // v came from decodeJSON
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// canonicalJSON returns the canonical form of any JSON value.
+func canonicalJSON(b []byte) ([]byte, error) {
+	v, err := decodeJSON(b)
+	if err != nil {
+		return nil, err
+	}
+	return encodeJSON(v), nil
+}
+
+// canonicalDocument checks that body is a JSON object and returns its canonical form.
+func canonicalDocument(body []byte) ([]byte, error) {
+	v, err := decodeJSON(body)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return nil, errs.Invalidf("a document must be a JSON object, not %s", jsonType(v))
+	}
+	return encodeJSON(v), nil
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "a list"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	default:
+		return "null"
+	}
+}
+
+// errNoKeysPath is tuning-box's answer to a key path that does not exist.
+var errNoKeysPath = errs.Conflictf("Keys path doesn't exist")
+
+// child returns the element seg names inside node: a key of an object, or an
+// index of a list when node is a list.
+func child(node any, seg string) (any, bool) {
+	switch n := node.(type) {
+	case map[string]any:
+		v, ok := n[seg]
+		return v, ok
+	case []any:
+		if i, ok := listIndex(n, seg); ok {
+			return n[i], true
+		}
+	}
+	return nil, false
+}
+
+func listIndex(list []any, seg string) (int, bool) {
+	i, err := strconv.Atoi(seg)
+	if err != nil || i < 0 || i >= len(list) || strconv.Itoa(i) != seg {
+		return 0, false
+	}
+	return i, true
+}
+
+// splitDotPath splits a key query ("a.b.0") into its segments.
+func splitDotPath(key string) []string { return strings.Split(key, ".") }
+
+// lookupPath walks path from node; false when any segment does not exist.
+func lookupPath(node any, path []string) (any, bool) {
+	for _, seg := range path {
+		var ok bool
+		if node, ok = child(node, seg); !ok {
+			return nil, false
+		}
+	}
+	return node, true
+}
+
+// KeyOp is one entry of a keys/set or keys/delete batch: a list of path segments
+// (strings, or integers for list indexes); for set, the last element is the value.
+type KeyOp []json.RawMessage
+
+// applyKeyOps applies a whole batch to a copy of doc and returns the new canonical
+// bytes. Any bad operation fails the batch: nothing is applied.
+func applyKeyOps(doc []byte, ops []KeyOp, set bool) ([]byte, error) {
+	if len(ops) == 0 {
+		return nil, errs.Invalidf("the key path list is empty")
+	}
+	root, err := decodeJSON(doc)
+	if err != nil {
+		return nil, err
+	}
+	for i, op := range ops {
+		raw := []json.RawMessage(op)
+		var value any
+		if set {
+			if len(raw) < 2 {
+				return nil, errs.Conflictf("Keys path #%d needs at least one key and a value", i+1)
+			}
+			if value, err = decodeJSON(raw[len(raw)-1]); err != nil {
+				return nil, err
+			}
+			raw = raw[:len(raw)-1]
+		}
+		if len(raw) == 0 {
+			return nil, errs.Conflictf("Keys path #%d is empty", i+1)
+		}
+		path, err := pathSegments(raw)
+		if err != nil {
+			return nil, err
+		}
+		if set {
+			root, err = setPath(root, path, value)
+		} else {
+			root, err = deletePath(root, path)
+		}
+		if err != nil {
+			return nil, errs.Conflictf("Keys path %s doesn't exist", strings.Join(path, "."))
+		}
+	}
+	return encodeJSON(root), nil
+}
+
+// pathSegments turns raw JSON path elements into strings: a string as is, an integer in decimal.
+func pathSegments(raw []json.RawMessage) ([]string, error) {
+	path := make([]string, len(raw))
+	for i, r := range raw {
+		v, err := decodeJSON(r)
+		if err != nil {
+			return nil, err
+		}
+		switch s := v.(type) {
+		case string:
+			path[i] = s
+		case json.Number:
+			n, err := strconv.Atoi(s.String())
+			if err != nil || n < 0 {
+				return nil, errs.Invalidf("key path element %s is not a string or a list index", s)
+			}
+			path[i] = strconv.Itoa(n)
+		default:
+			return nil, errs.Invalidf("key path elements must be strings or list indexes, not %s", jsonType(v))
+		}
+	}
+	return path, nil
+}
+
+// setPath sets the element at path to value: every container before the last
+// segment must exist; the last segment may add a key to an object but only
+// replace an existing element of a list. It returns the (possibly new) node.
+func setPath(node any, path []string, value any) (any, error) {
+	seg := path[0]
+	if len(path) > 1 {
+		next, ok := child(node, seg)
+		if !ok {
+			return nil, errNoKeysPath
+		}
+		updated, err := setPath(next, path[1:], value)
+		if err != nil {
+			return nil, err
+		}
+		value = updated
+	}
+	switch n := node.(type) {
+	case map[string]any:
+		n[seg] = value
+		return n, nil
+	case []any:
+		i, ok := listIndex(n, seg)
+		if !ok {
+			return nil, errNoKeysPath
+		}
+		n[i] = value
+		return n, nil
+	}
+	return nil, errNoKeysPath
+}
+
+// deletePath removes the existing element at path and returns the (possibly new) node.
+func deletePath(node any, path []string) (any, error) {
+	seg := path[0]
+	if len(path) > 1 {
+		next, ok := child(node, seg)
+		if !ok {
+			return nil, errNoKeysPath
+		}
+		updated, err := deletePath(next, path[1:])
+		if err != nil {
+			return nil, err
+		}
+		return setPath(node, path[:1], updated)
+	}
+	switch n := node.(type) {
+	case map[string]any:
+		if _, ok := n[seg]; !ok {
+			return nil, errNoKeysPath
+		}
+		delete(n, seg)
+		return n, nil
+	case []any:
+		i, ok := listIndex(n, seg)
+		if !ok {
+			return nil, errNoKeysPath
+		}
+		return append(n[:i], n[i+1:]...), nil
+	}
+	return nil, errNoKeysPath
+}

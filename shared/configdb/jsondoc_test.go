@@ -1,0 +1,154 @@
+package configdb
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
+)
+
+func keyOps(t *testing.T, s string) []KeyOp {
+	t.Helper()
+	var ops []KeyOp
+	if err := json.Unmarshal([]byte(s), &ops); err != nil {
+		t.Fatalf("bad test ops %s: %v", s, err)
+	}
+	return ops
+}
+
+func TestApplyKeyOps(t *testing.T) {
+	const doc = `{"a":{"b":"old","list":[1,2,3]},"n":1.50,"s":"x"}`
+	tests := []struct {
+		name string
+		set  bool
+		ops  string
+		want string
+		kind errs.Kind // when the batch fails
+	}{
+		{name: "set existing nested key", set: true, ops: `[["a","b","new"]]`, want: `{"a":{"b":"new","list":[1,2,3]},"n":1.50,"s":"x"}`},
+		{name: "set adds one new key", set: true, ops: `[["a","c",{"d":1}]]`, want: `{"a":{"b":"old","c":{"d":1},"list":[1,2,3]},"n":1.50,"s":"x"}`},
+		{name: "set top-level key", set: true, ops: `[["t",true]]`, want: `{"a":{"b":"old","list":[1,2,3]},"n":1.50,"s":"x","t":true}`},
+		{name: "set replaces list element by string index", set: true, ops: `[["a","list","1",20]]`, want: `{"a":{"b":"old","list":[1,20,3]},"n":1.50,"s":"x"}`},
+		{name: "set replaces list element by integer index", set: true, ops: `[["a","list",0,10]]`, want: `{"a":{"b":"old","list":[10,2,3]},"n":1.50,"s":"x"}`},
+		{name: "several sets apply in order", set: true, ops: `[["x",{}],["x","y",1]]`, want: `{"a":{"b":"old","list":[1,2,3]},"n":1.50,"s":"x","x":{"y":1}}`},
+		{name: "big numbers round-trip", set: true, ops: `[["big",12345678901234567890123]]`, want: `{"a":{"b":"old","list":[1,2,3]},"big":12345678901234567890123,"n":1.50,"s":"x"}`},
+		{name: "set cannot append to a list", set: true, ops: `[["a","list","3",4]]`, kind: errs.Conflict},
+		{name: "set cannot create two levels", set: true, ops: `[["a","x","y",1]]`, kind: errs.Conflict},
+		{name: "set through a scalar", set: true, ops: `[["s","x",1]]`, kind: errs.Conflict},
+		{name: "set without a key", set: true, ops: `[["only-value"]]`, kind: errs.Conflict},
+		{name: "set batch is all or nothing", set: true, ops: `[["n",2],["missing","x",1]]`, kind: errs.Conflict},
+		{name: "set path element of a wrong type", set: true, ops: `[[true,1]]`, kind: errs.Invalid},
+		{name: "empty batch", set: true, ops: `[]`, kind: errs.Invalid},
+		{name: "delete nested key", ops: `[["a","b"]]`, want: `{"a":{"list":[1,2,3]},"n":1.50,"s":"x"}`},
+		{name: "delete list element", ops: `[["a","list","0"]]`, want: `{"a":{"b":"old","list":[2,3]},"n":1.50,"s":"x"}`},
+		{name: "delete several", ops: `[["n"],["s"]]`, want: `{"a":{"b":"old","list":[1,2,3]}}`},
+		{name: "delete missing key", ops: `[["nope"]]`, kind: errs.Conflict},
+		{name: "delete out of range", ops: `[["a","list","9"]]`, kind: errs.Conflict},
+		{name: "delete through a scalar", ops: `[["n","x"]]`, kind: errs.Conflict},
+		{name: "delete empty path", ops: `[[]]`, kind: errs.Conflict},
+		{name: "delete batch is all or nothing", ops: `[["n"],["n"]]`, kind: errs.Conflict},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := applyKeyOps([]byte(doc), keyOps(t, tt.ops), tt.set)
+			if tt.want == "" {
+				if err == nil || errs.KindOf(err) != tt.kind {
+					t.Fatalf("got %s, %v; want an error of kind %d", got, err, tt.kind)
+				}
+				return
+			}
+			if err != nil || string(got) != tt.want {
+				t.Fatalf("got %s, %v; want %s", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLookupDotPath(t *testing.T) {
+	node, err := decodeJSON([]byte(`{"a":{"b":[{"c":1},{"c":2}]},"1":"one","l":[[0,[5]]]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		key  string
+		want string // "" = path does not exist
+	}{
+		{"a", `{"b":[{"c":1},{"c":2}]}`},
+		{"a.b.1.c", `2`},
+		{"a.b.0", `{"c":1}`},
+		{"1", `"one"`},
+		{"l.0.1.0", `5`},
+		{"a.b.2", ""},
+		{"a.b.-1", ""},
+		{"a.b.01", ""},
+		{"a.b.x", ""},
+		{"a.x", ""},
+		{"a.b.0.c.d", ""},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		v, ok := lookupPath(node, splitDotPath(tt.key))
+		got := ""
+		if ok {
+			got = string(encodeJSON(v))
+		}
+		if got != tt.want {
+			t.Errorf("key %q: got %q, want %q", tt.key, got, tt.want)
+		}
+	}
+}
+
+func TestCanonicalDocument(t *testing.T) {
+	tests := []struct {
+		in, want string
+		ok       bool
+	}{
+		{`{ "b": 1.0, "a": [1e400, -0, 0.1] }`, `{"a":[1e400,-0,0.1],"b":1.0}`, true},
+		{`{"html":"<a&b>","u":"é"}`, `{"html":"<a&b>","u":"é"}`, true},
+		{`{"dup":1,"dup":2}`, `{"dup":2}`, true},
+		{`[1,2]`, "", false},
+		{`"s"`, "", false},
+		{`null`, "", false},
+		{`{"a":`, "", false},
+		{`{} {}`, "", false},
+	}
+	for _, tt := range tests {
+		got, err := canonicalDocument([]byte(tt.in))
+		if tt.ok != (err == nil) || string(got) != tt.want {
+			t.Errorf("%s: got %s, %v; want %s", tt.in, got, err, tt.want)
+		}
+		if err != nil && errs.KindOf(err) != errs.Invalid {
+			t.Errorf("%s: error kind %d, want Invalid", tt.in, errs.KindOf(err))
+		}
+	}
+}
+
+func TestNames(t *testing.T) {
+	tests := []struct {
+		name string
+		ok   bool
+	}{
+		{"astute", true},
+		{"override/plugins", true},
+		{"override/configuration/node", true},
+		{"dots.in.name", true},
+		{"", false},
+		{"/lead", false},
+		{"trail/", false},
+		{"a//b", false},
+		{"../x", false},
+		{"a/./b", false},
+		{"..", false},
+		{"tab\tname", false},
+		{"42", false},
+		{"0b9c3a35-2b2e-4f7a-9d2a-1c8e7f0d5a11", false},
+		{strings.Repeat("a", 255), true},
+		{strings.Repeat("é", 256), false},
+	}
+	for _, tt := range tests {
+		if err := validName("name", tt.name); (err == nil) != tt.ok {
+			t.Errorf("validName(%.30q) = %v, want ok=%v", tt.name, err, tt.ok)
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package nodesapi
+
+import (
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/nodes"
+)
+
+// UUIDIdentities reports whether r's microversion identifies entities by UUID only (1.2 and later).
+func UUIDIdentities(r *http.Request) bool { return httpapi.RequestVersion(r).AtLeast(httpapi.V1_2) }
+
+var integerID = regexp.MustCompile(`^[1-9][0-9]{0,18}$`)
+
+// CheckPathID checks the form of an id taken from a path or a marker, before
+// any lookup: from 1.2 on it must be a UUID ("Invalid uuid X"); before, a
+// UUID or a legacy integer id.
+func CheckPathID(r *http.Request, id string) error {
+	if nodes.IsUUID(id) {
+		return nil
+	}
+	if UUIDIdentities(r) {
+		return errs.Invalidf("Invalid uuid %s", id)
+	}
+	if !integerID.MatchString(id) {
+		return errs.Invalidf("Invalid id %s: expected an integer id or a UUID", id)
+	}
+	return nil
+}
+
+// StrictQuery returns r's query parameters, each given at most once and all
+// among allowed; an unknown or repeated parameter is invalid.
+func StrictQuery(r *http.Request, allowed ...string) (map[string]string, error) {
+	q := r.URL.Query()
+	out := make(map[string]string, len(q))
+	for name, values := range q {
+		if !slices.Contains(allowed, name) {
+			return nil, errs.Invalidf("unknown query parameter %q", name)
+		}
+		if len(values) > 1 {
+			return nil, errs.Invalidf("query parameter %q is given more than once", name)
+		}
+		out[name] = values[0]
+	}
+	return out, nil
+}
+
+// ParseLimit reads a page size: a positive integer, capped at maxPage.
+func ParseLimit(s string, maxPage int) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return 0, errs.Invalidf("limit must be a positive integer, got %q", s)
+	}
+	return min(n, maxPage), nil
+}

@@ -1,0 +1,280 @@
+// Package nodesapi serves the node registry under /api/v1/nodes, with the
+// identity rules of spec 004: from microversion 1.2 every "id" is a UUID and
+// path ids must be UUIDs; before it, legacy integer ids work too.
+package nodesapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/nodes"
+)
+
+// Register adds the node routes to mux.
+func Register(mux *http.ServeMux, svc *nodes.Service) {
+	h := handlers{svc: svc}
+	mux.HandleFunc("POST /api/v1/nodes", h.create)
+	mux.HandleFunc("GET /api/v1/nodes", h.list)
+	mux.HandleFunc("GET /api/v1/nodes/{id}", h.show)
+	mux.HandleFunc("PUT /api/v1/nodes/{id}", h.update)
+	mux.HandleFunc("DELETE /api/v1/nodes/{id}", h.delete)
+}
+
+type handlers struct{ svc *nodes.Service }
+
+// view is a node as the API shows it at the request's microversion.
+type view struct {
+	// ID is the UUID from 1.2 on, the legacy integer id before.
+	ID any `json:"id"`
+	// UUID is shown separately only before 1.2.
+	UUID string `json:"uuid,omitempty"`
+	FQDN string `json:"fqdn"`
+	// EnvironmentID follows the same rule as ID.
+	EnvironmentID  any        `json:"environment_id"`
+	Roles          []string   `json:"roles"`
+	Traits         []string   `json:"traits"`
+	Status         string     `json:"status"`
+	DisabledReason *string    `json:"disabled_reason"`
+	Maintenance    bool       `json:"maintenance"`
+	CreatedAt      time.Time  `json:"created_at"`
+	UpdatedAt      *time.Time `json:"updated_at"`
+}
+
+func viewOf(r *http.Request, n nodes.Node) view {
+	v := view{
+		ID: n.ID, UUID: n.UUID, FQDN: n.FQDN, EnvironmentID: n.EnvironmentID,
+		Roles: n.Roles, Traits: n.Traits, Status: string(n.Status), Maintenance: n.Maintenance,
+		CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt,
+	}
+	if UUIDIdentities(r) {
+		v.ID, v.UUID, v.EnvironmentID = n.UUID, "", n.EnvironmentUUID
+	}
+	if n.DisabledReason != "" {
+		v.DisabledReason = &n.DisabledReason
+	}
+	return v
+}
+
+type nodeBody struct {
+	Node view `json:"node"`
+}
+
+// Location is the path of node n.
+func Location(n nodes.Node) string { return "/api/v1/nodes/" + n.UUID }
+
+// createBody registers a node. "id" is the legacy integer id before 1.2 and
+// the UUID from 1.2 on; "uuid" works at every version.
+type createBody struct {
+	ID            json.RawMessage `json:"id"`
+	UUID          string          `json:"uuid"`
+	FQDN          string          `json:"fqdn"`
+	EnvironmentID json.RawMessage `json:"environment_id"`
+	Roles         []string        `json:"roles"`
+	Traits        []string        `json:"traits"`
+}
+
+func (h handlers) create(w http.ResponseWriter, r *http.Request) {
+	if _, err := StrictQuery(r); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	var body createBody
+	if err := httpapi.Decode(r, &body); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	in := nodes.NewNode{UUID: body.UUID, FQDN: body.FQDN, Roles: body.Roles, Traits: body.Traits}
+	var err error
+	if in.Environment, err = reference("environment_id", body.EnvironmentID); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	switch {
+	case len(body.ID) == 0:
+	case UUIDIdentities(r):
+		if json.Unmarshal(body.ID, &in.UUID) != nil {
+			httpapi.Error(w, r, errs.Invalidf("id must be a UUID"))
+			return
+		}
+	default:
+		if json.Unmarshal(body.ID, &in.ID) != nil {
+			httpapi.Error(w, r, errs.Invalidf("id must be a positive integer"))
+			return
+		}
+	}
+	n, err := h.svc.Create(r.Context(), in)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	w.Header().Set("Location", Location(n))
+	httpapi.JSON(w, http.StatusCreated, nodeBody{Node: viewOf(r, n)})
+}
+
+// reference reads an optional id-or-UUID field given as a JSON number or string.
+func reference(field string, raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err == nil {
+		switch v := v.(type) {
+		case json.Number:
+			return v.String(), nil
+		case string:
+			return v, nil
+		}
+	}
+	return "", errs.Invalidf("%s must be an id or a UUID", field)
+}
+
+// listBody is a page of nodes, with a "next" link when the page is full.
+type listBody struct {
+	Nodes []view `json:"nodes"`
+	Links []link `json:"nodes_links,omitempty"`
+}
+
+type link struct {
+	Rel  string `json:"rel"`
+	Href string `json:"href"`
+}
+
+func (h handlers) list(w http.ResponseWriter, r *http.Request) {
+	q, err := StrictQuery(r, "hostname", "limit", "marker")
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	_, hasLimit := q["limit"]
+	_, hasMarker := q["marker"]
+	var found []nodes.Node
+	limit := nodes.MaxPage
+	if pattern, ok := q["hostname"]; ok {
+		if hasLimit || hasMarker {
+			httpapi.Error(w, r, errs.Invalidf("hostname cannot be combined with limit or marker: a search is not paged"))
+			return
+		}
+		found, err = h.svc.Search(r.Context(), pattern)
+	} else {
+		if hasLimit {
+			if limit, err = ParseLimit(q["limit"], nodes.MaxPage); err != nil {
+				httpapi.Error(w, r, err)
+				return
+			}
+		}
+		if hasMarker {
+			if err := CheckPathID(r, q["marker"]); err != nil {
+				httpapi.Error(w, r, err)
+				return
+			}
+		}
+		found, err = h.svc.List(r.Context(), limit, q["marker"])
+	}
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	body := listBody{Nodes: make([]view, len(found))}
+	for i, n := range found {
+		body.Nodes[i] = viewOf(r, n)
+	}
+	if _, search := q["hostname"]; !search && len(found) == limit {
+		next := url.Values{"limit": {strconv.Itoa(limit)}, "marker": {found[len(found)-1].UUID}}
+		body.Links = []link{{Rel: "next", Href: "/api/v1/nodes?" + next.Encode()}}
+	}
+	httpapi.JSON(w, http.StatusOK, body)
+}
+
+// Lookup resolves the node a path segment names, by the request's
+// microversion: a UUID from 1.2 on (anything else is 400 "Invalid uuid X",
+// checked before the lookup), a UUID or legacy integer id before.
+func Lookup(r *http.Request, svc *nodes.Service, ref string) (nodes.Node, error) {
+	if err := CheckPathID(r, ref); err != nil {
+		return nodes.Node{}, err
+	}
+	return svc.Resolve(r.Context(), ref)
+}
+
+func (h handlers) show(w http.ResponseWriter, r *http.Request) {
+	if _, err := StrictQuery(r); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	n, err := Lookup(r, h.svc, r.PathValue("id"))
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	httpapi.JSON(w, http.StatusOK, nodeBody{Node: viewOf(r, n)})
+}
+
+// updateBody is a partial update; absent fields stay as they are.
+type updateBody struct {
+	Status         *nodes.Status   `json:"status"`
+	DisabledReason *string         `json:"disabled_reason"`
+	Maintenance    *bool           `json:"maintenance"`
+	Roles          *[]string       `json:"roles"`
+	Traits         *[]string       `json:"traits"`
+	FQDN           *string         `json:"fqdn"`
+	EnvironmentID  json.RawMessage `json:"environment_id"`
+}
+
+func (h handlers) update(w http.ResponseWriter, r *http.Request) {
+	if _, err := StrictQuery(r); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	ref := r.PathValue("id")
+	if err := CheckPathID(r, ref); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	var body updateBody
+	if err := httpapi.Decode(r, &body); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	u := nodes.Update{
+		Status: body.Status, DisabledReason: body.DisabledReason, Maintenance: body.Maintenance,
+		Roles: body.Roles, Traits: body.Traits, FQDN: body.FQDN,
+	}
+	env, err := reference("environment_id", body.EnvironmentID)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	if env != "" {
+		u.Environment = &env
+	}
+	n, err := h.svc.Update(r.Context(), ref, u)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	httpapi.JSON(w, http.StatusOK, nodeBody{Node: viewOf(r, n)})
+}
+
+func (h handlers) delete(w http.ResponseWriter, r *http.Request) {
+	if _, err := StrictQuery(r); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	ref := r.PathValue("id")
+	if err := CheckPathID(r, ref); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	if err := h.svc.Delete(r.Context(), ref); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	httpapi.NoContent(w)
+}

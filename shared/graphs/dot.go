@@ -33,8 +33,8 @@ func (s *Service) DOT(ctx context.Context, clusterID int64, graphType string, op
 }
 
 // renderDOT draws the graph g after applying opts. Nodes come
-// in dependency order and edges in the order of their ends, so equal graphs
-// render to equal text.
+// in dependency order, edges by source in that order then by target id, so
+// equal graphs render to equal text.
 func renderDOT(name string, g *depGraph, opts DOTOptions) (string, error) {
 	if unknown := g.missingIDs(opts.Tasks); len(unknown) > 0 {
 		return "", errs.Invalidf("Tasks %s are not present in deployment graph", strings.Join(unknown, ", "))

@@ -18,8 +18,8 @@ import (
 type depGraph struct {
 	tasks []Task
 	index map[string]int
-	succ  [][]int // ascending, no duplicates
-	pred  [][]int // ascending, no duplicates
+	succ  [][]int // by task id, no duplicates
+	pred  [][]int // by task id, no duplicates
 	// order is the topological order: among the tasks ready at any point, the
 	// one with the smallest id (byte order) comes first, so the order is stable.
 	order []int
@@ -95,8 +95,8 @@ func newDepGraph(tasks []Task) (*depGraph, error) {
 		return nil, errs.Invalidf("Tasks depend on tasks that are not in the graph: %s", strings.Join(missing, "; "))
 	}
 	for i := range g.succ {
-		g.succ[i] = sortedUnique(g.succ[i])
-		g.pred[i] = sortedUnique(g.pred[i])
+		g.succ[i] = g.byID(g.succ[i])
+		g.pred[i] = g.byID(g.pred[i])
 	}
 	if err := g.sort(); err != nil {
 		return nil, err
@@ -109,8 +109,10 @@ func (g *depGraph) addEdge(u, v int) {
 	g.pred[v] = append(g.pred[v], u)
 }
 
-func sortedUnique(s []int) []int {
-	slices.Sort(s)
+// byID sorts task indexes by task id and drops repeats, so that nothing
+// depends on the order of the input list.
+func (g *depGraph) byID(s []int) []int {
+	slices.SortFunc(s, func(a, b int) int { return strings.Compare(g.tasks[a].ID, g.tasks[b].ID) })
 	return slices.Compact(s)
 }
 

@@ -291,7 +291,7 @@ func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw),
 
 func decodeString(raw json.RawMessage) (string, error) {
 	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	if err := json.Unmarshal(raw, &s); err != nil || isNull(raw) {
 		return "", fieldErrorf("", "must be a string")
 	}
 	return s, nil

@@ -80,7 +80,7 @@ func (s *Service) effectiveData(ctx context.Context, src Source) (*Data, error) 
 	}
 	for i, l := range src.Levels {
 		if l.Name == "" || l.Value == "" {
-			return nil, path("source.levels").index(i).invalidf("a level needs a name and a value")
+			return nil, path("source").key("levels").index(i).invalidf("a level needs a name and a value")
 		}
 	}
 	doc, err := s.source.EffectiveJSON(ctx, src.Env, src.Levels, src.Resource)

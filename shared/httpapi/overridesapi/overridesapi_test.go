@@ -143,6 +143,8 @@ func TestApplyErrors(t *testing.T) {
 			400, "source.resource is required"},
 		{"odd level path", fakeSource{}, `{"catalog": [], "source": {"env": 1, "levels": "nodes", "resource": "r"}}`,
 			400, `invalid request body: source.levels path "nodes" is not name/value pairs`},
+		{"empty level value", fakeSource{}, `{"catalog": [], "source": {"env": 1, "levels": {"nodes": ""}, "resource": "r"}}`,
+			400, "source.levels[0]: a level needs a name and a value"},
 		{"unknown environment", fakeSource{err: errs.NotFoundf("environment 7 not found")},
 			`{"catalog": [], "source": {"env": 7, "resource": "r"}}`,
 			404, "environment 7 not found"},

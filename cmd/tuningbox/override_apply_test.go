@@ -88,11 +88,11 @@ func TestOverrideApplyFromConfigDB(t *testing.T) {
 	src := &recordingSource{}
 	catalog := writeFile(t, "catalog.json", cliCatalog)
 	_, err := runOverrideApply(t, src, "--catalog", catalog, "--env", "1",
-		"--level", "role=compute", "--level", "nodes=node/7.example", "--resource", "override/configuration")
+		"--level", "role=compute/large,nodes=7", "--resource", "override/configuration")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantLevels := []overrides.Level{{Name: "role", Value: "compute"}, {Name: "nodes", Value: "node/7.example"}}
+	wantLevels := []overrides.Level{{Name: "role", Value: "compute/large"}, {Name: "nodes", Value: "7"}}
 	if src.env != "1" || src.resource != "override/configuration" || !reflect.DeepEqual(src.levels, wantLevels) {
 		t.Errorf("server asked for env %q levels %v resource %q", src.env, src.levels, src.resource)
 	}
@@ -111,7 +111,7 @@ func TestOverrideApplyErrors(t *testing.T) {
 		{"no data source", []string{"--catalog", catalog}, true, "give either --data FILE or --env"},
 		{"both data and env", []string{"--catalog", catalog, "--data", data, "--env", "1", "--resource", "r"}, true, "give either --data FILE or --env"},
 		{"env without resource", []string{"--catalog", catalog, "--env", "1"}, true, "--env and --resource are both required"},
-		{"bad level", []string{"--catalog", catalog, "--env", "1", "--resource", "r", "--level", "nodes"}, true, `--level "nodes": expected NAME=VALUE`},
+		{"bad level", []string{"--catalog", catalog, "--env", "1", "--resource", "r", "--level", "nodes"}, true, `--level "nodes": want name=value`},
 		{"unreadable data", []string{"--catalog", catalog, "--data", writeFile(t, "bad.yaml", "a: [")}, true, "is neither JSON nor YAML"},
 		{"the API's error", []string{"--catalog", catalog, "--data", data}, false, "dependency cycle: File[a] -> File[b] -> File[a]"},
 	}

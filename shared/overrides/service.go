@@ -44,7 +44,7 @@ type ApplyRequest struct {
 	Source  *Source
 }
 
-// Apply parses the request and applies its override data to its catalog; see Apply.
+// Apply parses the request and applies its override data to its catalog with the package function Apply.
 // Errors name the bad element: "catalog[2].title: ...", "data.configuration.package.mc: ...".
 func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Result, error) {
 	if req.Catalog == nil {

@@ -107,6 +107,9 @@ type Version struct {
 	SHA256    string    `json:"sha256"`
 }
 
+// ETag is the strong ETag of the version's content, as GET of that document answers it.
+func (v Version) ETag() string { return quote(v.SHA256) }
+
 // Document is an encoded JSON answer with its strong ETag (quoted, as sent in the header).
 // Body is shared with a cache and must not be modified.
 type Document struct {

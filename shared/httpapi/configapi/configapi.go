@@ -1,0 +1,483 @@
+// Package configapi serves the ConfigDB (shared/configdb) under /api/v1/config:
+// components, resource definitions, environments and their hierarchy levels, and
+// the values/overrides documents at any level path, tuning-box compatible.
+package configapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/tuningbox/tuningbox/shared/configdb"
+	"github.com/tuningbox/tuningbox/shared/httpapi"
+)
+
+// Prefix is the base path of the ConfigDB API (spec 000's default endpoint_uri).
+const Prefix = "/api/v1/config"
+
+// Register adds the ConfigDB routes to mux.
+func Register(mux *http.ServeMux, svc *configdb.Service) {
+	h := &handlers{svc: svc}
+	routes := map[string]http.HandlerFunc{
+		"GET /components":                                    h.listComponents,
+		"POST /components":                                   h.createComponent,
+		"GET /components/{id}":                               h.getComponent,
+		"PUT /components/{id}":                               h.updateComponent,
+		"PATCH /components/{id}":                             h.updateComponent,
+		"DELETE /components/{id}":                            h.deleteComponent,
+		"GET /resource_definitions":                          h.listDefinitions,
+		"POST /resource_definitions":                         h.createDefinition,
+		"GET /resource_definitions/{ref...}":                 h.getDefinition,
+		"PUT /resource_definitions/{ref...}":                 h.updateDefinition,
+		"PATCH /resource_definitions/{ref...}":               h.patchDefinition,
+		"DELETE /resource_definitions/{ref...}":              h.deleteDefinition,
+		"GET /environments":                                  h.listEnvironments,
+		"POST /environments":                                 h.createEnvironment,
+		"GET /environments/{env}":                            h.getEnvironment,
+		"PUT /environments/{env}":                            h.updateEnvironment,
+		"PATCH /environments/{env}":                          h.updateEnvironment,
+		"DELETE /environments/{env}":                         h.deleteEnvironment,
+		"GET /environments/{env}/hierarchy_levels":           h.listLevels,
+		"GET /environments/{env}/hierarchy_levels/{level}":   h.getLevel,
+		"PUT /environments/{env}/hierarchy_levels/{level}":   h.renameLevel,
+		"PATCH /environments/{env}/hierarchy_levels/{level}": h.renameLevel,
+		"GET /environments/{env}/{rest...}":                  h.getDocument,
+		"PUT /environments/{env}/{rest...}":                  h.putDocument,
+		"PATCH /environments/{env}/{rest...}":                h.editDocumentKeys,
+	}
+	for pattern, fn := range routes {
+		method, path, _ := strings.Cut(pattern, " ")
+		mux.HandleFunc(method+" "+Prefix+path, fn)
+	}
+}
+
+type handlers struct{ svc *configdb.Service }
+
+// pathRef reads a path value and applies the microversion rule for ids in paths.
+func pathRef(r *http.Request, name string, namesAllowed bool) (string, error) {
+	ref := r.PathValue(name)
+	return ref, idsFor(r).pathRef(ref, namesAllowed)
+}
+
+func created(w http.ResponseWriter, location string, v any) {
+	w.Header().Set("Location", location)
+	httpapi.JSON(w, http.StatusCreated, v)
+}
+
+// Components
+
+func (h *handlers) listComponents(w http.ResponseWriter, r *http.Request) {
+	comps, err := h.svc.ListComponents(r.Context())
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	v := idsFor(r)
+	out := make([]componentView, len(comps))
+	for i, c := range comps {
+		out[i] = v.component(c)
+	}
+	httpapi.JSON(w, http.StatusOK, out)
+}
+
+type newDefinitionBody struct {
+	Name    string          `json:"name"`
+	Content json.RawMessage `json:"content"`
+}
+
+func (h *handlers) createComponent(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Name                string              `json:"name"`
+		ResourceDefinitions []newDefinitionBody `json:"resource_definitions"`
+	}
+	if err := httpapi.Decode(r, &body); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	in := configdb.NewComponent{Name: body.Name}
+	for _, d := range body.ResourceDefinitions {
+		in.ResourceDefinitions = append(in.ResourceDefinitions, configdb.NewResourceDefinition{Name: d.Name, Content: d.Content})
+	}
+	c, err := h.svc.CreateComponent(r.Context(), in)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	view := idsFor(r).component(c)
+	created(w, fmt.Sprintf("%s/components/%v", Prefix, view.ID), view)
+}
+
+func (h *handlers) getComponent(w http.ResponseWriter, r *http.Request) {
+	ref, err := pathRef(r, "id", true)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	c, err := h.svc.GetComponent(r.Context(), ref)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	httpapi.JSON(w, http.StatusOK, idsFor(r).component(c))
+}
+
+func (h *handlers) updateComponent(w http.ResponseWriter, r *http.Request) {
+	ref, err := pathRef(r, "id", true)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	var body struct {
+		Name                *string `json:"name"`
+		ResourceDefinitions *[]struct {
+			ID json.RawMessage `json:"id"`
+		} `json:"resource_definitions"`
+	}
+	if err := httpapi.Decode(r, &body); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	upd := configdb.ComponentUpdate{Name: body.Name}
+	if body.ResourceDefinitions != nil {
+		refs := make([]string, len(*body.ResourceDefinitions))
+		for i, d := range *body.ResourceDefinitions {
+			if refs[i], err = bodyRef("resource_definitions.id", d.ID); err != nil {
+				httpapi.Error(w, r, err)
+				return
+			}
+		}
+		upd.ResourceDefinitions = &refs
+	}
+	if err := h.svc.UpdateComponent(r.Context(), ref, upd); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	httpapi.NoContent(w)
+}
+
+func (h *handlers) deleteComponent(w http.ResponseWriter, r *http.Request) {
+	ref, err := pathRef(r, "id", true)
+	if err == nil {
+		err = h.svc.DeleteComponent(r.Context(), ref)
+	}
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	httpapi.NoContent(w)
+}
+
+// Resource definitions
+
+func (h *handlers) listDefinitions(w http.ResponseWriter, r *http.Request) {
+	var component *string
+	if q := r.URL.Query(); q.Has("component_id") {
+		c := q.Get("component_id")
+		component = &c
+	}
+	defs, err := h.svc.ListResourceDefinitions(r.Context(), component)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	v := idsFor(r)
+	out := make([]resourceDefinition, len(defs))
+	for i, d := range defs {
+		out[i] = v.definition(d)
+	}
+	httpapi.JSON(w, http.StatusOK, out)
+}
+
+func (h *handlers) createDefinition(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Name        string          `json:"name"`
+		ComponentID json.RawMessage `json:"component_id"`
+		Content     json.RawMessage `json:"content"`
+	}
+	if err := httpapi.Decode(r, &body); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	in := configdb.NewResourceDefinition{Name: body.Name, Content: body.Content}
+	if body.ComponentID != nil && string(body.ComponentID) != "null" {
+		var err error
+		if in.Component, err = bodyRef("component_id", body.ComponentID); err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+	}
+	d, err := h.svc.CreateResourceDefinition(r.Context(), in)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	view := idsFor(r).definition(d)
+	created(w, fmt.Sprintf("%s/resource_definitions/%v", Prefix, view.ID), view)
+}
+
+// definitionRef reads a definition reference: an id, a UUID or a name (names may contain "/").
+func definitionRef(r *http.Request, ref string) (string, error) {
+	return ref, idsFor(r).pathRef(ref, true)
+}
+
+func (h *handlers) getDefinition(w http.ResponseWriter, r *http.Request) {
+	ref, err := definitionRef(r, r.PathValue("ref"))
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	d, err := h.svc.GetResourceDefinition(r.Context(), ref)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	httpapi.JSON(w, http.StatusOK, idsFor(r).definition(d))
+}
+
+func (h *handlers) updateDefinition(w http.ResponseWriter, r *http.Request) {
+	h.updateDefinitionRef(w, r, r.PathValue("ref"))
+}
+
+func (h *handlers) updateDefinitionRef(w http.ResponseWriter, r *http.Request, rawRef string) {
+	ref, err := definitionRef(r, rawRef)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	var body struct {
+		Name        *string         `json:"name"`
+		ComponentID json.RawMessage `json:"component_id"`
+		Content     json.RawMessage `json:"content"`
+	}
+	if err := httpapi.Decode(r, &body); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	upd := configdb.ResourceDefinitionUpdate{Name: body.Name, Content: body.Content}
+	switch {
+	case body.ComponentID == nil:
+	case string(body.ComponentID) == "null":
+		upd.Component = new(string)
+	default:
+		c, err := bodyRef("component_id", body.ComponentID)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		upd.Component = &c
+	}
+	if err := h.svc.UpdateResourceDefinition(r.Context(), ref, upd); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	httpapi.NoContent(w)
+}
+
+// patchDefinition is a partial update, or a keys/set or keys/delete batch on the
+// definition's content when the path ends in /keys/set or /keys/delete.
+func (h *handlers) patchDefinition(w http.ResponseWriter, r *http.Request) {
+	rest := r.PathValue("ref")
+	ref, op, isKeys := cutKeysOp(rest)
+	if !isKeys {
+		h.updateDefinitionRef(w, r, rest)
+		return
+	}
+	ref, err := definitionRef(r, ref)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	var ops []configdb.KeyOp
+	if err := httpapi.Decode(r, &ops); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	if err := h.svc.EditResourceDefinitionKeys(r.Context(), ref, ops, op == "set"); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	httpapi.NoContent(w)
+}
+
+// cutKeysOp splits "<ref>/keys/set" or "<ref>/keys/delete".
+func cutKeysOp(path string) (ref, op string, ok bool) {
+	for _, op := range []string{"set", "delete"} {
+		if ref, found := strings.CutSuffix(path, "/keys/"+op); found {
+			return ref, op, true
+		}
+	}
+	return path, "", false
+}
+
+func (h *handlers) deleteDefinition(w http.ResponseWriter, r *http.Request) {
+	ref, err := definitionRef(r, r.PathValue("ref"))
+	if err == nil {
+		err = h.svc.DeleteResourceDefinition(r.Context(), ref)
+	}
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	httpapi.NoContent(w)
+}
+
+// Environments
+
+func (h *handlers) listEnvironments(w http.ResponseWriter, r *http.Request) {
+	envs, err := h.svc.ListEnvironments(r.Context())
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	v := idsFor(r)
+	out := make([]environmentView, len(envs))
+	for i, e := range envs {
+		out[i] = v.environment(e)
+	}
+	httpapi.JSON(w, http.StatusOK, out)
+}
+
+func (h *handlers) createEnvironment(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		ID              int64             `json:"id"`
+		Components      []json.RawMessage `json:"components"`
+		HierarchyLevels []string          `json:"hierarchy_levels"`
+	}
+	if err := httpapi.Decode(r, &body); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	refs, err := bodyRefs("components", body.Components)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	env, err := h.svc.CreateEnvironment(r.Context(), configdb.NewEnvironment{ID: body.ID, Components: refs, Levels: body.HierarchyLevels})
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	view := idsFor(r).environment(env)
+	created(w, fmt.Sprintf("%s/environments/%v", Prefix, view.ID), view)
+}
+
+func (h *handlers) getEnvironment(w http.ResponseWriter, r *http.Request) {
+	ref, err := pathRef(r, "env", false)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	env, err := h.svc.GetEnvironment(r.Context(), ref)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	httpapi.JSON(w, http.StatusOK, idsFor(r).environment(env))
+}
+
+func (h *handlers) updateEnvironment(w http.ResponseWriter, r *http.Request) {
+	ref, err := pathRef(r, "env", false)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	var body struct {
+		Components      *[]json.RawMessage `json:"components"`
+		HierarchyLevels *[]string          `json:"hierarchy_levels"`
+	}
+	if err := httpapi.Decode(r, &body); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	upd := configdb.EnvironmentUpdate{Levels: body.HierarchyLevels}
+	if body.Components != nil {
+		refs, err := bodyRefs("components", *body.Components)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		upd.Components = &refs
+	}
+	if err := h.svc.UpdateEnvironment(r.Context(), ref, upd); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	httpapi.NoContent(w)
+}
+
+func (h *handlers) deleteEnvironment(w http.ResponseWriter, r *http.Request) {
+	ref, err := pathRef(r, "env", false)
+	if err == nil {
+		err = h.svc.DeleteEnvironment(r.Context(), ref)
+	}
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	httpapi.NoContent(w)
+}
+
+// Hierarchy levels
+
+func (h *handlers) listLevels(w http.ResponseWriter, r *http.Request) {
+	ref, err := pathRef(r, "env", false)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	levels, err := h.svc.ListHierarchyLevels(r.Context(), ref)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	v := idsFor(r)
+	out := make([]levelView, len(levels))
+	for i, l := range levels {
+		out[i] = v.level(l)
+	}
+	httpapi.JSON(w, http.StatusOK, out)
+}
+
+// levelRefs reads the environment and level references of a level route.
+func levelRefs(r *http.Request) (env, level string, err error) {
+	if env, err = pathRef(r, "env", false); err != nil {
+		return "", "", err
+	}
+	level, err = pathRef(r, "level", true)
+	return env, level, err
+}
+
+func (h *handlers) getLevel(w http.ResponseWriter, r *http.Request) {
+	env, level, err := levelRefs(r)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	l, err := h.svc.GetHierarchyLevel(r.Context(), env, level)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	httpapi.JSON(w, http.StatusOK, idsFor(r).level(l))
+}
+
+func (h *handlers) renameLevel(w http.ResponseWriter, r *http.Request) {
+	env, level, err := levelRefs(r)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	var body struct {
+		Name string `json:"name"`
+	}
+	if err := httpapi.Decode(r, &body); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	if err := h.svc.RenameHierarchyLevel(r.Context(), env, level, body.Name); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	httpapi.NoContent(w)
+}

@@ -1,0 +1,145 @@
+package configapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tuningbox/tuningbox/shared/configdb"
+	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/httpapi"
+)
+
+// ids is the one place microversion 1.2 (UUID identities) is applied: from 1.2
+// on, every "id" in a response is the entity's UUID and ids in paths must be
+// UUIDs; before it, "id" is the legacy integer (the UUID is shown as "uuid") and
+// paths take either.
+type ids struct{ uuids bool }
+
+func idsFor(r *http.Request) ids { return ids{uuids: httpapi.RequestVersion(r).AtLeast(httpapi.V1_2)} }
+
+// of renders an identity as the "id" value.
+func (v ids) of(i configdb.Ident) any {
+	if v.uuids {
+		return i.UUID
+	}
+	return i.ID
+}
+
+// extra is the separate "uuid" field, shown only before 1.2.
+func (v ids) extra(i configdb.Ident) string {
+	if v.uuids {
+		return ""
+	}
+	return i.UUID
+}
+
+func (v ids) ofPtr(i *configdb.Ident) any {
+	if i == nil {
+		return nil
+	}
+	return v.of(*i)
+}
+
+// pathRef checks an entity reference taken from the URL. From 1.2 on an id must
+// be a UUID ("Invalid uuid X", checked before any lookup); names stay allowed
+// where the entity has one (names never look like integers or UUIDs).
+func (v ids) pathRef(ref string, namesAllowed bool) error {
+	if !v.uuids || configdb.IsUUID(ref) || (namesAllowed && !configdb.IsIntegerID(ref)) {
+		return nil
+	}
+	return errs.Invalidf("Invalid uuid %s", ref)
+}
+
+type componentView struct {
+	ID                  any                  `json:"id"`
+	UUID                string               `json:"uuid,omitempty"`
+	Name                string               `json:"name"`
+	ResourceDefinitions []resourceDefinition `json:"resource_definitions"`
+	CreatedAt           time.Time            `json:"created_at"`
+	UpdatedAt           time.Time            `json:"updated_at"`
+}
+
+type resourceDefinition struct {
+	ID          any             `json:"id"`
+	UUID        string          `json:"uuid,omitempty"`
+	Name        string          `json:"name"`
+	ComponentID any             `json:"component_id"`
+	Content     json.RawMessage `json:"content"`
+}
+
+type environmentView struct {
+	ID              any      `json:"id"`
+	UUID            string   `json:"uuid,omitempty"`
+	Components      []any    `json:"components"`
+	HierarchyLevels []string `json:"hierarchy_levels"`
+}
+
+type levelView struct {
+	ID            any      `json:"id"`
+	UUID          string   `json:"uuid,omitempty"`
+	Name          string   `json:"name"`
+	EnvironmentID any      `json:"environment_id"`
+	Parent        any      `json:"parent"`
+	Values        []string `json:"values"`
+}
+
+func (v ids) component(c configdb.Component) componentView {
+	defs := make([]resourceDefinition, len(c.ResourceDefinitions))
+	for i, d := range c.ResourceDefinitions {
+		defs[i] = v.definition(d)
+	}
+	return componentView{ID: v.of(c.Ident), UUID: v.extra(c.Ident), Name: c.Name, ResourceDefinitions: defs, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+}
+
+func (v ids) definition(d configdb.ResourceDefinition) resourceDefinition {
+	return resourceDefinition{ID: v.of(d.Ident), UUID: v.extra(d.Ident), Name: d.Name, ComponentID: v.ofPtr(d.Component), Content: d.Content}
+}
+
+func (v ids) environment(e configdb.Environment) environmentView {
+	view := environmentView{ID: v.of(e.Ident), UUID: v.extra(e.Ident), Components: make([]any, len(e.Components)), HierarchyLevels: make([]string, len(e.Levels))}
+	for i, c := range e.Components {
+		view.Components[i] = v.of(c)
+	}
+	for i, l := range e.Levels {
+		view.HierarchyLevels[i] = l.Name
+	}
+	return view
+}
+
+func (v ids) level(l configdb.HierarchyLevel) levelView {
+	return levelView{ID: v.of(l.Ident), UUID: v.extra(l.Ident), Name: l.Name, EnvironmentID: v.of(l.Environment), Parent: v.ofPtr(l.Parent), Values: l.Values}
+}
+
+// bodyRef turns a reference from a request body into a reference string: a
+// positive integer id, or a string (UUID or name).
+func bodyRef(field string, raw json.RawMessage) (string, error) {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" {
+		return "", errs.Invalidf("field %q: expected an id, a UUID or a name, got null", field)
+	}
+	if s[0] == '"' {
+		var str string
+		if err := json.Unmarshal(raw, &str); err != nil || str == "" {
+			return "", errs.Invalidf("field %q: expected an id, a UUID or a name", field)
+		}
+		return str, nil
+	}
+	if id, err := strconv.ParseInt(s, 10, 64); err == nil && id > 0 {
+		return s, nil
+	}
+	return "", errs.Invalidf("field %q: expected a positive integer id, a UUID or a name, got %s", field, s)
+}
+
+func bodyRefs(field string, raws []json.RawMessage) ([]string, error) {
+	refs := make([]string, len(raws))
+	for i, raw := range raws {
+		var err error
+		if refs[i], err = bodyRef(field, raw); err != nil {
+			return nil, err
+		}
+	}
+	return refs, nil
+}

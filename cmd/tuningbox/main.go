@@ -33,6 +33,11 @@ func newRootCmd() *cobra.Command {
 	addClientFlags(root)
 	root.AddCommand(
 		newServeCmd(),
+		newConfigCmd(),
+		newEnvCmd(),
+		newCompCmd(),
+		newDefCmd(),
+		newLvlCmd(),
 		newOverrideCmd(),
 	)
 	return root

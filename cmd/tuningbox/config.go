@@ -1,0 +1,244 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+
+	"github.com/spf13/cobra"
+)
+
+func newConfigCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Read and change resource values and overrides (spec 000's fuel config)",
+		Long: `Read and change the documents of a resource (data source) at a level of an environment.
+
+--level names the level path, e.g. nodes=7; a node may be given by FQDN
+(nodes=node-1.example.com), which is mapped to its id through the node
+registry. Without --level the environment-wide (global) document is used.`,
+	}
+	cmd.SetFlagErrorFunc(flagError)
+	cmd.AddCommand(
+		newConfigGetCmd(),
+		newConfigSetCmd(kindValues),
+		newConfigSetCmd(kindOverrides),
+		newConfigDeleteCmd(),
+		newConfigHistoryCmd(),
+		newConfigDiffCmd(),
+		newConfigRollbackCmd(),
+		newConfigImportCmd(),
+	)
+	return cmd
+}
+
+func newConfigGetCmd() *cobra.Command {
+	var (
+		doc        docFlags
+		key        string
+		format     string
+		version    int
+		showLookup bool
+	)
+	cmd := &cobra.Command{
+		Use:   "get --env ID [--level nodes=ID|FQDN] --resource NAME [--key a.b] [--format json|yaml|plain]",
+		Short: "Print the effective values of a resource (values and overrides of every level merged)",
+		Long: `Print the effective values of a resource at a level: the values and overrides of
+every level from global down to the given one, merged.
+
+With --key the output is {key: value} (json, yaml) or just the value (plain).
+--show-lookup prints each top-level value as [value, "/level/value/"], the
+level path where it was last set. --version N reads version N of this level's
+values document.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if format == formatPlain && key == "" {
+				return usagef("--format plain prints one value: give --key")
+			}
+			c, err := newAPIClient()
+			if err != nil {
+				return err
+			}
+			ref, err := doc.ref(cmd.Context(), c)
+			if err != nil {
+				return err
+			}
+			q := url.Values{"effective": {"true"}}
+			if key != "" {
+				q.Set("key", key)
+			}
+			if showLookup {
+				q.Set("show_lookup", "true")
+			}
+			if version > 0 {
+				q.Set("version", fmt.Sprint(version))
+			}
+			resp, err := c.do(cmd.Context(), request{Method: http.MethodGet, Path: ref.path(kindValues), Query: q})
+			if err != nil {
+				return err
+			}
+			v, err := decodeJSON(resp.Body)
+			if err != nil {
+				return err
+			}
+			if key != "" && format != formatPlain {
+				v = map[string]any{key: v}
+			}
+			return render(cmd.OutOrStdout(), v, format)
+		},
+	}
+	doc.register(cmd)
+	f := cmd.Flags()
+	f.StringVarP(&key, "key", "k", "", "dot path of one value, e.g. deployment_id or network_scheme.endpoints")
+	f.StringVarP(&format, "format", "f", formatJSON, "output format: json, yaml or plain (plain needs --key)")
+	f.IntVar(&version, "version", 0, "version of this level's values document (latest when omitted)")
+	f.BoolVarP(&showLookup, "show-lookup", "s", false, "show the level path each top-level value comes from")
+	return cmd
+}
+
+// newConfigSetCmd builds `config set` (kind values) and `config override` (kind overrides).
+func newConfigSetCmd(kind string) *cobra.Command {
+	var (
+		doc    docFlags
+		key    string
+		value  string
+		typ    string
+		format string
+	)
+	use, short := "set", "Set a resource's values at a level: a whole document from stdin, or one key"
+	if kind == kindOverrides {
+		use, short = "override", "Override values at a level without changing the uploaded values: a whole document from stdin, or one key"
+	}
+	cmd := &cobra.Command{
+		Use:   use + " --env ID [--level nodes=ID|FQDN] --resource NAME [--key KEY --type null|int|str|json|yaml|bool [--value V]] [--format json|yaml]",
+		Short: short,
+		Long: short + `.
+
+Without --key the whole document is read from stdin (--format json or yaml) and
+stored as a new version. With --key one value is set: simple types with
+--value and --type (without --type the value reads as a YAML scalar: 2 is an
+int, true a bool, anything else a string); --type null needs no value;
+--type json or yaml without --value reads the value from stdin.
+Every change is a new version of the document (see config history).`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var valuePtr *string
+			if cmd.Flags().Changed("value") {
+				valuePtr = &value
+			}
+			if key == "" && (valuePtr != nil || typ != "") {
+				return usagef("--value and --type go with --key; without --key the document is read from stdin")
+			}
+			c, err := newAPIClient()
+			if err != nil {
+				return err
+			}
+			ref, err := doc.ref(cmd.Context(), c)
+			if err != nil {
+				return err
+			}
+			if key == "" {
+				data, err := io.ReadAll(cmd.InOrStdin())
+				if err != nil {
+					return err
+				}
+				document, err := parseDocument(data, format)
+				if err != nil {
+					return usagef("stdin: %v", err)
+				}
+				return putDocument(cmd.Context(), c, ref, kind, document)
+			}
+			path, err := splitKey(key)
+			if err != nil {
+				return err
+			}
+			v, err := typedValue(typ, valuePtr, cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			return setKey(cmd, c, ref, kind, path, v)
+		},
+	}
+	doc.register(cmd)
+	f := cmd.Flags()
+	f.StringVarP(&key, "key", "k", "", "dot path of the value to set, e.g. deployment_id")
+	f.StringVarP(&value, "value", "v", "", "the value to set")
+	f.StringVarP(&typ, "type", "t", "", "type of --value: null, int, str, json, yaml or bool")
+	f.StringVarP(&format, "format", "f", formatJSON, "format of the document on stdin: json or yaml")
+	return cmd
+}
+
+// setKey sets one key of the document of kind at ref's level. A level that has
+// no document yet gets one holding just that key; otherwise the API's keys/set
+// changes the stored document atomically (every segment before the last must exist).
+func setKey(cmd *cobra.Command, c *apiClient, ref docRef, kind string, path []string, v any) error {
+	current, _, err := getDocument(cmd.Context(), c, ref, kind, 0)
+	if err != nil {
+		return err
+	}
+	if m, ok := current.(map[string]any); ok && len(m) == 0 {
+		document := v
+		for i := len(path) - 1; i >= 0; i-- {
+			document = map[string]any{path[i]: document}
+		}
+		return putDocument(cmd.Context(), c, ref, kind, document)
+	}
+	op := make([]any, 0, len(path)+1)
+	for _, s := range path {
+		op = append(op, s)
+	}
+	op = append(op, v)
+	body, err := canonicalJSON([]any{op})
+	if err != nil {
+		return err
+	}
+	_, err = c.do(cmd.Context(), request{Method: http.MethodPatch, Path: ref.path(kind) + "/keys/set", Body: body})
+	return err
+}
+
+func newConfigDeleteCmd() *cobra.Command {
+	var (
+		doc      docFlags
+		key      string
+		override bool
+	)
+	cmd := &cobra.Command{
+		Use:     "delete --env ID [--level nodes=ID|FQDN] --resource NAME --key a.b [--override]",
+		Aliases: []string{"del"},
+		Short:   "Delete one key from a resource's values (or, with --override, its overrides) at a level",
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if key == "" {
+				return usagef("--key is required")
+			}
+			path, err := splitKey(key)
+			if err != nil {
+				return err
+			}
+			c, err := newAPIClient()
+			if err != nil {
+				return err
+			}
+			ref, err := doc.ref(cmd.Context(), c)
+			if err != nil {
+				return err
+			}
+			kind := kindValues
+			if override {
+				kind = kindOverrides
+			}
+			body, err := canonicalJSON([][]string{path})
+			if err != nil {
+				return err
+			}
+			_, err = c.do(cmd.Context(), request{Method: http.MethodPatch, Path: ref.path(kind) + "/keys/delete", Body: body})
+			return err
+		},
+	}
+	doc.register(cmd)
+	f := cmd.Flags()
+	f.StringVarP(&key, "key", "k", "", "dot path of the value to delete (required)")
+	f.BoolVar(&override, "override", false, "delete from the overrides instead of the values")
+	return cmd
+}

@@ -1,0 +1,292 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// documentVersion is one entry of a document's version list.
+type documentVersion struct {
+	Version   int       `json:"version"`
+	CreatedAt time.Time `json:"created_at"`
+	Size      int64     `json:"size"`
+	SHA256    string    `json:"sha256"`
+}
+
+// listVersions returns the versions of the document of kind at ref, newest first.
+func listVersions(ctx context.Context, c *apiClient, ref docRef, kind string) ([]documentVersion, error) {
+	var versions []documentVersion
+	if err := c.getJSON(ctx, ref.path(kind)+"/versions", nil, &versions); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(versions, func(a, b documentVersion) int { return b.Version - a.Version })
+	return versions, nil
+}
+
+// kindFlag adds --override, which switches a command from values to overrides.
+func kindFlag(cmd *cobra.Command, override *bool) {
+	cmd.Flags().BoolVar(override, "override", false, "work on the overrides instead of the values")
+}
+
+func kindOf(override bool) string {
+	if override {
+		return kindOverrides
+	}
+	return kindValues
+}
+
+func newConfigHistoryCmd() *cobra.Command {
+	var (
+		doc      docFlags
+		override bool
+		format   string
+	)
+	cmd := &cobra.Command{
+		Use:   "history --env ID [--level nodes=ID|FQDN] --resource NAME [--override]",
+		Short: "List the versions of a resource's values (or overrides) at a level, newest first",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := newAPIClient()
+			if err != nil {
+				return err
+			}
+			ref, err := doc.ref(cmd.Context(), c)
+			if err != nil {
+				return err
+			}
+			versions, err := listVersions(cmd.Context(), c, ref, kindOf(override))
+			if err != nil {
+				return err
+			}
+			if format != formatTable {
+				return renderObjects(cmd.OutOrStdout(), format, toObjects(versions), nil)
+			}
+			rows := make([][]string, len(versions))
+			for i, v := range versions {
+				rows[i] = []string{fmt.Sprint(v.Version), v.CreatedAt.UTC().Format(time.RFC3339), fmt.Sprint(v.Size), v.SHA256}
+			}
+			return printTable(cmd.OutOrStdout(), []string{"VERSION", "CREATED", "BYTES", "SHA256"}, rows)
+		},
+	}
+	doc.register(cmd)
+	kindFlag(cmd, &override)
+	addListFormat(cmd, &format)
+	return cmd
+}
+
+// toObjects turns values into decoded JSON for json/yaml output.
+func toObjects[T any](items []T) []any {
+	out := make([]any, len(items))
+	for i, it := range items {
+		b, _ := json.Marshal(it)
+		out[i], _ = decodeJSON(b)
+	}
+	return out
+}
+
+func newConfigDiffCmd() *cobra.Command {
+	var (
+		doc      docFlags
+		override bool
+		from, to int
+	)
+	cmd := &cobra.Command{
+		Use:   "diff --env ID [--level nodes=ID|FQDN] --resource NAME --from N [--to M] [--override]",
+		Short: "Show what changed between two versions of a resource's values, key by key",
+		Long: `Show what changed between two versions of a resource's values (or overrides)
+at a level, one line per key path: "+ key: value" added, "- key: value" removed,
+"~ key: old -> new" changed. Nested objects are compared key by key; lists and
+scalars as whole values. --to defaults to the latest version.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if from <= 0 {
+				return usagef("--from must name a version (1, 2, ...)")
+			}
+			if to < 0 {
+				return usagef("--to must name a version (1, 2, ...)")
+			}
+			c, err := newAPIClient()
+			if err != nil {
+				return err
+			}
+			ref, err := doc.ref(cmd.Context(), c)
+			if err != nil {
+				return err
+			}
+			kind := kindOf(override)
+			if to == 0 {
+				versions, err := listVersions(cmd.Context(), c, ref, kind)
+				if err != nil {
+					return err
+				}
+				if len(versions) == 0 {
+					return &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("%s has no %s versions", ref, kind)}
+				}
+				to = versions[0].Version
+			}
+			old, _, err := getDocument(cmd.Context(), c, ref, kind, from)
+			if err != nil {
+				return fmt.Errorf("version %d: %w", from, err)
+			}
+			cur, _, err := getDocument(cmd.Context(), c, ref, kind, to)
+			if err != nil {
+				return fmt.Errorf("version %d: %w", to, err)
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "--- %s %s, version %d\n+++ %s %s, version %d\n", ref, kind, from, ref, kind, to)
+			return writeDiff(w, diffDocuments(old, cur))
+		},
+	}
+	doc.register(cmd)
+	kindFlag(cmd, &override)
+	f := cmd.Flags()
+	f.IntVar(&from, "from", 0, "older version (required)")
+	f.IntVar(&to, "to", 0, "newer version (latest when omitted)")
+	return cmd
+}
+
+// change is one key-level difference between two documents.
+type change struct {
+	Path     string
+	Old, New any
+	// Op is '+' (added), '-' (removed) or '~' (changed).
+	Op byte
+}
+
+// diffDocuments compares two JSON documents key by key, recursing into
+// objects; lists and scalars are compared as whole values. The result is
+// sorted by key path.
+func diffDocuments(old, cur any) []change {
+	var changes []change
+	var walk func(path string, a, b any)
+	walk = func(path string, a, b any) {
+		am, aObj := a.(map[string]any)
+		bm, bObj := b.(map[string]any)
+		if aObj && bObj {
+			keys := slices.Collect(maps.Keys(am))
+			for k := range bm {
+				if _, ok := am[k]; !ok {
+					keys = append(keys, k)
+				}
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				av, inA := am[k]
+				bv, inB := bm[k]
+				p := joinPath(path, k)
+				switch {
+				case !inB:
+					changes = append(changes, change{Path: p, Old: av, Op: '-'})
+				case !inA:
+					changes = append(changes, change{Path: p, New: bv, Op: '+'})
+				default:
+					walk(p, av, bv)
+				}
+			}
+			return
+		}
+		if !sameJSON(a, b) {
+			changes = append(changes, change{Path: path, Old: a, New: b, Op: '~'})
+		}
+	}
+	walk("", old, cur)
+	return changes
+}
+
+func sameJSON(a, b any) bool {
+	ab, errA := canonicalJSON(a)
+	bb, errB := canonicalJSON(b)
+	return errA == nil && errB == nil && string(ab) == string(bb)
+}
+
+// writeDiff prints changes one per line and a summary.
+func writeDiff(w io.Writer, changes []change) error {
+	var added, removed, changed int
+	for _, c := range changes {
+		path := c.Path
+		if path == "" {
+			path = "(document)"
+		}
+		switch c.Op {
+		case '+':
+			added++
+			fmt.Fprintf(w, "+ %s: %s\n", path, compact(c.New))
+		case '-':
+			removed++
+			fmt.Fprintf(w, "- %s: %s\n", path, compact(c.Old))
+		default:
+			changed++
+			fmt.Fprintf(w, "~ %s: %s -> %s\n", path, compact(c.Old), compact(c.New))
+		}
+	}
+	if len(changes) == 0 {
+		_, err := fmt.Fprintln(w, "no differences")
+		return err
+	}
+	_, err := fmt.Fprintf(w, "%d changed, %d added, %d removed\n", changed, added, removed)
+	return err
+}
+
+func compact(v any) string {
+	b, err := canonicalJSON(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func newConfigRollbackCmd() *cobra.Command {
+	var (
+		doc      docFlags
+		override bool
+		to       int
+	)
+	cmd := &cobra.Command{
+		Use:   "rollback --env ID [--level nodes=ID|FQDN] --resource NAME --to N [--override]",
+		Short: "Write version N of a resource's values (or overrides) at a level as a new version",
+		Long: `Write the content of version N of a resource's values (or overrides) at a level
+as a new version. History is kept: the versions after N stay readable, and a
+rollback can itself be rolled back.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if to <= 0 {
+				return usagef("--to must name a version (1, 2, ...)")
+			}
+			c, err := newAPIClient()
+			if err != nil {
+				return err
+			}
+			ref, err := doc.ref(cmd.Context(), c)
+			if err != nil {
+				return err
+			}
+			kind := kindOf(override)
+			content, _, err := getDocument(cmd.Context(), c, ref, kind, to)
+			if err != nil {
+				return fmt.Errorf("version %d: %w", to, err)
+			}
+			if err := putDocument(cmd.Context(), c, ref, kind, content); err != nil {
+				return err
+			}
+			versions, err := listVersions(cmd.Context(), c, ref, kind)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s %s: version %d written as version %d\n", ref, kind, to, versions[0].Version)
+			return err
+		},
+	}
+	doc.register(cmd)
+	kindFlag(cmd, &override)
+	cmd.Flags().IntVar(&to, "to", 0, "version whose content to restore (required)")
+	return cmd
+}

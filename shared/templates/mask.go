@@ -26,11 +26,18 @@ func isSecretKey(k string) bool {
 // Masked returns a copy of t whose step arguments show Mask for the value of
 // every key that looks like a password, at any depth.
 func (t Template) Masked() Template {
-	t.Steps = slices.Clone(t.Steps)
-	for i := range t.Steps {
-		t.Steps[i].Args = maskArgs(t.Steps[i].Args)
-	}
+	t.Steps = MaskSteps(t.Steps)
 	return t
+}
+
+// MaskSteps returns a copy of steps whose arguments show Mask for the value of
+// every key that looks like a password, at any depth.
+func MaskSteps(steps []Step) []Step {
+	out := slices.Clone(steps)
+	for i := range out {
+		out[i].Args = maskArgs(out[i].Args)
+	}
+	return out
 }
 
 func maskArgs(raw json.RawMessage) json.RawMessage {

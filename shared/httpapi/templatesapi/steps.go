@@ -1,0 +1,132 @@
+package templatesapi
+
+import (
+	"net/http"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/nodesapi"
+	"github.com/tuningbox/tuningbox/shared/nodes"
+	"github.com/tuningbox/tuningbox/shared/templates"
+)
+
+// defaultsBody is an environment's default deploy steps; the environment id
+// follows the identity rule of the request's microversion.
+type defaultsBody struct {
+	EnvironmentID any              `json:"environment_id"`
+	Steps         []templates.Step `json:"steps"`
+}
+
+// environment resolves the {env} path segment (an id, or a UUID; only a UUID from 1.2 on).
+func (h handlers) environment(r *http.Request) (nodes.Environment, error) {
+	ref := r.PathValue("env")
+	if err := nodesapi.CheckPathID(r, ref); err != nil {
+		return nodes.Environment{}, err
+	}
+	return h.nodes.Environment(r.Context(), ref)
+}
+
+func defaultsView(r *http.Request, env nodes.Environment, steps []templates.Step) defaultsBody {
+	body := defaultsBody{EnvironmentID: env.ID, Steps: templates.MaskSteps(steps)}
+	if nodesapi.UUIDIdentities(r) {
+		body.EnvironmentID = env.UUID
+	}
+	return body
+}
+
+func (h handlers) showDefaults(w http.ResponseWriter, r *http.Request) {
+	if _, err := nodesapi.StrictQuery(r); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	env, err := h.environment(r)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	steps, err := h.svc.Defaults(r.Context(), env.ID)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	httpapi.JSON(w, http.StatusOK, defaultsView(r, env, steps))
+}
+
+func (h handlers) setDefaults(w http.ResponseWriter, r *http.Request) {
+	if _, err := nodesapi.StrictQuery(r); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	env, err := h.environment(r)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	body, err := httpapi.ReadBody(r)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	steps, err := h.svc.SetDefaults(r.Context(), env.ID, body)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	httpapi.JSON(w, http.StatusOK, defaultsView(r, env, steps))
+}
+
+func (h handlers) deleteDefaults(w http.ResponseWriter, r *http.Request) {
+	if _, err := nodesapi.StrictQuery(r); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	env, err := h.environment(r)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	if err := h.svc.DeleteDefaults(r.Context(), env.ID); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	httpapi.NoContent(w)
+}
+
+// stepsRequest names the traits requested for the instance being deployed.
+type stepsRequest struct {
+	InstanceTraits *[]string `json:"instance_traits"`
+}
+
+// stepsBody is the ordered list of steps a deployment runs.
+type stepsBody struct {
+	DeploySteps []templates.Step `json:"deploy_steps"`
+}
+
+// nodeSteps answers the deploy steps of a deployment of the node with the
+// requested instance traits, or 400 listing every problem.
+func (h handlers) nodeSteps(w http.ResponseWriter, r *http.Request) {
+	if _, err := nodesapi.StrictQuery(r); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	n, err := nodesapi.Lookup(r, h.nodes, r.PathValue("id"))
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	var req stepsRequest
+	if err := httpapi.Decode(r, &req); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	if req.InstanceTraits == nil {
+		httpapi.Error(w, r, errs.Invalidf("instance_traits is required: a list of trait names"))
+		return
+	}
+	steps, err := h.svc.DeploySteps(r.Context(), n, *req.InstanceTraits)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	httpapi.JSON(w, http.StatusOK, stepsBody{DeploySteps: steps})
+}

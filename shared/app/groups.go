@@ -1,23 +1,44 @@
 package app
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/configapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/nodesapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/templatesapi"
+	"github.com/tuningbox/tuningbox/shared/nodes"
 	"github.com/tuningbox/tuningbox/shared/store"
+	"github.com/tuningbox/tuningbox/shared/templates"
 )
 
 // services holds one instance of every domain service over a backend.
 type services struct {
-	config *configdb.Service
+	config    *configdb.Service
+	nodes     *nodes.Service
+	templates *templates.Service
 }
 
 func newServices(b store.Backend) *services {
+	config := configdb.NewService(b.Index, b.Blobs)
 	return &services{
-		config: configdb.NewService(b.Index, b.Blobs),
+		config:    config,
+		nodes:     nodes.NewService(b.Index, configEnvironments{config}),
+		templates: templates.NewService(b.Index),
 	}
+}
+
+// configEnvironments lets the node registry resolve ConfigDB environments.
+type configEnvironments struct{ db *configdb.Service }
+
+func (c configEnvironments) Environment(ctx context.Context, ref string) (nodes.Environment, error) {
+	env, err := c.db.GetEnvironment(ctx, ref)
+	if err != nil {
+		return nodes.Environment{}, err
+	}
+	return nodes.Environment{ID: env.ID, UUID: env.UUID}, nil
 }
 
 // groupRoutes registers each endpoint group's routes. A group is what one
@@ -26,5 +47,10 @@ var groupRoutes = map[string]func(mux *http.ServeMux, s *services){
 	"config": func(mux *http.ServeMux, s *services) {
 		mux.HandleFunc("GET /api/v1/config/{$}", httpapi.ServeVersions)
 		configapi.Register(mux, s.config)
+	},
+	// Deploy templates, default deploy steps and the node registry.
+	"templates": func(mux *http.ServeMux, s *services) {
+		nodesapi.Register(mux, s.nodes)
+		templatesapi.Register(mux, s.templates, s.nodes)
 	},
 }

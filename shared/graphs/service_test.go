@@ -24,7 +24,7 @@ func newService(t testing.TB) *graphs.Service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
-	clusters := graphstest.NewClusters(map[string][]string{"1": {"n1", "n2"}, "2": {"n3"}})
+	clusters := graphstest.Clusters{"1": {"n1", "n2"}, "2": {"n3"}}
 	return graphs.NewService(b.Index, b.Blobs, clusters)
 }
 

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"path/filepath"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// The grants below are exactly the calls shared/store/awsstore makes; a
+// TransactWriteItems call is authorized by the actions of its items.
+var (
+	tableReadActions  = []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"}
+	tableWriteActions = []string{"dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"}
+	// blobKeys are the object keys awsstore uses (blobs/<hex sha256>).
+	blobKeys = "blobs/*"
+)
+
+// FunctionProps configures one tuningbox Lambda function.
+type FunctionProps struct {
+	// CodeDir holds the function's bootstrap binary (bin/<name> after make build).
+	CodeDir string
+	Storage *Storage
+	// TableWrite grants the write actions on the table besides the reads.
+	TableWrite bool
+	Blobs      BlobAccess
+}
+
+// NewFunction creates a Go Lambda function (provided.al2023 on arm64) that
+// reaches the storage through TUNINGBOX_TABLE and TUNINGBOX_BUCKET, with only
+// the table and bucket permissions that props grant.
+func NewFunction(scope constructs.Construct, id string, props FunctionProps) awslambda.Function {
+	c := constructs.NewConstruct(scope, jsii.String(id))
+	fn := awslambda.NewFunction(c, jsii.String("Function"), &awslambda.FunctionProps{
+		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture: awslambda.Architecture_ARM_64(),
+		Handler:      jsii.String("bootstrap"),
+		Code:         awslambda.Code_FromAsset(jsii.String(filepath.Clean(props.CodeDir)), nil),
+		MemorySize:   jsii.Number(256),
+		Timeout:      awscdk.Duration_Seconds(jsii.Number(10)),
+		// The app reads both names at start-up whatever it touches.
+		Environment: &map[string]*string{
+			"TUNINGBOX_TABLE":  props.Storage.Table.TableName(),
+			"TUNINGBOX_BUCKET": props.Storage.Bucket.BucketName(),
+		},
+		LogGroup: awslogs.NewLogGroup(c, jsii.String("Logs"), &awslogs.LogGroupProps{
+			Retention: awslogs.RetentionDays_ONE_MONTH,
+		}),
+	})
+
+	actions := tableReadActions
+	if props.TableWrite {
+		actions = append(actions[:len(actions):len(actions)], tableWriteActions...)
+	}
+	props.Storage.Table.Grant(fn, *jsii.Strings(actions...)...)
+
+	if props.Blobs == BlobsNone {
+		return fn
+	}
+	bucket := props.Storage.Bucket
+	objectActions := []string{"s3:GetObject"}
+	if props.Blobs == BlobsReadWrite {
+		objectActions = append(objectActions, "s3:PutObject")
+	}
+	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings(objectActions...),
+		Resources: jsii.Strings(*bucket.ArnForObjects(jsii.String(blobKeys))),
+	}))
+	// Without ListBucket, S3 answers a GET of a missing blob with 403 instead
+	// of 404, which the store would report as a failure rather than not-found.
+	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("s3:ListBucket"),
+		Resources: jsii.Strings(*bucket.BucketArn()),
+	}))
+	return fn
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// BlobAccess is what an endpoint group's function may do with the blob bucket.
+type BlobAccess int
+
+const (
+	// BlobsNone: the group keeps everything in the table.
+	BlobsNone BlobAccess = iota
+	// BlobsRead: the group reads blobs that others write.
+	BlobsRead
+	// BlobsReadWrite: the group stores blobs and reads them back.
+	BlobsReadWrite
+)
+
+// EndpointGroup is one Lambda function and the API paths routed to it.
+type EndpointGroup struct {
+	// Name is the function's directory under functions/ and its bootstrap's under bin/.
+	Name string
+	// Paths are the path prefixes the group serves: each prefix and everything below it.
+	Paths []string
+	// Blobs is the group's access to the blob bucket.
+	Blobs BlobAccess
+}
+
+// endpointGroups lists every group the API serves, in routing order.
+var endpointGroups = []EndpointGroup{
+	{Name: "config", Paths: []string{"/api/v1/config"}, Blobs: BlobsReadWrite},
+	{Name: "graphs", Paths: []string{"/api/v1/releases", "/api/v1/plugins", "/api/v1/clusters", "/api/v1/graphs", "/api/v1/transactions"}, Blobs: BlobsReadWrite},
+	{Name: "templates", Paths: []string{"/api/v1/deploy_templates", "/api/v1/nodes", "/api/v1/deploy_steps"}, Blobs: BlobsNone},
+}
+
+// authorizerName is the function directory of the Lambda request authorizer.
+const authorizerName = "authorizer"
+
+// Functions is the set of functions a deployment contains.
+type Functions struct {
+	Groups []EndpointGroup
+	// Authorizer puts the request authorizer in front of every route.
+	Authorizer bool
+}
+
+// Names lists the function names, the authorizer last.
+func (f Functions) Names() []string {
+	names := make([]string, 0, len(f.Groups)+1)
+	for _, g := range f.Groups {
+		names = append(names, g.Name)
+	}
+	if f.Authorizer {
+		names = append(names, authorizerName)
+	}
+	return names
+}
+
+// discoverFunctions returns the functions that exist as directories under
+// functionsDir, so the stack deploys what the tree builds. A directory that no
+// endpoint group claims is an error: it would otherwise never be deployed.
+func discoverFunctions(functionsDir string) (Functions, error) {
+	entries, err := os.ReadDir(functionsDir)
+	if err != nil {
+		return Functions{}, fmt.Errorf("list functions: %w", err)
+	}
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	var f Functions
+	for _, g := range endpointGroups {
+		if slices.Contains(dirs, g.Name) {
+			f.Groups = append(f.Groups, g)
+		}
+	}
+	f.Authorizer = slices.Contains(dirs, authorizerName)
+	var unknown []error
+	for _, d := range dirs {
+		if d != authorizerName && !slices.ContainsFunc(endpointGroups, func(g EndpointGroup) bool { return g.Name == d }) {
+			unknown = append(unknown, fmt.Errorf("%s has no endpoint group in infra/groups.go", filepath.Join(functionsDir, d)))
+		}
+	}
+	if len(f.Groups) == 0 {
+		unknown = append(unknown, fmt.Errorf("no endpoint group function under %s", functionsDir))
+	}
+	return f, errors.Join(unknown...)
+}

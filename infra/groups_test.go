@@ -1,0 +1,83 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestDiscoverFunctions(t *testing.T) {
+	tests := []struct {
+		name           string
+		dirs           []string
+		wantGroups     []string
+		wantAuthorizer bool
+		wantErr        string
+	}{
+		{name: "config only", dirs: []string{"config"}, wantGroups: []string{"config"}},
+		{name: "all", dirs: []string{"authorizer", "templates", "config", "graphs"}, wantGroups: []string{"config", "graphs", "templates"}, wantAuthorizer: true},
+		{name: "unknown function", dirs: []string{"config", "nodes"}, wantErr: "nodes has no endpoint group"},
+		{name: "authorizer alone", dirs: []string{"authorizer"}, wantErr: "no endpoint group function"},
+		{name: "empty", wantErr: "no endpoint group function"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			for _, d := range tt.dirs {
+				if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Files beside the function directories are not functions.
+			if err := os.WriteFile(filepath.Join(root, "README.md"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, err := discoverFunctions(root)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, g := range got.Groups {
+				names = append(names, g.Name)
+			}
+			if !slices.Equal(names, tt.wantGroups) || got.Authorizer != tt.wantAuthorizer {
+				t.Errorf("groups %v authorizer %v, want %v %v", names, got.Authorizer, tt.wantGroups, tt.wantAuthorizer)
+			}
+		})
+	}
+}
+
+func TestParseAPIType(t *testing.T) {
+	for in, want := range map[string]APIType{"": APIHTTP, "http": APIHTTP, "rest": APIREST} {
+		if got, err := ParseAPIType(in); err != nil || got != want {
+			t.Errorf("ParseAPIType(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := ParseAPIType("websocket"); err == nil {
+		t.Error("ParseAPIType(websocket) accepted")
+	}
+}
+
+// Every group path is distinct and under /api/v1, so each request reaches one function.
+func TestEndpointGroupPathsAreDisjoint(t *testing.T) {
+	seen := map[string]string{}
+	for _, g := range endpointGroups {
+		for _, p := range g.Paths {
+			if !strings.HasPrefix(p, "/api/v1/") || strings.HasSuffix(p, "/") {
+				t.Errorf("%s: path %q", g.Name, p)
+			}
+			if other, ok := seen[p]; ok {
+				t.Errorf("%s and %s both serve %s", other, g.Name, p)
+			}
+			seen[p] = g.Name
+		}
+	}
+}

@@ -1,0 +1,470 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	jsii.Close()
+	os.Exit(code)
+}
+
+// allFunctions is a deployment with every endpoint group and the authorizer.
+var allFunctions = Functions{Groups: endpointGroups, Authorizer: true}
+
+// synthesized is a stack synthesized in a test, with its template as JSON.
+type synthesized struct {
+	stack     *Stack
+	template  assertions.Template
+	resources map[string]resource
+	outputs   map[string]any
+}
+
+type resource struct {
+	Type       string
+	Properties map[string]any
+}
+
+// synth builds the stack from placeholder bootstraps in a temp dir (the
+// template only records the asset's hash) and synthesizes it offline.
+func synth(t *testing.T, apiType APIType, functions Functions) *synthesized {
+	t.Helper()
+	bin := t.TempDir()
+	for _, name := range functions.Names() {
+		dir := filepath.Join(bin, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "bootstrap"), []byte("placeholder for "+name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
+	var s synthesized
+	assert(t, "synthesize", func() {
+		s.stack = NewStack(app, stackName, &StackProps{API: apiType, Functions: functions, BinDir: bin})
+		s.template = assertions.Template_FromStack(s.stack.Stack, nil)
+	})
+	tpl := *s.template.ToJSON()
+	s.resources = map[string]resource{}
+	for id, v := range tpl["Resources"].(map[string]any) {
+		r := v.(map[string]any)
+		props, _ := r["Properties"].(map[string]any)
+		s.resources[id] = resource{Type: r["Type"].(string), Properties: props}
+	}
+	s.outputs, _ = tpl["Outputs"].(map[string]any)
+	return &s
+}
+
+// assert runs a CDK assertion, which panics with its report when it fails.
+func assert(t *testing.T, what string, check func()) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Errorf("%s: %v", what, r)
+		}
+	}()
+	check()
+}
+
+func (s *synthesized) countByType() map[string]int {
+	counts := map[string]int{}
+	for _, r := range s.resources {
+		counts[r.Type]++
+	}
+	return counts
+}
+
+// ofType returns the logical ids of the resources of type typ.
+func (s *synthesized) ofType(typ string) []string {
+	var ids []string
+	for id, r := range s.resources {
+		if r.Type == typ {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// functionIDs maps each function's logical id to its name.
+func (s *synthesized) functionIDs(t *testing.T) map[string]string {
+	t.Helper()
+	ids := map[string]string{}
+	for name, fn := range s.stack.Functions {
+		cfn, ok := fn.Node().DefaultChild().(awscdk.CfnElement)
+		if !ok {
+			t.Fatalf("function %s has no CloudFormation resource", name)
+		}
+		ids[*s.stack.GetLogicalId(cfn)] = name
+	}
+	return ids
+}
+
+// refs collects the logical ids that v refers to with Ref or Fn::GetAtt.
+func refs(v any) []string {
+	var out []string
+	switch v := v.(type) {
+	case map[string]any:
+		if id, ok := v["Ref"].(string); ok {
+			out = append(out, id)
+		}
+		if att, ok := v["Fn::GetAtt"].([]any); ok && len(att) > 0 {
+			out = append(out, att[0].(string))
+		}
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			out = append(out, refs(v[k])...)
+		}
+	case []any:
+		for _, e := range v {
+			out = append(out, refs(e)...)
+		}
+	}
+	return out
+}
+
+// functionOf returns the name of the one function that v refers to.
+func functionOf(t *testing.T, functions map[string]string, v any) string {
+	t.Helper()
+	var names []string
+	for _, id := range refs(v) {
+		if name, ok := functions[id]; ok && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	if len(names) != 1 {
+		t.Fatalf("%v refers to functions %v, want exactly one", v, names)
+	}
+	return names[0]
+}
+
+// wantRoutes lists, for every group path, the route keys "ANY <path>" and
+// "ANY <path>/{proxy+}" with the group that must serve them.
+func wantRoutes(groups []EndpointGroup) map[string]string {
+	want := map[string]string{}
+	for _, g := range groups {
+		for _, p := range g.Paths {
+			want["ANY "+p] = g.Name
+			want["ANY "+p+"/{proxy+}"] = g.Name
+		}
+	}
+	return want
+}
+
+func checkCounts(t *testing.T, s *synthesized, want map[string]int) {
+	t.Helper()
+	got := s.countByType()
+	if !maps.Equal(got, want) {
+		t.Errorf("resources by type:\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestHTTPStackResourceCounts(t *testing.T) {
+	s := synth(t, APIHTTP, allFunctions)
+	checkCounts(t, s, map[string]int{
+		"AWS::DynamoDB::Table":           1,
+		"AWS::S3::Bucket":                1,
+		"AWS::S3::BucketPolicy":          1,
+		"AWS::Lambda::Function":          4, // config, graphs, templates, authorizer
+		"AWS::Logs::LogGroup":            4,
+		"AWS::IAM::Role":                 4,
+		"AWS::IAM::Policy":               4,
+		"AWS::Lambda::Permission":        4, // one per integration, one for the authorizer
+		"AWS::ApiGatewayV2::Api":         1,
+		"AWS::ApiGatewayV2::Stage":       1,
+		"AWS::ApiGatewayV2::Integration": 3,
+		"AWS::ApiGatewayV2::Authorizer":  1,
+		"AWS::ApiGatewayV2::Route":       18, // 9 group paths, each with and without {proxy+}
+	})
+}
+
+func TestBucketIsVersionedEncryptedPrivateAndSSLOnly(t *testing.T) {
+	s := synth(t, APIHTTP, allFunctions)
+	assert(t, "bucket", func() {
+		s.template.HasResourceProperties(jsii.String("AWS::S3::Bucket"), &map[string]any{
+			"VersioningConfiguration": map[string]any{"Status": "Enabled"},
+			"BucketEncryption": map[string]any{
+				"ServerSideEncryptionConfiguration": []any{
+					map[string]any{"ServerSideEncryptionByDefault": map[string]any{"SSEAlgorithm": "AES256"}},
+				},
+			},
+			"PublicAccessBlockConfiguration": map[string]any{
+				"BlockPublicAcls":       true,
+				"BlockPublicPolicy":     true,
+				"IgnorePublicAcls":      true,
+				"RestrictPublicBuckets": true,
+			},
+		})
+	})
+	assert(t, "bucket is retained", func() {
+		s.template.HasResource(jsii.String("AWS::S3::Bucket"), &map[string]any{
+			"DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain",
+		})
+	})
+	assert(t, "bucket policy denies requests without TLS", func() {
+		s.template.HasResourceProperties(jsii.String("AWS::S3::BucketPolicy"), &map[string]any{
+			"PolicyDocument": assertions.Match_ObjectLike(&map[string]any{
+				"Statement": assertions.Match_ArrayWith(&[]any{
+					assertions.Match_ObjectLike(&map[string]any{
+						"Effect":    "Deny",
+						"Action":    "s3:*",
+						"Principal": map[string]any{"AWS": "*"},
+						"Condition": map[string]any{"Bool": map[string]any{"aws:SecureTransport": "false"}},
+					}),
+				}),
+			}),
+		})
+	})
+}
+
+func TestTableIsOnDemandWithPITRAndStringKeys(t *testing.T) {
+	s := synth(t, APIHTTP, allFunctions)
+	assert(t, "table", func() {
+		s.template.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), &map[string]any{
+			"BillingMode": "PAY_PER_REQUEST",
+			"KeySchema": []any{
+				map[string]any{"AttributeName": "pk", "KeyType": "HASH"},
+				map[string]any{"AttributeName": "sk", "KeyType": "RANGE"},
+			},
+			"AttributeDefinitions": []any{
+				map[string]any{"AttributeName": "pk", "AttributeType": "S"},
+				map[string]any{"AttributeName": "sk", "AttributeType": "S"},
+			},
+			"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
+			"GlobalSecondaryIndexes":           assertions.Match_Absent(),
+			"ProvisionedThroughput":            assertions.Match_Absent(),
+		})
+	})
+	assert(t, "table is retained", func() {
+		s.template.HasResource(jsii.String("AWS::DynamoDB::Table"), &map[string]any{
+			"DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain",
+		})
+	})
+}
+
+func TestFunctionsRunBootstrapOnARMWithStorageEnv(t *testing.T) {
+	s := synth(t, APIHTTP, allFunctions)
+	table, bucket := s.ofType("AWS::DynamoDB::Table"), s.ofType("AWS::S3::Bucket")
+	functions := s.functionIDs(t)
+	if got := slices.Sorted(maps.Values(functions)); !slices.Equal(got, []string{"authorizer", "config", "graphs", "templates"}) {
+		t.Fatalf("functions %v", got)
+	}
+	for id, name := range functions {
+		p := s.resources[id].Properties
+		got := fmt.Sprint(p["Runtime"], " ", p["Architectures"], " ", p["Handler"])
+		if want := "provided.al2023 [arm64] bootstrap"; got != want {
+			t.Errorf("%s: runtime, architectures, handler = %q, want %q", name, got, want)
+		}
+		env := p["Environment"].(map[string]any)["Variables"].(map[string]any)
+		if got := refs(env["TUNINGBOX_TABLE"]); !slices.Equal(got, table) {
+			t.Errorf("%s: TUNINGBOX_TABLE refers to %v, want the table %v", name, got, table)
+		}
+		if got := refs(env["TUNINGBOX_BUCKET"]); !slices.Equal(got, bucket) {
+			t.Errorf("%s: TUNINGBOX_BUCKET refers to %v, want the bucket %v", name, got, bucket)
+		}
+	}
+}
+
+func TestHTTPRoutesSendEachGroupToItsFunctionBehindTheAuthorizer(t *testing.T) {
+	s := synth(t, APIHTTP, allFunctions)
+	functions := s.functionIDs(t)
+	authorizers := s.ofType("AWS::ApiGatewayV2::Authorizer")
+	if len(authorizers) != 1 {
+		t.Fatalf("authorizers %v", authorizers)
+	}
+	auth := s.resources[authorizers[0]].Properties
+	if name := functionOf(t, functions, auth["AuthorizerUri"]); name != "authorizer" {
+		t.Errorf("the authorizer invokes %s", name)
+	}
+	gotAuth := fmt.Sprint(auth["AuthorizerType"], " ", auth["IdentitySource"], " ", auth["AuthorizerResultTtlInSeconds"], " ", auth["AuthorizerPayloadFormatVersion"], " ", auth["EnableSimpleResponses"])
+	if want := "REQUEST [$request.header.Authorization] 300 1.0 <nil>"; gotAuth != want {
+		t.Errorf("authorizer: type, identity, cache TTL, payload, simple = %q, want %q", gotAuth, want)
+	}
+
+	got := map[string]string{}
+	for _, id := range s.ofType("AWS::ApiGatewayV2::Route") {
+		p := s.resources[id].Properties
+		integration := refs(p["Target"])
+		if len(integration) != 1 {
+			t.Fatalf("route %v targets %v", p["RouteKey"], integration)
+		}
+		got[p["RouteKey"].(string)] = functionOf(t, functions, s.resources[integration[0]].Properties["IntegrationUri"])
+		if p["AuthorizationType"] != "CUSTOM" || !slices.Equal(refs(p["AuthorizerId"]), authorizers) {
+			t.Errorf("route %v: authorization %v by %v, want CUSTOM by %v", p["RouteKey"], p["AuthorizationType"], refs(p["AuthorizerId"]), authorizers)
+		}
+	}
+	if want := wantRoutes(endpointGroups); !maps.Equal(got, want) {
+		t.Errorf("routes:\n got %v\nwant %v", got, want)
+	}
+	for _, id := range s.ofType("AWS::ApiGatewayV2::Integration") {
+		p := s.resources[id].Properties
+		if p["IntegrationType"] != "AWS_PROXY" || p["PayloadFormatVersion"] != "2.0" {
+			t.Errorf("integration %s: type %v, payload %v", id, p["IntegrationType"], p["PayloadFormatVersion"])
+		}
+	}
+	if _, ok := s.outputs["ApiUrl"]; !ok {
+		t.Errorf("no ApiUrl output in %v", s.outputs)
+	}
+}
+
+func TestIAMGrantsOnlyTheStoreCalls(t *testing.T) {
+	s := synth(t, APIHTTP, allFunctions)
+	table, bucket := s.ofType("AWS::DynamoDB::Table")[0], s.ofType("AWS::S3::Bucket")[0]
+	tableRead := []string{"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query"}
+	tableWrite := []string{"dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:UpdateItem"}
+	blobReadWrite := []string{"s3:GetObject", "s3:ListBucket", "s3:PutObject"}
+	want := map[string][]string{
+		"config":     slices.Concat(tableRead, tableWrite, blobReadWrite),
+		"graphs":     slices.Concat(tableRead, tableWrite, blobReadWrite),
+		"templates":  slices.Concat(tableRead, tableWrite),
+		"authorizer": tableRead,
+	}
+
+	// Each function's statements, found through its role.
+	roleOf := map[string]string{}
+	for id, name := range s.functionIDs(t) {
+		roleOf[refs(s.resources[id].Properties["Role"])[0]] = name
+	}
+	statements := map[string][]map[string]any{}
+	for _, id := range s.ofType("AWS::IAM::Policy") {
+		p := s.resources[id].Properties
+		for _, role := range refs(p["Roles"]) {
+			for _, st := range p["PolicyDocument"].(map[string]any)["Statement"].([]any) {
+				statements[roleOf[role]] = append(statements[roleOf[role]], st.(map[string]any))
+			}
+		}
+	}
+	for name, wantActions := range want {
+		var actions []string
+		for _, st := range statements[name] {
+			if st["Effect"] != "Allow" {
+				t.Errorf("%s: unexpected statement %v", name, st)
+			}
+			stActions := asStrings(st["Action"])
+			for _, a := range stActions {
+				if strings.Contains(a, "*") {
+					t.Errorf("%s: wildcard action %q", name, a)
+				}
+			}
+			// Every statement names the table or the bucket, never "*".
+			resources := refs(st["Resource"])
+			if len(resources) == 0 || slices.ContainsFunc(resources, func(r string) bool { return r != table && r != bucket }) {
+				t.Errorf("%s: statement %v on resources %v", name, stActions, st["Resource"])
+			}
+			actions = append(actions, stActions...)
+		}
+		slices.Sort(actions)
+		slices.Sort(wantActions)
+		if !slices.Equal(actions, wantActions) {
+			t.Errorf("%s: actions\n got %v\nwant %v", name, actions, wantActions)
+		}
+	}
+}
+
+func asStrings(v any) []string {
+	switch v := v.(type) {
+	case string:
+		return []string{v}
+	case []any:
+		out := make([]string, len(v))
+		for i, e := range v {
+			out[i] = e.(string)
+		}
+		return out
+	}
+	return nil
+}
+
+func TestRESTVariant(t *testing.T) {
+	s := synth(t, APIREST, allFunctions)
+	checkCounts(t, s, map[string]int{
+		"AWS::DynamoDB::Table":        1,
+		"AWS::S3::Bucket":             1,
+		"AWS::S3::BucketPolicy":       1,
+		"AWS::Lambda::Function":       4,
+		"AWS::Logs::LogGroup":         4,
+		"AWS::IAM::Role":              4,
+		"AWS::IAM::Policy":            4,
+		"AWS::Lambda::Permission":     4,
+		"AWS::ApiGateway::RestApi":    1,
+		"AWS::ApiGateway::Deployment": 1,
+		"AWS::ApiGateway::Stage":      1,
+		"AWS::ApiGateway::Authorizer": 1,
+		"AWS::ApiGateway::Resource":   20, // /api, /api/v1, 9 group paths, 9 {proxy+}
+		"AWS::ApiGateway::Method":     18,
+	})
+	functions := s.functionIDs(t)
+	authorizers := s.ofType("AWS::ApiGateway::Authorizer")
+	auth := s.resources[authorizers[0]].Properties
+	if name := functionOf(t, functions, auth["AuthorizerUri"]); name != "authorizer" {
+		t.Errorf("the authorizer invokes %s", name)
+	}
+	gotAuth := fmt.Sprint(auth["Type"], " ", auth["IdentitySource"], " ", auth["AuthorizerResultTtlInSeconds"])
+	if want := "REQUEST method.request.header.Authorization 300"; gotAuth != want {
+		t.Errorf("authorizer: type, identity, cache TTL = %q, want %q", gotAuth, want)
+	}
+
+	got := map[string]string{}
+	for _, id := range s.ofType("AWS::ApiGateway::Method") {
+		p := s.resources[id].Properties
+		key := fmt.Sprint(p["HttpMethod"], " ", s.restPath(t, refs(p["ResourceId"])[0]))
+		integration := p["Integration"].(map[string]any)
+		if integration["Type"] != "AWS_PROXY" {
+			t.Errorf("%s: integration type %v", key, integration["Type"])
+		}
+		got[key] = functionOf(t, functions, integration["Uri"])
+		if p["AuthorizationType"] != "CUSTOM" || !slices.Equal(refs(p["AuthorizerId"]), authorizers) {
+			t.Errorf("%s: authorization %v by %v, want CUSTOM by %v", key, p["AuthorizationType"], refs(p["AuthorizerId"]), authorizers)
+		}
+	}
+	if want := wantRoutes(endpointGroups); !maps.Equal(got, want) {
+		t.Errorf("methods:\n got %v\nwant %v", got, want)
+	}
+	if _, ok := s.outputs["ApiUrl"]; !ok {
+		t.Errorf("no ApiUrl output in %v", s.outputs)
+	}
+}
+
+// restPath rebuilds the full path of a REST API resource from its parents.
+func (s *synthesized) restPath(t *testing.T, id string) string {
+	t.Helper()
+	r, ok := s.resources[id]
+	if !ok || r.Type != "AWS::ApiGateway::Resource" {
+		return "" // the API's root resource
+	}
+	return s.restPath(t, refs(r.Properties["ParentId"])[0]) + "/" + r.Properties["PathPart"].(string)
+}
+
+func TestWithoutAuthorizerRoutesAreOpen(t *testing.T) {
+	groups := Functions{Groups: endpointGroups[:1]}
+	for _, apiType := range []APIType{APIHTTP, APIREST} {
+		t.Run(string(apiType), func(t *testing.T) {
+			s := synth(t, apiType, groups)
+			counts := s.countByType()
+			if counts["AWS::Lambda::Function"] != 1 || counts["AWS::ApiGatewayV2::Authorizer"]+counts["AWS::ApiGateway::Authorizer"] != 0 {
+				t.Errorf("resources by type: %v", counts)
+			}
+			routeType := map[APIType]string{APIHTTP: "AWS::ApiGatewayV2::Route", APIREST: "AWS::ApiGateway::Method"}[apiType]
+			routes := s.ofType(routeType)
+			if len(routes) != 2 {
+				t.Errorf("%d routes for the config group, want 2", len(routes))
+			}
+			for _, id := range routes {
+				if at := s.resources[id].Properties["AuthorizationType"]; at != "NONE" {
+					t.Errorf("%s: authorization type %v", id, at)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// Storage is the data of a deployment: the index table and the blob bucket
+// that shared/store/awsstore uses (see its package doc for the key design).
+type Storage struct {
+	Table  awsdynamodb.Table
+	Bucket awss3.Bucket
+}
+
+// NewStorage creates the table and the bucket. Both are retained when the
+// stack is deleted: they hold the only copy of the configuration data.
+func NewStorage(scope constructs.Construct, id string) *Storage {
+	c := constructs.NewConstruct(scope, jsii.String(id))
+	table := awsdynamodb.NewTable(c, jsii.String("Table"), &awsdynamodb.TableProps{
+		PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:      &awsdynamodb.Attribute{Name: jsii.String("sk"), Type: awsdynamodb.AttributeType_STRING},
+		BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
+			PointInTimeRecoveryEnabled: jsii.Bool(true),
+		},
+	})
+	// S3-managed keys: encrypted at rest without a KMS key whose grants every
+	// reader would need.
+	bucket := awss3.NewBucket(c, jsii.String("Blobs"), &awss3.BucketProps{
+		Versioned:         jsii.Bool(true),
+		Encryption:        awss3.BucketEncryption_S3_MANAGED,
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+		EnforceSSL:        jsii.Bool(true),
+	})
+	return &Storage{Table: table, Bucket: bucket}
+}

@@ -147,7 +147,8 @@ Every change is a new version of the document (see config history).`,
 				if err != nil {
 					return usagef("stdin: %v", err)
 				}
-				return putDocument(cmd.Context(), c, ref, kind, document)
+				_, err = putDocument(cmd.Context(), c, ref, kind, document)
+				return err
 			}
 			path, err := splitKey(key)
 			if err != nil {
@@ -182,7 +183,8 @@ func setKey(cmd *cobra.Command, c *apiClient, ref docRef, kind string, path []st
 		for i := len(path) - 1; i >= 0; i-- {
 			document = map[string]any{path[i]: document}
 		}
-		return putDocument(cmd.Context(), c, ref, kind, document)
+		_, err := putDocument(cmd.Context(), c, ref, kind, document)
+		return err
 	}
 	op := make([]any, 0, len(path)+1)
 	for _, s := range path {

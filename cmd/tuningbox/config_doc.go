@@ -180,14 +180,21 @@ func getDocument(ctx context.Context, c *apiClient, d docRef, kind string, versi
 	return v, resp.Header.Get("ETag"), nil
 }
 
-// putDocument stores doc as a new version of the document of kind.
-func putDocument(ctx context.Context, c *apiClient, d docRef, kind string, doc any) error {
+// versionHeader carries the version number a document write created.
+const versionHeader = "X-Config-Version"
+
+// putDocument stores doc as a new version of the document of kind and
+// returns the version number the server gave it.
+func putDocument(ctx context.Context, c *apiClient, d docRef, kind string, doc any) (string, error) {
 	body, err := canonicalJSON(doc)
 	if err != nil {
-		return err
+		return "", err
 	}
-	_, err = c.do(ctx, request{Method: http.MethodPut, Path: d.path(kind), Body: body})
-	return err
+	resp, err := c.do(ctx, request{Method: http.MethodPut, Path: d.path(kind), Body: body})
+	if err != nil {
+		return "", err
+	}
+	return resp.Header.Get(versionHeader), nil
 }
 
 // splitKey turns --key a.b.0 into path segments.

@@ -274,14 +274,11 @@ rollback can itself be rolled back.`,
 			if err != nil {
 				return fmt.Errorf("version %d: %w", to, err)
 			}
-			if err := putDocument(cmd.Context(), c, ref, kind, content); err != nil {
-				return err
-			}
-			versions, err := listVersions(cmd.Context(), c, ref, kind)
+			version, err := putDocument(cmd.Context(), c, ref, kind, content)
 			if err != nil {
 				return err
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s %s: version %d written as version %d\n", ref, kind, to, versions[0].Version)
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s %s: version %d written as version %s\n", ref, kind, to, version)
 			return err
 		},
 	}

@@ -131,14 +131,17 @@ func importFiles(ctx context.Context, w io.Writer, c *apiClient, env string, lev
 	}
 	for _, f := range files {
 		ref := docRef{Env: env, Levels: levels, Resource: f.Resource}
-		changed, err := importFile(ctx, c, ref, f.Path, dryRun)
+		changed, version, err := importFile(ctx, c, ref, f.Path, dryRun)
 		switch {
 		case err != nil:
 			failed++
 			fmt.Fprintf(w, "%-40s failed: %v\n", f.Resource, err)
-		case changed:
+		case changed && dryRun:
 			updated++
 			fmt.Fprintf(w, "%-40s %s\n", f.Resource, verb)
+		case changed:
+			updated++
+			fmt.Fprintf(w, "%-40s %s (version %s)\n", f.Resource, verb, version)
 		default:
 			unchanged++
 			fmt.Fprintf(w, "%-40s unchanged\n", f.Resource)
@@ -151,35 +154,37 @@ func importFiles(ctx context.Context, w io.Writer, c *apiClient, env string, lev
 	return nil
 }
 
-// importFile uploads one file unless the stored document already has its content.
-func importFile(ctx context.Context, c *apiClient, ref docRef, path string, dryRun bool) (bool, error) {
+// importFile uploads one file unless the stored document already has its
+// content; it reports whether the content changed and the version written.
+func importFile(ctx context.Context, c *apiClient, ref docRef, path string, dryRun bool) (bool, string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
 	doc, err := decodeYAML(data)
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
 	if doc == nil {
 		doc = map[string]any{}
 	}
 	if _, ok := doc.(map[string]any); !ok {
-		return false, errors.New("a Hiera data file must hold a mapping")
+		return false, "", errors.New("a Hiera data file must hold a mapping")
 	}
 	current, _, err := getDocument(ctx, c, ref, kindValues, 0)
 	var apiErr *apiError
 	if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
-		return false, fmt.Errorf("data source %s is not defined in environment %s (%s)", ref.Resource, ref.Env, apiErr.Message)
+		return false, "", fmt.Errorf("data source %s is not defined in environment %s (%s)", ref.Resource, ref.Env, apiErr.Message)
 	}
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
 	if sameJSON(current, doc) {
-		return false, nil
+		return false, "", nil
 	}
 	if dryRun {
-		return true, nil
+		return true, "", nil
 	}
-	return true, putDocument(ctx, c, ref, kindValues, doc)
+	version, err := putDocument(ctx, c, ref, kindValues, doc)
+	return true, version, err
 }

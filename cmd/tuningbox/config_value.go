@@ -9,6 +9,7 @@ import (
 	"maps"
 	"math"
 	"math/big"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -212,6 +213,12 @@ func scalarValue(n *yaml.Node, path string) (any, error) {
 		}
 		return nil, fmt.Errorf("%s: %q is not an integer (line %d)", describePath(path), n.Value, n.Line)
 	case "!!float":
+		// yaml.v3 resolves a plain integer beyond 64 bits as a float: keep its digits.
+		if n.Style&yaml.TaggedStyle == 0 && decimalInteger.MatchString(n.Value) {
+			if i, ok := new(big.Int).SetString(strings.TrimPrefix(n.Value, "+"), 10); ok {
+				return json.Number(i.String()), nil
+			}
+		}
 		var f float64
 		if err := n.Decode(&f); err != nil {
 			return nil, fmt.Errorf("%s: %w", describePath(path), err)
@@ -223,6 +230,8 @@ func scalarValue(n *yaml.Node, path string) (any, error) {
 	}
 	return nil, fmt.Errorf("%s: unsupported YAML tag %s (line %d)", describePath(path), n.Tag, n.Line)
 }
+
+var decimalInteger = regexp.MustCompile(`^[-+]?[0-9]+$`)
 
 // floatNumber writes f so that it still reads as a float (1.0, not 1).
 func floatNumber(f float64) json.Number {

@@ -1,0 +1,288 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestDecodeYAML(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want string // canonical JSON
+	}{
+		{"empty input", "", "null"},
+		{"non-string keys become strings", "1: a\ntrue: b\n~: c\n1.5: d\n", `{"1":"a","1.5":"d","null":"c","true":"b"}`},
+		{"integers stay exact beyond 64 bits", "big: 123456789012345678901234567890\nneg: -9223372036854775809\nmax: 18446744073709551615\n",
+			`{"big":123456789012345678901234567890,"max":18446744073709551615,"neg":-9223372036854775809}`},
+		{"integer notations", "hex: 0x1F\noct: 0o17\nplus: +5\n", `{"hex":31,"oct":15,"plus":5}`},
+		{"floats keep reading as floats", "a: 1.0\nb: 0.25\nc: 1e3\n", `{"a":1.0,"b":0.25,"c":1000.0}`},
+		{"quoted scalars stay strings", "a: \"1\"\nb: 'true'\nc: \"null\"\n", `{"a":"1","b":"true","c":"null"}`},
+		{"timestamps keep their text", "when: 2016-04-01\nat: 2016-04-01T10:00:00Z\n", `{"at":"2016-04-01T10:00:00Z","when":"2016-04-01"}`},
+		{"anchors and aliases", "base: &b {x: 1}\ncopy: *b\n", `{"base":{"x":1},"copy":{"x":1}}`},
+		{"merge key: explicit keys win", "base: &b {x: 1, y: 2}\nnode:\n  <<: *b\n  y: 3\n", `{"base":{"x":1,"y":2},"node":{"x":1,"y":3}}`},
+		{"merge list: earlier mapping wins", "a: &a {k: a}\nb: &b {k: b, m: b}\nc:\n  <<: [*a, *b]\n", `{"a":{"k":"a"},"b":{"k":"b","m":"b"},"c":{"k":"a","m":"b"}}`},
+		{"booleans and null", "t: true\nf: false\nn: null\ne:\n", `{"e":null,"f":false,"n":null,"t":true}`},
+		{"lists", "l: [1, two, {three: 3}]\n", `{"l":[1,"two",{"three":3}]}`},
+		{"multi-line strings", "s: |\n  line1\n  line2\n", `{"s":"line1\nline2\n"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := decodeYAML([]byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := canonicalJSON(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDecodeYAMLErrors(t *testing.T) {
+	tests := []struct {
+		name, in, wantErr string
+	}{
+		{"duplicate keys after conversion", "1: a\n\"1\": b\n", `key "1" appears twice`},
+		{"infinity", "x: .inf\n", "no JSON representation"},
+		{"complex key", "? [a, b]\n: c\n", "only scalar mapping keys"},
+		{"two documents", "a: 1\n---\nb: 2\n", "more than one document"},
+		{"custom tag", "x: !vault abc\n", "unsupported YAML tag"},
+		{"syntax", "a: [1, 2\n", "invalid YAML"},
+		{"merge of a scalar", "a:\n  <<: 1\n", "merge key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := decodeYAML([]byte(tt.in))
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestEncodeYAMLRoundTrip(t *testing.T) {
+	in := `{"a":{"b":[1,"2",true,null]},"big":123456789012345678901234567890,"f":1.5,"s":"true","t":"multi\nline\n","z":"yes"}`
+	v, err := decodeJSON([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := encodeYAML(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := decodeYAML(out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	got, _ := canonicalJSON(back)
+	if string(got) != in {
+		t.Errorf("YAML round trip changed the document:\n%s\ngot  %s\nwant %s", out, got, in)
+	}
+}
+
+func TestTypedValue(t *testing.T) {
+	str := func(s string) *string { return &s }
+	tests := []struct {
+		name  string
+		typ   string
+		value *string
+		stdin string
+		want  string // canonical JSON
+	}{
+		{"int", "int", str("2"), "", "2"},
+		{"big int", "int", str("123456789012345678901"), "", "123456789012345678901"},
+		{"str keeps digits a string", "str", str("2"), "", `"2"`},
+		{"bool", "bool", str("true"), "", "true"},
+		{"null without value", "null", nil, "", "null"},
+		{"json value", "json", str(`{"a":[1,2]}`), "", `{"a":[1,2]}`},
+		{"json from stdin", "json", nil, `["x", 1]`, `["x",1]`},
+		{"yaml from stdin", "yaml", nil, "a: 1\nb: [x]\n", `{"a":1,"b":["x"]}`},
+		{"no type: int", "", str("2"), "", "2"},
+		{"no type: bool", "", str("false"), "", "false"},
+		{"no type: float", "", str("1.5"), "", "1.5"},
+		{"no type: text", "", str("node-1.domain.tld"), "", `"node-1.domain.tld"`},
+		{"no type: list-looking text stays text", "", str("[a, b]"), "", `"[a, b]"`},
+		{"no type: empty", "", str(""), "", `""`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := typedValue(tt.typ, tt.value, strings.NewReader(tt.stdin))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := canonicalJSON(v)
+			if string(got) != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestTypedValueErrors(t *testing.T) {
+	str := func(s string) *string { return &s }
+	tests := []struct {
+		name  string
+		typ   string
+		value *string
+	}{
+		{"int not a number", "int", str("two")},
+		{"bool not a bool", "bool", str("maybe")},
+		{"null with a value", "null", str("x")},
+		{"int without value", "int", nil},
+		{"no type and no value", "", nil},
+		{"unknown type", "float", str("1")},
+		{"json from empty stdin", "json", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := typedValue(tt.typ, tt.value, strings.NewReader(""))
+			if exitCode(err) != 2 {
+				t.Fatalf("err = %v (exit %d), want a usage error", err, exitCode(err))
+			}
+		})
+	}
+}
+
+func TestRenderPlain(t *testing.T) {
+	tests := []struct {
+		in   any
+		want string
+	}{
+		{"text", "text\n"},
+		{json.Number("5"), "5\n"},
+		{true, "true\n"},
+		{nil, "null\n"},
+		{map[string]any{"a": json.Number("1")}, "{\n  \"a\": 1\n}\n"},
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		if err := render(&b, tt.in, formatPlain); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != tt.want {
+			t.Errorf("render(%v) = %q, want %q", tt.in, b.String(), tt.want)
+		}
+	}
+}
+
+func TestParseLevels(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    []levelPair
+		wantErr bool
+	}{
+		{"", nil, false},
+		{"nodes=7", []levelPair{{"nodes", "7"}}, false},
+		{"role=controller, nodes=node-1.domain.tld", []levelPair{{"role", "controller"}, {"nodes", "node-1.domain.tld"}}, false},
+		{"a=b=c", []levelPair{{"a", "b=c"}}, false},
+		{"nodes", nil, true},
+		{"=7", nil, true},
+		{"nodes=", nil, true},
+	}
+	for _, tt := range tests {
+		got, err := parseLevels(tt.in)
+		if (err != nil) != tt.wantErr || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("parseLevels(%q) = %v, %v; want %v, error %v", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestDocRefPath(t *testing.T) {
+	ref := docRef{Env: "1", Levels: []levelPair{{"role", "a b"}, {"nodes", "7"}}, Resource: "override/plugins"}
+	if got, want := ref.path(kindOverrides), "/api/v1/config/environments/1/role/a%20b/nodes/7/resources/override/plugins/overrides"; got != want {
+		t.Errorf("path = %s, want %s", got, want)
+	}
+}
+
+func TestDiffDocuments(t *testing.T) {
+	old := map[string]any{
+		"same":    json.Number("1"),
+		"changed": "a",
+		"removed": true,
+		"nested":  map[string]any{"x": json.Number("1"), "y": json.Number("2"), "gone": "z"},
+		"list":    []any{json.Number("1"), json.Number("2")},
+		"shape":   map[string]any{"k": "v"},
+	}
+	cur := map[string]any{
+		"same":    json.Number("1"),
+		"changed": "b",
+		"added":   nil,
+		"nested":  map[string]any{"x": json.Number("1"), "y": json.Number("3"), "new": []any{}},
+		"list":    []any{json.Number("1"), json.Number("2"), json.Number("3")},
+		"shape":   "flat",
+	}
+	var b strings.Builder
+	if err := writeDiff(&b, diffDocuments(old, cur)); err != nil {
+		t.Fatal(err)
+	}
+	want := `+ added: null
+~ changed: "a" -> "b"
+~ list: [1,2] -> [1,2,3]
+- nested.gone: "z"
++ nested.new: []
+~ nested.y: 2 -> 3
+- removed: true
+~ shape: {"k":"v"} -> "flat"
+4 changed, 2 added, 2 removed
+`
+	if b.String() != want {
+		t.Errorf("diff:\n%s\nwant:\n%s", b.String(), want)
+	}
+	b.Reset()
+	if err := writeDiff(&b, diffDocuments(old, old)); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != "no differences\n" {
+		t.Errorf("diff of equal documents = %q", b.String())
+	}
+}
+
+func TestHieraFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"astute.yaml", "globals.yml", "override/plugins.yaml", "override/configuration/role.yaml", "README", ".hidden/x.yaml", "override/.swp.yaml"} {
+		writeTreeFile(t, dir, name, "a: 1\n")
+	}
+	// /etc/hiera/astute.yaml is usually a symlink to /etc/astute.yaml.
+	elsewhere := t.TempDir()
+	writeTreeFile(t, elsewhere, "target.yaml", "x: 1\n")
+	if err := os.Symlink(filepath.Join(elsewhere, "target.yaml"), filepath.Join(dir, "linked.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	files, err := hieraFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range files {
+		got = append(got, f.Resource)
+	}
+	want := []string{"astute", "globals", "linked", "override/configuration/role", "override/plugins"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("resources = %v, want %v", got, want)
+	}
+
+	writeTreeFile(t, dir, "globals.yaml", "b: 2\n")
+	if _, err := hieraFiles(dir); err == nil || !strings.Contains(err.Error(), "both map to data source globals") {
+		t.Errorf("globals.yaml next to globals.yml: err = %v", err)
+	}
+}
+
+func writeTreeFile(t *testing.T, dir, name, content string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

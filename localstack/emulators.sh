@@ -6,7 +6,7 @@
 #   localstack/emulators.sh stop    stop exactly the processes start started, by PID
 #
 # EMULATOR=local (default): DynamoDB Local (telemetry off, in memory) + versitygw (S3, versioning).
-# EMULATOR=moto:            moto server for both services.
+# EMULATOR=moto:            moto server for both services (requests serialized, see moto_server.py).
 # Installs are cached under .cache/emulators of the repository (TUNINGBOX_CACHE overrides);
 # a run's PID files, logs, data and ports live in EMULATOR_STATE (one directory per run).
 set -euo pipefail
@@ -107,8 +107,9 @@ start() {
   moto)
     local port
     port=${MOTO_PORT:-$(free_port)}
+    # moto_server.py serializes requests, so conditional writes are atomic as in DynamoDB.
     # exec keeps the recorded PID that of the server itself, whatever wraps python3 (pyenv shims).
-    launch moto "$port" bash -c 'exec python3 -m moto.server -H 127.0.0.1 -p "$1"' moto "$port"
+    launch moto "$port" bash -c 'exec python3 "$1" "$2"' moto "$ROOT/localstack/moto_server.py" "$port"
     wait_ready moto
     echo "AWS_ENDPOINT_URL=http://127.0.0.1:$port" >"$STATE/endpoints"
     ;;

@@ -34,14 +34,8 @@ const (
 	attrVal = "val"
 )
 
-const (
-	// maxBatchGet is the most keys one BatchGetItem call accepts.
-	maxBatchGet = 100
-	// maxKeyBytes is DynamoDB's limit on a sort key, which the store contract applies to both parts.
-	maxKeyBytes = 1024
-	// maxAttempts bounds the retries of unprocessed batch keys and of transaction conflicts.
-	maxAttempts = 8
-)
+// maxAttempts bounds the retries of unprocessed batch keys, transaction conflicts and concurrent blob puts.
+const maxAttempts = 8
 
 // putExpression stores the value and moves the revision: ADD creates rev=1 on a new item.
 const putExpression = "SET " + attrVal + " = :val ADD " + attrRev + " :one"
@@ -70,7 +64,13 @@ func (x *index) Get(ctx context.Context, k store.Key) (store.Item, error) {
 }
 
 func (x *index) BatchGet(ctx context.Context, keys []store.Key) (map[store.Key]store.Item, error) {
+	if len(keys) > store.MaxBatchGet {
+		return nil, fmt.Errorf("batch get of %d keys: at most %d allowed", len(keys), store.MaxBatchGet)
+	}
 	items := make(map[store.Key]store.Item, len(keys))
+	if len(keys) == 0 {
+		return items, nil
+	}
 	// BatchGetItem rejects duplicate keys in one request.
 	seen := make(map[store.Key]bool, len(keys))
 	unique := make([]map[string]types.AttributeValue, 0, len(keys))
@@ -83,38 +83,36 @@ func (x *index) BatchGet(ctx context.Context, keys []store.Key) (map[store.Key]s
 			unique = append(unique, keyAttrs(k))
 		}
 	}
-	for start := 0; start < len(unique); start += maxBatchGet {
-		request := map[string]types.KeysAndAttributes{x.table: {
-			Keys:           unique[start:min(start+maxBatchGet, len(unique))],
-			ConsistentRead: aws.Bool(true),
-		}}
-		for attempt := 0; len(request) > 0; attempt++ {
-			if attempt == maxAttempts {
-				return nil, fmt.Errorf("batch get: keys still unprocessed after %d attempts", attempt)
-			}
-			if err := backoff(ctx, attempt); err != nil {
+	request := map[string]types.KeysAndAttributes{x.table: {Keys: unique, ConsistentRead: aws.Bool(true)}}
+	for attempt := 0; len(request) > 0; attempt++ {
+		if attempt == maxAttempts {
+			return nil, fmt.Errorf("batch get: keys still unprocessed after %d attempts", attempt)
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return nil, err
+		}
+		out, err := x.ddb.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: request})
+		if err != nil {
+			return nil, fmt.Errorf("batch get: %w", err)
+		}
+		for _, av := range out.Responses[x.table] {
+			it, err := decodeItem(av)
+			if err != nil {
 				return nil, err
 			}
-			out, err := x.ddb.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: request})
-			if err != nil {
-				return nil, fmt.Errorf("batch get: %w", err)
-			}
-			for _, av := range out.Responses[x.table] {
-				it, err := decodeItem(av)
-				if err != nil {
-					return nil, err
-				}
-				items[it.Key] = it
-			}
-			request = out.UnprocessedKeys
+			items[it.Key] = it
 		}
+		request = out.UnprocessedKeys
 	}
 	return items, nil
 }
 
 func (x *index) Query(ctx context.Context, q store.Query) ([]store.Item, error) {
-	if q.Partition == "" {
-		return nil, errors.New("query: empty partition")
+	if q.Partition == "" || len(q.Partition) > store.MaxKeyLen {
+		return nil, fmt.Errorf("query: partition must be 1 to %d bytes", store.MaxKeyLen)
+	}
+	if q.Limit < 0 {
+		return nil, fmt.Errorf("query: negative limit %d", q.Limit)
 	}
 	after, none := startAfter(q)
 	if none {
@@ -186,6 +184,9 @@ func (x *index) Write(ctx context.Context, ops ...store.Op) error {
 			return fmt.Errorf("write: key %s appears twice in one batch", keyString(op.Key))
 		}
 		seen[op.Key] = true
+		if op.Kind == store.OpPut && len(op.Value) > store.MaxValueSize {
+			return fmt.Errorf("put %s: value of %d bytes exceeds %d", keyString(op.Key), len(op.Value), store.MaxValueSize)
+		}
 		if op.Kind == store.OpCheck && op.Cond.Kind == store.Always {
 			continue // checks nothing
 		}
@@ -406,8 +407,8 @@ func checkKey(k store.Key) error {
 	if k.Partition == "" || k.Sort == "" {
 		return fmt.Errorf("key %s: partition and sort key must not be empty", keyString(k))
 	}
-	if len(k.Partition) > maxKeyBytes || len(k.Sort) > maxKeyBytes {
-		return fmt.Errorf("key %.40q...: longer than %d bytes", k.Partition+"/"+k.Sort, maxKeyBytes)
+	if len(k.Partition) > store.MaxKeyLen || len(k.Sort) > store.MaxKeyLen {
+		return fmt.Errorf("key %.40q...: longer than %d bytes", k.Partition+"/"+k.Sort, store.MaxKeyLen)
 	}
 	return nil
 }

@@ -227,7 +227,7 @@ func checkErr(t *testing.T, err, want error) {
 	}
 }
 
-func TestBatchGetRetriesUnprocessedKeysAndSplitsBatches(t *testing.T) {
+func TestBatchGetRetriesUnprocessedKeys(t *testing.T) {
 	var keys []store.Key
 	for i := range 150 {
 		keys = append(keys, store.Key{Partition: "p", Sort: strconv.Itoa(i)})
@@ -258,17 +258,10 @@ func TestBatchGetRetriesUnprocessedKeysAndSplitsBatches(t *testing.T) {
 		t.Fatalf("got %d items, request sizes %v; want 3 items after requests of 3, 2, 1 keys", len(got), sizes)
 	}
 
-	// A large request is split into batches of at most 100 distinct keys.
-	sizes = nil
-	fake.batchGet = func(in *dynamodb.BatchGetItemInput) (*dynamodb.BatchGetItemOutput, error) {
-		sizes = append(sizes, len(in.RequestItems["t"].Keys))
-		return &dynamodb.BatchGetItemOutput{}, nil
-	}
-	if _, err := idx.BatchGet(context.Background(), keys); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(sizes, []int{100, 50}) {
-		t.Fatalf("request sizes %v, want [100 50]", sizes)
+	// More keys than DynamoDB takes in one call are refused, not split.
+	fake.calls = nil
+	if _, err := idx.BatchGet(context.Background(), keys); err == nil || len(fake.calls) != 0 {
+		t.Fatalf("BatchGet of %d keys = %v after %d calls; want an error and no call", len(keys), err, len(fake.calls))
 	}
 }
 

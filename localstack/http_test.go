@@ -1,0 +1,347 @@
+package localstack
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The HTTP black-box suite: the main ConfigDB flows, through HTTP only, against
+// any server at TUNINGBOX_URL (run-integration.sh points it at `tuningbox serve
+// --backend aws` on the emulators; it runs just as well against `make run`).
+// Every case makes its own component and environment with unique names, so the
+// suite can run repeatedly against a server that keeps its data.
+
+// client talks to the server under test and checks the properties every response must have.
+type client struct {
+	t    *testing.T
+	base string // .../api/v1/config
+	http *http.Client
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func newClient(t *testing.T) *client {
+	t.Helper()
+	base := os.Getenv("TUNINGBOX_URL")
+	if base == "" {
+		t.Skip("no server: set TUNINGBOX_URL (e.g. http://127.0.0.1:8080) to run the HTTP black-box suite")
+	}
+	u, err := url.Parse(base)
+	if err != nil || !loopback(u.Hostname()) {
+		t.Fatalf("TUNINGBOX_URL=%q: the black-box suite only runs against a server on the loopback interface", base)
+	}
+	return &client{t: t, base: strings.TrimSuffix(base, "/") + "/api/v1/config", http: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// do sends a request; body is JSON-encoded unless it is a string (sent as is, as JSON).
+// header holds name, value pairs.
+func (c *client) do(method, path string, body any, header ...string) response {
+	c.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		data, err := json.Marshal(b)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		rd = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(c.t.Context(), method, c.base+path, rd)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := c.http.Do(req)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	if err != nil {
+		c.t.Fatalf("%s %s: read body: %v", method, path, err)
+	}
+	r := response{status: res.StatusCode, header: res.Header, body: data}
+	if r.status >= 400 {
+		c.checkErrorBody(method, path, r)
+	}
+	return r
+}
+
+// checkErrorBody: every error is a JSON body {"error":{"code":status,"message":...}}.
+func (c *client) checkErrorBody(method, path string, r response) {
+	c.t.Helper()
+	var e struct {
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") || json.Unmarshal(r.body, &e) != nil ||
+		e.Error.Code != r.status || e.Error.Message == "" {
+		c.t.Fatalf("%s %s: %d with Content-Type %q and body %q; want a JSON error body with code %d",
+			method, path, r.status, r.header.Get("Content-Type"), r.body, r.status)
+	}
+}
+
+// want sends a request and fails the test unless the status is status.
+func (c *client) want(status int, method, path string, body any, header ...string) response {
+	c.t.Helper()
+	r := c.do(method, path, body, header...)
+	if r.status != status {
+		c.t.Fatalf("%s %s = %d %s, want %d", method, path, r.status, r.body, status)
+	}
+	return r
+}
+
+// wantJSON sends a request, wants 200 and a body equal (as JSON) to want.
+func (c *client) wantJSON(method, path string, want string) response {
+	c.t.Helper()
+	r := c.want(http.StatusOK, method, path, nil)
+	if !jsonEqual(r.body, []byte(want)) {
+		c.t.Fatalf("%s %s = %s, want %s", method, path, r.body, want)
+	}
+	return r
+}
+
+func (r response) decode(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.body, err)
+	}
+}
+
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
+}
+
+// fixture is one environment with three levels (zone, role, nodes) and a component
+// with the resource definitions "astute" and "override/plugins".
+type fixture struct {
+	*client
+	component struct {
+		ID                  int64  `json:"id"`
+		Name                string `json:"name"`
+		ResourceDefinitions []struct {
+			ID   int64  `json:"id"`
+			Name string `json:"name"`
+		} `json:"resource_definitions"`
+	}
+	env struct {
+		ID              int64    `json:"id"`
+		Components      []int64  `json:"components"`
+		HierarchyLevels []string `json:"hierarchy_levels"`
+	}
+}
+
+func newFixture(t *testing.T) *fixture {
+	c := newClient(t)
+	f := &fixture{client: c}
+	name := "bb-" + randomSuffix()
+	c.want(http.StatusCreated, "POST", "/components", map[string]any{
+		"name":                 name,
+		"resource_definitions": []map[string]any{{"name": "astute"}, {"name": "override/plugins", "content": map[string]any{"x": 1}}},
+	}).decode(t, &f.component)
+	if f.component.Name != name || len(f.component.ResourceDefinitions) != 2 {
+		t.Fatalf("created component %+v", f.component)
+	}
+	c.want(http.StatusCreated, "POST", "/environments", map[string]any{
+		"components": []string{name}, "hierarchy_levels": []string{"zone", "role", "nodes"},
+	}).decode(t, &f.env)
+	if !slices.Equal(f.env.Components, []int64{f.component.ID}) || !slices.Equal(f.env.HierarchyLevels, []string{"zone", "role", "nodes"}) {
+		t.Fatalf("created environment %+v", f.env)
+	}
+	t.Cleanup(func() {
+		// Deleting twice shows the delete took: the second is a 404.
+		for _, status := range []int{http.StatusNoContent, http.StatusNotFound} {
+			c.want(status, "DELETE", fmt.Sprintf("/environments/%d", f.env.ID), nil)
+			c.want(status, "DELETE", fmt.Sprintf("/components/%d", f.component.ID), nil)
+		}
+	})
+	return f
+}
+
+// doc returns the path of resource's document of kind at the level path given as name, value pairs.
+func (f *fixture) doc(resource, kind string, levels ...string) string {
+	p := fmt.Sprintf("/environments/%d", f.env.ID)
+	for _, l := range levels {
+		p += "/" + url.PathEscape(l)
+	}
+	return p + "/resources/" + resource + "/" + kind
+}
+
+func TestHTTPEffectiveValues(t *testing.T) {
+	f := newFixture(t)
+	node := []string{"zone", "z1", "role", "compute", "nodes", "7"}
+	f.want(http.StatusNoContent, "PUT", f.doc("astute", "values"), `{"debug":false,"ntp":{"servers":["a","b"]},"region":"One","zone_name":"none"}`)
+	f.want(http.StatusNoContent, "PUT", f.doc("astute", "values", "zone", "z1"), `{"zone_name":"z1","ntp":{"servers":["z"]}}`)
+	f.want(http.StatusNoContent, "PUT", f.doc("astute", "values", "zone", "z2"), `{"zone_name":"z2","leak":true}`)
+	f.want(http.StatusNoContent, "PUT", f.doc("astute", "overrides"), `{"region":"Two","debug":"global override"}`)
+	f.want(http.StatusNoContent, "PUT", f.doc("astute", "values", node...), `{"debug":true}`)
+
+	// Non-effective reads return one level's document; {} where nothing was stored.
+	f.wantJSON("GET", f.doc("astute", "values", node...), `{"debug":true}`)
+	f.wantJSON("GET", f.doc("astute", "values", "zone", "z1", "role", "compute"), `{}`)
+	f.wantJSON("GET", f.doc("astute", "overrides"), `{"region":"Two","debug":"global override"}`)
+
+	// Effective: global -> node, values then overrides per level; the deeper value beats the
+	// global override; the sibling zone z2 does not leak; resources by id or by name.
+	want := `{"debug":true,"ntp":{"servers":["z"]},"region":"Two","zone_name":"z1"}`
+	f.wantJSON("GET", f.doc("astute", "values", node...)+"?effective", want)
+	f.wantJSON("GET", f.doc(fmt.Sprint(f.component.ResourceDefinitions[0].ID), "values", node...)+"?effective", want)
+	f.wantJSON("GET", f.doc("astute", "values", node...)+"?effective&show_lookup",
+		`{"debug":[true,"/zone/z1/role/compute/nodes/7/"],"ntp":[{"servers":["z"]},"/zone/z1/"],"region":["Two","/"],"zone_name":["z1","/zone/z1/"]}`)
+	f.wantJSON("GET", f.doc("astute", "values", node...)+"?effective&key=ntp.servers.0", `"z"`)
+	f.want(http.StatusConflict, "GET", f.doc("astute", "values", node...)+"?effective&key=ntp.nope", nil)
+	f.want(http.StatusConflict, "GET", f.doc("astute", "values", node...)+"?show_lookup", nil)
+
+	// A name with a slash addresses the second resource definition.
+	f.want(http.StatusNoContent, "PUT", f.doc("override/plugins", "values", "zone", "z1"), `{"plugin":"on"}`)
+	f.wantJSON("GET", f.doc("override/plugins", "values", node...)+"?effective", `{"plugin":"on"}`)
+
+	// The levels list shows the values documents were stored under.
+	var levels []struct {
+		Name   string   `json:"name"`
+		Values []string `json:"values"`
+	}
+	f.want(http.StatusOK, "GET", fmt.Sprintf("/environments/%d/hierarchy_levels", f.env.ID), nil).decode(t, &levels)
+	if len(levels) != 3 || levels[0].Name != "zone" || !slices.Equal(levels[0].Values, []string{"z1", "z2"}) ||
+		!slices.Equal(levels[2].Values, []string{"7"}) {
+		t.Fatalf("hierarchy levels %+v", levels)
+	}
+}
+
+func TestHTTPVersionsAndConditionalRequests(t *testing.T) {
+	f := newFixture(t)
+	path := f.doc("astute", "values", "zone", "z1")
+	f.want(http.StatusNoContent, "PUT", path, `{"v":1}`)
+	f.want(http.StatusNoContent, "PUT", path, `{"v":2}`)
+	f.wantJSON("GET", path+"?version=1", `{"v":1}`)
+	f.wantJSON("GET", path+"?version=2", `{"v":2}`)
+	f.want(http.StatusNotFound, "GET", path+"?version=3", nil)
+	var versions []struct {
+		Version int    `json:"version"`
+		SHA256  string `json:"sha256"`
+	}
+	f.want(http.StatusOK, "GET", path+"/versions", nil).decode(t, &versions)
+	if len(versions) != 2 || versions[0].Version != 2 || versions[1].Version != 1 || versions[0].SHA256 == versions[1].SHA256 {
+		t.Fatalf("versions %+v, want 2 then 1 with different hashes", versions)
+	}
+
+	// Strong ETags: If-None-Match gives 304, a stale If-Match gives 412.
+	r := f.wantJSON("GET", path, `{"v":2}`)
+	etag := r.header.Get("ETag")
+	if etag == "" {
+		t.Fatal("no ETag")
+	}
+	f.want(http.StatusNotModified, "GET", path, nil, "If-None-Match", etag)
+	eff := f.want(http.StatusOK, "GET", path+"?effective", nil).header.Get("ETag")
+	f.want(http.StatusNotModified, "GET", path+"?effective", nil, "If-None-Match", eff)
+	f.want(http.StatusNoContent, "PUT", path, `{"v":3}`, "If-Match", etag)
+	f.want(http.StatusPreconditionFailed, "PUT", path, `{"v":4}`, "If-Match", etag)
+	f.wantJSON("GET", path, `{"v":3}`)
+	f.want(http.StatusOK, "GET", path+"?effective", nil, "If-None-Match", eff) // changed: a full answer
+}
+
+func TestHTTPKeyOperations(t *testing.T) {
+	f := newFixture(t)
+	path := f.doc("astute", "overrides", "zone", "z1")
+	f.want(http.StatusNotFound, "PATCH", path+"/keys/set", `[["a","x"]]`) // nothing stored at this level yet
+	f.want(http.StatusNoContent, "PUT", path, `{"a":{"b":1},"l":[1,2]}`)
+	f.want(http.StatusNoContent, "PATCH", path+"/keys/set", `[["a","b",2],["c","new"]]`)
+	f.wantJSON("GET", path, `{"a":{"b":2},"c":"new","l":[1,2]}`)
+	f.want(http.StatusConflict, "PATCH", path+"/keys/set", `[["x","y","z"]]`)        // through a missing key
+	f.want(http.StatusConflict, "PATCH", path+"/keys/delete", `[["c"],["missing"]]`) // all or nothing
+	f.want(http.StatusNoContent, "PATCH", path+"/keys/delete", `[["c"],["a","b"]]`)  // both exist
+	f.wantJSON("GET", path, `{"a":{},"l":[1,2]}`)
+	var versions []any // every batch made a version
+	f.want(http.StatusOK, "GET", path+"/versions", nil).decode(t, &versions)
+	if len(versions) != 3 {
+		t.Fatalf("%d versions after a PUT and two key batches, want 3", len(versions))
+	}
+}
+
+func TestHTTPErrors(t *testing.T) {
+	f := newFixture(t)
+	env := fmt.Sprintf("/environments/%d", f.env.ID)
+	f.want(http.StatusNotFound, "GET", "/environments/999999999/resources/astute/values", nil)
+	f.want(http.StatusNotFound, "GET", env+"/role/compute/resources/astute/values", nil) // "role" is not the first level
+	f.want(http.StatusNotFound, "GET", env+"/zone/z/role/r/nodes/1/extra/x/resources/astute/values", nil)
+	f.want(http.StatusNotFound, "GET", env+"/resources/nope/values", nil)
+	f.want(http.StatusBadRequest, "PUT", f.doc("astute", "values"), `{"broken":`)
+	f.want(http.StatusUnsupportedMediaType, "PUT", f.doc("astute", "values"), `{"a":1}`, "Content-Type", "text/plain")
+	f.want(http.StatusConflict, "POST", "/components", map[string]any{"name": f.component.Name})
+	f.want(http.StatusConflict, "POST", "/environments", map[string]any{"id": f.env.ID, "components": []int64{}, "hierarchy_levels": []string{}})
+	// A GET never creates the level value it names.
+	f.wantJSON("GET", f.doc("astute", "values", "zone", "ghost"), `{}`)
+	var level struct {
+		Values []string `json:"values"`
+	}
+	f.want(http.StatusOK, "GET", env+"/hierarchy_levels/zone", nil).decode(t, &level)
+	if slices.Contains(level.Values, "ghost") {
+		t.Fatalf("a GET created the level value: %v", level.Values)
+	}
+}
+
+func TestHTTPEntities(t *testing.T) {
+	f := newFixture(t)
+	comp := fmt.Sprintf("/components/%d", f.component.ID)
+	env := fmt.Sprintf("/environments/%d", f.env.ID)
+	var comps []struct {
+		ID int64 `json:"id"`
+	}
+	f.want(http.StatusOK, "GET", "/components", nil).decode(t, &comps)
+	if !slices.ContainsFunc(comps, func(c struct {
+		ID int64 `json:"id"`
+	}) bool {
+		return c.ID == f.component.ID
+	}) {
+		t.Fatalf("component %d not listed", f.component.ID)
+	}
+	f.want(http.StatusOK, "GET", comp, nil)
+	f.want(http.StatusOK, "GET", env, nil)
+	f.want(http.StatusOK, "GET", fmt.Sprintf("/resource_definitions/%d", f.component.ResourceDefinitions[1].ID), nil)
+
+	// Renaming a level moves no data: documents are keyed by level values.
+	f.want(http.StatusNoContent, "PUT", f.doc("astute", "values", "zone", "z1"), `{"k":"v"}`)
+	f.want(http.StatusNoContent, "PUT", env+"/hierarchy_levels/zone", map[string]string{"name": "region"})
+	f.wantJSON("GET", f.doc("astute", "values", "region", "z1"), `{"k":"v"}`)
+	f.want(http.StatusNotFound, "GET", f.doc("astute", "values", "zone", "z1"), nil)
+
+	// Resource definition content keys.
+	rd := fmt.Sprintf("/resource_definitions/%d", f.component.ResourceDefinitions[1].ID)
+	f.want(http.StatusNoContent, "PATCH", rd+"/keys/set", `[["y",2]]`)
+	var def struct {
+		Content map[string]int `json:"content"`
+	}
+	f.want(http.StatusOK, "GET", rd, nil).decode(t, &def)
+	if def.Content["x"] != 1 || def.Content["y"] != 2 {
+		t.Fatalf("content %v, want x=1 y=2", def.Content)
+	}
+}

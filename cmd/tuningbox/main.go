@@ -39,6 +39,8 @@ func newRootCmd() *cobra.Command {
 		newDefCmd(),
 		newLvlCmd(),
 		newOverrideCmd(),
+		newTemplateCmd(),
+		newNodeCmd(),
 	)
 	return root
 }

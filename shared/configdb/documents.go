@@ -195,6 +195,7 @@ func (s *Service) fetch(ctx context.Context, ref DocRef, g guess, version int, v
 	depth := len(ref.Levels)
 	keys := make([]store.Key, 0, 3+2*(depth+1)+len(g.components))
 	keys = append(keys, envKey(g.env), resdefKey(g.resdef))
+	const firstHead = 2 // heads follow the environment and the definition, two per depth
 	paths := make([]string, depth+1)
 	for d := range paths {
 		paths[d] = levelPath(ref.Levels[:d])
@@ -237,9 +238,9 @@ func (s *Service) fetch(ctx context.Context, ref DocRef, g guess, version int, v
 	if !s.guessHolds(ref, r, g, sn, items) {
 		return nil, nil
 	}
-	for d, p := range paths {
-		for i, k := range kinds {
-			if it, ok := items[headKey(g.env, g.resdef, k, p)]; ok {
+	for d := range paths {
+		for i := range kinds {
+			if it, ok := items[keys[firstHead+2*d+i]]; ok {
 				h := &head{rev: it.Revision}
 				if err := json.Unmarshal(it.Value, &h.Version); err != nil {
 					return nil, err

@@ -1,0 +1,283 @@
+// Package auth keeps the users and API tokens of tuningbox and verifies
+// credentials: passwords are stored as bcrypt hashes, tokens only as their
+// SHA-256. Successful verifications are cached in memory for a short time so
+// that a client making many requests (Hiera) pays for bcrypt once, not per request.
+//
+// Index layout (partition prefix "auth#"):
+//
+//	auth#user  / name          -> userRecord
+//	auth#token / sha256(token) -> tokenRecord (the token id is the first 16 hex digits of the hash)
+package auth
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/tuningbox/tuningbox/shared/cache"
+	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/store"
+)
+
+// Role decides what a principal may do.
+type Role string
+
+const (
+	// Admin reads and writes everything, and manages users and tokens.
+	Admin Role = "admin"
+	// Observer reads everything except users and tokens.
+	Observer Role = "observer"
+	// Node reads only its own node's configuration.
+	Node Role = "node"
+)
+
+// Valid reports whether r is one of the known roles.
+func (r Role) Valid() bool { return r == Admin || r == Observer || r == Node }
+
+// Principal is an authenticated caller.
+type Principal struct {
+	User string
+	Role Role
+	// NodeNames are the level values the node's data is filed under (its id,
+	// FQDN and UUID as far as they are known); set for the Node role only.
+	NodeNames []string
+	// TokenID identifies the API token used, empty for a password login.
+	TokenID string
+}
+
+// NodeNames resolves a node reference (id, UUID or FQDN) to every name of
+// that node. An unknown node is errs.NotFound. shared/app adapts the node registry to it.
+type NodeNames interface {
+	NodeNames(ctx context.Context, ref string) ([]string, error)
+}
+
+// Defaults of the verification cache.
+const (
+	DefaultCacheTTL     = 30 * time.Second
+	DefaultCacheEntries = 10000
+)
+
+// ErrBadCredentials is the answer to any failed verification; it never says
+// whether the user, the password or the token was wrong.
+var ErrBadCredentials = errs.New(errs.Unauthenticated, "invalid credentials")
+
+// Service manages users and tokens over an index and verifies credentials.
+type Service struct {
+	idx        store.Index
+	nodes      NodeNames
+	now        func() time.Time
+	bcryptCost int
+	ttl        time.Duration
+
+	// verified caches successful verifications under an HMAC of the
+	// credentials, keyed with a secret of this process, so that the cache holds
+	// nothing an attacker could test passwords against.
+	verified  *cache.LRU[[32]byte, verification]
+	cacheKey  [32]byte
+	gen       atomic.Uint64 // bumped when a user or token goes away: older cache entries are void
+	failed    atomic.Uint64
+	dummyHash []byte // compared against for unknown users, so timing does not reveal which users exist
+}
+
+type verification struct {
+	principal Principal
+	expires   time.Time
+	gen       uint64
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithClock sets the clock (tests).
+func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
+
+// WithBcryptCost sets the bcrypt cost of new password hashes (tests use bcrypt.MinCost).
+func WithBcryptCost(cost int) Option { return func(s *Service) { s.bcryptCost = cost } }
+
+// WithCacheTTL sets how long a successful verification is remembered; 0 disables the cache.
+func WithCacheTTL(ttl time.Duration) Option { return func(s *Service) { s.ttl = ttl } }
+
+// WithNodeNames sets the resolver of node references for Node principals.
+func WithNodeNames(n NodeNames) Option { return func(s *Service) { s.nodes = n } }
+
+// NewService returns the user and token service over idx.
+func NewService(idx store.Index, opts ...Option) *Service {
+	s := &Service{
+		idx:        idx,
+		now:        func() time.Time { return time.Now().UTC() },
+		bcryptCost: bcrypt.DefaultCost,
+		ttl:        DefaultCacheTTL,
+		verified:   cache.New[[32]byte, verification](DefaultCacheEntries, func(verification) int64 { return 1 }),
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	if _, err := rand.Read(s.cacheKey[:]); err != nil {
+		panic("auth: no randomness for the cache key: " + err.Error())
+	}
+	hash, err := bcrypt.GenerateFromPassword(s.cacheKey[:16], s.bcryptCost)
+	if err != nil {
+		panic("auth: bcrypt: " + err.Error())
+	}
+	s.dummyHash = hash
+	return s
+}
+
+// FailedLogins is the number of failed verifications since the service started.
+func (s *Service) FailedLogins() uint64 { return s.failed.Load() }
+
+// VerifyPassword checks a user name and password and returns the principal.
+// Any mismatch is ErrBadCredentials.
+func (s *Service) VerifyPassword(ctx context.Context, user, password string) (Principal, error) {
+	key := s.credentialKey('b', user, password)
+	if p, ok := s.cached(key); ok {
+		return p, nil
+	}
+	gen := s.gen.Load()
+	rec, err := s.user(ctx, user)
+	if errs.Is(err, errs.NotFound) {
+		_ = bcrypt.CompareHashAndPassword(s.dummyHash, []byte(password))
+		return Principal{}, s.fail()
+	}
+	if err != nil {
+		return Principal{}, err
+	}
+	if bcrypt.CompareHashAndPassword(rec.PasswordHash, []byte(password)) != nil {
+		return Principal{}, s.fail()
+	}
+	p, err := s.principal(ctx, rec, "")
+	if err != nil {
+		return Principal{}, err
+	}
+	s.remember(key, p, gen)
+	return p, nil
+}
+
+// VerifyToken checks an API token and returns the principal of its user.
+// An unknown or revoked token, or one whose user is gone, is ErrBadCredentials.
+func (s *Service) VerifyToken(ctx context.Context, token string) (Principal, error) {
+	key := s.credentialKey('t', token)
+	if p, ok := s.cached(key); ok {
+		return p, nil
+	}
+	gen := s.gen.Load()
+	hash := tokenHash(token)
+	item, err := s.idx.Get(ctx, tokenKey(hash))
+	if errors.Is(err, store.ErrNotFound) {
+		return Principal{}, s.fail()
+	}
+	if err != nil {
+		return Principal{}, err
+	}
+	tok, err := decode[tokenRecord](item)
+	if err != nil {
+		return Principal{}, err
+	}
+	// The index found the item by its hash; compare again in constant time so that
+	// no backend's key matching (case folding, prefixes) can stand in for equality.
+	if !hmac.Equal([]byte(tok.Hash), []byte(hash)) {
+		return Principal{}, s.fail()
+	}
+	rec, err := s.user(ctx, tok.User)
+	if errs.Is(err, errs.NotFound) {
+		return Principal{}, s.fail()
+	}
+	if err != nil {
+		return Principal{}, err
+	}
+	p, err := s.principal(ctx, rec, tok.ID)
+	if err != nil {
+		return Principal{}, err
+	}
+	s.remember(key, p, gen)
+	return p, nil
+}
+
+func (s *Service) fail() error {
+	s.failed.Add(1)
+	return ErrBadCredentials
+}
+
+// principal builds the principal of a verified user; a node user's names are
+// resolved now, so authorization needs no lookup per request.
+func (s *Service) principal(ctx context.Context, rec userRecord, tokenID string) (Principal, error) {
+	p := Principal{User: rec.Name, Role: rec.Role, TokenID: tokenID}
+	if rec.Role != Node {
+		return p, nil
+	}
+	p.NodeNames = []string{rec.Node}
+	if s.nodes == nil {
+		return p, nil
+	}
+	names, err := s.nodes.NodeNames(ctx, rec.Node)
+	switch {
+	case errs.Is(err, errs.NotFound):
+		// Not in the registry (yet): the data is addressed by the reference itself.
+	case err != nil:
+		return Principal{}, err
+	default:
+		for _, n := range names {
+			if n != rec.Node {
+				p.NodeNames = append(p.NodeNames, n)
+			}
+		}
+	}
+	return p, nil
+}
+
+// credentialKey is an HMAC of the credential parts under the process's secret key.
+func (s *Service) credentialKey(kind byte, parts ...string) [32]byte {
+	m := hmac.New(sha256.New, s.cacheKey[:])
+	m.Write([]byte{kind})
+	var n [8]byte
+	for _, p := range parts {
+		// Length-prefixed, so ("a:b", "c") and ("a", "b:c") differ.
+		binary.BigEndian.PutUint64(n[:], uint64(len(p)))
+		m.Write(n[:])
+		m.Write([]byte(p))
+	}
+	var key [32]byte
+	m.Sum(key[:0])
+	return key
+}
+
+func (s *Service) cached(key [32]byte) (Principal, bool) {
+	if s.ttl <= 0 {
+		return Principal{}, false
+	}
+	v, ok := s.verified.Get(key)
+	if !ok || v.gen != s.gen.Load() || !s.now().Before(v.expires) {
+		return Principal{}, false
+	}
+	return v.principal, true
+}
+
+// remember caches a verification that started at generation gen; one that
+// raced with a deletion is not cached.
+func (s *Service) remember(key [32]byte, p Principal, gen uint64) {
+	if s.ttl <= 0 || gen != s.gen.Load() {
+		return
+	}
+	s.verified.Add(key, verification{principal: p, expires: s.now().Add(s.ttl), gen: gen})
+}
+
+// forget voids every cached verification of this process. Other processes
+// (Lambda instances) keep theirs until the TTL runs out.
+func (s *Service) forget() { s.gen.Add(1) }
+
+func decode[T any](it store.Item) (T, error) {
+	var v T
+	if err := json.Unmarshal(it.Value, &v); err != nil {
+		return v, fmt.Errorf("decode %s/%s: %w", it.Partition, it.Sort, err)
+	}
+	return v, nil
+}

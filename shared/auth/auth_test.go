@@ -1,0 +1,276 @@
+package auth_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/tuningbox/tuningbox/shared/auth"
+	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/store"
+	"github.com/tuningbox/tuningbox/shared/store/bolt"
+)
+
+func newIndex(t *testing.T) store.Index {
+	t.Helper()
+	b, err := bolt.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return b.Index
+}
+
+// countingIndex counts Get calls, to show what the verification cache saves.
+type countingIndex struct {
+	store.Index
+	gets int
+}
+
+func (c *countingIndex) Get(ctx context.Context, k store.Key) (store.Item, error) {
+	c.gets++
+	return c.Index.Get(ctx, k)
+}
+
+type fakeNodes map[string][]string
+
+func (f fakeNodes) NodeNames(_ context.Context, ref string) ([]string, error) {
+	if names, ok := f[ref]; ok {
+		return names, nil
+	}
+	return nil, errs.NotFoundf("node %q not found", ref)
+}
+
+func newService(t *testing.T, opts ...auth.Option) (*auth.Service, *countingIndex) {
+	idx := &countingIndex{Index: newIndex(t)}
+	return auth.NewService(idx, append([]auth.Option{auth.WithBcryptCost(bcrypt.MinCost)}, opts...)...), idx
+}
+
+func TestCreateUserValidation(t *testing.T) {
+	s, _ := newService(t)
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		in   auth.NewUser
+		want errs.Kind
+	}{
+		{"ok admin", auth.NewUser{Name: "alice", Password: "pw", Role: auth.Admin}, -1},
+		{"ok node", auth.NewUser{Name: "node-7", Password: "pw", Role: auth.Node, Node: "7"}, -1},
+		{"duplicate", auth.NewUser{Name: "alice", Password: "pw2", Role: auth.Observer}, errs.Conflict},
+		{"empty name", auth.NewUser{Name: "", Password: "pw", Role: auth.Admin}, errs.Invalid},
+		{"colon in name", auth.NewUser{Name: "a:b", Password: "pw", Role: auth.Admin}, errs.Invalid},
+		{"slash in name", auth.NewUser{Name: "a/b", Password: "pw", Role: auth.Admin}, errs.Invalid},
+		{"long name", auth.NewUser{Name: strings.Repeat("a", 65), Password: "pw", Role: auth.Admin}, errs.Invalid},
+		{"empty password", auth.NewUser{Name: "bob", Role: auth.Admin}, errs.Invalid},
+		{"password over 72 bytes", auth.NewUser{Name: "bob", Password: strings.Repeat("p", 73), Role: auth.Admin}, errs.Invalid},
+		{"unknown role", auth.NewUser{Name: "bob", Password: "pw", Role: "root"}, errs.Invalid},
+		{"node without node", auth.NewUser{Name: "bob", Password: "pw", Role: auth.Node}, errs.Invalid},
+		{"observer with node", auth.NewUser{Name: "bob", Password: "pw", Role: auth.Observer, Node: "7"}, errs.Invalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u, err := s.CreateUser(ctx, tt.in)
+			if tt.want < 0 {
+				if err != nil {
+					t.Fatalf("CreateUser: %v", err)
+				}
+				if u.Name != tt.in.Name || u.Role != tt.in.Role || u.Node != tt.in.Node {
+					t.Fatalf("created %+v from %+v", u, tt.in)
+				}
+				return
+			}
+			if !errs.Is(err, tt.want) {
+				t.Fatalf("CreateUser: got %v, want kind %v", err, tt.want)
+			}
+		})
+	}
+	users, err := s.ListUsers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, u := range users {
+		names = append(names, u.Name)
+	}
+	if !slices.Equal(names, []string{"alice", "node-7"}) {
+		t.Fatalf("ListUsers: %v", names)
+	}
+}
+
+func TestVerifyPassword(t *testing.T) {
+	s, _ := newService(t, auth.WithNodeNames(fakeNodes{"7": {"7", "node-7.example.com", "0b5a2c1e-0000-4000-8000-000000000007"}}))
+	ctx := context.Background()
+	mustCreate(t, s, auth.NewUser{Name: "alice", Password: "s3cret", Role: auth.Observer})
+	mustCreate(t, s, auth.NewUser{Name: "n7", Password: "node-pw", Role: auth.Node, Node: "7"})
+	mustCreate(t, s, auth.NewUser{Name: "n9", Password: "node-pw", Role: auth.Node, Node: "node-9"})
+	tests := []struct {
+		user, password string
+		want           *auth.Principal
+	}{
+		{"alice", "s3cret", &auth.Principal{User: "alice", Role: auth.Observer}},
+		{"alice", "wrong", nil},
+		{"alice", "", nil},
+		{"alice", "s3cret ", nil},
+		{"nobody", "s3cret", nil},
+		{"", "", nil},
+		{"al:ice", "s3cret", nil},
+		{"n7", "node-pw", &auth.Principal{User: "n7", Role: auth.Node, NodeNames: []string{"7", "node-7.example.com", "0b5a2c1e-0000-4000-8000-000000000007"}}},
+		// A node the registry does not know is addressed by the reference itself.
+		{"n9", "node-pw", &auth.Principal{User: "n9", Role: auth.Node, NodeNames: []string{"node-9"}}},
+	}
+	failures := s.FailedLogins()
+	for _, tt := range tests {
+		p, err := s.VerifyPassword(ctx, tt.user, tt.password)
+		if tt.want == nil {
+			if !errs.Is(err, errs.Unauthenticated) {
+				t.Errorf("VerifyPassword(%q, %q): got %+v, %v; want unauthenticated", tt.user, tt.password, p, err)
+			}
+			failures++
+			continue
+		}
+		if err != nil || p.User != tt.want.User || p.Role != tt.want.Role || !slices.Equal(p.NodeNames, tt.want.NodeNames) {
+			t.Errorf("VerifyPassword(%q, %q) = %+v, %v; want %+v", tt.user, tt.password, p, err, *tt.want)
+		}
+	}
+	if got := s.FailedLogins(); got != failures {
+		t.Errorf("FailedLogins = %d, want %d", got, failures)
+	}
+}
+
+func TestVerificationCache(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s, idx := newService(t, auth.WithClock(func() time.Time { return now }), auth.WithCacheTTL(time.Minute))
+	ctx := context.Background()
+	mustCreate(t, s, auth.NewUser{Name: "hiera", Password: "pw", Role: auth.Observer})
+	_, secret, err := s.CreateToken(ctx, "hiera", "ci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	verify := func() error {
+		if _, err := s.VerifyPassword(ctx, "hiera", "pw"); err != nil {
+			return err
+		}
+		_, err := s.VerifyToken(ctx, secret)
+		return err
+	}
+	if err := verify(); err != nil {
+		t.Fatal(err)
+	}
+	gets := idx.gets
+	for range 100 {
+		if err := verify(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if idx.gets != gets {
+		t.Fatalf("cached verifications read the index %d times", idx.gets-gets)
+	}
+	// A wrong password is never answered from the cache of the right one.
+	if _, err := s.VerifyPassword(ctx, "hiera", "pw2"); !errs.Is(err, errs.Unauthenticated) {
+		t.Fatalf("wrong password: %v", err)
+	}
+	// After the TTL the store is asked again.
+	now = now.Add(time.Minute)
+	if err := verify(); err != nil || idx.gets == gets {
+		t.Fatalf("after the TTL: err %v, gets %d -> %d", err, gets, idx.gets)
+	}
+	// Deleting the user voids the cache at once in this process, and its tokens go too.
+	if err := s.DeleteUser(ctx, "hiera"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.VerifyPassword(ctx, "hiera", "pw"); !errs.Is(err, errs.Unauthenticated) {
+		t.Fatalf("deleted user: %v", err)
+	}
+	if _, err := s.VerifyToken(ctx, secret); !errs.Is(err, errs.Unauthenticated) {
+		t.Fatalf("token of a deleted user: %v", err)
+	}
+	if toks, err := s.ListTokens(ctx, ""); err != nil || len(toks) != 0 {
+		t.Fatalf("tokens after deleting their user: %v, %v", toks, err)
+	}
+}
+
+func TestTokens(t *testing.T) {
+	s, _ := newService(t)
+	ctx := context.Background()
+	mustCreate(t, s, auth.NewUser{Name: "alice", Password: "pw", Role: auth.Admin})
+	mustCreate(t, s, auth.NewUser{Name: "bob", Password: "pw", Role: auth.Observer})
+	if _, _, err := s.CreateToken(ctx, "carol", ""); !errs.Is(err, errs.NotFound) {
+		t.Fatalf("token for a missing user: %v", err)
+	}
+	if _, _, err := s.CreateToken(ctx, "bob", strings.Repeat("d", 201)); !errs.Is(err, errs.Invalid) {
+		t.Fatalf("long description: %v", err)
+	}
+	tokA, secretA, err := s.CreateToken(ctx, "alice", "laptop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokB, secretB, err := s.CreateToken(ctx, "bob", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(secretA, auth.TokenPrefix) || len(secretA) != len(auth.TokenPrefix)+43 || secretA == secretB {
+		t.Fatalf("secrets %q, %q", secretA, secretB)
+	}
+	if strings.Contains(secretA, tokA.ID) {
+		t.Fatalf("token id %q is part of the secret", tokA.ID)
+	}
+	p, err := s.VerifyToken(ctx, secretB)
+	if err != nil || p.User != "bob" || p.Role != auth.Observer || p.TokenID != tokB.ID {
+		t.Fatalf("VerifyToken(bob's) = %+v, %v", p, err)
+	}
+	for _, bad := range []string{"", secretA[:len(secretA)-1], secretA + "x", strings.ToUpper(secretA), tokA.ID} {
+		if _, err := s.VerifyToken(ctx, bad); !errs.Is(err, errs.Unauthenticated) {
+			t.Errorf("VerifyToken(%q): %v", bad, err)
+		}
+	}
+	mine, err := s.ListTokens(ctx, "alice")
+	if err != nil || len(mine) != 1 || mine[0].ID != tokA.ID || mine[0].Description != "laptop" {
+		t.Fatalf("ListTokens(alice) = %+v, %v", mine, err)
+	}
+	all, err := s.ListTokens(ctx, "")
+	if err != nil || len(all) != 2 {
+		t.Fatalf("ListTokens() = %+v, %v", all, err)
+	}
+	if err := s.RevokeToken(ctx, tokA.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.VerifyToken(ctx, secretA); !errs.Is(err, errs.Unauthenticated) {
+		t.Fatalf("revoked token: %v", err)
+	}
+	for _, id := range []string{tokA.ID, "", "x", tokB.ID[:8]} {
+		if err := s.RevokeToken(ctx, id); !errs.Is(err, errs.NotFound) {
+			t.Errorf("RevokeToken(%q): %v", id, err)
+		}
+	}
+}
+
+func TestEnsureUser(t *testing.T) {
+	s, _ := newService(t)
+	ctx := context.Background()
+	admin := auth.NewUser{Name: "admin", Password: "first", Role: auth.Admin}
+	if created, err := s.EnsureUser(ctx, admin); err != nil || !created {
+		t.Fatalf("first EnsureUser: %v, %v", created, err)
+	}
+	admin.Password = "second"
+	if created, err := s.EnsureUser(ctx, admin); err != nil || created {
+		t.Fatalf("second EnsureUser: %v, %v", created, err)
+	}
+	// An existing account keeps its password: the variable only bootstraps.
+	if _, err := s.VerifyPassword(ctx, "admin", "first"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.EnsureUser(ctx, auth.NewUser{Name: "x", Role: auth.Admin}); !errs.Is(err, errs.Invalid) {
+		t.Fatalf("EnsureUser without password: %v", err)
+	}
+}
+
+func mustCreate(t *testing.T, s *auth.Service, in auth.NewUser) {
+	t.Helper()
+	if _, err := s.CreateUser(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -79,7 +80,12 @@ func nodeIDByFQDN(ctx context.Context, c *apiClient, fqdn string) (string, error
 	want := strings.ToLower(strings.TrimSuffix(fqdn, "."))
 	base := *c
 	base.opts.apiVersion = ""
+	notFound := &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("no node with FQDN %s is registered", want)}
 	resp, err := base.do(ctx, request{Method: http.MethodGet, Path: "/api/v1/nodes", Query: url.Values{"hostname": {want}}})
+	var apiErr *apiError
+	if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
+		return "", notFound
+	}
 	if err != nil {
 		return "", fmt.Errorf("look up node %s: %w", fqdn, err)
 	}
@@ -97,7 +103,7 @@ func nodeIDByFQDN(ctx context.Context, c *apiClient, fqdn string) (string, error
 			return n.ID.String(), nil
 		}
 	}
-	return "", &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("no node with FQDN %s is registered", want)}
+	return "", notFound
 }
 
 // isIntegerID reports whether s is written like a legacy integer id.

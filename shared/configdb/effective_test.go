@@ -2,9 +2,11 @@ package configdb
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
 
@@ -237,5 +239,76 @@ func TestValidatorHook(t *testing.T) {
 	versions, err := s.ListVersions(ctx, ref, Overrides)
 	if err != nil || len(versions) != 1 {
 		t.Fatalf("versions after rejected writes: %v %v, want exactly 1", versions, err)
+	}
+}
+
+// countingIndex counts the index calls and blob reads a read makes.
+type countingIndex struct {
+	store.Index
+	calls atomic.Int64
+}
+
+func (c *countingIndex) Get(ctx context.Context, k store.Key) (store.Item, error) {
+	c.calls.Add(1)
+	return c.Index.Get(ctx, k)
+}
+
+func (c *countingIndex) BatchGet(ctx context.Context, keys []store.Key) (map[store.Key]store.Item, error) {
+	c.calls.Add(1)
+	return c.Index.BatchGet(ctx, keys)
+}
+
+func (c *countingIndex) Query(ctx context.Context, q store.Query) ([]store.Item, error) {
+	c.calls.Add(1)
+	return c.Index.Query(ctx, q)
+}
+
+type countingBlobs struct {
+	store.Blobs
+	gets atomic.Int64
+}
+
+func (c *countingBlobs) Get(ctx context.Context, hash string) ([]byte, error) {
+	c.gets.Add(1)
+	return c.Blobs.Get(ctx, hash)
+}
+
+func TestWarmReadIsOneIndexCall(t *testing.T) {
+	b, err := bolt.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	idx, blobs := &countingIndex{Index: b.Index}, &countingBlobs{Blobs: b.Blobs}
+	s := NewService(idx, blobs)
+	ctx := context.Background()
+	if _, err := s.CreateComponent(ctx, NewComponent{Name: "fuel", ResourceDefinitions: []NewResourceDefinition{{Name: "override/plugins"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateEnvironment(ctx, NewEnvironment{ID: 1, Components: []string{"fuel"}, Levels: []string{"role", "nodes"}}); err != nil {
+		t.Fatal(err)
+	}
+	node := lv("role", "controller", "nodes", "1")
+	for _, u := range []upload{{lv(), Values, `{"a":1}`}, {node[:1], Overrides, `{"b":1}`}, {node, Values, `{"c":1}`}} {
+		if _, err := s.PutDocument(ctx, DocRef{Env: "1", Levels: u.levels, Resource: "override/plugins"}, u.kind, []byte(u.doc), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []ReadQuery{
+		{DocRef: DocRef{Env: "1", Levels: node, Resource: "override/plugins"}, Kind: Values, Effective: true},
+		{DocRef: DocRef{Env: "1", Levels: node, Resource: "override/plugins"}, Kind: Values, Effective: true, ShowLookup: true, Key: "b"},
+		{DocRef: DocRef{Env: "1", Levels: node, Resource: "override/plugins"}, Kind: Values},
+	} {
+		if _, err := s.Read(ctx, q); err != nil { // warms the caches
+			t.Fatal(err)
+		}
+		idx.calls.Store(0)
+		blobs.gets.Store(0)
+		if _, err := s.Read(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+		if idx.calls.Load() != 1 || blobs.gets.Load() != 0 {
+			t.Errorf("warm read %+v: %d index calls and %d blob reads; want 1 and 0", q, idx.calls.Load(), blobs.gets.Load())
+		}
 	}
 }

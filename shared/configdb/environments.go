@@ -3,7 +3,6 @@ package configdb
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/store"
@@ -359,6 +358,3 @@ func (s *Service) RenameHierarchyLevel(ctx context.Context, envRef, levelRef, na
 		return s.idx.Write(ctx, store.Update(envKey(rec.ID), mustJSON(rec), rev))
 	})
 }
-
-// isNotFound reports a store.ErrNotFound.
-func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

@@ -63,19 +63,18 @@ type ref struct {
 	id   int64
 	uuid string
 	name string
-	raw  string
 }
 
 func parseRef(s string) ref {
 	switch {
 	case IsIntegerID(s):
 		if id, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return ref{kind: byID, id: id, raw: s}
+			return ref{kind: byID, id: id}
 		}
 	case IsUUID(s):
-		return ref{kind: byUUID, uuid: strings.ToLower(s), raw: s}
+		return ref{kind: byUUID, uuid: strings.ToLower(s)}
 	}
-	return ref{kind: byName, name: s, raw: s}
+	return ref{kind: byName, name: s}
 }
 
 // validName checks a component or resource definition name: names may contain

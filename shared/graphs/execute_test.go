@@ -32,7 +32,7 @@ func drive(t *testing.T, s *graphs.Service, tx, node, wantTask, status string) {
 	if c.Action != graphs.ActionTask || c.Task.ID != wantTask {
 		t.Fatalf("claim for %s = %+v, want task %s", node, c, wantTask)
 	}
-	must[graphs.NodeProgress](t)(s.Report(ctx, tx, node, wantTask, graphs.TaskReport{Status: status, Message: "boom"}))
+	must[graphs.NodeProgress](t)(s.Report(ctx, tx, node, graphs.TaskReport{Task: wantTask, Status: status, Message: "boom"}))
 }
 
 func wantAction(t *testing.T, s *graphs.Service, tx, node, action string) graphs.Claim {
@@ -76,11 +76,11 @@ func TestExecutionRunsSubTransactionsInOrder(t *testing.T) {
 	if again := wantAction(t, s, tx.UUID, "n1", graphs.ActionTask); again.Task.ID != "a" {
 		t.Fatalf("second claim = %+v", again)
 	}
-	_, err = s.Report(ctx, tx.UUID, "n1", "b", graphs.TaskReport{Status: "ready"})
+	_, err = s.Report(ctx, tx.UUID, "n1", graphs.TaskReport{Task: "b", Status: "ready"})
 	wantKind(t, err, errs.Conflict, "Task b is not running on node n1")
-	must[graphs.NodeProgress](t)(s.Report(ctx, tx.UUID, "n1", "a", graphs.TaskReport{Status: "ready"}))
+	must[graphs.NodeProgress](t)(s.Report(ctx, tx.UUID, "n1", graphs.TaskReport{Task: "a", Status: "ready"}))
 	// A repeated report is accepted once more.
-	must[graphs.NodeProgress](t)(s.Report(ctx, tx.UUID, "n1", "a", graphs.TaskReport{Status: "ready"}))
+	must[graphs.NodeProgress](t)(s.Report(ctx, tx.UUID, "n1", graphs.TaskReport{Task: "a", Status: "ready"}))
 	drive(t, s, tx.UUID, "n1", "b", "ready")
 	// n1 is done with "default" and has nothing in "upgrade"; the group task is never handed out.
 	wantAction(t, s, tx.UUID, "n1", graphs.ActionDone)
@@ -126,7 +126,7 @@ func TestFailureAbortsTheRest(t *testing.T) {
 	}))
 	drive(t, s, tx.UUID, "n1", "u", "ready")
 	c := wantAction(t, s, tx.UUID, "n2", graphs.ActionTask)
-	must[graphs.NodeProgress](t)(s.Report(ctx, tx.UUID, "n2", c.Task.ID, graphs.TaskReport{Status: "error", Message: "exit 1"}))
+	must[graphs.NodeProgress](t)(s.Report(ctx, tx.UUID, "n2", graphs.TaskReport{Task: c.Task.ID, Status: "error", Message: "exit 1"}))
 	view := must[graphs.Transaction](t)(s.Transaction(ctx, tx.UUID))
 	want := "Task u failed on node n2: exit 1"
 	if view.Status != graphs.StatusError || view.Message != want {
@@ -139,8 +139,8 @@ func TestFailureAbortsTheRest(t *testing.T) {
 		t.Fatalf("subs = %+v", subs)
 	}
 	// Repeating the failing report is harmless; other reports are refused.
-	must[graphs.NodeProgress](t)(s.Report(ctx, tx.UUID, "n2", "u", graphs.TaskReport{Status: "error", Message: "exit 1"}))
-	_, err := s.Report(ctx, tx.UUID, "n1", "a", graphs.TaskReport{Status: "ready"})
+	must[graphs.NodeProgress](t)(s.Report(ctx, tx.UUID, "n2", graphs.TaskReport{Task: "u", Status: "error", Message: "exit 1"}))
+	_, err := s.Report(ctx, tx.UUID, "n1", graphs.TaskReport{Task: "a", Status: "ready"})
 	wantKind(t, err, errs.Conflict, "is not running (status: error)")
 	wantAction(t, s, tx.UUID, "n1", graphs.ActionDone)
 	_, err = s.Claim(ctx, tx.UUID, "n9")
@@ -161,7 +161,7 @@ func TestStop(t *testing.T) {
 	}
 	_, err := s.Stop(ctx, tx.UUID)
 	wantKind(t, err, errs.Conflict, "is not running")
-	_, err = s.Report(ctx, tx.UUID, "n1", "a", graphs.TaskReport{Status: "ready"})
+	_, err = s.Report(ctx, tx.UUID, "n1", graphs.TaskReport{Task: "a", Status: "ready"})
 	wantKind(t, err, errs.Conflict, "is not running")
 }
 
@@ -290,7 +290,7 @@ func TestConcurrentAgents(t *testing.T) {
 				case graphs.ActionDone:
 					return
 				case graphs.ActionTask:
-					if _, err := s.Report(ctx, tx.UUID, node, c.Task.ID, graphs.TaskReport{Status: "ready"}); err != nil {
+					if _, err := s.Report(ctx, tx.UUID, node, graphs.TaskReport{Task: c.Task.ID, Status: "ready"}); err != nil {
 						t.Error(err)
 						return
 					}

@@ -81,6 +81,7 @@ const (
 
 // TaskReport is an agent's result for the task it claimed.
 type TaskReport struct {
+	Task string `json:"task"`
 	// Status is ready, skipped (the agent decided not to run it) or error.
 	Status  string `json:"status"`
 	Message string `json:"message"`
@@ -343,7 +344,11 @@ func (st *txState) taskClaim(node string, plan []Task, i int) Claim {
 // Report records the result of the task a node claimed. An error fails the
 // node, its sub-transaction and the transaction, aborts the pending
 // sub-transactions and releases the cluster. Repeating the last report is harmless.
-func (s *Service) Report(ctx context.Context, txID, node, taskID string, rep TaskReport) (NodeProgress, error) {
+func (s *Service) Report(ctx context.Context, txID, node string, rep TaskReport) (NodeProgress, error) {
+	taskID := rep.Task
+	if taskID == "" {
+		return NodeProgress{}, errs.Invalidf("task: is required")
+	}
 	if rep.Status != StatusReady && rep.Status != StatusError && rep.Status != "skipped" {
 		return NodeProgress{}, errs.Invalidf("status: %q is not one of ready, skipped, error", rep.Status)
 	}

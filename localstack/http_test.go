@@ -2,6 +2,7 @@ package localstack
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,15 +34,22 @@ type response struct {
 	body   []byte
 }
 
+// newClient returns a client of the server at TUNINGBOX_URL, or skips the test when it is not set.
 func newClient(t *testing.T) *client {
 	t.Helper()
 	base := os.Getenv("TUNINGBOX_URL")
 	if base == "" {
 		t.Skip("no server: set TUNINGBOX_URL (e.g. http://127.0.0.1:8080) to run the HTTP black-box suite")
 	}
+	return clientFor(t, base)
+}
+
+// clientFor returns a client of the server at base, which must be on the loopback interface.
+func clientFor(t *testing.T, base string) *client {
+	t.Helper()
 	u, err := url.Parse(base)
 	if err != nil || !loopback(u.Hostname()) {
-		t.Fatalf("TUNINGBOX_URL=%q: the black-box suite only runs against a server on the loopback interface", base)
+		t.Fatalf("server %q: the tests only talk to servers on the loopback interface", base)
 	}
 	return &client{t: t, base: strings.TrimSuffix(base, "/") + "/api/v1/config", http: &http.Client{Timeout: 30 * time.Second}}
 }
@@ -62,7 +70,8 @@ func (c *client) do(method, path string, body any, header ...string) response {
 		}
 		rd = bytes.NewReader(data)
 	}
-	req, err := http.NewRequestWithContext(c.t.Context(), method, c.base+path, rd)
+	// Not the test's context: the fixture's clean-up requests run after it is cancelled.
+	req, err := http.NewRequestWithContext(context.WithoutCancel(c.t.Context()), method, c.base+path, rd)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -160,8 +169,10 @@ type fixture struct {
 	}
 }
 
-func newFixture(t *testing.T) *fixture {
-	c := newClient(t)
+func newFixture(t *testing.T) *fixture { return setUp(t, newClient(t)) }
+
+// setUp creates the fixture's component and environment through c, and deletes them when t ends.
+func setUp(t *testing.T, c *client) *fixture {
 	f := &fixture{client: c}
 	name := "bb-" + randomSuffix()
 	c.want(http.StatusCreated, "POST", "/components", map[string]any{

@@ -175,7 +175,7 @@ func (x *index) Write(ctx context.Context, ops ...store.Op) error {
 		return fmt.Errorf("write: %d operations, at most %d in one batch", len(ops), store.MaxWriteBatch)
 	}
 	seen := make(map[store.Key]bool, len(ops))
-	effective := ops[:0:0]
+	effective := make([]store.Op, 0, len(ops))
 	for _, op := range ops {
 		if err := checkKey(op.Key); err != nil {
 			return err

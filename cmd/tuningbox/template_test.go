@@ -4,36 +4,12 @@ import (
 	"bytes"
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/tuningbox/tuningbox/shared/httpapi"
-	"github.com/tuningbox/tuningbox/shared/httpapi/nodesapi"
-	"github.com/tuningbox/tuningbox/shared/httpapi/templatesapi"
-	"github.com/tuningbox/tuningbox/shared/nodes"
+	"github.com/tuningbox/tuningbox/shared/httpapi/templatesapi/templatesapitest"
 	"github.com/tuningbox/tuningbox/shared/nodes/nodestest"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
-	"github.com/tuningbox/tuningbox/shared/templates"
 )
-
-// templatesServer serves nodes, deploy templates and deploy steps over a fresh
-// embedded store; environments 1 to 9 exist.
-func templatesServer(t *testing.T) string {
-	t.Helper()
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	nodeSvc := nodes.NewService(b.Index, nodestest.Environments{Count: 9})
-	mux := http.NewServeMux()
-	nodesapi.Register(mux, nodeSvc)
-	templatesapi.Register(mux, templates.NewService(b.Index), nodeSvc)
-	srv := httptest.NewServer(httpapi.Wrap(mux, httpapi.Options{}))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
 
 // run executes one CLI command line against url with stdin, returning its output.
 func run(t *testing.T, url, stdin string, args ...string) (string, error) {
@@ -57,7 +33,7 @@ func mustRun(t *testing.T, url, stdin string, args ...string) string {
 }
 
 func TestTemplateCommands(t *testing.T) {
-	url := templatesServer(t)
+	url := templatesapitest.NewServer(t).URL
 	mirror := `[{"interface":"raid","step":"create_configuration","priority":10,
 		"args":{"logical_disks":[{"size_gb":"MAX","raid_level":"1"}],"bmc_password":"pw"}}]`
 
@@ -109,7 +85,7 @@ func TestTemplateCommands(t *testing.T) {
 }
 
 func TestNodeCommands(t *testing.T) {
-	url := templatesServer(t)
+	url := templatesapitest.NewServer(t).URL
 	out := mustRun(t, url, "", "node", "create", "--fqdn", "node-1.example.com", "--env", "1", "--role", "compute", "--trait", "CUSTOM_EXAMPLE", "--trait", "CUSTOM_CLASS_A")
 	if !strings.Contains(out, "node-1.example.com") || !strings.Contains(out, "CUSTOM_EXAMPLE,CUSTOM_CLASS_A") {
 		t.Errorf("create:\n%s", out)

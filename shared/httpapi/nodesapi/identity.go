@@ -32,9 +32,23 @@ func CheckPathID(r *http.Request, id string) error {
 	return nil
 }
 
-// StrictQuery returns r's query parameters, each given at most once and all
-// among allowed; an unknown or repeated parameter is invalid.
-func StrictQuery(r *http.Request, allowed ...string) (map[string]string, error) {
+// QueryHandler handles a request whose query parameters were checked.
+type QueryHandler func(w http.ResponseWriter, r *http.Request, query map[string]string)
+
+// WithQuery runs h with r's query parameters when each is among allowed and
+// given once, and answers 400 otherwise (spec 004's strict query rules).
+func WithQuery(h QueryHandler, allowed ...string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q, err := strictQuery(r, allowed)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		h(w, r, q)
+	}
+}
+
+func strictQuery(r *http.Request, allowed []string) (map[string]string, error) {
 	q := r.URL.Query()
 	out := make(map[string]string, len(q))
 	for name, values := range q {

@@ -19,11 +19,11 @@ import (
 // Register adds the node routes to mux.
 func Register(mux *http.ServeMux, svc *nodes.Service) {
 	h := handlers{svc: svc}
-	mux.HandleFunc("POST /api/v1/nodes", h.create)
-	mux.HandleFunc("GET /api/v1/nodes", h.list)
-	mux.HandleFunc("GET /api/v1/nodes/{id}", h.show)
-	mux.HandleFunc("PUT /api/v1/nodes/{id}", h.update)
-	mux.HandleFunc("DELETE /api/v1/nodes/{id}", h.delete)
+	mux.HandleFunc("POST /api/v1/nodes", WithQuery(h.create))
+	mux.HandleFunc("GET /api/v1/nodes", WithQuery(h.list, "hostname", "limit", "marker"))
+	mux.HandleFunc("GET /api/v1/nodes/{id}", WithQuery(h.show))
+	mux.HandleFunc("PUT /api/v1/nodes/{id}", WithQuery(h.update))
+	mux.HandleFunc("DELETE /api/v1/nodes/{id}", WithQuery(h.delete))
 }
 
 type handlers struct{ svc *nodes.Service }
@@ -79,11 +79,7 @@ type createBody struct {
 	Traits        []string        `json:"traits"`
 }
 
-func (h handlers) create(w http.ResponseWriter, r *http.Request) {
-	if _, err := StrictQuery(r); err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
+func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 	var body createBody
 	if err := httpapi.Decode(r, &body); err != nil {
 		httpapi.Error(w, r, err)
@@ -147,50 +143,55 @@ type link struct {
 	Href string `json:"href"`
 }
 
-func (h handlers) list(w http.ResponseWriter, r *http.Request) {
-	q, err := StrictQuery(r, "hostname", "limit", "marker")
-	if err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
+func (h handlers) list(w http.ResponseWriter, r *http.Request, q map[string]string) {
 	_, hasLimit := q["limit"]
-	_, hasMarker := q["marker"]
-	var found []nodes.Node
-	limit := nodes.MaxPage
-	if pattern, ok := q["hostname"]; ok {
+	marker, hasMarker := q["marker"]
+	if pattern, search := q["hostname"]; search {
 		if hasLimit || hasMarker {
 			httpapi.Error(w, r, errs.Invalidf("hostname cannot be combined with limit or marker: a search is not paged"))
 			return
 		}
-		found, err = h.svc.Search(r.Context(), pattern)
-	} else {
-		if hasLimit {
-			if limit, err = ParseLimit(q["limit"], nodes.MaxPage); err != nil {
-				httpapi.Error(w, r, err)
-				return
-			}
+		found, err := h.svc.Search(r.Context(), pattern)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
 		}
-		if hasMarker {
-			if err := CheckPathID(r, q["marker"]); err != nil {
-				httpapi.Error(w, r, err)
-				return
-			}
-		}
-		found, err = h.svc.List(r.Context(), limit, q["marker"])
+		httpapi.JSON(w, http.StatusOK, listBody{Nodes: views(r, found)})
+		return
 	}
+	limit := nodes.MaxPage
+	if hasLimit {
+		var err error
+		if limit, err = ParseLimit(q["limit"], nodes.MaxPage); err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+	}
+	if hasMarker {
+		if err := CheckPathID(r, marker); err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+	}
+	page, err := h.svc.List(r.Context(), limit, marker)
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
 	}
-	body := listBody{Nodes: make([]view, len(found))}
-	for i, n := range found {
-		body.Nodes[i] = viewOf(r, n)
-	}
-	if _, search := q["hostname"]; !search && len(found) == limit {
-		next := url.Values{"limit": {strconv.Itoa(limit)}, "marker": {found[len(found)-1].UUID}}
+	body := listBody{Nodes: views(r, page)}
+	if len(page) == limit {
+		next := url.Values{"limit": {strconv.Itoa(limit)}, "marker": {page[len(page)-1].UUID}}
 		body.Links = []link{{Rel: "next", Href: "/api/v1/nodes?" + next.Encode()}}
 	}
 	httpapi.JSON(w, http.StatusOK, body)
+}
+
+func views(r *http.Request, ns []nodes.Node) []view {
+	out := make([]view, len(ns))
+	for i, n := range ns {
+		out[i] = viewOf(r, n)
+	}
+	return out
 }
 
 // Lookup resolves the node a path segment names, by the request's
@@ -203,11 +204,7 @@ func Lookup(r *http.Request, svc *nodes.Service, ref string) (nodes.Node, error)
 	return svc.Resolve(r.Context(), ref)
 }
 
-func (h handlers) show(w http.ResponseWriter, r *http.Request) {
-	if _, err := StrictQuery(r); err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
+func (h handlers) show(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 	n, err := Lookup(r, h.svc, r.PathValue("id"))
 	if err != nil {
 		httpapi.Error(w, r, err)
@@ -227,11 +224,7 @@ type updateBody struct {
 	EnvironmentID  json.RawMessage `json:"environment_id"`
 }
 
-func (h handlers) update(w http.ResponseWriter, r *http.Request) {
-	if _, err := StrictQuery(r); err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
+func (h handlers) update(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 	ref := r.PathValue("id")
 	if err := CheckPathID(r, ref); err != nil {
 		httpapi.Error(w, r, err)
@@ -262,11 +255,7 @@ func (h handlers) update(w http.ResponseWriter, r *http.Request) {
 	httpapi.JSON(w, http.StatusOK, nodeBody{Node: viewOf(r, n)})
 }
 
-func (h handlers) delete(w http.ResponseWriter, r *http.Request) {
-	if _, err := StrictQuery(r); err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
+func (h handlers) delete(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 	ref := r.PathValue("id")
 	if err := CheckPathID(r, ref); err != nil {
 		httpapi.Error(w, r, err)

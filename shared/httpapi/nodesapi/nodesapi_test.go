@@ -1,110 +1,27 @@
 package nodesapi_test
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/tuningbox/tuningbox/shared/httpapi"
-	"github.com/tuningbox/tuningbox/shared/httpapi/nodesapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/templatesapi/templatesapitest"
 	"github.com/tuningbox/tuningbox/shared/nodes"
 	"github.com/tuningbox/tuningbox/shared/nodes/nodestest"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
 
-type api struct {
-	t   *testing.T
-	srv *httptest.Server
-}
-
-func newAPI(t *testing.T) *api {
-	t.Helper()
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", httpapi.ServeVersions)
-	nodesapi.Register(mux, nodes.NewService(b.Index, nodestest.Environments{Count: 9}))
-	srv := httptest.NewServer(httpapi.Wrap(mux, httpapi.Options{}))
-	t.Cleanup(srv.Close)
-	return &api{t: t, srv: srv}
-}
-
-type reply struct {
-	status int
-	header http.Header
-	body   map[string]any
-}
-
-func (r reply) message() string {
-	e, _ := r.body["error"].(map[string]any)
-	msg, _ := e["message"].(string)
-	return msg
-}
-
-// node returns the "node" object of a single-node answer.
-func (r reply) node() map[string]any {
-	n, _ := r.body["node"].(map[string]any)
-	return n
-}
-
-// do sends one request at microversion version ("" = no header).
-func (a *api) do(method, path, version, body string) reply {
-	a.t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, a.srv.URL+path, rd)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	if version != "" {
-		req.Header.Set("OpenStack-API-Version", "config "+version)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	out := reply{status: resp.StatusCode, header: resp.Header}
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &out.body); err != nil {
-			a.t.Fatalf("%s %s: body is not a JSON object: %s", method, path, raw)
-		}
-	}
-	return out
-}
-
-func (a *api) expect(r reply, status int, msg string) {
-	a.t.Helper()
-	if r.status != status || !strings.Contains(r.message(), msg) {
-		a.t.Fatalf("got %d %v, want %d with message containing %q", r.status, r.body, status, msg)
-	}
-}
-
 // create registers a node at 1.0 and returns its view there.
-func (a *api) create(fqdn string, env int, traits ...string) map[string]any {
-	a.t.Helper()
-	tj, _ := json.Marshal(append([]string{}, traits...))
-	r := a.do("POST", "/api/v1/nodes", "1.0", fmt.Sprintf(`{"fqdn":%q,"environment_id":%d,"roles":["compute"],"traits":%s}`, fqdn, env, tj))
-	a.expect(r, http.StatusCreated, "")
-	return r.node()
+func create(a *templatesapitest.Client, fqdn string, env int) map[string]any {
+	return a.Expect(a.Do("POST", "/api/v1/nodes", "1.0", fmt.Sprintf(`{"fqdn":%q,"environment_id":%d,"roles":["compute"]}`, fqdn, env)), http.StatusCreated, "").Node()
 }
 
 const unknownUUID = "8221f906-208b-44a5-b575-f8e8a59c4a84"
 
 // Microversions (reference "Microversions").
 func TestMicroversions(t *testing.T) {
-	a := newAPI(t)
-	a.create("node-1.example.com", 1)
+	a := templatesapitest.NewServer(t)
+	create(a, "node-1.example.com", 1)
 
 	t.Run("1 header forms, latest and default", func(t *testing.T) {
 		for _, tc := range []struct {
@@ -116,7 +33,7 @@ func TestMicroversions(t *testing.T) {
 			{"OpenStack-API-Version", "compute 2.53, config 1.2", "1.2"},
 			{"X-OpenStack-Config-API-Version", "1.2", "1.2"},
 		} {
-			req, _ := http.NewRequest("GET", a.srv.URL+"/api/v1/nodes/1", nil)
+			req, _ := http.NewRequest("GET", a.URL+"/api/v1/nodes/1", nil)
 			if tc.header != "" {
 				req.Header.Set(tc.header, tc.value)
 			}
@@ -134,49 +51,49 @@ func TestMicroversions(t *testing.T) {
 		}
 	})
 	t.Run("2 malformed 400, out of range 406", func(t *testing.T) {
-		a.expect(a.do("GET", "/api/v1/nodes", "one.two", ""), http.StatusBadRequest, "invalid API version")
-		a.expect(a.do("GET", "/api/v1/nodes", "1.3", ""), http.StatusNotAcceptable,
+		a.Expect(a.Do("GET", "/api/v1/nodes", "one.two", ""), http.StatusBadRequest, "invalid API version")
+		a.Expect(a.Do("GET", "/api/v1/nodes", "1.3", ""), http.StatusNotAcceptable,
 			"Version 1.3 is not supported by the API. Minimum is 1.0 and maximum is 1.2.")
-		a.expect(a.do("GET", "/api/v1/nodes", "0.9", ""), http.StatusNotAcceptable, "Minimum is 1.0")
+		a.Expect(a.Do("GET", "/api/v1/nodes", "0.9", ""), http.StatusNotAcceptable, "Minimum is 1.0")
 	})
 	t.Run("4 every response echoes the version and Vary", func(t *testing.T) {
-		for _, r := range []reply{a.do("GET", "/api/v1/nodes", "1.2", ""), a.do("GET", "/api/v1/nodes/abc", "1.2", ""), a.do("GET", "/api/v1/nodes", "9.9", "")} {
-			if r.header.Get("OpenStack-API-Version") == "" || !strings.Contains(strings.Join(r.header.Values("Vary"), ","), "OpenStack-API-Version") {
-				t.Errorf("%d answer lacks version echo or Vary: %v", r.status, r.header)
+		for _, r := range []templatesapitest.Reply{a.Do("GET", "/api/v1/nodes", "1.2", ""), a.Do("GET", "/api/v1/nodes/abc", "1.2", ""), a.Do("GET", "/api/v1/nodes", "9.9", "")} {
+			if r.Header.Get("OpenStack-API-Version") == "" || !strings.Contains(strings.Join(r.Header.Values("Vary"), ","), "OpenStack-API-Version") {
+				t.Errorf("%d answer lacks version echo or Vary: %v", r.Status, r.Header)
 			}
 		}
 	})
 	t.Run("5 root document lists min and max", func(t *testing.T) {
-		r := a.do("GET", "/", "", "")
-		v, _ := r.body["version"].(map[string]any)
+		r := a.Do("GET", "/", "", "")
+		v, _ := r.Body["version"].(map[string]any)
 		if v["min_version"] != "1.0" || v["version"] != "1.2" {
-			t.Errorf("root document %v", r.body)
+			t.Errorf("root document %v", r.Body)
 		}
 	})
 }
 
 // UUID identities (reference "UUIDs (Nova 2.53)").
 func TestUUIDIdentities(t *testing.T) {
-	a := newAPI(t)
-	legacy := a.create("node-1.example.com", 3)
+	a := templatesapitest.NewServer(t)
+	legacy := create(a, "node-1.example.com", 3)
 	uuid := legacy["uuid"].(string)
 
 	t.Run("1 id is the UUID from 1.2 on, the integer before", func(t *testing.T) {
 		if legacy["id"] != float64(1) || !nodes.IsUUID(uuid) || legacy["environment_id"] != float64(3) {
 			t.Fatalf("1.0 view %v", legacy)
 		}
-		for _, r := range []reply{
-			a.do("GET", "/api/v1/nodes/"+uuid, "1.2", ""),
-			a.do("PUT", "/api/v1/nodes/"+uuid, "1.2", `{"maintenance":true}`),
-			a.do("POST", "/api/v1/nodes", "1.2", `{"fqdn":"node-2.example.com","environment_id":"`+nodestest.EnvironmentUUID(3)+`"}`),
+		for _, r := range []templatesapitest.Reply{
+			a.Do("GET", "/api/v1/nodes/"+uuid, "1.2", ""),
+			a.Do("PUT", "/api/v1/nodes/"+uuid, "1.2", `{"maintenance":true}`),
+			a.Do("POST", "/api/v1/nodes", "1.2", `{"fqdn":"node-2.example.com","environment_id":"`+nodestest.EnvironmentUUID(3)+`"}`),
 		} {
-			n := r.node()
-			if r.status >= 300 || !nodes.IsUUID(fmt.Sprint(n["id"])) || n["uuid"] != nil || n["environment_id"] != nodestest.EnvironmentUUID(3) {
-				t.Errorf("1.2 answer %d %v", r.status, r.body)
+			n := r.Node()
+			if r.Status >= 300 || !nodes.IsUUID(fmt.Sprint(n["id"])) || n["uuid"] != nil || n["environment_id"] != nodestest.EnvironmentUUID(3) {
+				t.Errorf("1.2 answer %d %v", r.Status, r.Body)
 			}
 		}
-		list := a.do("GET", "/api/v1/nodes", "1.2", "")
-		for _, item := range list.body["nodes"].([]any) {
+		list := a.Do("GET", "/api/v1/nodes", "1.2", "")
+		for _, item := range list.Body["nodes"].([]any) {
 			if id := item.(map[string]any)["id"]; !nodes.IsUUID(fmt.Sprint(id)) {
 				t.Errorf("listed id %v", id)
 			}
@@ -184,58 +101,58 @@ func TestUUIDIdentities(t *testing.T) {
 	})
 	t.Run("2 non-UUID path ids are 400 before the lookup", func(t *testing.T) {
 		for _, m := range []string{"GET", "PUT", "DELETE"} {
-			a.expect(a.do(m, "/api/v1/nodes/1", "1.2", `{"maintenance":false}`), http.StatusBadRequest, "Invalid uuid 1")
-			a.expect(a.do(m, "/api/v1/nodes/999", "1.2", `{"maintenance":false}`), http.StatusBadRequest, "Invalid uuid 999")
-			a.expect(a.do(m, "/api/v1/nodes/node-1.example.com", "latest", `{"maintenance":false}`), http.StatusBadRequest, "Invalid uuid node-1.example.com")
+			a.Expect(a.Do(m, "/api/v1/nodes/1", "1.2", `{"maintenance":false}`), http.StatusBadRequest, "Invalid uuid 1")
+			a.Expect(a.Do(m, "/api/v1/nodes/999", "1.2", `{"maintenance":false}`), http.StatusBadRequest, "Invalid uuid 999")
+			a.Expect(a.Do(m, "/api/v1/nodes/node-1.example.com", "latest", `{"maintenance":false}`), http.StatusBadRequest, "Invalid uuid node-1.example.com")
 		}
-		a.expect(a.do("GET", "/api/v1/nodes/"+unknownUUID, "1.2", ""), http.StatusNotFound, "not found")
-		a.expect(a.do("GET", "/api/v1/nodes/"+uuid, "1.2", ""), http.StatusOK, "")
+		a.Expect(a.Do("GET", "/api/v1/nodes/"+unknownUUID, "1.2", ""), http.StatusNotFound, "not found")
+		a.Expect(a.Do("GET", "/api/v1/nodes/"+uuid, "1.2", ""), http.StatusOK, "")
 	})
 	t.Run("3 legacy integer ids before 1.2; ids are never ambiguous", func(t *testing.T) {
 		for _, v := range []string{"", "1.0", "1.1"} {
-			r := a.do("GET", "/api/v1/nodes/1", v, "")
-			if r.status != http.StatusOK || r.node()["uuid"] != uuid || r.node()["id"] != float64(1) {
-				t.Errorf("version %q: %d %v", v, r.status, r.body)
+			r := a.Do("GET", "/api/v1/nodes/1", v, "")
+			if r.Status != http.StatusOK || r.Node()["uuid"] != uuid || r.Node()["id"] != float64(1) {
+				t.Errorf("version %q: %d %v", v, r.Status, r.Body)
 			}
-			a.expect(a.do("GET", "/api/v1/nodes/"+uuid, v, ""), http.StatusOK, "")
+			a.Expect(a.Do("GET", "/api/v1/nodes/"+uuid, v, ""), http.StatusOK, "")
 		}
-		a.expect(a.do("GET", "/api/v1/nodes/77", "1.1", ""), http.StatusNotFound, "not found")
-		a.expect(a.do("GET", "/api/v1/nodes/abc", "1.1", ""), http.StatusBadRequest, "Invalid id abc")
+		a.Expect(a.Do("GET", "/api/v1/nodes/77", "1.1", ""), http.StatusNotFound, "not found")
+		a.Expect(a.Do("GET", "/api/v1/nodes/abc", "1.1", ""), http.StatusBadRequest, "Invalid id abc")
 		// An FQDN that could be read as an id is refused, so an integer names one node only.
-		a.expect(a.do("POST", "/api/v1/nodes", "1.0", `{"fqdn":"2","environment_id":1}`), http.StatusBadRequest, "ambiguous")
+		a.Expect(a.Do("POST", "/api/v1/nodes", "1.0", `{"fqdn":"2","environment_id":1}`), http.StatusBadRequest, "ambiguous")
 	})
 }
 
 func TestHostnameSearchAndQueryRules(t *testing.T) {
-	a := newAPI(t)
+	a := templatesapitest.NewServer(t)
 	for i := range 4 {
-		a.create(fmt.Sprintf("node-%d.rack%d.example.com", i, i%2), 1)
+		create(a, fmt.Sprintf("node-%d.rack%d.example.com", i, i%2), 1)
 	}
 	t.Run("4 hostname is a substring search", func(t *testing.T) {
-		r := a.do("GET", "/api/v1/nodes?hostname=rack1", "1.2", "")
-		if r.status != http.StatusOK || len(r.body["nodes"].([]any)) != 2 || r.body["nodes_links"] != nil {
-			t.Fatalf("search: %d %v", r.status, r.body)
+		r := a.Do("GET", "/api/v1/nodes?hostname=rack1", "1.2", "")
+		if r.Status != http.StatusOK || len(r.Body["nodes"].([]any)) != 2 || r.Body["nodes_links"] != nil {
+			t.Fatalf("search: %d %v", r.Status, r.Body)
 		}
 	})
 	t.Run("5 unknown and repeated query parameters are 400", func(t *testing.T) {
-		a.expect(a.do("GET", "/api/v1/nodes?host=rack1", "1.2", ""), http.StatusBadRequest, `unknown query parameter "host"`)
-		a.expect(a.do("GET", "/api/v1/nodes?hostname=a&hostname=b", "1.2", ""), http.StatusBadRequest, "more than once")
-		a.expect(a.do("GET", "/api/v1/nodes?limit=1&limit=2", "1.2", ""), http.StatusBadRequest, "more than once")
-		a.expect(a.do("GET", "/api/v1/nodes/1?with_servers=true", "1.0", ""), http.StatusBadRequest, "unknown query parameter")
+		a.Expect(a.Do("GET", "/api/v1/nodes?host=rack1", "1.2", ""), http.StatusBadRequest, `unknown query parameter "host"`)
+		a.Expect(a.Do("GET", "/api/v1/nodes?hostname=a&hostname=b", "1.2", ""), http.StatusBadRequest, "more than once")
+		a.Expect(a.Do("GET", "/api/v1/nodes?limit=1&limit=2", "1.2", ""), http.StatusBadRequest, "more than once")
+		a.Expect(a.Do("GET", "/api/v1/nodes/1?with_servers=true", "1.0", ""), http.StatusBadRequest, "unknown query parameter")
 	})
 	t.Run("6 pattern with paging is 400", func(t *testing.T) {
-		a.expect(a.do("GET", "/api/v1/nodes?hostname=rack&limit=1", "1.2", ""), http.StatusBadRequest, "cannot be combined")
-		a.expect(a.do("GET", "/api/v1/nodes?hostname=rack&marker="+unknownUUID, "1.2", ""), http.StatusBadRequest, "cannot be combined")
+		a.Expect(a.Do("GET", "/api/v1/nodes?hostname=rack&limit=1", "1.2", ""), http.StatusBadRequest, "cannot be combined")
+		a.Expect(a.Do("GET", "/api/v1/nodes?hostname=rack&marker="+unknownUUID, "1.2", ""), http.StatusBadRequest, "cannot be combined")
 	})
 	t.Run("7 no match is 404", func(t *testing.T) {
-		a.expect(a.do("GET", "/api/v1/nodes?hostname=nowhere", "1.2", ""), http.StatusNotFound, "no node matches")
+		a.Expect(a.Do("GET", "/api/v1/nodes?hostname=nowhere", "1.2", ""), http.StatusNotFound, "no node matches")
 	})
 }
 
 func TestPaging(t *testing.T) {
-	a := newAPI(t)
+	a := templatesapitest.NewServer(t)
 	for i := range 5 {
-		a.create(fmt.Sprintf("node-%d.example.com", i), 1)
+		create(a, fmt.Sprintf("node-%d.example.com", i), 1)
 	}
 	var seen []string
 	next := "/api/v1/nodes?limit=2"
@@ -243,15 +160,15 @@ func TestPaging(t *testing.T) {
 		if pages > 5 {
 			t.Fatal("paging does not end")
 		}
-		r := a.do("GET", next, "1.2", "")
-		if r.status != http.StatusOK {
-			t.Fatalf("%s: %d %v", next, r.status, r.body)
+		r := a.Do("GET", next, "1.2", "")
+		if r.Status != http.StatusOK {
+			t.Fatalf("%s: %d %v", next, r.Status, r.Body)
 		}
-		for _, n := range r.body["nodes"].([]any) {
+		for _, n := range r.Body["nodes"].([]any) {
 			seen = append(seen, n.(map[string]any)["fqdn"].(string))
 		}
 		next = ""
-		if links, ok := r.body["nodes_links"].([]any); ok {
+		if links, ok := r.Body["nodes_links"].([]any); ok {
 			l := links[0].(map[string]any)
 			if l["rel"] != "next" {
 				t.Fatalf("link %v", l)
@@ -263,64 +180,64 @@ func TestPaging(t *testing.T) {
 		t.Fatalf("paged through %v", seen)
 	}
 	// A page that is not full has no next link; a full last page has one that leads to an empty page.
-	if r := a.do("GET", "/api/v1/nodes?limit=6", "1.2", ""); r.body["nodes_links"] != nil {
-		t.Errorf("partial page has links: %v", r.body["nodes_links"])
+	if r := a.Do("GET", "/api/v1/nodes?limit=6", "1.2", ""); r.Body["nodes_links"] != nil {
+		t.Errorf("partial page has links: %v", r.Body["nodes_links"])
 	}
-	a.expect(a.do("GET", "/api/v1/nodes?marker="+unknownUUID, "1.2", ""), http.StatusBadRequest, "marker")
-	a.expect(a.do("GET", "/api/v1/nodes?marker=3", "1.2", ""), http.StatusBadRequest, "Invalid uuid 3")
-	if r := a.do("GET", "/api/v1/nodes?marker=3&limit=1", "1.0", ""); r.status != http.StatusOK || r.body["nodes"].([]any)[0].(map[string]any)["id"] != float64(4) {
-		t.Errorf("legacy integer marker: %d %v", r.status, r.body)
+	a.Expect(a.Do("GET", "/api/v1/nodes?marker="+unknownUUID, "1.2", ""), http.StatusBadRequest, "marker")
+	a.Expect(a.Do("GET", "/api/v1/nodes?marker=3", "1.2", ""), http.StatusBadRequest, "Invalid uuid 3")
+	if r := a.Do("GET", "/api/v1/nodes?marker=3&limit=1", "1.0", ""); r.Status != http.StatusOK || r.Body["nodes"].([]any)[0].(map[string]any)["id"] != float64(4) {
+		t.Errorf("legacy integer marker: %d %v", r.Status, r.Body)
 	}
 	for _, bad := range []string{"0", "-1", "x"} {
-		a.expect(a.do("GET", "/api/v1/nodes?limit="+bad, "1.2", ""), http.StatusBadRequest, "limit")
+		a.Expect(a.Do("GET", "/api/v1/nodes?limit="+bad, "1.2", ""), http.StatusBadRequest, "limit")
 	}
 }
 
 func TestUpdateRules(t *testing.T) {
-	a := newAPI(t)
-	uuid := a.create("node-1.example.com", 1)["uuid"].(string)
+	a := templatesapitest.NewServer(t)
+	uuid := create(a, "node-1.example.com", 1)["uuid"].(string)
 	path := "/api/v1/nodes/" + uuid
 
 	t.Run("8 Nova-style status updates", func(t *testing.T) {
-		a.expect(a.do("PUT", path, "1.2", `{}`), http.StatusBadRequest, "No updates were requested")
-		a.expect(a.do("PUT", path, "1.2", `{"status":"enabled"}`), http.StatusBadRequest, "No updates were requested")
-		a.expect(a.do("PUT", path, "1.2", `{"status":"enabled","disabled_reason":"x"}`), http.StatusBadRequest, "'disabled_reason' with status 'enabled'")
-		a.expect(a.do("PUT", path, "1.2", `{"status":"gone"}`), http.StatusBadRequest, "status")
-		a.expect(a.do("PUT", path, "1.2", `{"forced_down":true}`), http.StatusBadRequest, "unknown field")
+		a.Expect(a.Do("PUT", path, "1.2", `{}`), http.StatusBadRequest, "No updates were requested")
+		a.Expect(a.Do("PUT", path, "1.2", `{"status":"enabled"}`), http.StatusBadRequest, "No updates were requested")
+		a.Expect(a.Do("PUT", path, "1.2", `{"status":"enabled","disabled_reason":"x"}`), http.StatusBadRequest, "'disabled_reason' with status 'enabled'")
+		a.Expect(a.Do("PUT", path, "1.2", `{"status":"gone"}`), http.StatusBadRequest, "status")
+		a.Expect(a.Do("PUT", path, "1.2", `{"forced_down":true}`), http.StatusBadRequest, "unknown field")
 
-		r := a.do("PUT", path, "1.2", `{"status":"disabled","disabled_reason":"disk failure"}`)
-		n := r.node()
-		if r.status != http.StatusOK || n["status"] != "disabled" || n["disabled_reason"] != "disk failure" ||
+		r := a.Do("PUT", path, "1.2", `{"status":"disabled","disabled_reason":"disk failure"}`)
+		n := r.Node()
+		if r.Status != http.StatusOK || n["status"] != "disabled" || n["disabled_reason"] != "disk failure" ||
 			n["fqdn"] != "node-1.example.com" || n["roles"] == nil || n["updated_at"] == nil || n["id"] != uuid {
-			t.Fatalf("disable: %d %v", r.status, r.body)
+			t.Fatalf("disable: %d %v", r.Status, r.Body)
 		}
-		r = a.do("PUT", path, "1.2", `{"status":"enabled"}`)
-		if r.status != http.StatusOK || r.node()["status"] != "enabled" || r.node()["disabled_reason"] != nil {
-			t.Fatalf("enable: %d %v", r.status, r.body)
+		r = a.Do("PUT", path, "1.2", `{"status":"enabled"}`)
+		if r.Status != http.StatusOK || r.Node()["status"] != "enabled" || r.Node()["disabled_reason"] != nil {
+			t.Fatalf("enable: %d %v", r.Status, r.Body)
 		}
-		r = a.do("PUT", path, "1.2", `{"maintenance":true,"traits":["CUSTOM_A"],"roles":["controller","ceph-osd"],"fqdn":"renamed.example.com","environment_id":2}`)
-		n = r.node()
-		if r.status != http.StatusOK || n["maintenance"] != true || n["fqdn"] != "renamed.example.com" || n["environment_id"] != nodestest.EnvironmentUUID(2) {
-			t.Fatalf("partial update: %d %v", r.status, r.body)
+		r = a.Do("PUT", path, "1.2", `{"maintenance":true,"traits":["CUSTOM_A"],"roles":["controller","ceph-osd"],"fqdn":"renamed.example.com","environment_id":2}`)
+		n = r.Node()
+		if r.Status != http.StatusOK || n["maintenance"] != true || n["fqdn"] != "renamed.example.com" || n["environment_id"] != nodestest.EnvironmentUUID(2) {
+			t.Fatalf("partial update: %d %v", r.Status, r.Body)
 		}
-		a.expect(a.do("PUT", path, "1.2", `{"environment_id":42}`), http.StatusBadRequest, "no such environment")
+		a.Expect(a.Do("PUT", path, "1.2", `{"environment_id":42}`), http.StatusBadRequest, "no such environment")
 	})
 	t.Run("create and delete", func(t *testing.T) {
-		a.expect(a.do("POST", "/api/v1/nodes", "1.2", `{"fqdn":"renamed.example.com","environment_id":1}`), http.StatusConflict, "fqdn")
-		a.expect(a.do("POST", "/api/v1/nodes", "1.2", `{"fqdn":"n.example.com"}`), http.StatusBadRequest, "environment_id is required")
-		a.expect(a.do("POST", "/api/v1/nodes", "1.2", `{"fqdn":"n.example.com","environment_id":1,"id":7}`), http.StatusBadRequest, "id must be a UUID")
-		r := a.do("POST", "/api/v1/nodes", "1.0", `{"fqdn":"n.example.com","environment_id":1,"id":7}`)
-		if r.status != http.StatusCreated || r.node()["id"] != float64(7) || r.header.Get("Location") != "/api/v1/nodes/"+r.node()["uuid"].(string) {
-			t.Fatalf("create with legacy id: %d %v %v", r.status, r.body, r.header)
+		a.Expect(a.Do("POST", "/api/v1/nodes", "1.2", `{"fqdn":"renamed.example.com","environment_id":1}`), http.StatusConflict, "fqdn")
+		a.Expect(a.Do("POST", "/api/v1/nodes", "1.2", `{"fqdn":"n.example.com"}`), http.StatusBadRequest, "environment_id is required")
+		a.Expect(a.Do("POST", "/api/v1/nodes", "1.2", `{"fqdn":"n.example.com","environment_id":1,"id":7}`), http.StatusBadRequest, "id must be a UUID")
+		r := a.Do("POST", "/api/v1/nodes", "1.0", `{"fqdn":"n.example.com","environment_id":1,"id":7}`)
+		if r.Status != http.StatusCreated || r.Node()["id"] != float64(7) || r.Header.Get("Location") != "/api/v1/nodes/"+r.Node()["uuid"].(string) {
+			t.Fatalf("create with legacy id: %d %v %v", r.Status, r.Body, r.Header)
 		}
-		r = a.do("POST", "/api/v1/nodes", "1.2", `{"fqdn":"m.example.com","environment_id":1,"id":"`+unknownUUID+`"}`)
-		if r.status != http.StatusCreated || r.node()["id"] != unknownUUID {
-			t.Fatalf("create with UUID id: %d %v", r.status, r.body)
+		r = a.Do("POST", "/api/v1/nodes", "1.2", `{"fqdn":"m.example.com","environment_id":1,"id":"`+unknownUUID+`"}`)
+		if r.Status != http.StatusCreated || r.Node()["id"] != unknownUUID {
+			t.Fatalf("create with UUID id: %d %v", r.Status, r.Body)
 		}
-		if r := a.do("DELETE", "/api/v1/nodes/7", "1.0", ""); r.status != http.StatusNoContent {
-			t.Fatalf("delete: %d %v", r.status, r.body)
+		if r := a.Do("DELETE", "/api/v1/nodes/7", "1.0", ""); r.Status != http.StatusNoContent {
+			t.Fatalf("delete: %d %v", r.Status, r.Body)
 		}
-		a.expect(a.do("DELETE", "/api/v1/nodes/7", "1.0", ""), http.StatusNotFound, "not found")
-		a.expect(a.do("GET", "/api/v1/nodes/"+unknownUUID+"x", "1.0", ""), http.StatusBadRequest, "Invalid id")
+		a.Expect(a.Do("DELETE", "/api/v1/nodes/7", "1.0", ""), http.StatusNotFound, "not found")
+		a.Expect(a.Do("GET", "/api/v1/nodes/"+unknownUUID+"x", "1.0", ""), http.StatusBadRequest, "Invalid id")
 	})
 }

@@ -17,13 +17,22 @@ type defaultsBody struct {
 	Steps         []templates.Step `json:"steps"`
 }
 
-// environment resolves the {env} path segment (an id, or a UUID; only a UUID from 1.2 on).
-func (h handlers) environment(r *http.Request) (nodes.Environment, error) {
-	ref := r.PathValue("env")
-	if err := nodesapi.CheckPathID(r, ref); err != nil {
-		return nodes.Environment{}, err
+// withEnvironment resolves the {env} path segment (an id, or a UUID; only a
+// UUID from 1.2 on) and runs fn with the environment.
+func (h handlers) withEnvironment(fn func(w http.ResponseWriter, r *http.Request, env nodes.Environment)) nodesapi.QueryHandler {
+	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+		ref := r.PathValue("env")
+		if err := nodesapi.CheckPathID(r, ref); err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		env, err := h.nodes.Environment(r.Context(), ref)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		fn(w, r, env)
 	}
-	return h.nodes.Environment(r.Context(), ref)
 }
 
 func defaultsView(r *http.Request, env nodes.Environment, steps []templates.Step) defaultsBody {
@@ -34,16 +43,7 @@ func defaultsView(r *http.Request, env nodes.Environment, steps []templates.Step
 	return body
 }
 
-func (h handlers) showDefaults(w http.ResponseWriter, r *http.Request) {
-	if _, err := nodesapi.StrictQuery(r); err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
-	env, err := h.environment(r)
-	if err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
+func (h handlers) showDefaults(w http.ResponseWriter, r *http.Request, env nodes.Environment) {
 	steps, err := h.svc.Defaults(r.Context(), env.ID)
 	if err != nil {
 		httpapi.Error(w, r, err)
@@ -52,16 +52,7 @@ func (h handlers) showDefaults(w http.ResponseWriter, r *http.Request) {
 	httpapi.JSON(w, http.StatusOK, defaultsView(r, env, steps))
 }
 
-func (h handlers) setDefaults(w http.ResponseWriter, r *http.Request) {
-	if _, err := nodesapi.StrictQuery(r); err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
-	env, err := h.environment(r)
-	if err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
+func (h handlers) setDefaults(w http.ResponseWriter, r *http.Request, env nodes.Environment) {
 	body, err := httpapi.ReadBody(r)
 	if err != nil {
 		httpapi.Error(w, r, err)
@@ -75,16 +66,7 @@ func (h handlers) setDefaults(w http.ResponseWriter, r *http.Request) {
 	httpapi.JSON(w, http.StatusOK, defaultsView(r, env, steps))
 }
 
-func (h handlers) deleteDefaults(w http.ResponseWriter, r *http.Request) {
-	if _, err := nodesapi.StrictQuery(r); err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
-	env, err := h.environment(r)
-	if err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
+func (h handlers) deleteDefaults(w http.ResponseWriter, r *http.Request, env nodes.Environment) {
 	if err := h.svc.DeleteDefaults(r.Context(), env.ID); err != nil {
 		httpapi.Error(w, r, err)
 		return
@@ -104,11 +86,7 @@ type stepsBody struct {
 
 // nodeSteps answers the deploy steps of a deployment of the node with the
 // requested instance traits, or 400 listing every problem.
-func (h handlers) nodeSteps(w http.ResponseWriter, r *http.Request) {
-	if _, err := nodesapi.StrictQuery(r); err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
+func (h handlers) nodeSteps(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 	n, err := nodesapi.Lookup(r, h.nodes, r.PathValue("id"))
 	if err != nil {
 		httpapi.Error(w, r, err)

@@ -20,15 +20,17 @@ import (
 // Register adds the deploy template and deploy step routes to mux.
 func Register(mux *http.ServeMux, svc *templates.Service, nodeSvc *nodes.Service) {
 	h := handlers{svc: svc, nodes: nodeSvc}
-	since := func(pattern string, fn http.HandlerFunc) { mux.HandleFunc(pattern, httpapi.Since(httpapi.V1_1, fn)) }
+	since := func(pattern string, fn nodesapi.QueryHandler, query ...string) {
+		mux.HandleFunc(pattern, httpapi.Since(httpapi.V1_1, nodesapi.WithQuery(fn, query...)))
+	}
 	since("POST "+collection, h.create)
-	since("GET "+collection, h.list)
-	since("GET "+collection+"/{ident}", h.show)
+	since("GET "+collection, h.list, "limit", "marker", "sort_key", "sort_dir", "fields", "detail")
+	since("GET "+collection+"/{ident}", h.show, "fields")
 	since("PATCH "+collection+"/{ident}", h.patch)
 	since("DELETE "+collection+"/{ident}", h.delete)
-	since("GET /api/v1/deploy_steps/defaults/{env}", h.showDefaults)
-	since("PUT /api/v1/deploy_steps/defaults/{env}", h.setDefaults)
-	since("DELETE /api/v1/deploy_steps/defaults/{env}", h.deleteDefaults)
+	since("GET /api/v1/deploy_steps/defaults/{env}", h.withEnvironment(h.showDefaults))
+	since("PUT /api/v1/deploy_steps/defaults/{env}", h.withEnvironment(h.setDefaults))
+	since("DELETE /api/v1/deploy_steps/defaults/{env}", h.withEnvironment(h.deleteDefaults))
 	since("POST /api/v1/nodes/{id}/deploy_steps", h.nodeSteps)
 }
 
@@ -91,11 +93,7 @@ func parseFields(q map[string]string) ([]string, error) {
 	return fields, nil
 }
 
-func (h handlers) create(w http.ResponseWriter, r *http.Request) {
-	if _, err := nodesapi.StrictQuery(r); err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
+func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 	body, err := httpapi.ReadBody(r)
 	if err != nil {
 		httpapi.Error(w, r, err)
@@ -116,12 +114,7 @@ type listBody struct {
 	Next      string           `json:"next,omitempty"`
 }
 
-func (h handlers) list(w http.ResponseWriter, r *http.Request) {
-	q, err := nodesapi.StrictQuery(r, "limit", "marker", "sort_key", "sort_dir", "fields", "detail")
-	if err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
+func (h handlers) list(w http.ResponseWriter, r *http.Request, q map[string]string) {
 	fields, err := parseFields(q)
 	if err != nil {
 		httpapi.Error(w, r, err)
@@ -169,12 +162,7 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) {
 	httpapi.JSON(w, http.StatusOK, body)
 }
 
-func (h handlers) show(w http.ResponseWriter, r *http.Request) {
-	q, err := nodesapi.StrictQuery(r, "fields")
-	if err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
+func (h handlers) show(w http.ResponseWriter, r *http.Request, q map[string]string) {
 	fields, err := parseFields(q)
 	if err != nil {
 		httpapi.Error(w, r, err)
@@ -192,11 +180,7 @@ func (h handlers) show(w http.ResponseWriter, r *http.Request) {
 	httpapi.JSON(w, http.StatusOK, view)
 }
 
-func (h handlers) patch(w http.ResponseWriter, r *http.Request) {
-	if _, err := nodesapi.StrictQuery(r); err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
+func (h handlers) patch(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 	body, err := httpapi.ReadBody(r)
 	if err != nil {
 		httpapi.Error(w, r, err)
@@ -210,11 +194,7 @@ func (h handlers) patch(w http.ResponseWriter, r *http.Request) {
 	httpapi.JSON(w, http.StatusOK, fullView(t))
 }
 
-func (h handlers) delete(w http.ResponseWriter, r *http.Request) {
-	if _, err := nodesapi.StrictQuery(r); err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
+func (h handlers) delete(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 	if err := h.svc.Delete(r.Context(), r.PathValue("ident")); err != nil {
 		httpapi.Error(w, r, err)
 		return

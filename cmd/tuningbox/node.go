@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 
 	"github.com/spf13/cobra"
 )
@@ -101,18 +100,8 @@ func newNodeListCmd() *cobra.Command {
 			if marker != "" {
 				q.Set("marker", marker)
 			}
-			var items []any
-			if limit > 0 {
-				q.Set("limit", strconv.Itoa(limit))
-				resp, err := c.do(cmd.Context(), request{Method: http.MethodGet, Path: nodesPath, Query: q})
-				if err != nil {
-					return err
-				}
-				items, _, err = nodePage(resp.Body)
-				if err != nil {
-					return err
-				}
-			} else if items, err = collectPages(cmd.Context(), c, nodesPath, q, nodePage); err != nil {
+			items, err := listItems(cmd.Context(), c, nodesPath, q, limit, nodePage)
+			if err != nil {
 				return err
 			}
 			return renderObjects(cmd.OutOrStdout(), format, items, nodeColumns)

@@ -120,9 +120,13 @@ func renderTemplate(cmd *cobra.Command, body []byte, format string) error {
 	return renderObject(cmd.OutOrStdout(), format, v, templateFields)
 }
 
-// collectPages follows "next" links from path until the last page and
-// returns every item. page decodes one answer into its items and next link.
-func collectPages(ctx context.Context, c *apiClient, path string, query url.Values, page func([]byte) ([]any, string, error)) ([]any, error) {
+// listItems returns the items of one page of at most limit items when limit
+// > 0, else of every page, following "next" links. page decodes one answer
+// into its items and next link.
+func listItems(ctx context.Context, c *apiClient, path string, query url.Values, limit int, page func([]byte) ([]any, string, error)) ([]any, error) {
+	if limit > 0 {
+		query.Set("limit", strconv.Itoa(limit))
+	}
 	var all []any
 	for {
 		resp, err := c.do(ctx, request{Method: http.MethodGet, Path: path, Query: query})
@@ -134,7 +138,7 @@ func collectPages(ctx context.Context, c *apiClient, path string, query url.Valu
 			return nil, err
 		}
 		all = append(all, items...)
-		if next == "" || len(items) == 0 {
+		if limit > 0 || next == "" || len(items) == 0 {
 			return all, nil
 		}
 		u, err := url.Parse(next)
@@ -191,18 +195,8 @@ func newTemplateListCmd() *cobra.Command {
 					q.Set(name, v)
 				}
 			}
-			var items []any
-			if limit > 0 {
-				q.Set("limit", strconv.Itoa(limit))
-				resp, err := c.do(cmd.Context(), request{Method: http.MethodGet, Path: templatesPath, Query: q})
-				if err != nil {
-					return err
-				}
-				items, _, err = templatePage(resp.Body)
-				if err != nil {
-					return err
-				}
-			} else if items, err = collectPages(cmd.Context(), c, templatesPath, q, templatePage); err != nil {
+			items, err := listItems(cmd.Context(), c, templatesPath, q, limit, templatePage)
+			if err != nil {
 				return err
 			}
 			columns := []string{"uuid", "name"}

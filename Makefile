@@ -5,7 +5,7 @@ LISTEN ?= 127.0.0.1:8080
 DATA ?= ./data
 FUNCTIONS := $(notdir $(wildcard functions/*))
 
-.PHONY: run build test unit vet bench fmt
+.PHONY: run build test unit vet bench fmt integration hiera
 
 run:
 	$(GO) run ./cmd/tuningbox serve --listen $(LISTEN) --data $(DATA)
@@ -25,7 +25,15 @@ vet:
 unit:
 	$(GO) test -count=1 ./...
 
-test: vet unit
+# AWS backend against DynamoDB Local + versitygw, then moto (installs them into .cache/ once).
+integration:
+	localstack/run-integration.sh
+
+# Real puppet lookups through the tuningbox Hiera backend (installs puppet-agent once).
+hiera:
+	puppet/test/run.sh
+
+test: vet unit integration hiera
 
 bench:
 	bash .ci/bench.sh

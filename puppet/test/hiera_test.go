@@ -1,0 +1,443 @@
+// Package puppettest runs real `puppet lookup` through tuningbox's Hiera 5
+// backend (puppet/tuningbox) against a local `tuningbox serve`. It needs
+// Puppet on the PATH and runs only with TUNINGBOX_HIERA_TEST=1 (run.sh sets
+// it after installing puppet-agent), because every lookup starts Puppet (~1 s).
+package puppettest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// server is a running `tuningbox serve` and the request log it writes.
+type server struct {
+	url string
+	bin string
+	mu  sync.Mutex
+	log []requestLog
+}
+
+// requestLog is one request line of the server's JSON log.
+type requestLog struct {
+	Msg      string        `json:"msg"`
+	Method   string        `json:"method"`
+	Path     string        `json:"path"`
+	Status   int           `json:"status"`
+	Duration time.Duration `json:"duration"`
+}
+
+func (s *server) requests() []requestLog {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.log)
+}
+
+// repoRoot is the module root, two directories up from this file.
+func repoRoot(t *testing.T) string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("no caller information")
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// startServer builds tuningbox, starts `serve` on a free loopback port over a
+// temporary data directory, and stops it (by its PID) when the test ends.
+func startServer(t *testing.T, root string) *server {
+	t.Helper()
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "tuningbox")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/tuningbox")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--data", filepath.Join(tmp, "data"))
+	cmd.Env = append(os.Environ(), "TUNINGBOX_BACKEND=embedded")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	s := &server{bin: bin}
+	listening := make(chan string, 1)
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			var line struct {
+				requestLog
+				URL string `json:"url"`
+			}
+			if json.Unmarshal(sc.Bytes(), &line) != nil {
+				continue
+			}
+			switch {
+			case line.Msg == "listening":
+				listening <- line.URL
+			case line.Msg == "request":
+				s.mu.Lock()
+				s.log = append(s.log, line.requestLog)
+				s.mu.Unlock()
+			}
+		}
+		_ = cmd.Wait()
+	}()
+	select {
+	case s.url = <-listening:
+	case <-done:
+		t.Fatal("tuningbox serve exited before listening")
+	case <-time.After(30 * time.Second):
+		t.Fatal("tuningbox serve did not start listening within 30 s")
+	}
+	if !strings.HasPrefix(s.url, "http://127.0.0.1:") {
+		t.Fatalf("server listens on %s, want loopback", s.url)
+	}
+	return s
+}
+
+// cli runs the tuningbox client against the server.
+func (s *server) cli(t *testing.T, stdin string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(s.bin, append([]string{"--url", s.url}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tuningbox %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+func (s *server) post(t *testing.T, path, body string) {
+	t.Helper()
+	resp, err := http.Post(s.url+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		msg, _ := io.ReadAll(resp.Body)
+		t.Fatalf("POST %s: HTTP %d %s", path, resp.StatusCode, msg)
+	}
+}
+
+// seed builds environment 1 with levels role and nodes: values at global,
+// role and node levels, overrides at the role and node levels, and the
+// Fuel-style override/node document keyed by FQDN.
+func seed(t *testing.T, s *server) {
+	s.cli(t, "", "comp", "create", "--name", "fuel",
+		"--definition", "astute", "--definition", "globals", "--definition", "override/plugins", "--definition", "override/node")
+	s.cli(t, "", "env", "create", "--id", "1", "--components", "fuel", "--levels", "role,nodes")
+	s.post(t, "/api/v1/nodes", `{"id": 7, "fqdn": "node-1.domain.tld", "environment_id": 1, "roles": ["controller"]}`)
+	s.post(t, "/api/v1/nodes", `{"id": 8, "fqdn": "node-2.domain.tld", "environment_id": 1, "roles": ["compute"]}`)
+
+	set := func(level, resource, yaml string) {
+		args := []string{"config", "set", "--env", "1", "--resource", resource, "--format", "yaml"}
+		if level != "" {
+			args = append(args, "--level", level)
+		}
+		s.cli(t, yaml, args...)
+	}
+	set("", "astute", `
+deployment_id: 1
+only_global: from-global
+role_key: global-value
+services: {nova: {workers: 2}, glance: {workers: 2}}
+greeting: "hello %{facts.hostname}"
+`)
+	set("", "globals", "ntp_server: pool.ntp.org\n")
+	set("", "override/plugins", "plugin_flag: from-plugin\n")
+	set("role=controller", "astute", "role_key: controller-value\ndeployment_id: 2\n")
+	set("role=compute", "astute", "role_key: compute-value\n")
+	set("role=controller,nodes=node-1.domain.tld", "astute", `
+uid: "7"
+deployment_id: 5
+services: {nova: {workers: 8, api: true}}
+`)
+	set("role=compute,nodes=node-2.domain.tld", "astute", "uid: \"8\"\ndeployment_id: 6\n")
+	set("role=controller,nodes=node-1.domain.tld", "override/node", `
+node-1.domain.tld: {ntp_server: 10.0.0.1, plugin_flag: node-override}
+node-2.domain.tld: {ntp_server: must-not-leak}
+`)
+	// Overrides: at node-1 over its own uploaded deployment_id; at the compute role over role_key.
+	s.cli(t, "", "config", "override", "--env", "1", "--level", "role=controller,nodes=node-1.domain.tld", "--resource", "astute", "--key", "deployment_id", "--value", "42")
+	s.cli(t, "", "config", "override", "--env", "1", "--level", "role=compute", "--resource", "astute", "--key", "role_key", "--value", "compute-override")
+}
+
+// hieraYAML is the hierarchy of the test: the Fuel order (override/node,
+// override/plugins, globals, astute), with the role level before the node.
+const hieraYAML = `version: 5
+defaults:
+  data_hash: tuningbox::data_hash
+hierarchy:
+  - name: "override/node"
+    uri: &tuningbox "%s"
+    options: &node
+      environment: "1"
+      levels: { role: "%%{facts.role}" }
+      node: "%%{trusted.certname}"
+      user: hiera
+      password: secret
+      open_timeout: 2
+      read_timeout: 5
+      resource: "override/node/%%{facts.fqdn}"
+      split: true
+  - name: "override/plugins"
+    uri: *tuningbox
+    options: { <<: *node, resource: "override/plugins", split: false }
+  - name: "globals"
+    uri: *tuningbox
+    options: { <<: *node, resource: "globals", split: false }
+  - name: "astute"
+    uri: *tuningbox
+    options: { <<: *node, resource: "astute", split: false }
+`
+
+// puppet is a Puppet installation confined to a temporary directory, with the
+// tuningbox module on its module path.
+type puppet struct {
+	dir, hieraConfig string
+}
+
+func newPuppet(t *testing.T, root, hieraConfig string) *puppet {
+	t.Helper()
+	dir := t.TempDir()
+	modules := filepath.Join(dir, "code", "environments", "production", "modules")
+	for _, d := range []string{modules, filepath.Join(dir, "conf"), filepath.Join(dir, "var")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	module, err := filepath.Abs(filepath.Join(root, "puppet", "tuningbox"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(module, filepath.Join(modules, "tuningbox")); err != nil {
+		t.Fatal(err)
+	}
+	p := &puppet{dir: dir, hieraConfig: filepath.Join(dir, "hiera.yaml")}
+	if err := os.WriteFile(p.hieraConfig, []byte(hieraConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// facts writes the facts file of a node: puppet lookup needs clientcert (for
+// trusted.certname), fqdn, hostname and domain together.
+func (p *puppet) facts(t *testing.T, fqdn, role string) string {
+	t.Helper()
+	host, domain, _ := strings.Cut(fqdn, ".")
+	path := filepath.Join(p.dir, fqdn+".facts.yaml")
+	content := fmt.Sprintf("clientcert: %s\nfqdn: %s\nhostname: %s\ndomain: %s\nrole: %s\n", fqdn, fqdn, host, domain, role)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// lookup runs `puppet lookup key` for a node and returns the value as JSON,
+// whether it was found, and the wall time.
+func (p *puppet) lookup(t *testing.T, fqdn, factsFile, key string) (string, bool, time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "puppet", "lookup", key,
+		"--node", fqdn, "--facts", factsFile, "--hiera_config", p.hieraConfig, "--render-as", "json",
+		"--confdir", filepath.Join(p.dir, "conf"), "--vardir", filepath.Join(p.dir, "var"),
+		"--codedir", filepath.Join(p.dir, "code"), "--environment", "production")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	elapsed := time.Since(start)
+	if err != nil {
+		// puppet lookup exits 1 with empty output when no hierarchy level has the key.
+		if strings.TrimSpace(stdout.String()) == "" && !strings.Contains(stderr.String(), "Error") {
+			return "", false, elapsed
+		}
+		t.Fatalf("puppet lookup %s for %s: %v\nstdout: %s\nstderr: %s", key, fqdn, err, stdout.String(), stderr.String())
+	}
+	return strings.TrimSpace(stdout.String()), true, elapsed
+}
+
+func canonical(t *testing.T, s string) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatalf("not JSON: %q", s)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func TestPuppetLookupThroughTuningbox(t *testing.T) {
+	if os.Getenv("TUNINGBOX_HIERA_TEST") != "1" {
+		t.Skip("set TUNINGBOX_HIERA_TEST=1 (make hiera) to run real puppet lookups")
+	}
+	if _, err := exec.LookPath("puppet"); err != nil {
+		t.Fatal("puppet is not on the PATH: run puppet/test/run.sh, which installs puppet-agent")
+	}
+	root := repoRoot(t)
+	srv := startServer(t, root)
+	seed(t, srv)
+	p := newPuppet(t, root, fmt.Sprintf(hieraYAML, srv.url))
+	node1 := p.facts(t, "node-1.domain.tld", "controller")
+	node2 := p.facts(t, "node-2.domain.tld", "compute")
+
+	tests := []struct {
+		node, facts, key string
+		want             string // JSON; "" = not found
+		why              string
+	}{
+		{"node-1.domain.tld", node1, "deployment_id", "42", "the node-level override beats the node's value 5 and the role's 2"},
+		{"node-1.domain.tld", node1, "role_key", `"controller-value"`, "role level beats global"},
+		{"node-1.domain.tld", node1, "only_global", `"from-global"`, "a key only at the global level"},
+		{"node-1.domain.tld", node1, "services", `{"nova":{"workers":8,"api":true}}`, "a hash value; top-level keys replace, they do not deep-merge"},
+		{"node-1.domain.tld", node1, "ntp_server", `"10.0.0.1"`, "override/node/<fqdn> split into resource override/node, key fqdn"},
+		{"node-1.domain.tld", node1, "plugin_flag", `"node-override"`, "override/node comes before override/plugins in the hierarchy"},
+		{"node-1.domain.tld", node1, "no_such_key", "", "a missing key is not found"},
+		{"node-2.domain.tld", node2, "deployment_id", "6", "the node's own value; node-1's override does not leak"},
+		{"node-2.domain.tld", node2, "role_key", `"compute-override"`, "a role-level override beats the role's value"},
+		{"node-2.domain.tld", node2, "ntp_server", `"pool.ntp.org"`, "no override/node data at node-2's level: globals"},
+		{"node-2.domain.tld", node2, "greeting", `"hello node-2"`, "Hiera interpolates facts in returned strings"},
+	}
+	var walls []time.Duration
+	for _, tt := range tests {
+		before := len(srv.requests())
+		got, found, wall := p.lookup(t, tt.node, tt.facts, tt.key)
+		walls = append(walls, wall)
+		requests := len(srv.requests()) - before
+		shown := got
+		if !found {
+			shown = "(not found)"
+		}
+		t.Logf("%-18s %-14s = %-36s %5d ms, %d requests  (%s)", tt.node, tt.key, shown, wall.Milliseconds(), requests, tt.why)
+		switch {
+		case tt.want == "" && found:
+			t.Errorf("%s %s: found %s, want not found", tt.node, tt.key, got)
+		case tt.want != "" && !found:
+			t.Errorf("%s %s: not found, want %s (%s)", tt.node, tt.key, tt.want, tt.why)
+		case tt.want != "" && canonical(t, got) != canonical(t, tt.want):
+			t.Errorf("%s %s = %s, want %s (%s)", tt.node, tt.key, got, tt.want, tt.why)
+		}
+	}
+	reportLatency(t, walls, srv.requests())
+	baselineLookup(t, root, node1)
+	checkRevalidation(t, root, srv)
+}
+
+// baselineLookup times one puppet lookup from a local YAML file, the cost of
+// starting Puppet that every lookup above includes.
+func baselineLookup(t *testing.T, root, factsFile string) {
+	p := newPuppet(t, root, "version: 5\nhierarchy:\n  - name: common\n    path: common.yaml\n")
+	if err := os.MkdirAll(filepath.Join(p.dir, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(p.dir, "data", "common.yaml"), []byte("deployment_id: 42\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, found, wall := p.lookup(t, "node-1.domain.tld", factsFile, "deployment_id")
+	if !found || got != "42" {
+		t.Fatalf("baseline lookup from YAML = %q, found %v", got, found)
+	}
+	t.Logf("baseline: the same lookup from a local YAML file takes %v (Puppet start-up)", wall.Round(time.Millisecond))
+}
+
+// reportLatency logs the lookup wall times and the server's time per Hiera request.
+func reportLatency(t *testing.T, walls []time.Duration, log []requestLog) {
+	var serverTimes []time.Duration
+	for _, r := range log {
+		if r.Method == http.MethodGet && strings.HasSuffix(r.Path, "/values") {
+			serverTimes = append(serverTimes, r.Duration)
+		}
+	}
+	slices.Sort(walls)
+	slices.Sort(serverTimes)
+	pct := func(d []time.Duration, p float64) time.Duration {
+		if len(d) == 0 {
+			return 0
+		}
+		return d[int(p*float64(len(d)-1))]
+	}
+	t.Logf("puppet lookup wall time over %d lookups: min %v, median %v, max %v",
+		len(walls), walls[0].Round(time.Millisecond), pct(walls, 0.5).Round(time.Millisecond), walls[len(walls)-1].Round(time.Millisecond))
+	t.Logf("server time per effective read over %d requests: median %v, p90 %v, max %v",
+		len(serverTimes), pct(serverTimes, 0.5), pct(serverTimes, 0.9), pct(serverTimes, 1))
+}
+
+// checkRevalidation reads one data source repeatedly through the backend's
+// Ruby code in one process, as a Puppet server does across compiles: after
+// the first read every read is a 304 revalidation of the cached document.
+// It also times reads from Ruby, with and without the cached document.
+func checkRevalidation(t *testing.T, root string, srv *server) {
+	const reads = 200
+	script := fmt.Sprintf(`
+require 'puppet_x/tuningbox/source'
+opts = {'uri' => %q, 'environment' => '1', 'levels' => {'role' => 'controller'}, 'node' => 'node-1.domain.tld', 'resource' => 'astute'}
+first = PuppetX::Tuningbox::Source.new(opts).data
+second = PuppetX::Tuningbox::Source.new(opts).data
+raise "documents differ" unless first == second
+start = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+%d.times { PuppetX::Tuningbox::Source.new(opts).data }
+revalidated = (Process.clock_gettime(Process::CLOCK_MONOTONIC) - start) / %d
+documents = PuppetX::Tuningbox::Source.instance_variable_get(:@documents)
+start = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+%d.times { documents.clear; PuppetX::Tuningbox::Source.new(opts).data }
+fetched = (Process.clock_gettime(Process::CLOCK_MONOTONIC) - start) / %d
+puts first['deployment_id'], (fetched * 1e6).round, (revalidated * 1e6).round
+`, srv.url, reads, reads, reads, reads)
+	before := len(srv.requests())
+	cmd := exec.Command("ruby", "-I", filepath.Join(root, "puppet", "tuningbox", "lib"), "-e", script)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("ruby: %v\n%s", err, out)
+	}
+	fields := strings.Fields(string(out))
+	if len(fields) != 3 || fields[0] != "42" {
+		t.Fatalf("backend read deployment_id: output %q, want 42 and two timings", out)
+	}
+	var statuses []int
+	effective := regexp.MustCompile(`/resources/astute/values$`)
+	for _, r := range srv.requests()[before:] {
+		if effective.MatchString(r.Path) {
+			statuses = append(statuses, r.Status)
+		}
+	}
+	want := []int{http.StatusOK}
+	for range reads + 1 {
+		want = append(want, http.StatusNotModified)
+	}
+	for range reads {
+		want = append(want, http.StatusOK)
+	}
+	if !slices.Equal(statuses, want) {
+		t.Errorf("statuses of repeated reads in one process: %d requests, want 1 x 200, %d x 304, %d x 200", len(statuses), reads+1, reads)
+	}
+	t.Logf("backend read from Ruby (Net::HTTP, one connection per read), mean of %d: %s us with a full 200, %s us revalidated with a 304", reads, fields[1], fields[2])
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Real-Puppet test of tuningbox's Hiera 5 backend (puppet/tuningbox): installs
+# Debian's puppet-agent when Puppet is missing, then runs the Go test that
+# starts `tuningbox serve` on 127.0.0.1, seeds it, and runs `puppet lookup`.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+if ! command -v puppet >/dev/null 2>&1; then
+  sudo=()
+  if [ "$(id -u)" -ne 0 ]; then sudo=(sudo); fi
+  "${sudo[@]}" apt-get update
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends puppet-agent
+fi
+
+TUNINGBOX_HIERA_TEST=1 ${GO:-go} test -count=1 -v ./puppet/test/

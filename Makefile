@@ -5,7 +5,7 @@ LISTEN ?= 127.0.0.1:8080
 DATA ?= ./data
 FUNCTIONS := $(notdir $(wildcard functions/*))
 
-.PHONY: run build test unit vet bench fmt integration hiera
+.PHONY: run build test unit vet bench fmt integration hiera synth deploy
 
 run:
 	$(GO) run ./cmd/tuningbox serve --listen $(LISTEN) --data $(DATA)
@@ -17,6 +17,26 @@ build:
 	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags="-s -w" \
 	    -o bin/$$fn/bootstrap ./functions/$$fn || exit 1; \
 	done
+
+# CDK: the Go app in infra/ (cdk.json), the CLI from npm under .cache/cdk.
+# API_TYPE=rest puts a REST API in front instead of an HTTP API (LocalStack Community).
+CDK_CLI_VERSION ?= 2.1148.1
+CDK := .cache/cdk/node_modules/.bin/cdk
+API_TYPE ?= http
+export CDK_DISABLE_CLI_TELEMETRY := true
+# jsii (under the CDK and its tests) prints a banner on Node 20, which still works.
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+
+$(CDK):
+	npm install --prefix .cache/cdk --no-audit --no-fund --no-update-notifier aws-cdk@$(CDK_CLI_VERSION)
+
+# cdk.out/Tuningbox.template.json (offline) from the bootstraps of make build.
+synth: build $(CDK)
+	$(CDK) synth --no-notices --quiet -c apiType=$(API_TYPE)
+
+# Deploys to the account and region of the current AWS credentials (run `$(CDK) bootstrap` once per account and region).
+deploy: build $(CDK)
+	$(CDK) deploy --no-notices -c apiType=$(API_TYPE) --outputs-file cdk.out/outputs.json
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }

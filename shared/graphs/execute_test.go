@@ -69,7 +69,7 @@ func TestExecutionRunsSubTransactionsInOrder(t *testing.T) {
 	wantKind(t, err, errs.Invalid, "top-level")
 
 	c := wantAction(t, s, tx.UUID, "n1", graphs.ActionTask)
-	if c.Task.ID != "a" || !c.NoopRun || c.SubTransaction != first.UUID || c.Position != 0 {
+	if c.Task.ID != "a" || !c.NoopRun || c.SubTransaction != first.UUID || c.Position == nil || *c.Position != 0 {
 		t.Fatalf("first claim = %+v", c)
 	}
 	// Claiming again before reporting hands out the same task.

@@ -179,42 +179,39 @@ func (s *Service) CreateGraph(ctx context.Context, o Owner, graphType string, in
 	if err := ValidateType(graphType); err != nil {
 		return Graph{}, err
 	}
-	guard, err := s.ownerGuard(ctx, o)
-	if err != nil {
-		return Graph{}, err
-	}
-	exists := errs.Conflictf("Deployment graph with type %q already exist.", graphType)
-	if _, err := s.idx.Get(ctx, ownerGraphKey(o, graphType)); err == nil {
-		return Graph{}, exists
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return Graph{}, err
-	}
-	g := Graph{Type: graphType, Owner: o}
-	if err := in.apply(&g); err != nil {
-		return Graph{}, err
-	}
-	if validate {
-		if err := s.validateMerged(ctx, g); err != nil {
-			return Graph{}, err
+	var g Graph
+	// A lost race (the pair just created, the owner just deleted) is decided by the next attempt.
+	err := retryOnConflict(ctx, func() error {
+		guard, err := s.ownerGuard(ctx, o)
+		if err != nil {
+			return err
 		}
-	}
-	if g.ID, err = store.NextID(ctx, s.idx, store.Key{Partition: counterPartition, Sort: "graph"}); err != nil {
-		return Graph{}, err
-	}
-	value, err := s.encodeGraph(ctx, g)
-	if err != nil {
-		return Graph{}, err
-	}
-	ops := append(guard,
-		store.Create(ownerGraphKey(o, graphType), mustJSON(graphPointer{GraphID: g.ID})),
-		store.Create(graphKey(g.ID), value))
-	if err := s.idx.Write(ctx, ops...); err != nil {
-		if errors.Is(err, store.ErrConflict) {
-			return Graph{}, exists
+		if _, err := s.idx.Get(ctx, ownerGraphKey(o, graphType)); err == nil {
+			return errs.Conflictf("Deployment graph with type %q already exist.", graphType)
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
 		}
-		return Graph{}, err
-	}
-	return g, nil
+		g = Graph{Type: graphType, Owner: o}
+		if err := in.apply(&g); err != nil {
+			return err
+		}
+		if validate {
+			if err := s.validateMerged(ctx, g); err != nil {
+				return err
+			}
+		}
+		if g.ID, err = store.NextID(ctx, s.idx, store.Key{Partition: counterPartition, Sort: "graph"}); err != nil {
+			return err
+		}
+		value, err := s.encodeGraph(ctx, g)
+		if err != nil {
+			return err
+		}
+		return s.idx.Write(ctx, append(guard,
+			store.Create(ownerGraphKey(o, graphType), mustJSON(graphPointer{GraphID: g.ID})),
+			store.Create(graphKey(g.ID), value))...)
+	})
+	return g, err
 }
 
 // graphIDOf resolves (owner, type) to a graph id after checking the owner.

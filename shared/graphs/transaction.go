@@ -64,7 +64,7 @@ type Claim struct {
 	SubTransaction    string `json:"sub_transaction,omitempty"`
 	GraphType         string `json:"graph_type,omitempty"`
 	// Position is the task's index in the sub-transaction's plan.
-	Position int   `json:"position,omitempty"`
+	Position *int  `json:"position,omitempty"`
 	Task     *Task `json:"task,omitempty"`
 	DryRun   bool  `json:"dry_run"`
 	NoopRun  bool  `json:"noop_run"`
@@ -337,7 +337,7 @@ func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, ag
 
 func (st *txState) taskClaim(node string, plan []Task, i int) Claim {
 	c := st.claim(ActionTask, node)
-	c.Position, c.Task = i, &plan[i]
+	c.Position, c.Task = &i, &plan[i]
 	return c
 }
 

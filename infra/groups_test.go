@@ -81,3 +81,26 @@ func TestEndpointGroupPathsAreDisjoint(t *testing.T) {
 		}
 	}
 }
+
+// samconfig.toml points SAM at the template this app synthesizes.
+func TestSamconfigNamesTheSynthesizedTemplate(t *testing.T) {
+	data, err := os.ReadFile("../samconfig.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `"cdk.out/` + stackName + `.template.json"`
+	n := 0
+	for line := range strings.Lines(string(data)) {
+		key, value, ok := strings.Cut(line, "=")
+		if !ok || strings.TrimSpace(key) != "template_file" {
+			continue
+		}
+		n++
+		if got := strings.TrimSpace(value); got != want {
+			t.Errorf("template_file = %s, want %s", got, want)
+		}
+	}
+	if n == 0 {
+		t.Error("samconfig.toml names no template_file")
+	}
+}

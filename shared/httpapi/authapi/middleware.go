@@ -1,0 +1,264 @@
+// Package authapi puts authentication, authorization, body hardening and the
+// audit log in front of every route, and serves the user, token and audit
+// routes (/api/v1/users, /api/v1/tokens, /api/v1/audit). The same checks run
+// as local middleware and, on AWS, in the Lambda request authorizer.
+package authapi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/tuningbox/tuningbox/shared/auth"
+	"github.com/tuningbox/tuningbox/shared/auth/audit"
+	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/httpapi/configapi"
+)
+
+// MaxJSONDepth is the deepest nesting of arrays and objects a request body may have.
+const MaxJSONDepth = 64
+
+// EnvironmentIDs maps an environment reference (id or UUID) to its integer id,
+// so that audit records of one environment are found whichever way a client
+// named it. An unknown environment is errs.NotFound. shared/app adapts the ConfigDB to it.
+type EnvironmentIDs interface {
+	EnvironmentID(ctx context.Context, ref string) (int64, error)
+}
+
+// Middleware checks every request and audits every write.
+type Middleware struct {
+	svc    *auth.Service
+	audit  *audit.Log
+	envs   EnvironmentIDs
+	logger *slog.Logger
+}
+
+// New returns the middleware over the user service, the audit log and the
+// environment resolver; logger receives failed logins and audit failures.
+func New(svc *auth.Service, log *audit.Log, envs EnvironmentIDs, logger *slog.Logger) *Middleware {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Middleware{svc: svc, audit: log, envs: envs, logger: logger}
+}
+
+type principalKey struct{}
+
+// PrincipalFrom returns the principal the middleware authenticated for this request.
+func PrincipalFrom(ctx context.Context) (auth.Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(auth.Principal)
+	return p, ok
+}
+
+// Check is the httpapi.Options.Authenticate hook: it authenticates the caller
+// (401), authorizes the request (403) and bounds the nesting of JSON bodies (400).
+func (m *Middleware) Check(r *http.Request) (*http.Request, error) {
+	if IsPublic(r) {
+		return r, nil
+	}
+	p, err := m.authenticate(r)
+	if err != nil {
+		return r, err
+	}
+	if err := Authorize(p, r); err != nil {
+		return r, err
+	}
+	if err := limitBodyDepth(r); err != nil {
+		return r, err
+	}
+	return r.WithContext(context.WithValue(r.Context(), principalKey{}, p)), nil
+}
+
+// authenticate finds the principal: from the API Gateway authorizer that
+// already verified the request, or from the Authorization header.
+func (m *Middleware) authenticate(r *http.Request) (auth.Principal, error) {
+	if p, ok := authorizerPrincipal(r.Context()); ok {
+		return p, nil
+	}
+	header := r.Header.Get("Authorization")
+	if header == "" {
+		return auth.Principal{}, errs.New(errs.Unauthenticated, "authentication required: use Basic auth or a Bearer token")
+	}
+	p, user, err := m.verify(r.Context(), header)
+	if errs.Is(err, errs.Unauthenticated) {
+		m.logFailure(r.Context(), r.RemoteAddr, user, err)
+	}
+	return p, err
+}
+
+// verify checks an Authorization header; user is the claimed user name for logs.
+func (m *Middleware) verify(ctx context.Context, header string) (p auth.Principal, user string, err error) {
+	cred, err := ParseAuthorization(header)
+	if err != nil {
+		return auth.Principal{}, "", err
+	}
+	if cred.Scheme == SchemeBearer {
+		p, err = m.svc.VerifyToken(ctx, cred.Token)
+		return p, "", err
+	}
+	p, err = m.svc.VerifyPassword(ctx, cred.User, cred.Password)
+	return p, cred.User, err
+}
+
+// logFailure logs a failed login with the claimed user and the remote address,
+// never the password or token, and the running count so that its rate shows.
+func (m *Middleware) logFailure(ctx context.Context, remote, user string, err error) {
+	const maxLogged = 64
+	if len(user) > maxLogged {
+		user = user[:maxLogged] + "..."
+	}
+	m.logger.LogAttrs(ctx, slog.LevelWarn, "login failed",
+		slog.String("user", user), slog.String("remote", remote),
+		slog.String("reason", errs.Message(err)), slog.Uint64("failed_logins_total", m.svc.FailedLogins()))
+}
+
+// limitBodyDepth reads a JSON request body (already capped by httpapi.Wrap)
+// and refuses nesting deeper than MaxJSONDepth, before any decoder recurses into it.
+func limitBodyDepth(r *http.Request) error {
+	if r.Body == nil || r.Body == http.NoBody || !isJSONContent(r.Header.Get("Content-Type")) {
+		return nil
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return errs.New(errs.TooLarge, "request body is larger than %d bytes", mbe.Limit)
+		}
+		return errs.Wrap(errs.Invalid, err, "cannot read request body")
+	}
+	if err := CheckDepth(body, MaxJSONDepth); err != nil {
+		return err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return nil
+}
+
+// isJSONContent mirrors httpapi.ReadBody: no Content-Type is taken as JSON.
+func isJSONContent(ct string) bool {
+	if ct == "" {
+		return true
+	}
+	mediaType, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mediaType == "application/json" || strings.HasSuffix(mediaType, "+json"))
+}
+
+// CheckDepth fails when the JSON text nests arrays and objects deeper than max.
+// It only counts brackets outside strings; it does not validate the JSON.
+func CheckDepth(body []byte, max int) error {
+	depth := 0
+	inString, escaped := false, false
+	for _, c := range body {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > max {
+				return errs.Invalidf("request body nests deeper than %d levels", max)
+			}
+		case (c == '}' || c == ']') && depth > 0:
+			depth--
+		}
+	}
+	return nil
+}
+
+// Audit wraps the routes: every successful write (2xx) is appended to the
+// audit log with the principal, the environment it was under and, for
+// ConfigDB documents, the version it created.
+func (m *Middleware) Audit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !IsWrite(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		if rec.status == 0 {
+			rec.status = http.StatusOK // the handler wrote nothing: net/http answers 200
+		}
+		if rec.status < 200 || rec.status > 299 {
+			return
+		}
+		p, _ := PrincipalFrom(r.Context())
+		record := audit.Record{
+			Principal: p.User, Role: string(p.Role), TokenID: p.TokenID,
+			Method: r.Method, Path: r.URL.EscapedPath(), Status: rec.status,
+		}
+		record.Version, _ = strconv.Atoi(w.Header().Get(configapi.VersionHeader))
+		ctx := context.WithoutCancel(r.Context())
+		if ref := environmentRef(r.URL.EscapedPath(), w.Header().Get("Location")); ref != "" {
+			record.Environment = m.environmentID(ctx, ref)
+		}
+		if _, err := m.audit.Append(ctx, record); err != nil {
+			m.logger.ErrorContext(ctx, "audit record lost", "method", r.Method, "path", record.Path, "principal", p.User, "err", err)
+		}
+	})
+}
+
+// environmentRef finds the environment a write was under: the segment after
+// "environments" in its path, or in the Location of what it created.
+func environmentRef(path, location string) string {
+	for _, p := range []string{path, location} {
+		segs, ok := pathSegments(p)
+		if !ok {
+			continue
+		}
+		for i, s := range segs[:max(len(segs)-1, 0)] {
+			if s == "environments" && segs[i+1] != "" {
+				return segs[i+1]
+			}
+		}
+	}
+	return ""
+}
+
+// environmentID is the canonical id of an environment reference; a reference
+// that no longer resolves (a deleted environment) is kept as given.
+func (m *Middleware) environmentID(ctx context.Context, ref string) string {
+	if _, err := strconv.ParseInt(ref, 10, 64); err == nil || m.envs == nil {
+		return ref
+	}
+	id, err := m.envs.EnvironmentID(ctx, ref)
+	if err != nil {
+		return ref
+	}
+	return strconv.FormatInt(id, 10)
+}
+
+// statusWriter remembers the status code a handler answered with.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

@@ -1,0 +1,174 @@
+package authapi
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/tuningbox/tuningbox/shared/auth"
+	"github.com/tuningbox/tuningbox/shared/errs"
+)
+
+// This file is the whole authorization policy. A request is one of:
+//
+//   - public: only GET /api/v1/config/, the microversion document. Clients
+//     (the CLI, Hiera backends, load balancers' health checks) read it to
+//     negotiate a version before they have credentials, and it shows nothing
+//     but the supported version range. Every other route needs credentials.
+//   - admin-only: user and token management, whatever the method.
+//   - read: GET and HEAD, plus the POSTs listed in computeOnly, which compute an
+//     answer from their body and change nothing.
+//   - write: everything else.
+//
+// Admins may do everything; observers may read; a node may read only its own
+// node's configuration (see nodeMayRead).
+
+type access int
+
+const (
+	accessPublic access = iota
+	accessRead
+	accessWrite
+	accessAdmin
+)
+
+// computeOnly lists the POST routes that change nothing.
+var computeOnly = []string{
+	"POST /api/v1/config/overrides/apply",
+	"POST /api/v1/nodes/{id}/deploy_steps",
+}
+
+// adminOnly lists the route trees only admins may use at all.
+var adminOnly = []string{"/api/v1/users", "/api/v1/users/", "/api/v1/tokens", "/api/v1/tokens/"}
+
+// publicRoute is the one route answered without credentials (GET also matches HEAD).
+const publicRoute = "GET /api/v1/config/{$}"
+
+// rules matches requests with the mux's own pattern semantics, so the policy
+// reads routes exactly as the router does.
+var rules = func() *http.ServeMux {
+	m := http.NewServeMux()
+	mark := func(a access) http.Handler { return accessHandler(a) }
+	m.Handle(publicRoute, mark(accessPublic))
+	for _, p := range computeOnly {
+		m.Handle(p, mark(accessRead))
+	}
+	for _, p := range adminOnly {
+		m.Handle(p, mark(accessAdmin))
+	}
+	return m
+}()
+
+type accessHandler access
+
+func (accessHandler) ServeHTTP(http.ResponseWriter, *http.Request) {}
+
+// required returns what r needs.
+func required(r *http.Request) access {
+	if h, pattern := rules.Handler(r); pattern != "" {
+		if a, ok := h.(accessHandler); ok {
+			return access(a)
+		}
+	}
+	if isSafeMethod(r.Method) {
+		return accessRead
+	}
+	return accessWrite
+}
+
+func isSafeMethod(method string) bool { return method == http.MethodGet || method == http.MethodHead }
+
+// IsPublic reports whether r may be answered without credentials.
+func IsPublic(r *http.Request) bool { return required(r) == accessPublic }
+
+// IsWrite reports whether r changes something (and is therefore audited).
+func IsWrite(r *http.Request) bool {
+	a := required(r)
+	return a == accessWrite || a == accessAdmin && !isSafeMethod(r.Method)
+}
+
+// Authorize decides whether p may make request r: nil, or a Forbidden error.
+func Authorize(p auth.Principal, r *http.Request) error {
+	need := required(r)
+	allowed := false
+	switch p.Role {
+	case auth.Admin:
+		allowed = true
+	case auth.Observer:
+		allowed = need == accessPublic || need == accessRead
+	case auth.Node:
+		allowed = need == accessPublic || isSafeMethod(r.Method) && need == accessRead && nodeMayRead(p.NodeNames, r)
+	}
+	if !allowed {
+		return errs.New(errs.Forbidden, "%s %q may not %s %s", p.Role, p.User, r.Method, r.URL.Path)
+	}
+	return nil
+}
+
+// nodeMayRead allows a node its own data and nothing else:
+//   - ConfigDB documents at a level path whose "nodes" level value is one of its names
+//     (GET /api/v1/config/environments/{env}/.../nodes/{name}/.../resources/...);
+//   - its own registry entry, by name or by the exact host name search Hiera
+//     backends use to map an FQDN to the node id (GET /api/v1/nodes?hostname={fqdn}).
+func nodeMayRead(names []string, r *http.Request) bool {
+	segs, ok := pathSegments(r.URL.EscapedPath())
+	if !ok {
+		return false
+	}
+	switch {
+	case hasPrefix(segs, "api", "v1", "config", "environments"):
+		return slices.ContainsFunc(nodeLevelValues(segs[4:]), func(v string) bool { return slices.Contains(names, v) })
+	case hasPrefix(segs, "api", "v1", "nodes") && len(segs) == 4:
+		return slices.Contains(names, segs[3])
+	case hasPrefix(segs, "api", "v1", "nodes") && len(segs) == 3:
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil || len(q) != 1 || len(q["hostname"]) != 1 {
+			return false
+		}
+		host := strings.ToLower(strings.TrimSuffix(q.Get("hostname"), "."))
+		return slices.Contains(names, host)
+	}
+	return false
+}
+
+// nodeLevelValues reads a ConfigDB document path after "environments" —
+// {env}/{level}/{value}/.../resources/... — the way configapi routes it, and
+// returns the values of the levels named "nodes". A path that is not a document
+// path has none.
+func nodeLevelValues(segs []string) []string {
+	if len(segs) < 2 {
+		return nil
+	}
+	var values []string
+	rest := segs[1:]
+	for len(rest) >= 2 && rest[0] != "resources" {
+		if rest[0] == "nodes" {
+			values = append(values, rest[1])
+		}
+		rest = rest[2:]
+	}
+	if len(rest) == 0 || rest[0] != "resources" {
+		return nil
+	}
+	return values
+}
+
+// pathSegments splits an escaped path into unescaped segments, so that an
+// escaped "/" stays inside its segment, as the routers read it.
+func pathSegments(escaped string) ([]string, bool) {
+	escaped = strings.TrimPrefix(escaped, "/")
+	var segs []string
+	for s := range strings.SplitSeq(escaped, "/") {
+		u, err := url.PathUnescape(s)
+		if err != nil {
+			return nil, false
+		}
+		segs = append(segs, u)
+	}
+	return segs, true
+}
+
+func hasPrefix(segs []string, prefix ...string) bool {
+	return len(segs) >= len(prefix) && slices.Equal(segs[:len(prefix)], prefix)
+}

@@ -1,0 +1,107 @@
+package authapi
+
+import (
+	"net/http/httptest"
+	"testing"
+
+	"github.com/tuningbox/tuningbox/shared/auth"
+	"github.com/tuningbox/tuningbox/shared/errs"
+)
+
+func TestAuthorize(t *testing.T) {
+	admin := auth.Principal{User: "root", Role: auth.Admin}
+	observer := auth.Principal{User: "watcher", Role: auth.Observer}
+	node := auth.Principal{User: "n7", Role: auth.Node, NodeNames: []string{"7", "node-7.example.com"}}
+	const doc = "/api/v1/config/environments/1/nodes/7/resources/astute/values?effective"
+	tests := []struct {
+		method, target        string
+		admin, observer, node bool
+		public, write         bool
+	}{
+		{"GET", "/api/v1/config/", true, true, true, true, false},
+		{"HEAD", "/api/v1/config/", true, true, true, true, false},
+		{"POST", "/api/v1/config/", true, false, false, false, true},
+		{"GET", "/api/v1/config/components", true, true, false, false, false},
+		{"POST", "/api/v1/config/components", true, false, false, false, true},
+		{"GET", doc, true, true, true, false, false},
+		{"HEAD", doc, true, true, true, false, false},
+		{"PUT", "/api/v1/config/environments/1/nodes/7/resources/astute/values", true, false, false, false, true},
+		{"PATCH", "/api/v1/config/environments/1/nodes/7/resources/astute/values/keys/set", true, false, false, false, true},
+		{"GET", "/api/v1/config/environments/1/nodes/7/resources/astute/values/versions", true, true, true, false, false},
+		{"GET", "/api/v1/config/environments/1/role/compute/nodes/node-7.example.com/resources/override/plugins/values", true, true, true, false, false},
+		{"GET", "/api/v1/config/environments/1/nodes/8/resources/astute/values", true, true, false, false, false},
+		{"GET", "/api/v1/config/environments/1/resources/astute/values", true, true, false, false, false},
+		{"GET", "/api/v1/config/environments/1/role/7/resources/astute/values", true, true, false, false, false},
+		{"GET", "/api/v1/config/environments/1/nodes/7%2F8/resources/astute/values", true, true, false, false, false},
+		{"GET", "/api/v1/config/environments/1/nodes/7", true, true, false, false, false},
+		{"GET", "/api/v1/config/environments/1/hierarchy_levels/nodes", true, true, false, false, false},
+		{"GET", "/api/v1/config/environments/1", true, true, false, false, false},
+		{"POST", "/api/v1/config/overrides/apply", true, true, false, false, false},
+		{"POST", "/api/v1/nodes/7/deploy_steps", true, true, false, false, false},
+		{"POST", "/api/v1/nodes/7/deploy_steps/x", true, false, false, false, true},
+		{"GET", "/api/v1/nodes/7", true, true, true, false, false},
+		{"GET", "/api/v1/nodes/node-7.example.com", true, true, true, false, false},
+		{"GET", "/api/v1/nodes/8", true, true, false, false, false},
+		{"PUT", "/api/v1/nodes/7", true, false, false, false, true},
+		{"GET", "/api/v1/nodes?hostname=node-7.example.com", true, true, true, false, false},
+		{"GET", "/api/v1/nodes?hostname=NODE-7.example.com.", true, true, true, false, false},
+		{"GET", "/api/v1/nodes?hostname=node", true, true, false, false, false},
+		{"GET", "/api/v1/nodes?hostname=node-7.example.com&limit=5", true, true, false, false, false},
+		{"GET", "/api/v1/nodes", true, true, false, false, false},
+		{"GET", "/api/v1/users", true, false, false, false, false},
+		{"GET", "/api/v1/users/root", true, false, false, false, false},
+		{"POST", "/api/v1/users", true, false, false, false, true},
+		{"GET", "/api/v1/tokens", true, false, false, false, false},
+		{"DELETE", "/api/v1/tokens/0123456789abcdef", true, false, false, false, true},
+		{"GET", "/api/v1/audit?environment=1", true, true, false, false, false},
+		{"DELETE", "/api/v1/graphs/1", true, false, false, false, true},
+		{"GET", "/no/such/route", true, true, false, false, false},
+	}
+	for _, tt := range tests {
+		r := httptest.NewRequest(tt.method, tt.target, nil)
+		for _, c := range []struct {
+			p    auth.Principal
+			want bool
+		}{{admin, tt.admin}, {observer, tt.observer}, {node, tt.node}} {
+			err := Authorize(c.p, r)
+			if got := err == nil; got != c.want {
+				t.Errorf("%s %s as %s: allowed %v, want %v (%v)", tt.method, tt.target, c.p.Role, got, c.want, err)
+			}
+			if err != nil && !errs.Is(err, errs.Forbidden) {
+				t.Errorf("%s %s as %s: %v is not Forbidden", tt.method, tt.target, c.p.Role, err)
+			}
+		}
+		if got := IsPublic(r); got != tt.public {
+			t.Errorf("IsPublic(%s %s) = %v", tt.method, tt.target, got)
+		}
+		if got := IsWrite(r); got != tt.write {
+			t.Errorf("IsWrite(%s %s) = %v", tt.method, tt.target, got)
+		}
+	}
+}
+
+func TestCheckDepth(t *testing.T) {
+	tests := []struct {
+		body string
+		max  int
+		ok   bool
+	}{
+		{`{}`, 1, true},
+		{`{"a":[1,{"b":2}]}`, 3, true},
+		{`{"a":[1,{"b":2}]}`, 2, false},
+		{`"[[[[[["`, 1, true},
+		{`{"a\"[[[":1}`, 1, true},
+		{`{"a\\":[[1]]}`, 2, false},
+		{`[[[]]] [[[]]]`, 3, true},
+		{`]]]][[[`, 3, true},
+	}
+	for _, tt := range tests {
+		err := CheckDepth([]byte(tt.body), tt.max)
+		if (err == nil) != tt.ok {
+			t.Errorf("CheckDepth(%s, %d) = %v, want ok=%v", tt.body, tt.max, err, tt.ok)
+		}
+		if err != nil && !errs.Is(err, errs.Invalid) {
+			t.Errorf("CheckDepth(%s): %v is not Invalid", tt.body, err)
+		}
+	}
+}

@@ -25,6 +25,14 @@ import (
 	"time"
 )
 
+// The bootstrap administrator seeds the data; Hiera reads as an observer.
+const (
+	adminUser     = "admin"
+	adminPassword = "admin-secret"
+	hieraUser     = "hiera"
+	hieraPassword = "hiera-secret"
+)
+
 // server is a running `tuningbox serve` and the request log it writes.
 type server struct {
 	url string
@@ -69,7 +77,8 @@ func startServer(t *testing.T, root string) *server {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--data", filepath.Join(tmp, "data"))
-	cmd.Env = append(os.Environ(), "TUNINGBOX_BACKEND=embedded")
+	cmd.Env = append(os.Environ(), "TUNINGBOX_BACKEND=embedded",
+		"TUNINGBOX_ADMIN_USER="+adminUser, "TUNINGBOX_ADMIN_PASSWORD="+adminPassword)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +136,8 @@ func startServer(t *testing.T, root string) *server {
 // cli runs the tuningbox client against the server.
 func (s *server) cli(t *testing.T, stdin string, args ...string) {
 	t.Helper()
-	cmd := exec.Command(s.bin, append([]string{"--url", s.url}, args...)...)
+	cmd := exec.Command(s.bin, append([]string{"--url", s.url, "--user", adminUser}, args...)...)
+	cmd.Env = append(os.Environ(), "TUNINGBOX_PASSWORD="+adminPassword)
 	cmd.Stdin = strings.NewReader(stdin)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("tuningbox %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -136,7 +146,13 @@ func (s *server) cli(t *testing.T, stdin string, args ...string) {
 
 func (s *server) post(t *testing.T, path, body string) {
 	t.Helper()
-	resp, err := http.Post(s.url+path, "application/json", strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, s.url+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.SetBasicAuth(adminUser, adminPassword)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,8 +165,9 @@ func (s *server) post(t *testing.T, path, body string) {
 
 // seed builds environment 1 with levels role and nodes: values at global,
 // role and node levels, overrides at the role and node levels, and the
-// Fuel-style override/node document keyed by FQDN.
+// Fuel-style override/node document keyed by FQDN. Hiera gets a read-only user.
 func seed(t *testing.T, s *server) {
+	s.post(t, "/api/v1/users", fmt.Sprintf(`{"name": %q, "password": %q, "role": "observer"}`, hieraUser, hieraPassword))
 	s.cli(t, "", "comp", "create", "--name", "fuel",
 		"--definition", "astute", "--definition", "globals", "--definition", "override/plugins", "--definition", "override/node")
 	s.cli(t, "", "env", "create", "--id", "1", "--components", "fuel", "--levels", "role,nodes")
@@ -202,8 +219,8 @@ hierarchy:
       environment: "1"
       levels: { role: "%%{facts.role}" }
       node: "%%{trusted.certname}"
-      user: hiera
-      password: secret
+      user: %s
+      password: %s
       open_timeout: 2
       read_timeout: 5
       resource: "override/node/%%{facts.fqdn}"
@@ -306,7 +323,7 @@ func TestPuppetLookupThroughTuningbox(t *testing.T) {
 	root := repoRoot(t)
 	srv := startServer(t, root)
 	seed(t, srv)
-	p := newPuppet(t, root, fmt.Sprintf(hieraYAML, srv.url))
+	p := newPuppet(t, root, fmt.Sprintf(hieraYAML, srv.url, hieraUser, hieraPassword))
 	node1 := p.facts(t, "node-1.domain.tld", "controller")
 	node2 := p.facts(t, "node-2.domain.tld", "compute")
 
@@ -399,7 +416,8 @@ func checkRevalidation(t *testing.T, root string, srv *server) {
 	const reads = 200
 	script := fmt.Sprintf(`
 require 'puppet_x/tuningbox/source'
-opts = {'uri' => %q, 'environment' => '1', 'levels' => {'role' => 'controller'}, 'node' => 'node-1.domain.tld', 'resource' => 'astute'}
+opts = {'uri' => %q, 'environment' => '1', 'levels' => {'role' => 'controller'}, 'node' => 'node-1.domain.tld', 'resource' => 'astute',
+        'user' => %q, 'password' => %q}
 first = PuppetX::Tuningbox::Source.new(opts).data
 second = PuppetX::Tuningbox::Source.new(opts).data
 raise "documents differ" unless first == second
@@ -411,7 +429,7 @@ start = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 %d.times { documents.clear; PuppetX::Tuningbox::Source.new(opts).data }
 fetched = (Process.clock_gettime(Process::CLOCK_MONOTONIC) - start) / %d
 puts first['deployment_id'], (fetched * 1e6).round, (revalidated * 1e6).round
-`, srv.url, reads, reads, reads, reads)
+`, srv.url, hieraUser, hieraPassword, reads, reads, reads, reads)
 	before := len(srv.requests())
 	cmd := exec.Command("ruby", "-I", filepath.Join(root, "puppet", "tuningbox", "lib"), "-e", script)
 	out, err := cmd.CombinedOutput()

@@ -146,12 +146,14 @@ module PuppetX
 
         target = "#{@base}/api/v1/nodes?hostname=#{escape(fqdn)}"
         response = get(target, {})
+        unregistered = "no node with FQDN #{fqdn} is registered in tuningbox (GET #{target} has no exact match)"
+        raise Error, unregistered if response.is_a?(Net::HTTPNotFound)
         raise Error, failure(target, response) unless response.is_a?(Net::HTTPOK)
 
         listed = JSON.parse(response.body)
         listed = listed['nodes'] if listed.is_a?(Hash)
         match = Array(listed).find { |n| n.is_a?(Hash) && n['fqdn'].to_s.downcase == fqdn }
-        raise Error, "node '#{value}' is not registered in tuningbox (no exact match at #{target})" unless match
+        raise Error, unregistered unless match
 
         id = match['id'].to_s
         self.class.store_node_id(cache_key, id)

@@ -41,6 +41,7 @@ func newRootCmd() *cobra.Command {
 		newOverrideCmd(),
 		newTemplateCmd(),
 		newNodeCmd(),
+		newGraphCmd(),
 	)
 	return root
 }

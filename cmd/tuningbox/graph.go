@@ -1,0 +1,459 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// graphColumns are what `graph list` prints in table form.
+var graphColumns = []string{"id", "name", "type", "model", "model_id", "tasks"}
+
+func newGraphCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "graph",
+		Short: "Manage and execute deployment graphs (releases, plugins, environments)",
+		Long: `Manage and execute deployment graphs (spec 002), like fuel2's graph commands.
+A graph belongs to one environment (-e), release (-r) or plugin (-p) under a
+type (-t, default "default"). An environment's tasks are its release's graph,
+overridden by its enabled plugins' graphs, overridden by its own.`,
+	}
+	cmd.SetFlagErrorFunc(flagError)
+	cmd.AddCommand(newGraphListCmd(), newGraphUploadCmd(), newGraphDownloadCmd(), newGraphDeleteCmd(), newGraphExecuteCmd())
+	return cmd
+}
+
+// graphOwner is the -e / -r / -p choice of upload and delete.
+type graphOwner struct{ env, release, plugin string }
+
+func (o *graphOwner) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVarP(&o.env, "env", "e", "", "environment (cluster) id")
+	f.StringVarP(&o.release, "release", "r", "", "release id")
+	f.StringVarP(&o.plugin, "plugin", "p", "", "plugin id")
+}
+
+// path returns the owner's deployment_graphs path for a graph type.
+func (o graphOwner) path(graphType string) (string, error) {
+	var set []string
+	for _, c := range []struct{ plural, id string }{{"clusters", o.env}, {"releases", o.release}, {"plugins", o.plugin}} {
+		if c.id != "" {
+			set = append(set, fmt.Sprintf("/api/v1/%s/%s/deployment_graphs/%s", c.plural, url.PathEscape(c.id), url.PathEscape(graphType)))
+		}
+	}
+	if len(set) != 1 {
+		return "", usagef("give exactly one of --env, --release or --plugin")
+	}
+	return set[0], nil
+}
+
+func newGraphListCmd() *cobra.Command {
+	var env, format string
+	cmd := &cobra.Command{
+		Use:   "list [-e ENV]",
+		Short: "List graphs: all, or an environment's together with its release's and enabled plugins'",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := newAPIClient()
+			if err != nil {
+				return err
+			}
+			q := url.Values{}
+			if env != "" {
+				q.Set("clusters_ids", env)
+				q.Set("fetch_related", "1")
+			}
+			resp, err := c.do(cmd.Context(), request{Method: http.MethodGet, Path: "/api/v1/graphs", Query: q})
+			if err != nil {
+				return err
+			}
+			graphs, err := listOf(resp.Body)
+			if err != nil {
+				return err
+			}
+			if format == formatTable {
+				graphs = graphRows(graphs)
+			}
+			return renderObjects(cmd.OutOrStdout(), format, graphs, graphColumns)
+		},
+	}
+	cmd.Flags().StringVarP(&env, "env", "e", "", "environment (cluster) id")
+	addListFormat(cmd, &format)
+	return cmd
+}
+
+// graphRows flattens graphs for the table: the relation's fields and the task ids.
+func graphRows(graphs []any) []any {
+	rows := make([]any, len(graphs))
+	for i, g := range graphs {
+		m, _ := g.(map[string]any)
+		row := map[string]any{"id": m["id"], "name": m["name"]}
+		if rels, _ := m["relations"].([]any); len(rels) > 0 {
+			rel, _ := rels[0].(map[string]any)
+			row["type"], row["model"], row["model_id"] = rel["type"], rel["model"], rel["model_id"]
+		}
+		tasks, _ := m["tasks"].([]any)
+		ids := make([]any, len(tasks))
+		for j, t := range tasks {
+			task, _ := t.(map[string]any)
+			ids[j] = task["id"]
+		}
+		row["tasks"] = ids
+		rows[i] = row
+	}
+	return rows
+}
+
+func newGraphUploadCmd() *cobra.Command {
+	var (
+		owner     graphOwner
+		graphType string
+		file, dir string
+		validate  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "upload (-e ENV | -r RELEASE | -p PLUGIN) [-t TYPE] (-f FILE | -d DIR) [--validate]",
+		Short: "Create or replace a graph from a YAML/JSON file or a directory",
+		Long: `Create or replace a graph. -f names a YAML or JSON file holding either a
+list of tasks or a graph {name, tasks, node_filter, on_success, on_error,
+on_stop}, "-" standard input; -d names a directory with tasks.yaml and an optional metadata.yaml.
+An existing graph of the type is replaced (tasks and the given metadata),
+otherwise one is created. --validate makes the server check the merged graph
+of every environment the graph takes part in before storing it.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			path, err := owner.path(graphType)
+			if err != nil {
+				return err
+			}
+			var body map[string]any
+			switch {
+			case (file == "") == (dir == ""):
+				return usagef("give exactly one of --file or --dir")
+			case file != "":
+				body, err = readGraphFile(cmd.InOrStdin(), file)
+			default:
+				body, err = readGraphDir(dir)
+			}
+			if err != nil {
+				return err
+			}
+			c, err := newAPIClient()
+			if err != nil {
+				return err
+			}
+			method := http.MethodPut
+			if _, err := c.do(cmd.Context(), request{Method: http.MethodGet, Path: path}); err != nil {
+				var apiErr *apiError
+				if !errors.As(err, &apiErr) || apiErr.Status != http.StatusNotFound || !strings.HasPrefix(apiErr.Message, "Graph with type") {
+					return err
+				}
+				method = http.MethodPost
+			}
+			q := url.Values{}
+			if validate {
+				q.Set("validate", "true")
+			}
+			resp, err := c.do(cmd.Context(), request{Method: method, Path: path, Query: q, Body: body})
+			if err != nil {
+				return err
+			}
+			v, err := decodeJSON(resp.Body)
+			if err != nil {
+				return err
+			}
+			m, _ := v.(map[string]any)
+			verb := "updated"
+			if method == http.MethodPost {
+				verb = "created"
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Deployment graph %s (id %s, type %s)\n", verb, cell(m["id"]), graphType)
+			return err
+		},
+	}
+	owner.register(cmd)
+	f := cmd.Flags()
+	f.StringVarP(&graphType, "type", "t", "default", "graph type")
+	f.StringVarP(&file, "file", "f", "", "YAML or JSON file with the tasks or the graph (- for standard input)")
+	f.StringVarP(&dir, "dir", "d", "", "directory with tasks.yaml and an optional metadata.yaml")
+	f.BoolVar(&validate, "validate", false, "reject the graph unless the merged graphs it takes part in are valid")
+	return cmd
+}
+
+// readValue reads a JSON or YAML file ("-" is standard input) as a decoded JSON value.
+func readValue(stdin io.Reader, name string) (any, error) {
+	raw, err := readDocument(stdin, name)
+	if err != nil {
+		return nil, err
+	}
+	return decodeJSON(raw)
+}
+
+// readGraphFile reads a graph body from a file holding a task list or a graph object.
+func readGraphFile(stdin io.Reader, path string) (map[string]any, error) {
+	v, err := readValue(stdin, path)
+	if err != nil {
+		return nil, err
+	}
+	switch t := v.(type) {
+	case []any:
+		return map[string]any{"tasks": t}, nil
+	case map[string]any:
+		return t, nil
+	}
+	return nil, usagef("%s: want a list of tasks or a graph object", path)
+}
+
+// readGraphDir reads metadata.yaml (optional, a graph object without tasks) and tasks.yaml from dir.
+func readGraphDir(dir string) (map[string]any, error) {
+	body := map[string]any{}
+	meta, err := readValue(nil, filepath.Join(dir, "metadata.yaml"))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, err
+	default:
+		m, ok := meta.(map[string]any)
+		if !ok && meta != nil {
+			return nil, usagef("%s: want a mapping", filepath.Join(dir, "metadata.yaml"))
+		}
+		maps.Copy(body, m)
+	}
+	tasks, err := readValue(nil, filepath.Join(dir, "tasks.yaml"))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if len(body) == 0 {
+			return nil, usagef("%s has neither tasks.yaml nor metadata.yaml", dir)
+		}
+	case err != nil:
+		return nil, err
+	default:
+		list, ok := tasks.([]any)
+		if !ok {
+			return nil, usagef("%s: want a list of tasks", filepath.Join(dir, "tasks.yaml"))
+		}
+		body["tasks"] = list
+	}
+	return body, nil
+}
+
+// downloadSources maps download's level flags to the deployment_tasks views.
+var downloadSources = []struct{ flag, short, suffix, usage string }{
+	{"all", "a", "", "the merged tasks: release < plugins < environment"},
+	{"cluster", "c", "/own", "the environment's own graph"},
+	{"plugins", "p", "/plugins", "the enabled plugins' graphs"},
+	{"release", "r", "/release", "the release's graph"},
+}
+
+func newGraphDownloadCmd() *cobra.Command {
+	var (
+		env, graphType, file, format string
+		levels                       = make([]bool, len(downloadSources))
+	)
+	cmd := &cobra.Command{
+		Use:   "download -e ENV (-a | -c | -p | -r) [-t TYPE] [-f FILE] [--format yaml|json]",
+		Short: "Save an environment's tasks of a graph type to a file",
+		Long: `Save an environment's tasks of a graph type: merged (--all) or from one
+source. The file defaults to <level>_graph_<type>_<env>.<format> in the current
+directory; "-f -" writes to standard output.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if env == "" {
+				return usagef("--env is required")
+			}
+			if format != formatYAML && format != formatJSON {
+				return usagef("unknown --format %q (want yaml or json)", format)
+			}
+			chosen := -1
+			for i, set := range levels {
+				if set {
+					if chosen >= 0 {
+						return usagef("give exactly one of --all, --cluster, --plugins or --release")
+					}
+					chosen = i
+				}
+			}
+			if chosen < 0 {
+				return usagef("give exactly one of --all, --cluster, --plugins or --release")
+			}
+			c, err := newAPIClient()
+			if err != nil {
+				return err
+			}
+			src := downloadSources[chosen]
+			path := "/api/v1/clusters/" + url.PathEscape(env) + "/deployment_tasks" + src.suffix
+			resp, err := c.do(cmd.Context(), request{Method: http.MethodGet, Path: path, Query: url.Values{"graph_type": {graphType}}})
+			if err != nil {
+				return err
+			}
+			tasks, err := listOf(resp.Body)
+			if err != nil {
+				return err
+			}
+			if file == "-" {
+				return render(cmd.OutOrStdout(), tasks, format)
+			}
+			if file == "" {
+				file = fmt.Sprintf("%s_graph_%s_%s.%s", src.flag, graphType, env, format)
+			}
+			out, err := os.Create(file)
+			if err != nil {
+				return err
+			}
+			if err := render(out, tasks, format); err != nil {
+				out.Close()
+				return err
+			}
+			if err := out.Close(); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Tasks were downloaded to %s\n", file)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&env, "env", "e", "", "environment (cluster) id")
+	for i, src := range downloadSources {
+		f.BoolVarP(&levels[i], src.flag, src.short, false, src.usage)
+	}
+	f.StringVarP(&graphType, "type", "t", "default", "graph type")
+	f.StringVarP(&file, "file", "f", "", "file to write (- for standard output)")
+	f.StringVar(&format, "format", formatYAML, "file format: yaml or json")
+	return cmd
+}
+
+func newGraphDeleteCmd() *cobra.Command {
+	var (
+		owner     graphOwner
+		graphType string
+	)
+	cmd := &cobra.Command{
+		Use:   "delete (-e ENV | -r RELEASE | -p PLUGIN) -t TYPE",
+		Short: "Delete a graph",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if graphType == "" {
+				return usagef("--type is required")
+			}
+			path, err := owner.path(graphType)
+			if err != nil {
+				return err
+			}
+			c, err := newAPIClient()
+			if err != nil {
+				return err
+			}
+			if _, err := c.do(cmd.Context(), request{Method: http.MethodDelete, Path: path}); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Deployment graph %s was deleted\n", graphType)
+			return err
+		},
+	}
+	owner.register(cmd)
+	cmd.Flags().StringVarP(&graphType, "type", "t", "", "graph type")
+	return cmd
+}
+
+func newGraphExecuteCmd() *cobra.Command {
+	var (
+		env, format                string
+		types, nodes, tasks        []string
+		force, dryRun, noop, debug bool
+	)
+	cmd := &cobra.Command{
+		Use:   "execute -e ENV -t TYPE[,TYPE...] [-n NODE,...] [-T TASK,...] [--force] [--dry-run | --noop] [--debug]",
+		Short: "Execute graphs on an environment, one after another",
+		Long: `Execute graphs on an environment. Each type becomes a sub-transaction,
+run in the order given; -n limits every graph to some nodes and -T to some
+tasks (the others are sent as skipped). Prints the new transaction; agents
+on the nodes then claim and report its tasks (see docs/graphs.md).`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if env == "" || len(types) == 0 {
+				return usagef("--env and --type are required")
+			}
+			if dryRun && noop {
+				return usagef("--dry-run and --noop do not go together")
+			}
+			cluster, err := parseIntegerID(env)
+			if err != nil {
+				return err
+			}
+			runs := make([]map[string]any, len(types))
+			for i, t := range types {
+				run := map[string]any{"type": t}
+				if len(nodes) > 0 {
+					run["nodes"] = nodes
+				}
+				if len(tasks) > 0 {
+					run["tasks"] = tasks
+				}
+				runs[i] = run
+			}
+			body := map[string]any{"cluster": cluster, "graphs": runs, "dry_run": dryRun, "noop_run": noop, "force": force, "debug": debug}
+			c, err := newAPIClient()
+			if err != nil {
+				return err
+			}
+			resp, err := c.do(cmd.Context(), request{Method: http.MethodPost, Path: "/api/v1/graphs/execute", Body: body})
+			if err != nil {
+				return err
+			}
+			tx, err := decodeJSON(resp.Body)
+			if err != nil {
+				return err
+			}
+			return renderObject(cmd.OutOrStdout(), format, transactionRow(tx, format), transactionFields)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&env, "env", "e", "", "environment (cluster) id")
+	f.StringSliceVarP(&types, "type", "t", nil, "graph types to run, in order (repeat or comma-separate)")
+	f.StringSliceVarP(&nodes, "nodes", "n", nil, "node ids to run on (default: all the environment's)")
+	f.StringSliceVarP(&tasks, "tasks", "T", nil, "task ids to run; the others are skipped")
+	f.BoolVar(&force, "force", false, "ask agents to run tasks even when nothing changed")
+	f.BoolVar(&dryRun, "dry-run", false, "ask agents to report tasks without running them")
+	f.BoolVar(&noop, "noop", false, "ask agents to run tasks in no-op mode")
+	f.BoolVar(&debug, "debug", false, "ask agents for debug output")
+	addListFormat(cmd, &format)
+	return cmd
+}
+
+// transactionFields are what `graph execute` prints in table form.
+var transactionFields = []string{"uuid", "status", "cluster_id", "dry_run", "sub_transactions"}
+
+// transactionRow shows sub-transactions as "type:status" for the table.
+func transactionRow(tx any, format string) any {
+	m, ok := tx.(map[string]any)
+	if !ok || format != formatTable {
+		return tx
+	}
+	subs, _ := m["sub_transactions"].([]any)
+	parts := make([]any, len(subs))
+	for i, s := range subs {
+		sub, _ := s.(map[string]any)
+		parts[i] = fmt.Sprintf("%s:%s", cell(sub["graph_type"]), cell(sub["status"]))
+	}
+	row := maps.Clone(m)
+	row["sub_transactions"] = parts
+	return row
+}
+
+// parseIntegerID reads an environment id for a JSON body.
+func parseIntegerID(s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id < 1 {
+		return 0, usagef("--env %q is not a positive integer id", s)
+	}
+	return id, nil
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tuningbox/tuningbox/shared/graphs"
+	"github.com/tuningbox/tuningbox/shared/graphs/graphstest"
+	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/graphsapi"
+	"github.com/tuningbox/tuningbox/shared/store/bolt"
+)
+
+// graphServer serves the graphs routes over a fresh embedded store with
+// environment 1 (nodes 1, 2), a release and a plugin enabled on it.
+func graphServer(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"TUNINGBOX_URL", "TUNINGBOX_USER", "TUNINGBOX_PASSWORD", "TUNINGBOX_TOKEN", "TUNINGBOX_CACERT", "TUNINGBOX_API_VERSION"} {
+		t.Setenv(name, "")
+	}
+	b, err := bolt.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	mux := http.NewServeMux()
+	graphsapi.Register(mux, graphs.NewService(b.Index, b.Blobs, graphstest.Clusters{"1": {"1", "2"}}))
+	srv := httptest.NewServer(httpapi.Wrap(mux, httpapi.Options{}))
+	t.Cleanup(srv.Close)
+	for _, req := range []struct{ path, body string }{
+		{"/api/v1/releases", `{"name":"mitaka","version":"9.0"}`},
+		{"/api/v1/plugins", `{"name":"ldap","version":"3.0.0"}`},
+	} {
+		resp, err := http.Post(srv.URL+req.path, "application/json", strings.NewReader(req.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	put, _ := http.NewRequest(http.MethodPut, srv.URL+"/api/v1/clusters/1", strings.NewReader(`{"release_id":1,"plugins":[1]}`))
+	resp, err := http.DefaultClient.Do(put)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return srv.URL
+}
+
+func TestGraphCommands(t *testing.T) {
+	url := graphServer(t)
+	release := writeFile(t, "release.yaml", `
+- id: hiera
+  type: puppet
+  version: 2.1.0
+  parameters: {puppet_manifest: hiera.pp, timeout: 120}
+- id: netconfig
+  type: puppet
+  requires: [hiera]
+`)
+	pluginJSON := `{"name":"LDAP","tasks":[{"id":"ldap","type":"shell","requires":["netconfig"]}]}`
+	graphDir := t.TempDir()
+	writeTreeFile(t, graphDir, "metadata.yaml", "name: Fixes\non_success: {node_attributes: {status: ready}}\n")
+	writeTreeFile(t, graphDir, "tasks.yaml", "- {id: netconfig, type: shell, requires: [hiera]}\n")
+
+	if out := mustCLI(t, url, "", "graph", "upload", "-r", "1", "-f", release); !strings.Contains(out, "Deployment graph created (id 1, type default)") {
+		t.Fatalf("upload release: %s", out)
+	}
+	mustCLI(t, url, pluginJSON, "graph", "upload", "-p", "1", "-f", "-")
+	mustCLI(t, url, "", "graph", "upload", "-e", "1", "-d", graphDir, "--validate")
+	// A second upload replaces the graph.
+	if out := mustCLI(t, url, "", "graph", "upload", "-e", "1", "-d", graphDir); !strings.Contains(out, "Deployment graph updated (id 3") {
+		t.Fatalf("re-upload: %s", out)
+	}
+	bad := writeFile(t, "bad.yaml", "- {id: x, type: shell, requires: [nowhere]}\n")
+	if out, err := cli(t, url, "", "graph", "upload", "-e", "1", "-t", "bad", "-f", bad, "--validate"); err == nil || !strings.Contains(err.Error(), `"x" requires "nowhere"`) {
+		t.Fatalf("invalid upload: %v %s", err, out)
+	}
+
+	list := mustCLI(t, url, "", "graph", "list", "-e", "1")
+	for _, want := range []string{"ID", "1   ", "release", "plugin", "cluster", "hiera,netconfig", "Fixes"} {
+		if !strings.Contains(list, want) {
+			t.Fatalf("list lacks %q:\n%s", want, list)
+		}
+	}
+
+	merged := mustCLI(t, url, "", "graph", "download", "-e", "1", "-a", "-f", "-")
+	if !strings.HasPrefix(merged, "- id: netconfig\n  requires:\n    - hiera\n  type: shell\n") || !strings.Contains(merged, "id: ldap") {
+		t.Fatalf("merged download:\n%s", merged)
+	}
+	file := filepath.Join(t.TempDir(), "release.json")
+	mustCLI(t, url, "", "graph", "download", "-e", "1", "-r", "-f", file, "--format", "json")
+	data, err := os.ReadFile(file)
+	if err != nil || !strings.Contains(string(data), `"puppet_manifest": "hiera.pp"`) {
+		t.Fatalf("release download: %v %s", err, data)
+	}
+
+	out := mustCLI(t, url, "", "graph", "execute", "-e", "1", "-t", "default", "-n", "2", "-T", "ldap", "--noop", "--format", "json")
+	tx := jsonOut(t, out).(map[string]any)
+	if tx["status"] != "running" || tx["dry_run"] != true || tx["noop_run"] != true {
+		t.Fatalf("execute: %s", out)
+	}
+	if _, err := cli(t, url, "", "graph", "execute", "-e", "1", "-t", "default"); err == nil || !strings.Contains(err.Error(), "already runs transaction") {
+		t.Fatalf("second execute: %v", err)
+	}
+
+	if out := mustCLI(t, url, "", "graph", "delete", "-e", "1", "-t", "default"); !strings.Contains(out, "was deleted") {
+		t.Fatalf("delete: %s", out)
+	}
+	_, err = cli(t, url, "", "graph", "delete", "-e", "1", "-t", "default")
+	if exitCode(err) != 3 {
+		t.Fatalf("deleting a missing graph: %v (exit %d)", err, exitCode(err))
+	}
+}
+
+func TestGraphCommandUsage(t *testing.T) {
+	url := graphServer(t)
+	tests := [][]string{
+		{"graph", "upload", "-f", "x.yaml"},
+		{"graph", "upload", "-e", "1", "-r", "1", "-f", "x.yaml"},
+		{"graph", "upload", "-e", "1"},
+		{"graph", "download", "-e", "1"},
+		{"graph", "download", "-e", "1", "-a", "-c"},
+		{"graph", "download", "-a"},
+		{"graph", "execute", "-e", "1"},
+		{"graph", "execute", "-e", "x", "-t", "default"},
+		{"graph", "execute", "-e", "1", "-t", "default", "--dry-run", "--noop"},
+		{"graph", "delete", "-e", "1"},
+	}
+	for _, args := range tests {
+		_, err := cli(t, url, "", args...)
+		if exitCode(err) != 2 {
+			t.Errorf("%v: err %v, want a usage error", args, err)
+		}
+	}
+}

@@ -15,12 +15,21 @@ import (
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
 
-// cliServer serves the whole API over a fresh embedded store.
+// The CLI tests run as the server's bootstrap administrator.
+const (
+	testAdmin         = "admin"
+	testAdminPassword = "admin-secret"
+)
+
+// cliServer serves the whole API over a fresh embedded store; the CLI's
+// credentials come from the environment, as a user's would.
 func cliServer(t *testing.T) string {
 	t.Helper()
-	for _, name := range []string{"TUNINGBOX_URL", "TUNINGBOX_USER", "TUNINGBOX_PASSWORD", "TUNINGBOX_TOKEN", "TUNINGBOX_CACERT", "TUNINGBOX_API_VERSION"} {
+	for _, name := range []string{"TUNINGBOX_URL", "TUNINGBOX_TOKEN", "TUNINGBOX_CACERT", "TUNINGBOX_API_VERSION"} {
 		t.Setenv(name, "")
 	}
+	t.Setenv("TUNINGBOX_USER", testAdmin)
+	t.Setenv("TUNINGBOX_PASSWORD", testAdminPassword)
 	backend, err := bolt.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -34,6 +43,7 @@ func cliServer(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.AdminUser, cfg.AdminPassword = testAdmin, testAdminPassword
 	handler, err := app.NewHandler(backend, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +80,13 @@ func mustCLI(t *testing.T, url, stdin string, args ...string) string {
 func registerNode(t *testing.T, url string, id int, fqdn string, env int) {
 	t.Helper()
 	body := fmt.Sprintf(`{"id": %d, "fqdn": %q, "environment_id": %d, "roles": ["controller"]}`, id, fqdn, env)
-	resp, err := http.Post(url+"/api/v1/nodes", "application/json", strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, url+"/api/v1/nodes", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.SetBasicAuth(testAdmin, testAdminPassword)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,16 +54,17 @@ func NewAPI(scope constructs.Construct, id string, apiType APIType, routes []Rou
 	return newHTTPAPI(scope, id, routes, authorizer)
 }
 
-// The authorizer answers with an IAM policy under both API types: one event
-// and one response format for the function, and a cached answer (keyed on the
-// Authorization header only) can still allow some methods and deny others.
+// The authorizer's answer is cached per Authorization header and serves every
+// route: it says who the caller is, and each function checks the caller's role.
+// An HTTP API asks it with payload 2.0 and takes a simple {isAuthorized} answer;
+// a REST API takes an IAM policy (shared/httpapi/authapi answers both).
 func newHTTPAPI(scope constructs.Construct, id string, routes []Route, authorizer awslambda.IFunction) *string {
 	var auth awsapigatewayv2.IHttpRouteAuthorizer
 	if authorizer != nil {
 		auth = awsapigatewayv2authorizers.NewHttpLambdaAuthorizer(jsii.String("Authorizer"), authorizer,
 			&awsapigatewayv2authorizers.HttpLambdaAuthorizerProps{
 				IdentitySource:  jsii.Strings("$request.header.Authorization"),
-				ResponseTypes:   &[]awsapigatewayv2authorizers.HttpLambdaResponseType{awsapigatewayv2authorizers.HttpLambdaResponseType_IAM},
+				ResponseTypes:   &[]awsapigatewayv2authorizers.HttpLambdaResponseType{awsapigatewayv2authorizers.HttpLambdaResponseType_SIMPLE},
 				ResultsCacheTtl: authorizerCacheTTL,
 			})
 	}

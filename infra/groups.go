@@ -35,6 +35,7 @@ var endpointGroups = []EndpointGroup{
 	{Name: "config", Paths: []string{"/api/v1/config"}, Blobs: BlobsReadWrite},
 	{Name: "graphs", Paths: []string{"/api/v1/releases", "/api/v1/plugins", "/api/v1/clusters", "/api/v1/graphs", "/api/v1/transactions"}, Blobs: BlobsReadWrite},
 	{Name: "templates", Paths: []string{"/api/v1/deploy_templates", "/api/v1/nodes", "/api/v1/deploy_steps"}, Blobs: BlobsNone},
+	{Name: "auth", Paths: []string{"/api/v1/users", "/api/v1/tokens", "/api/v1/audit"}, Blobs: BlobsNone},
 }
 
 // authorizerName is the function directory of the Lambda request authorizer.

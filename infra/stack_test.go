@@ -176,16 +176,16 @@ func TestHTTPStackResourceCounts(t *testing.T) {
 		"AWS::DynamoDB::Table":           1,
 		"AWS::S3::Bucket":                1,
 		"AWS::S3::BucketPolicy":          1,
-		"AWS::Lambda::Function":          4, // config, graphs, templates, authorizer
-		"AWS::Logs::LogGroup":            4,
-		"AWS::IAM::Role":                 4,
-		"AWS::IAM::Policy":               4,
-		"AWS::Lambda::Permission":        4, // one per integration, one for the authorizer
+		"AWS::Lambda::Function":          5, // config, graphs, templates, auth, authorizer
+		"AWS::Logs::LogGroup":            5,
+		"AWS::IAM::Role":                 5,
+		"AWS::IAM::Policy":               5,
+		"AWS::Lambda::Permission":        5, // one per integration, one for the authorizer
 		"AWS::ApiGatewayV2::Api":         1,
 		"AWS::ApiGatewayV2::Stage":       1,
-		"AWS::ApiGatewayV2::Integration": 3,
+		"AWS::ApiGatewayV2::Integration": 4,
 		"AWS::ApiGatewayV2::Authorizer":  1,
-		"AWS::ApiGatewayV2::Route":       18, // 9 group paths, each with and without {proxy+}
+		"AWS::ApiGatewayV2::Route":       24, // 12 group paths, each with and without {proxy+}
 	})
 }
 
@@ -257,7 +257,7 @@ func TestFunctionsRunBootstrapOnARMWithStorageEnv(t *testing.T) {
 	s := synth(t, APIHTTP, allFunctions)
 	table, bucket := s.ofType("AWS::DynamoDB::Table"), s.ofType("AWS::S3::Bucket")
 	functions := s.functionIDs(t)
-	if got := slices.Sorted(maps.Values(functions)); !slices.Equal(got, []string{"authorizer", "config", "graphs", "templates"}) {
+	if got := slices.Sorted(maps.Values(functions)); !slices.Equal(got, []string{"auth", "authorizer", "config", "graphs", "templates"}) {
 		t.Fatalf("functions %v", got)
 	}
 	for id, name := range functions {
@@ -288,7 +288,7 @@ func TestHTTPRoutesSendEachGroupToItsFunctionBehindTheAuthorizer(t *testing.T) {
 		t.Errorf("the authorizer invokes %s", name)
 	}
 	gotAuth := fmt.Sprint(auth["AuthorizerType"], " ", auth["IdentitySource"], " ", auth["AuthorizerResultTtlInSeconds"], " ", auth["AuthorizerPayloadFormatVersion"], " ", auth["EnableSimpleResponses"])
-	if want := "REQUEST [$request.header.Authorization] 300 1.0 <nil>"; gotAuth != want {
+	if want := "REQUEST [$request.header.Authorization] 300 2.0 true"; gotAuth != want {
 		t.Errorf("authorizer: type, identity, cache TTL, payload, simple = %q, want %q", gotAuth, want)
 	}
 
@@ -328,6 +328,7 @@ func TestIAMGrantsOnlyTheStoreCalls(t *testing.T) {
 		"config":     slices.Concat(tableRead, tableWrite, blobReadWrite),
 		"graphs":     slices.Concat(tableRead, tableWrite, blobReadWrite),
 		"templates":  slices.Concat(tableRead, tableWrite),
+		"auth":       slices.Concat(tableRead, tableWrite),
 		"authorizer": tableRead,
 	}
 
@@ -392,17 +393,17 @@ func TestRESTVariant(t *testing.T) {
 		"AWS::DynamoDB::Table":        1,
 		"AWS::S3::Bucket":             1,
 		"AWS::S3::BucketPolicy":       1,
-		"AWS::Lambda::Function":       4,
-		"AWS::Logs::LogGroup":         4,
-		"AWS::IAM::Role":              4,
-		"AWS::IAM::Policy":            4,
-		"AWS::Lambda::Permission":     4,
+		"AWS::Lambda::Function":       5,
+		"AWS::Logs::LogGroup":         5,
+		"AWS::IAM::Role":              5,
+		"AWS::IAM::Policy":            5,
+		"AWS::Lambda::Permission":     5,
 		"AWS::ApiGateway::RestApi":    1,
 		"AWS::ApiGateway::Deployment": 1,
 		"AWS::ApiGateway::Stage":      1,
 		"AWS::ApiGateway::Authorizer": 1,
-		"AWS::ApiGateway::Resource":   20, // /api, /api/v1, 9 group paths, 9 {proxy+}
-		"AWS::ApiGateway::Method":     18,
+		"AWS::ApiGateway::Resource":   26, // /api, /api/v1, 12 group paths, 12 {proxy+}
+		"AWS::ApiGateway::Method":     24,
 	})
 	functions := s.functionIDs(t)
 	authorizers := s.ofType("AWS::ApiGateway::Authorizer")

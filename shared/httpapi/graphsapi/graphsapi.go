@@ -6,7 +6,6 @@ package graphsapi
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/nodesapi"
 )
 
 const base = "/api/v1"
@@ -28,89 +28,77 @@ var owners = []struct {
 	{graphs.Cluster, "clusters"},
 }
 
-// Register adds the graphs routes to mux.
+// Register adds the graphs routes to mux. Every route refuses query
+// parameters other than the ones it names (400).
 func Register(mux *http.ServeMux, svc *graphs.Service) {
 	h := &handlers{svc: svc}
+	handle := func(pattern string, fn handler, query ...string) {
+		mux.HandleFunc(pattern, nodesapi.WithQuery(fn.serve, query...))
+	}
 	for _, o := range owners {
 		if o.kind != graphs.Cluster {
 			registry := base + "/" + o.plural
-			mux.HandleFunc("GET "+registry, h.listEntries(o.kind))
-			mux.HandleFunc("POST "+registry, h.createEntry(o.kind, registry))
-			mux.HandleFunc("GET "+registry+"/{id}", h.getEntry(o.kind))
-			mux.HandleFunc("DELETE "+registry+"/{id}", h.deleteEntry(o.kind))
+			handle("GET "+registry, h.listEntries(o.kind))
+			handle("POST "+registry, h.createEntry(o.kind, registry))
+			handle("GET "+registry+"/{id}", h.getEntry(o.kind))
+			handle("DELETE "+registry+"/{id}", h.deleteEntry(o.kind))
 		}
 		owned := base + "/" + o.plural + "/{id}/deployment_graphs"
-		mux.HandleFunc("GET "+owned, h.listOwned(o.kind))
-		mux.HandleFunc("GET "+owned+"/{type}", h.getOwned(o.kind))
-		mux.HandleFunc("POST "+owned+"/{type}", h.createOwned(o.kind))
-		mux.HandleFunc("PUT "+owned+"/{type}", h.updateOwned(o.kind))
-		mux.HandleFunc("PATCH "+owned+"/{type}", h.updateOwned(o.kind))
-		mux.HandleFunc("DELETE "+owned+"/{type}", h.deleteOwned(o.kind))
+		handle("GET "+owned, h.listOwned(o.kind))
+		handle("GET "+owned+"/{type}", h.getOwned(o.kind))
+		handle("POST "+owned+"/{type}", h.createOwned(o.kind), "validate")
+		handle("PUT "+owned+"/{type}", h.updateOwned(o.kind), "validate")
+		handle("PATCH "+owned+"/{type}", h.updateOwned(o.kind), "validate")
+		handle("DELETE "+owned+"/{type}", h.deleteOwned(o.kind))
 	}
 	clusters := base + "/clusters/{id}"
-	mux.HandleFunc("GET "+clusters, serve(h.getCluster))
-	mux.HandleFunc("PUT "+clusters, serve(h.putCluster))
-	mux.HandleFunc("GET "+clusters+"/deployment_tasks", h.deploymentTasks(graphs.Merged))
-	mux.HandleFunc("GET "+clusters+"/deployment_tasks/own", h.deploymentTasks(graphs.Own))
-	mux.HandleFunc("GET "+clusters+"/deployment_tasks/plugins", h.deploymentTasks(graphs.Plugins))
-	mux.HandleFunc("GET "+clusters+"/deployment_tasks/release", h.deploymentTasks(graphs.ReleaseOnly))
-	mux.HandleFunc("GET "+clusters+"/deploy_tasks/graph.gv", h.graphviz)
+	handle("GET "+clusters, h.getCluster)
+	handle("PUT "+clusters, h.putCluster)
+	handle("GET "+clusters+"/deployment_tasks", h.deploymentTasks(graphs.Merged), "graph_type")
+	handle("GET "+clusters+"/deployment_tasks/own", h.deploymentTasks(graphs.Own), "graph_type")
+	handle("GET "+clusters+"/deployment_tasks/plugins", h.deploymentTasks(graphs.Plugins), "graph_type")
+	handle("GET "+clusters+"/deployment_tasks/release", h.deploymentTasks(graphs.ReleaseOnly), "graph_type")
+	mux.HandleFunc("GET "+clusters+"/deploy_tasks/graph.gv", nodesapi.WithQuery(h.graphviz, "graph_type", "tasks", "parents_for", "remove"))
 
-	mux.HandleFunc("GET "+base+"/graphs", serve(h.listGraphs))
-	mux.HandleFunc("GET "+base+"/graphs/{id}", serve(h.getGraph))
-	mux.HandleFunc("PUT "+base+"/graphs/{id}", serve(h.updateGraph))
-	mux.HandleFunc("PATCH "+base+"/graphs/{id}", serve(h.updateGraph))
-	mux.HandleFunc("DELETE "+base+"/graphs/{id}", serve(h.deleteGraph))
-	mux.HandleFunc("POST "+base+"/graphs/execute", h.execute)
+	handle("GET "+base+"/graphs", h.listGraphs, "releases_ids", "plugins_ids", "clusters_ids", "graph_types", "fetch_related")
+	handle("GET "+base+"/graphs/{id}", h.getGraph)
+	handle("PUT "+base+"/graphs/{id}", h.updateGraph, "validate")
+	handle("PATCH "+base+"/graphs/{id}", h.updateGraph, "validate")
+	handle("DELETE "+base+"/graphs/{id}", h.deleteGraph)
+	handle("POST "+base+"/graphs/execute", h.execute)
 
 	tx := base + "/transactions/{uuid}"
-	mux.HandleFunc("GET "+base+"/transactions", serve(h.listTransactions))
-	mux.HandleFunc("GET "+tx, serve(h.getTransaction))
-	mux.HandleFunc("GET "+tx+"/plan", serve(h.getPlan))
-	mux.HandleFunc("POST "+tx+"/stop", serve(h.stop))
-	mux.HandleFunc("POST "+tx+"/nodes/{node}/claim", serve(h.claim))
-	mux.HandleFunc("POST "+tx+"/nodes/{node}/result", serve(h.report))
+	handle("GET "+base+"/transactions", h.listTransactions, "cluster_id", "status", "limit")
+	handle("GET "+tx, h.getTransaction)
+	handle("GET "+tx+"/plan", h.getPlan)
+	handle("POST "+tx+"/stop", h.stop)
+	handle("POST "+tx+"/nodes/{node}/claim", h.claim)
+	handle("POST "+tx+"/nodes/{node}/result", h.report)
 }
 
 type handlers struct{ svc *graphs.Service }
 
-// serve runs a handler body that returns a status and a JSON value (or an error).
-func serve(fn func(r *http.Request) (int, any, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		status, v, err := fn(r)
-		switch {
-		case err != nil:
-			httpapi.Error(w, r, err)
-		case status == http.StatusNoContent:
-			httpapi.NoContent(w)
-		default:
-			httpapi.JSON(w, status, v)
-		}
-	}
-}
+// handler is a route body: it answers a status and a JSON value, or an error.
+// It may set response headers (Location) through w.
+type handler func(w http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error)
 
-// query returns r's query parameters after rejecting unknown and repeated ones.
-func query(r *http.Request, allowed ...string) (url.Values, error) {
-	q := r.URL.Query()
-	for name, vals := range q {
-		switch {
-		case !slices.Contains(allowed, name):
-			return nil, errs.Invalidf("unknown query parameter %q", name)
-		case len(vals) > 1:
-			return nil, errs.Invalidf("query parameter %q is given more than once", name)
-		}
+func (fn handler) serve(w http.ResponseWriter, r *http.Request, q map[string]string) {
+	status, v, err := fn(w, r, q)
+	switch {
+	case err != nil:
+		httpapi.Error(w, r, err)
+	case status == http.StatusNoContent:
+		httpapi.NoContent(w)
+	default:
+		httpapi.JSON(w, status, v)
 	}
-	return q, nil
 }
 
 // flag reads a boolean query parameter; present without a value means true.
-func flag(q url.Values, name string) (bool, error) {
-	if !q.Has(name) {
-		return false, nil
-	}
-	v := q.Get(name)
-	if v == "" {
-		return true, nil
+func flag(q map[string]string, name string) (bool, error) {
+	v, ok := q[name]
+	if !ok || v == "" {
+		return ok, nil
 	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {
@@ -120,9 +108,9 @@ func flag(q url.Values, name string) (bool, error) {
 }
 
 // list splits a comma-separated query parameter, dropping empty items.
-func list(q url.Values, name string) []string {
+func list(q map[string]string, name string) []string {
 	var out []string
-	for item := range strings.SplitSeq(q.Get(name), ",") {
+	for item := range strings.SplitSeq(q[name], ",") {
 		if item = strings.TrimSpace(item); item != "" {
 			out = append(out, item)
 		}
@@ -138,7 +126,7 @@ func parseID(s, what string) (int64, error) {
 	return id, nil
 }
 
-func idList(q url.Values, name string) ([]int64, error) {
+func idList(q map[string]string, name string) ([]int64, error) {
 	var out []int64
 	for _, item := range list(q, name) {
 		id, err := parseID(item, name)
@@ -158,99 +146,87 @@ func ownerOf(r *http.Request, kind graphs.OwnerKind) (graphs.Owner, error) {
 }
 
 // graphType reads ?graph_type=, the default type when absent.
-func graphType(q url.Values) string {
-	if t := q.Get("graph_type"); t != "" {
+func graphType(q map[string]string) string {
+	if t := q["graph_type"]; t != "" {
 		return t
 	}
 	return graphs.DefaultType
 }
 
-func (h *handlers) listEntries(kind graphs.OwnerKind) http.HandlerFunc {
-	return serve(func(r *http.Request) (int, any, error) {
-		if _, err := query(r); err != nil {
-			return 0, nil, err
-		}
-		entries, err := h.svc.Entries(r.Context(), kind)
-		if entries == nil {
-			entries = []graphs.Entry{}
-		}
-		return http.StatusOK, entries, err
-	})
+// nonNil makes an empty list answer [] rather than null.
+func nonNil[T any](items []T) []T {
+	if items == nil {
+		return []T{}
+	}
+	return items
 }
 
-func (h *handlers) createEntry(kind graphs.OwnerKind, path string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		var in graphs.EntryInput
-		if err := httpapi.Decode(r, &in); err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		e, err := h.svc.CreateEntry(r.Context(), kind, in)
-		if err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		w.Header().Set("Location", fmt.Sprintf("%s/%d", path, e.ID))
-		httpapi.JSON(w, http.StatusCreated, e)
+func (h *handlers) listEntries(kind graphs.OwnerKind) handler {
+	return func(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+		entries, err := h.svc.Entries(r.Context(), kind)
+		return http.StatusOK, nonNil(entries), err
 	}
 }
 
-func (h *handlers) getEntry(kind graphs.OwnerKind) http.HandlerFunc {
-	return serve(func(r *http.Request) (int, any, error) {
+func (h *handlers) createEntry(kind graphs.OwnerKind, path string) handler {
+	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+		var in graphs.EntryInput
+		if err := httpapi.Decode(r, &in); err != nil {
+			return 0, nil, err
+		}
+		e, err := h.svc.CreateEntry(r.Context(), kind, in)
+		if err == nil {
+			w.Header().Set("Location", fmt.Sprintf("%s/%d", path, e.ID))
+		}
+		return http.StatusCreated, e, err
+	}
+}
+
+func (h *handlers) getEntry(kind graphs.OwnerKind) handler {
+	return func(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 		id, err := pathID(r, string(kind))
 		if err != nil {
 			return 0, nil, err
 		}
 		e, err := h.svc.Entry(r.Context(), kind, id)
 		return http.StatusOK, e, err
-	})
+	}
 }
 
-func (h *handlers) deleteEntry(kind graphs.OwnerKind) http.HandlerFunc {
-	return serve(func(r *http.Request) (int, any, error) {
+func (h *handlers) deleteEntry(kind graphs.OwnerKind) handler {
+	return func(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 		id, err := pathID(r, string(kind))
 		if err != nil {
 			return 0, nil, err
 		}
 		return http.StatusNoContent, nil, h.svc.DeleteEntry(r.Context(), kind, id)
-	})
+	}
 }
 
-func (h *handlers) listOwned(kind graphs.OwnerKind) http.HandlerFunc {
-	return serve(func(r *http.Request) (int, any, error) {
+func (h *handlers) listOwned(kind graphs.OwnerKind) handler {
+	return func(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 		o, err := ownerOf(r, kind)
 		if err != nil {
 			return 0, nil, err
 		}
 		gs, err := h.svc.GraphsOf(r.Context(), o)
 		return http.StatusOK, nonNil(gs), err
-	})
-}
-
-func nonNil(gs []graphs.Graph) []graphs.Graph {
-	if gs == nil {
-		return []graphs.Graph{}
 	}
-	return gs
 }
 
-func (h *handlers) getOwned(kind graphs.OwnerKind) http.HandlerFunc {
-	return serve(func(r *http.Request) (int, any, error) {
+func (h *handlers) getOwned(kind graphs.OwnerKind) handler {
+	return func(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 		o, err := ownerOf(r, kind)
 		if err != nil {
 			return 0, nil, err
 		}
 		g, err := h.svc.GraphOf(r.Context(), o, r.PathValue("type"))
 		return http.StatusOK, g, err
-	})
+	}
 }
 
 // graphBody reads a graph upload: the JSON body and the ?validate flag.
-func graphBody(r *http.Request) (graphs.GraphInput, bool, error) {
-	q, err := query(r, "validate")
-	if err != nil {
-		return graphs.GraphInput{}, false, err
-	}
+func graphBody(r *http.Request, q map[string]string) (graphs.GraphInput, bool, error) {
 	validate, err := flag(q, "validate")
 	if err != nil {
 		return graphs.GraphInput{}, false, err
@@ -259,54 +235,50 @@ func graphBody(r *http.Request) (graphs.GraphInput, bool, error) {
 	return in, validate, httpapi.Decode(r, &in)
 }
 
-func (h *handlers) createOwned(kind graphs.OwnerKind) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		g, err := func() (graphs.Graph, error) {
-			o, err := ownerOf(r, kind)
-			if err != nil {
-				return graphs.Graph{}, err
-			}
-			in, validate, err := graphBody(r)
-			if err != nil {
-				return graphs.Graph{}, err
-			}
-			return h.svc.CreateGraph(r.Context(), o, r.PathValue("type"), in, validate)
-		}()
-		if err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		w.Header().Set("Location", fmt.Sprintf("%s/graphs/%d", base, g.ID))
-		httpapi.JSON(w, http.StatusCreated, g)
-	}
-}
-
-func (h *handlers) updateOwned(kind graphs.OwnerKind) http.HandlerFunc {
-	return serve(func(r *http.Request) (int, any, error) {
+func (h *handlers) createOwned(kind graphs.OwnerKind) handler {
+	return func(w http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
 		o, err := ownerOf(r, kind)
 		if err != nil {
 			return 0, nil, err
 		}
-		in, validate, err := graphBody(r)
+		in, validate, err := graphBody(r, q)
+		if err != nil {
+			return 0, nil, err
+		}
+		g, err := h.svc.CreateGraph(r.Context(), o, r.PathValue("type"), in, validate)
+		if err == nil {
+			w.Header().Set("Location", fmt.Sprintf("%s/graphs/%d", base, g.ID))
+		}
+		return http.StatusCreated, g, err
+	}
+}
+
+func (h *handlers) updateOwned(kind graphs.OwnerKind) handler {
+	return func(_ http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
+		o, err := ownerOf(r, kind)
+		if err != nil {
+			return 0, nil, err
+		}
+		in, validate, err := graphBody(r, q)
 		if err != nil {
 			return 0, nil, err
 		}
 		g, err := h.svc.UpdateGraphOf(r.Context(), o, r.PathValue("type"), in, validate)
 		return http.StatusOK, g, err
-	})
+	}
 }
 
-func (h *handlers) deleteOwned(kind graphs.OwnerKind) http.HandlerFunc {
-	return serve(func(r *http.Request) (int, any, error) {
+func (h *handlers) deleteOwned(kind graphs.OwnerKind) handler {
+	return func(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 		o, err := ownerOf(r, kind)
 		if err != nil {
 			return 0, nil, err
 		}
 		return http.StatusNoContent, nil, h.svc.DeleteGraphOf(r.Context(), o, r.PathValue("type"))
-	})
+	}
 }
 
-func (h *handlers) getCluster(r *http.Request) (int, any, error) {
+func (h *handlers) getCluster(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	id, err := pathID(r, "cluster")
 	if err != nil {
 		return 0, nil, err
@@ -315,7 +287,7 @@ func (h *handlers) getCluster(r *http.Request) (int, any, error) {
 	return http.StatusOK, c, err
 }
 
-func (h *handlers) putCluster(r *http.Request) (int, any, error) {
+func (h *handlers) putCluster(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	id, err := pathID(r, "cluster")
 	if err != nil {
 		return 0, nil, err
@@ -328,32 +300,24 @@ func (h *handlers) putCluster(r *http.Request) (int, any, error) {
 	return http.StatusOK, c, err
 }
 
-func (h *handlers) deploymentTasks(from graphs.Source) http.HandlerFunc {
-	return serve(func(r *http.Request) (int, any, error) {
+func (h *handlers) deploymentTasks(from graphs.Source) handler {
+	return func(_ http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
 		id, err := pathID(r, "cluster")
-		if err != nil {
-			return 0, nil, err
-		}
-		q, err := query(r, "graph_type")
 		if err != nil {
 			return 0, nil, err
 		}
 		tasks, err := h.svc.DeploymentTasks(r.Context(), id, graphType(q), from)
 		return http.StatusOK, tasks, err
-	})
+	}
 }
 
-func (h *handlers) graphviz(w http.ResponseWriter, r *http.Request) {
+func (h *handlers) graphviz(w http.ResponseWriter, r *http.Request, q map[string]string) {
 	dot, err := func() (string, error) {
 		id, err := pathID(r, "cluster")
 		if err != nil {
 			return "", err
 		}
-		q, err := query(r, "graph_type", "tasks", "parents_for", "remove")
-		if err != nil {
-			return "", err
-		}
-		opts := graphs.DOTOptions{Tasks: list(q, "tasks"), ParentsFor: q.Get("parents_for"), Remove: list(q, "remove")}
+		opts := graphs.DOTOptions{Tasks: list(q, "tasks"), ParentsFor: q["parents_for"], Remove: list(q, "remove")}
 		return h.svc.DOT(r.Context(), id, graphType(q), opts)
 	}()
 	if err != nil {
@@ -364,12 +328,9 @@ func (h *handlers) graphviz(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte(dot))
 }
 
-func (h *handlers) listGraphs(r *http.Request) (int, any, error) {
-	q, err := query(r, "releases_ids", "plugins_ids", "clusters_ids", "graph_types", "fetch_related")
-	if err != nil {
-		return 0, nil, err
-	}
+func (h *handlers) listGraphs(_ http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
 	var f graphs.GraphFilter
+	var err error
 	if f.Releases, err = idList(q, "releases_ids"); err != nil {
 		return 0, nil, err
 	}
@@ -387,7 +348,7 @@ func (h *handlers) listGraphs(r *http.Request) (int, any, error) {
 	return http.StatusOK, nonNil(gs), err
 }
 
-func (h *handlers) getGraph(r *http.Request) (int, any, error) {
+func (h *handlers) getGraph(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	id, err := pathID(r, "graph")
 	if err != nil {
 		return 0, nil, err
@@ -396,12 +357,12 @@ func (h *handlers) getGraph(r *http.Request) (int, any, error) {
 	return http.StatusOK, g, err
 }
 
-func (h *handlers) updateGraph(r *http.Request) (int, any, error) {
+func (h *handlers) updateGraph(_ http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
 	id, err := pathID(r, "graph")
 	if err != nil {
 		return 0, nil, err
 	}
-	in, validate, err := graphBody(r)
+	in, validate, err := graphBody(r, q)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -409,7 +370,7 @@ func (h *handlers) updateGraph(r *http.Request) (int, any, error) {
 	return http.StatusOK, g, err
 }
 
-func (h *handlers) deleteGraph(r *http.Request) (int, any, error) {
+func (h *handlers) deleteGraph(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	id, err := pathID(r, "graph")
 	if err != nil {
 		return 0, nil, err
@@ -417,74 +378,67 @@ func (h *handlers) deleteGraph(r *http.Request) (int, any, error) {
 	return http.StatusNoContent, nil, h.svc.DeleteGraph(r.Context(), id)
 }
 
-func (h *handlers) execute(w http.ResponseWriter, r *http.Request) {
+func (h *handlers) execute(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	var req graphs.ExecuteRequest
 	if err := httpapi.Decode(r, &req); err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	tx, err := h.svc.Execute(r.Context(), req)
-	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+	if err == nil {
+		w.Header().Set("Location", base+"/transactions/"+tx.UUID)
 	}
-	w.Header().Set("Location", base+"/transactions/"+tx.UUID)
-	httpapi.JSON(w, http.StatusAccepted, tx)
+	return http.StatusAccepted, tx, err
 }
 
 var txStatuses = []string{graphs.StatusPending, graphs.StatusRunning, graphs.StatusReady, graphs.StatusError}
 
-func (h *handlers) listTransactions(r *http.Request) (int, any, error) {
-	q, err := query(r, "cluster_id", "status", "limit")
-	if err != nil {
-		return 0, nil, err
-	}
-	var f graphs.TransactionFilter
-	if q.Has("cluster_id") {
-		id, err := parseID(q.Get("cluster_id"), "cluster")
+// maxTransactions caps a transaction listing.
+const maxTransactions = 1000
+
+func (h *handlers) listTransactions(_ http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
+	f := graphs.TransactionFilter{Status: q["status"], Limit: maxTransactions}
+	if v, ok := q["cluster_id"]; ok {
+		id, err := parseID(v, "cluster")
 		if err != nil {
 			return 0, nil, err
 		}
 		f.ClusterID = &id
 	}
-	if f.Status = q.Get("status"); f.Status != "" && !slices.Contains(txStatuses, f.Status) {
+	if f.Status != "" && !slices.Contains(txStatuses, f.Status) {
 		return 0, nil, errs.Invalidf("status %q is not one of %s", f.Status, strings.Join(txStatuses, ", "))
 	}
-	if q.Has("limit") {
-		n, err := strconv.Atoi(q.Get("limit"))
-		if err != nil || n < 1 {
-			return 0, nil, errs.Invalidf("limit %q is not a positive integer", q.Get("limit"))
+	if v, ok := q["limit"]; ok {
+		n, err := nodesapi.ParseLimit(v, maxTransactions)
+		if err != nil {
+			return 0, nil, err
 		}
 		f.Limit = n
 	}
 	txs, err := h.svc.Transactions(r.Context(), f)
-	if txs == nil {
-		txs = []graphs.Transaction{}
-	}
-	return http.StatusOK, txs, err
+	return http.StatusOK, nonNil(txs), err
 }
 
-func (h *handlers) getTransaction(r *http.Request) (int, any, error) {
+func (h *handlers) getTransaction(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	tx, err := h.svc.Transaction(r.Context(), r.PathValue("uuid"))
 	return http.StatusOK, tx, err
 }
 
-func (h *handlers) getPlan(r *http.Request) (int, any, error) {
+func (h *handlers) getPlan(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	p, err := h.svc.Plan(r.Context(), r.PathValue("uuid"))
 	return http.StatusOK, p, err
 }
 
-func (h *handlers) stop(r *http.Request) (int, any, error) {
+func (h *handlers) stop(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	tx, err := h.svc.Stop(r.Context(), r.PathValue("uuid"))
 	return http.StatusOK, tx, err
 }
 
-func (h *handlers) claim(r *http.Request) (int, any, error) {
+func (h *handlers) claim(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	c, err := h.svc.Claim(r.Context(), r.PathValue("uuid"), r.PathValue("node"))
 	return http.StatusOK, c, err
 }
 
-func (h *handlers) report(r *http.Request) (int, any, error) {
+func (h *handlers) report(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	var rep graphs.TaskReport
 	if err := httpapi.Decode(r, &rep); err != nil {
 		return 0, nil, err

@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
-	"net/http"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -29,8 +29,12 @@ source named by its path without the extension, at the node's level:
 astute.yaml -> astute, globals.yaml -> globals, override/plugins.yaml ->
 override/plugins, override/configuration/role.yaml -> override/configuration/role.
 
-A file becomes a new version only when its content differs from the stored
-document; unchanged files are skipped. --level names the levels before the
+Fuel's per-key files follow the Hiera backend's split: override/node/<fqdn>.yaml
+becomes key <fqdn> of data source override/node (when override/node is a data
+source of the environment and override/node/<fqdn> is not).
+
+A data source becomes a new version only when its content differs from the
+stored document; unchanged ones are skipped. --level names the levels before the
 node when the environment has more than one (e.g. role=controller).
 Each data source must be defined in a component of the environment.`,
 		Args: exactArgs("DIR"),
@@ -53,9 +57,6 @@ Each data source must be defined in a component of the environment.`,
 			levels = append(levels, levelPair{Name: nodesLevel, Value: node})
 			if levels, err = resolveNodeLevels(cmd.Context(), c, levels); err != nil {
 				return err
-			}
-			if _, err := c.do(cmd.Context(), request{Method: http.MethodGet, Path: configBase + "/environments/" + url.PathEscape(env)}); err != nil {
-				return fmt.Errorf("environment %s: %w", env, err)
 			}
 			return importFiles(cmd.Context(), cmd.OutOrStdout(), c, env, levels, files, dryRun)
 		},
@@ -120,62 +121,174 @@ func hieraFiles(dir string) ([]hieraFile, error) {
 	return files, nil
 }
 
-// importFiles uploads each file whose content differs from the stored
-// document, reporting one line per file and a summary. Failures of single
-// files do not stop the others; any failure makes the command fail.
+// definedSources lists the data sources (resource definition names) of the
+// environment's components.
+func definedSources(ctx context.Context, c *apiClient, env string) (map[string]bool, error) {
+	var environment struct {
+		Components []json.RawMessage `json:"components"`
+	}
+	if err := c.getJSON(ctx, configBase+"/environments/"+url.PathEscape(env), nil, &environment); err != nil {
+		return nil, fmt.Errorf("environment %s: %w", env, err)
+	}
+	defined := map[string]bool{}
+	for _, raw := range environment.Components {
+		id, err := decodeJSON(raw)
+		if err != nil {
+			return nil, err
+		}
+		var component struct {
+			ResourceDefinitions []struct {
+				Name string `json:"name"`
+			} `json:"resource_definitions"`
+		}
+		if err := c.getJSON(ctx, compPath(fmt.Sprint(id)), nil, &component); err != nil {
+			return nil, fmt.Errorf("component %v of environment %s: %w", id, env, err)
+		}
+		for _, d := range component.ResourceDefinitions {
+			defined[d.Name] = true
+		}
+	}
+	return defined, nil
+}
+
+// upload is the document of one data source and the files it is made of.
+type upload struct {
+	resource string
+	// whole is the file holding the whole document ("" when none).
+	whole string
+	// keyed maps a top-level key to the file holding its value: Fuel kept
+	// per-node, per-class and per-module data as override/node/<fqdn>.yaml,
+	// and the Hiera backend's split reads it as key <fqdn> of override/node.
+	keyed map[string]string
+}
+
+// planUploads groups files into data sources. A file D/N.yaml goes to key N
+// of data source D when D/N is not a data source of the environment but D is;
+// every other file is the whole document of the data source its path names.
+func planUploads(files []hieraFile, defined map[string]bool) []*upload {
+	byResource := map[string]*upload{}
+	var uploads []*upload
+	get := func(resource string) *upload {
+		u, ok := byResource[resource]
+		if !ok {
+			u = &upload{resource: resource, keyed: map[string]string{}}
+			byResource[resource] = u
+			uploads = append(uploads, u)
+		}
+		return u
+	}
+	for _, f := range files {
+		if dir, key, ok := cutLast(f.Resource); ok && !defined[f.Resource] && defined[dir] {
+			get(dir).keyed[key] = f.Path
+			continue
+		}
+		get(f.Resource).whole = f.Path
+	}
+	slices.SortFunc(uploads, func(a, b *upload) int { return strings.Compare(a.resource, b.resource) })
+	return uploads
+}
+
+func cutLast(resource string) (dir, key string, ok bool) {
+	i := strings.LastIndex(resource, "/")
+	if i < 0 {
+		return "", "", false
+	}
+	return resource[:i], resource[i+1:], true
+}
+
+// document reads the upload's files into one document.
+func (u *upload) document() (map[string]any, error) {
+	doc := map[string]any{}
+	if u.whole != "" {
+		var err error
+		if doc, err = readHieraFile(u.whole); err != nil {
+			return nil, err
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(u.keyed)) {
+		file := u.keyed[key]
+		if _, dup := doc[key]; dup {
+			return nil, fmt.Errorf("key %q is both in %s and in %s", key, u.whole, file)
+		}
+		v, err := readHieraFile(file)
+		if err != nil {
+			return nil, err
+		}
+		doc[key] = v
+	}
+	return doc, nil
+}
+
+// readHieraFile reads a Hiera data file: a YAML mapping, or nothing.
+func readHieraFile(path string) (map[string]any, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	v, err := decodeYAML(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if v == nil {
+		return map[string]any{}, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: a Hiera data file must hold a mapping", path)
+	}
+	return m, nil
+}
+
+// importFiles uploads each data source whose content differs from the stored
+// document, reporting one line per data source and a summary. Failures of
+// single data sources do not stop the others; any failure makes the command fail.
 func importFiles(ctx context.Context, w io.Writer, c *apiClient, env string, levels []levelPair, files []hieraFile, dryRun bool) error {
+	defined, err := definedSources(ctx, c, env)
+	if err != nil {
+		return err
+	}
+	uploads := planUploads(files, defined)
 	var updated, unchanged, failed int
 	verb := "updated"
 	if dryRun {
 		verb = "would update"
 	}
-	for _, f := range files {
-		ref := docRef{Env: env, Levels: levels, Resource: f.Resource}
-		changed, version, err := importFile(ctx, c, ref, f.Path, dryRun)
+	for _, u := range uploads {
+		ref := docRef{Env: env, Levels: levels, Resource: u.resource}
+		changed, version, err := importUpload(ctx, c, ref, u, defined, dryRun)
 		switch {
 		case err != nil:
 			failed++
-			fmt.Fprintf(w, "%-40s failed: %v\n", f.Resource, err)
+			fmt.Fprintf(w, "%-40s failed: %v\n", u.resource, err)
 		case changed && dryRun:
 			updated++
-			fmt.Fprintf(w, "%-40s %s\n", f.Resource, verb)
+			fmt.Fprintf(w, "%-40s %s\n", u.resource, verb)
 		case changed:
 			updated++
-			fmt.Fprintf(w, "%-40s %s (version %s)\n", f.Resource, verb, version)
+			fmt.Fprintf(w, "%-40s %s (version %s)\n", u.resource, verb, version)
 		default:
 			unchanged++
-			fmt.Fprintf(w, "%-40s unchanged\n", f.Resource)
+			fmt.Fprintf(w, "%-40s unchanged\n", u.resource)
 		}
 	}
 	fmt.Fprintf(w, "environment %s at %s: %d %s, %d unchanged, %d failed\n", env, formatLevels(levels), updated, verb, unchanged, failed)
 	if failed > 0 {
-		return fmt.Errorf("%d of %d files failed to import", failed, len(files))
+		return fmt.Errorf("%d of %d data sources failed to import", failed, len(uploads))
 	}
 	return nil
 }
 
-// importFile uploads one file unless the stored document already has its
-// content; it reports whether the content changed and the version written.
-func importFile(ctx context.Context, c *apiClient, ref docRef, path string, dryRun bool) (bool, string, error) {
-	data, err := os.ReadFile(path)
+// importUpload writes one data source unless the stored document already has
+// its content; it reports whether the content changed and the version written.
+func importUpload(ctx context.Context, c *apiClient, ref docRef, u *upload, defined map[string]bool, dryRun bool) (bool, string, error) {
+	if !defined[u.resource] {
+		return false, "", fmt.Errorf("data source %s is not defined in environment %s", u.resource, ref.Env)
+	}
+	doc, err := u.document()
 	if err != nil {
 		return false, "", err
-	}
-	doc, err := decodeYAML(data)
-	if err != nil {
-		return false, "", err
-	}
-	if doc == nil {
-		doc = map[string]any{}
-	}
-	if _, ok := doc.(map[string]any); !ok {
-		return false, "", errors.New("a Hiera data file must hold a mapping")
 	}
 	current, _, err := getDocument(ctx, c, ref, kindValues, 0)
-	var apiErr *apiError
-	if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
-		return false, "", fmt.Errorf("data source %s is not defined in environment %s (%s)", ref.Resource, ref.Env, apiErr.Message)
-	}
 	if err != nil {
 		return false, "", err
 	}

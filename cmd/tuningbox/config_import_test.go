@@ -99,7 +99,8 @@ memcached_addresses: [10.20.0.3, 10.20.0.4, 10.20.0.5]
 keystone_hash: {service_token_off: false, admin_token: abc}
 `)
 	writeTreeFile(t, dir, "override/plugins.yaml", "nova:\n  workers: 16\nplugin_enabled: true\n")
-	writeTreeFile(t, dir, "override/node.yaml", fqdn+":\n  debug: true\n")
+	// Fuel's per-node file: key fqdn of data source override/node.
+	writeTreeFile(t, dir, "override/node/"+fqdn+".yaml", "debug: true\nnova: {workers: 2}\n")
 	writeTreeFile(t, dir, "override/common.yaml", "")
 	writeTreeFile(t, dir, "override/configuration/node.yaml", "configuration:\n  nova_config:\n    DEFAULT/debug: {value: true}\n")
 	writeTreeFile(t, dir, "override/configuration/role.yaml", "configuration: {}\n")
@@ -169,6 +170,10 @@ func TestConfigImport(t *testing.T) {
 		}
 	}
 
+	// override/node/<fqdn>.yaml is key <fqdn> of override/node, where the Hiera backend's split reads it.
+	assertJSON(t, mustCLI(t, url, "", "config", "get", "--env", "1", "--level", "nodes=7", "--resource", "override/node"),
+		`{"node-1.domain.tld": {"debug": true, "nova": {"workers": 2}}}`)
+
 	// A second run with nothing changed writes nothing.
 	out = mustCLI(t, url, "", importArgs...)
 	if !strings.HasSuffix(out, ": 0 updated, 8 unchanged, 0 failed\n") {
@@ -207,18 +212,21 @@ func TestConfigImportFailures(t *testing.T) {
 	dir := t.TempDir()
 	writeTreeFile(t, dir, "astute.yaml", "a: 1\n")
 	writeTreeFile(t, dir, "undefined_source.yaml", "a: 1\n")
-	writeTreeFile(t, dir, "broken.yaml", "a: [1\n")
-	writeTreeFile(t, dir, "list.yaml", "- 1\n")
+	writeTreeFile(t, dir, "globals.yaml", "a: [1\n")
+	writeTreeFile(t, dir, "override/plugins.yaml", "- 1\n")
+	writeTreeFile(t, dir, "override/node.yaml", "node-1.domain.tld: {a: 1}\n")
+	writeTreeFile(t, dir, "override/node/node-1.domain.tld.yaml", "a: 2\n")
 
 	out, err := cli(t, url, "", "config", "import", "--env", "1", "--node", "node-1.domain.tld", dir)
-	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "3 of 4 files failed") {
-		t.Fatalf("err = %v, want 3 of 4 failed\n%s", err, out)
+	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "4 of 5 data sources failed") {
+		t.Fatalf("err = %v, want 4 of 5 failed\n%s", err, out)
 	}
 	results := importResults(t, out)
 	if results["astute"] != "updated (version 1)" ||
 		!strings.Contains(results["undefined_source"], "not defined in environment 1") ||
-		!strings.Contains(results["broken"], "invalid YAML") ||
-		!strings.Contains(results["list"], "must hold a mapping") {
+		!strings.Contains(results["globals"], "invalid YAML") ||
+		!strings.Contains(results["override/plugins"], "must hold a mapping") ||
+		!strings.Contains(results["override/node"], `key "node-1.domain.tld" is both in`) {
 		t.Errorf("per-file results:\n%s", out)
 	}
 

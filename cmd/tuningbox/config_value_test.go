@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -284,5 +285,32 @@ func writeTreeFile(t *testing.T, dir, name, content string) {
 	}
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestPlanUploads(t *testing.T) {
+	files := []hieraFile{
+		{Path: "a.yaml", Resource: "astute"},
+		{Path: "n.yaml", Resource: "override/node"},
+		{Path: "n1.yaml", Resource: "override/node/node-1.domain.tld"},
+		{Path: "n2.yaml", Resource: "override/node/node-2.domain.tld"},
+		{Path: "c.yaml", Resource: "override/class/nova::api"},
+		{Path: "p.yaml", Resource: "override/plugins"},
+		{Path: "x.yaml", Resource: "undefined/thing"},
+	}
+	defined := map[string]bool{"astute": true, "override/node": true, "override/class": true, "override/plugins": true}
+	var got []string
+	for _, u := range planUploads(files, defined) {
+		got = append(got, fmt.Sprintf("%s whole=%q keyed=%v", u.resource, u.whole, u.keyed))
+	}
+	want := []string{
+		`astute whole="a.yaml" keyed=map[]`,
+		`override/class whole="" keyed=map[nova::api:c.yaml]`,
+		`override/node whole="n.yaml" keyed=map[node-1.domain.tld:n1.yaml node-2.domain.tld:n2.yaml]`,
+		`override/plugins whole="p.yaml" keyed=map[]`,
+		`undefined/thing whole="x.yaml" keyed=map[]`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("plan:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

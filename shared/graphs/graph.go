@@ -125,9 +125,9 @@ type graphPointer struct {
 	GraphID int64 `json:"graph_id"`
 }
 
-// inlineLimit is the largest graph record kept whole in the index: below the
-// 350 KiB item cap with room for the backend's own attributes.
-const inlineLimit = 300 << 10
+// inlineLimit is the largest graph record kept whole in the index: below
+// store.MaxValueSize with room for the backend's own attributes.
+const inlineLimit = store.MaxValueSize - 50<<10
 
 func (s *Service) encodeGraph(ctx context.Context, g Graph) ([]byte, error) {
 	tasks := g.Tasks

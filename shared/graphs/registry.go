@@ -219,6 +219,10 @@ func (s *Service) SetCluster(ctx context.Context, id int64, in ClusterInput) (Cl
 		c.Plugins = []int64{}
 	}
 	slices.Sort(c.Plugins)
+	// One write holds the settings, the release and every plugin.
+	if maxPlugins := store.MaxWriteBatch - 2; len(c.Plugins) > maxPlugins {
+		return ClusterSettings{}, errs.Invalidf("plugins: at most %d plugins per cluster", maxPlugins)
+	}
 	for i := 1; i < len(c.Plugins); i++ {
 		if c.Plugins[i] == c.Plugins[i-1] {
 			return ClusterSettings{}, errs.Invalidf("plugins: plugin %d is listed twice", c.Plugins[i])
@@ -241,9 +245,6 @@ func (s *Service) SetCluster(ctx context.Context, id int64, in ClusterInput) (Cl
 		if err := guard(Plugin, p); err != nil {
 			return ClusterSettings{}, err
 		}
-	}
-	if len(ops)+1 > store.MaxWriteBatch {
-		return ClusterSettings{}, errs.Invalidf("plugins: at most %d plugins per cluster", store.MaxWriteBatch-2)
 	}
 	ops = append(ops, store.Put(clusterKey(id), mustJSON(c)))
 	if err := s.idx.Write(ctx, ops...); err != nil {

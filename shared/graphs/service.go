@@ -58,10 +58,9 @@ func clusterName(id int64) string { return strconv.FormatInt(id, 10) }
 
 // getMany reads keys in BatchGet-sized chunks.
 func (s *Service) getMany(ctx context.Context, keys []store.Key) (map[store.Key]store.Item, error) {
-	const chunk = 100
 	out := make(map[store.Key]store.Item, len(keys))
-	for start := 0; start < len(keys); start += chunk {
-		items, err := s.idx.BatchGet(ctx, keys[start:min(start+chunk, len(keys))])
+	for start := 0; start < len(keys); start += store.MaxBatchGet {
+		items, err := s.idx.BatchGet(ctx, keys[start:min(start+store.MaxBatchGet, len(keys))])
 		if err != nil {
 			return nil, err
 		}

@@ -38,19 +38,38 @@ func OpenBackend(ctx context.Context, cfg Config) (store.Backend, error) {
 // NewHandler builds the HTTP handler serving the named endpoint groups (all of
 // them when groups is empty) over backend b, inside the shared middleware.
 func NewHandler(b store.Backend, cfg Config, logger *slog.Logger, groups ...string) (http.Handler, error) {
+	mux, svc, err := routes(b, cfg, logger, groups...)
+	if err != nil {
+		return nil, err
+	}
+	// Every request is authenticated and authorized before any route, and every write is audited.
+	return httpapi.Wrap(svc.guard.Audit(mux), httpapi.Options{MaxBody: cfg.MaxBody, Logger: logger, Authenticate: svc.guard.Check}), nil
+}
+
+// Routes returns the bare routes of the named endpoint groups, without the
+// middleware: the route-walk test lists every registered pattern from it.
+func Routes(b store.Backend, cfg Config, groups ...string) (*http.ServeMux, error) {
+	mux, _, err := routes(b, cfg, nil, groups...)
+	return mux, err
+}
+
+func routes(b store.Backend, cfg Config, logger *slog.Logger, groups ...string) (*http.ServeMux, *services, error) {
 	for _, g := range groups {
 		if _, ok := groupRoutes[g]; !ok {
-			return nil, fmt.Errorf("unknown endpoint group %q", g)
+			return nil, nil, fmt.Errorf("unknown endpoint group %q", g)
 		}
 	}
-	svc := newServices(b)
+	svc, err := newServices(b, cfg, logger)
+	if err != nil {
+		return nil, nil, err
+	}
 	mux := http.NewServeMux()
 	for _, name := range GroupNames() {
 		if len(groups) == 0 || slices.Contains(groups, name) {
 			groupRoutes[name](mux, svc)
 		}
 	}
-	return httpapi.Wrap(mux, httpapi.Options{MaxBody: cfg.MaxBody, Logger: logger}), nil
+	return mux, svc, nil
 }
 
 // GroupNames lists the endpoint groups in a stable order.
@@ -67,6 +86,15 @@ func GroupNames() []string {
 // the environment (the aws backend unless TUNINGBOX_BACKEND says otherwise),
 // clients built once per cold start, and the handler of the given groups.
 func LambdaHandler(ctx context.Context, getenv func(string) string, logger *slog.Logger, groups ...string) (http.Handler, error) {
+	b, cfg, err := lambdaBackend(ctx, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return NewHandler(b, cfg, logger, groups...)
+}
+
+// lambdaBackend loads a Lambda function's configuration and opens its backend.
+func lambdaBackend(ctx context.Context, getenv func(string) string) (store.Backend, Config, error) {
 	cfg, err := LoadConfig(func(name string) string {
 		if name == "TUNINGBOX_BACKEND" && getenv(name) == "" {
 			return BackendAWS
@@ -74,14 +102,11 @@ func LambdaHandler(ctx context.Context, getenv func(string) string, logger *slog
 		return getenv(name)
 	})
 	if err != nil {
-		return nil, err
+		return store.Backend{}, cfg, err
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return store.Backend{}, cfg, err
 	}
 	b, err := OpenBackend(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return NewHandler(b, cfg, logger, groups...)
+	return b, cfg, err
 }

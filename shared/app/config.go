@@ -32,13 +32,17 @@ type Config struct {
 	MaxBody int64
 	// BlobCacheBytes bounds the in-memory cache of immutable blobs.
 	BlobCacheBytes int64
+	// AdminUser and AdminPassword name a bootstrap administrator, created at
+	// start-up when no user of that name exists (an existing one is left alone).
+	AdminUser     string
+	AdminPassword string
 }
 
 // LoadConfig reads the configuration from environment variables through getenv:
 // TUNINGBOX_BACKEND, TUNINGBOX_DATA, TUNINGBOX_TABLE, TUNINGBOX_BUCKET,
 // TUNINGBOX_S3_PATH_STYLE, TUNINGBOX_CREATE_RESOURCES, TUNINGBOX_MAX_BODY,
-// TUNINGBOX_BLOB_CACHE_BYTES. AWS endpoints come from the SDK's own
-// AWS_ENDPOINT_URL* variables. Callers apply their own overrides (flags), then Validate.
+// TUNINGBOX_BLOB_CACHE_BYTES, TUNINGBOX_ADMIN_USER, TUNINGBOX_ADMIN_PASSWORD.
+// AWS endpoints come from the SDK's own AWS_ENDPOINT_URL* variables. Callers apply their own overrides (flags), then Validate.
 func LoadConfig(getenv func(string) string) (Config, error) {
 	cfg := Config{
 		Backend:        BackendEmbedded,
@@ -55,6 +59,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	setString(&cfg.DataDir, "TUNINGBOX_DATA")
 	setString(&cfg.Table, "TUNINGBOX_TABLE")
 	setString(&cfg.Bucket, "TUNINGBOX_BUCKET")
+	setString(&cfg.AdminUser, "TUNINGBOX_ADMIN_USER")
+	cfg.AdminPassword = getenv("TUNINGBOX_ADMIN_PASSWORD") // as given: spaces may be part of it
 	var err error
 	if cfg.S3PathStyle, err = parseBool(getenv, "TUNINGBOX_S3_PATH_STYLE", false); err != nil {
 		return cfg, err
@@ -87,6 +93,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxBody <= 0 {
 		return fmt.Errorf("max body must be positive")
+	}
+	if (c.AdminUser == "") != (c.AdminPassword == "") {
+		return fmt.Errorf("TUNINGBOX_ADMIN_USER and TUNINGBOX_ADMIN_PASSWORD go together")
 	}
 	return nil
 }

@@ -2,10 +2,12 @@ package app
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/authapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/configapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/nodesapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/templatesapi"
@@ -19,15 +21,20 @@ type services struct {
 	config    *configdb.Service
 	nodes     *nodes.Service
 	templates *templates.Service
+	// guard authenticates, authorizes and audits every request (shared/httpapi/authapi).
+	guard *authapi.Middleware
 }
 
-func newServices(b store.Backend) *services {
+func newServices(b store.Backend, cfg Config, logger *slog.Logger) (*services, error) {
 	config := configdb.NewService(b.Index, b.Blobs)
-	return &services{
+	s := &services{
 		config:    config,
 		nodes:     nodes.NewService(b.Index, configEnvironments{config}),
 		templates: templates.NewService(b.Index),
 	}
+	var err error
+	s.guard, err = newGuard(b.Index, s, cfg, logger)
+	return s, err
 }
 
 // configEnvironments lets the node registry resolve ConfigDB environments.
@@ -53,4 +60,6 @@ var groupRoutes = map[string]func(mux *http.ServeMux, s *services){
 		nodesapi.Register(mux, s.nodes)
 		templatesapi.Register(mux, s.templates, s.nodes)
 	},
+	// Users, API tokens and the audit log.
+	"auth": func(mux *http.ServeMux, s *services) { s.guard.Register(mux) },
 }

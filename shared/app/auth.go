@@ -1,0 +1,63 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strconv"
+
+	"github.com/tuningbox/tuningbox/shared/auth"
+	"github.com/tuningbox/tuningbox/shared/auth/audit"
+	"github.com/tuningbox/tuningbox/shared/httpapi/authapi"
+	"github.com/tuningbox/tuningbox/shared/store"
+)
+
+// newGuard builds the authentication middleware over idx and creates the
+// bootstrap administrator that cfg names, unless that user exists.
+func newGuard(idx store.Index, s *services, cfg Config, logger *slog.Logger) (*authapi.Middleware, error) {
+	users := auth.NewService(idx, auth.WithNodeNames(registryNodeNames{s}))
+	if cfg.AdminUser != "" {
+		created, err := users.EnsureUser(context.Background(), auth.NewUser{Name: cfg.AdminUser, Password: cfg.AdminPassword, Role: auth.Admin})
+		if err != nil {
+			return nil, err
+		}
+		if created && logger != nil {
+			logger.Info("created the bootstrap administrator", "user", cfg.AdminUser)
+		}
+	}
+	return authapi.New(users, audit.New(idx, nil), configEnvironmentIDs{s}, logger), nil
+}
+
+// registryNodeNames gives a node user every name of its node in the registry.
+type registryNodeNames struct{ s *services }
+
+func (r registryNodeNames) NodeNames(ctx context.Context, ref string) ([]string, error) {
+	n, err := r.s.nodes.Resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return []string{strconv.FormatInt(n.ID, 10), n.FQDN, n.UUID}, nil
+}
+
+// configEnvironmentIDs resolves environment references for the audit log.
+type configEnvironmentIDs struct{ s *services }
+
+func (c configEnvironmentIDs) EnvironmentID(ctx context.Context, ref string) (int64, error) {
+	env, err := c.s.config.GetEnvironment(ctx, ref)
+	return env.ID, err
+}
+
+// LambdaAuthorizer is the start-up of the API Gateway request authorizer
+// (functions/authorizer): the same configuration, user store and checks as
+// every route's function. The returned function handles one authorizer event.
+func LambdaAuthorizer(ctx context.Context, getenv func(string) string, logger *slog.Logger) (func(context.Context, json.RawMessage) (any, error), error) {
+	b, cfg, err := lambdaBackend(ctx, getenv)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newServices(b, cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	return s.guard.AuthorizeEvent, nil
+}

@@ -26,6 +26,8 @@ type client struct {
 	t    *testing.T
 	base string // .../api/v1/config
 	http *http.Client
+	// authorize adds the credentials to a request (nothing for an open server).
+	authorize func(*http.Request)
 }
 
 type response struct {
@@ -34,14 +36,24 @@ type response struct {
 	body   []byte
 }
 
-// newClient returns a client of the server at TUNINGBOX_URL, or skips the test when it is not set.
+// newClient returns a client of the server at TUNINGBOX_URL, or skips the test when
+// it is not set. Like the CLI, it authenticates with TUNINGBOX_TOKEN (Bearer) or
+// TUNINGBOX_USER and TUNINGBOX_PASSWORD (Basic); the suite needs an administrator.
 func newClient(t *testing.T) *client {
 	t.Helper()
 	base := os.Getenv("TUNINGBOX_URL")
 	if base == "" {
 		t.Skip("no server: set TUNINGBOX_URL (e.g. http://127.0.0.1:8080) to run the HTTP black-box suite")
 	}
-	return clientFor(t, base)
+	c := clientFor(t, base)
+	user, password, token := os.Getenv("TUNINGBOX_USER"), os.Getenv("TUNINGBOX_PASSWORD"), os.Getenv("TUNINGBOX_TOKEN")
+	switch {
+	case token != "":
+		c.authorize = func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }
+	case user != "":
+		c.authorize = func(r *http.Request) { r.SetBasicAuth(user, password) }
+	}
+	return c
 }
 
 // clientFor returns a client of the server at base, which must be on the loopback interface.
@@ -51,7 +63,12 @@ func clientFor(t *testing.T, base string) *client {
 	if err != nil || !loopback(u.Hostname()) {
 		t.Fatalf("server %q: the tests only talk to servers on the loopback interface", base)
 	}
-	return &client{t: t, base: strings.TrimSuffix(base, "/") + "/api/v1/config", http: &http.Client{Timeout: 30 * time.Second}}
+	return &client{
+		t:         t,
+		base:      strings.TrimSuffix(base, "/") + "/api/v1/config",
+		http:      &http.Client{Timeout: 30 * time.Second},
+		authorize: func(*http.Request) {},
+	}
 }
 
 // do sends a request; body is JSON-encoded unless it is a string (sent as is, as JSON).
@@ -78,6 +95,7 @@ func (c *client) do(method, path string, body any, header ...string) response {
 	if rd != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	c.authorize(req)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}

@@ -44,7 +44,10 @@ elapsed() { echo $((SECONDS - $1))s; }
 run_suite() {
   local name=$1 t0=$SECONDS port
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  local password
+  password=$(python3 -c 'import secrets; print(secrets.token_urlsafe(18))')
   TUNINGBOX_TABLE=tuningbox-bb-$name TUNINGBOX_BUCKET=tuningbox-bb-$name \
+    TUNINGBOX_ADMIN_USER=integration TUNINGBOX_ADMIN_PASSWORD=$password \
     "$RUN/tuningbox" serve --backend aws --create-resources --s3-path-style --listen "127.0.0.1:$port" \
     >"$RUN/serve-$name.log" 2>&1 &
   echo $! >"$RUN/serve.pid"
@@ -61,7 +64,8 @@ run_suite() {
   fi
   log "[$name] tuningbox serve --backend aws on 127.0.0.1:$port (pid $pid)"
   local status=0
-  TUNINGBOX_URL=http://127.0.0.1:$port go test -count=1 -v ./localstack/ >"$RUN/test-$name.log" 2>&1 || status=$?
+  TUNINGBOX_URL=http://127.0.0.1:$port TUNINGBOX_USER=integration TUNINGBOX_PASSWORD=$password \
+    go test -count=1 -v ./localstack/ >"$RUN/test-$name.log" 2>&1 || status=$?
   stop_serve
   # Top-level results and the measured numbers; DynamoDB Local's error responses lack
   # the CRC32 header the SDK checks, which only makes it log a warning.

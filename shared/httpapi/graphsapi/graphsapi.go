@@ -52,8 +52,8 @@ func Register(mux *http.ServeMux, svc *graphs.Service) {
 		handle("DELETE "+owned+"/{type}", h.deleteOwned(o.kind))
 	}
 	clusters := base + "/clusters/{id}"
-	handle("GET "+clusters, h.getCluster)
-	handle("PUT "+clusters, h.putCluster)
+	handle("GET "+clusters, withID("cluster", h.getCluster))
+	handle("PUT "+clusters, withID("cluster", h.putCluster))
 	handle("GET "+clusters+"/deployment_tasks", h.deploymentTasks(graphs.Merged), "graph_type")
 	handle("GET "+clusters+"/deployment_tasks/own", h.deploymentTasks(graphs.Own), "graph_type")
 	handle("GET "+clusters+"/deployment_tasks/plugins", h.deploymentTasks(graphs.Plugins), "graph_type")
@@ -61,10 +61,10 @@ func Register(mux *http.ServeMux, svc *graphs.Service) {
 	mux.HandleFunc("GET "+clusters+"/deploy_tasks/graph.gv", nodesapi.WithQuery(h.graphviz, "graph_type", "tasks", "parents_for", "remove"))
 
 	handle("GET "+base+"/graphs", h.listGraphs, "releases_ids", "plugins_ids", "clusters_ids", "graph_types", "fetch_related")
-	handle("GET "+base+"/graphs/{id}", h.getGraph)
-	handle("PUT "+base+"/graphs/{id}", h.updateGraph, "validate")
-	handle("PATCH "+base+"/graphs/{id}", h.updateGraph, "validate")
-	handle("DELETE "+base+"/graphs/{id}", h.deleteGraph)
+	handle("GET "+base+"/graphs/{id}", withID("graph", h.getGraph))
+	handle("PUT "+base+"/graphs/{id}", withID("graph", h.updateGraph), "validate")
+	handle("PATCH "+base+"/graphs/{id}", withID("graph", h.updateGraph), "validate")
+	handle("DELETE "+base+"/graphs/{id}", withID("graph", h.deleteGraph))
 	handle("POST "+base+"/graphs/execute", h.execute)
 
 	tx := base + "/transactions/{uuid}"
@@ -140,9 +140,18 @@ func idList(q map[string]string, name string) ([]int64, error) {
 
 func pathID(r *http.Request, what string) (int64, error) { return parseID(r.PathValue("id"), what) }
 
-func ownerOf(r *http.Request, kind graphs.OwnerKind) (graphs.Owner, error) {
-	id, err := pathID(r, string(kind))
-	return graphs.Owner{Kind: kind, ID: id}, err
+// idHandler is a route body for a path with an integer {id}.
+type idHandler func(w http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error)
+
+// withID parses the path's {id} (what names it in errors) before fn.
+func withID(what string, fn idHandler) handler {
+	return func(w http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
+		id, err := pathID(r, what)
+		if err != nil {
+			return 0, nil, err
+		}
+		return fn(w, r, q, id)
+	}
 }
 
 // graphType reads ?graph_type=, the default type when absent.
@@ -183,46 +192,40 @@ func (h *handlers) createEntry(kind graphs.OwnerKind, path string) handler {
 }
 
 func (h *handlers) getEntry(kind graphs.OwnerKind) handler {
-	return func(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
-		id, err := pathID(r, string(kind))
-		if err != nil {
-			return 0, nil, err
-		}
+	return withID(string(kind), func(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
 		e, err := h.svc.Entry(r.Context(), kind, id)
 		return http.StatusOK, e, err
-	}
+	})
 }
 
 func (h *handlers) deleteEntry(kind graphs.OwnerKind) handler {
-	return func(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
-		id, err := pathID(r, string(kind))
-		if err != nil {
-			return 0, nil, err
-		}
+	return withID(string(kind), func(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
 		return http.StatusNoContent, nil, h.svc.DeleteEntry(r.Context(), kind, id)
-	}
+	})
+}
+
+// ownerHandler is a route body for one owner's graphs.
+type ownerHandler func(w http.ResponseWriter, r *http.Request, q map[string]string, o graphs.Owner) (int, any, error)
+
+// withOwner reads the owner of the kind from the path's {id} before fn.
+func withOwner(kind graphs.OwnerKind, fn ownerHandler) handler {
+	return withID(string(kind), func(w http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
+		return fn(w, r, q, graphs.Owner{Kind: kind, ID: id})
+	})
 }
 
 func (h *handlers) listOwned(kind graphs.OwnerKind) handler {
-	return func(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
-		o, err := ownerOf(r, kind)
-		if err != nil {
-			return 0, nil, err
-		}
+	return withOwner(kind, func(_ http.ResponseWriter, r *http.Request, _ map[string]string, o graphs.Owner) (int, any, error) {
 		gs, err := h.svc.GraphsOf(r.Context(), o)
 		return http.StatusOK, nonNil(gs), err
-	}
+	})
 }
 
 func (h *handlers) getOwned(kind graphs.OwnerKind) handler {
-	return func(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
-		o, err := ownerOf(r, kind)
-		if err != nil {
-			return 0, nil, err
-		}
+	return withOwner(kind, func(_ http.ResponseWriter, r *http.Request, _ map[string]string, o graphs.Owner) (int, any, error) {
 		g, err := h.svc.GraphOf(r.Context(), o, r.PathValue("type"))
 		return http.StatusOK, g, err
-	}
+	})
 }
 
 // graphBody reads a graph upload: the JSON body and the ?validate flag.
@@ -236,11 +239,7 @@ func graphBody(r *http.Request, q map[string]string) (graphs.GraphInput, bool, e
 }
 
 func (h *handlers) createOwned(kind graphs.OwnerKind) handler {
-	return func(w http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
-		o, err := ownerOf(r, kind)
-		if err != nil {
-			return 0, nil, err
-		}
+	return withOwner(kind, func(w http.ResponseWriter, r *http.Request, q map[string]string, o graphs.Owner) (int, any, error) {
 		in, validate, err := graphBody(r, q)
 		if err != nil {
 			return 0, nil, err
@@ -250,48 +249,32 @@ func (h *handlers) createOwned(kind graphs.OwnerKind) handler {
 			w.Header().Set("Location", fmt.Sprintf("%s/graphs/%d", base, g.ID))
 		}
 		return http.StatusCreated, g, err
-	}
+	})
 }
 
 func (h *handlers) updateOwned(kind graphs.OwnerKind) handler {
-	return func(_ http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
-		o, err := ownerOf(r, kind)
-		if err != nil {
-			return 0, nil, err
-		}
+	return withOwner(kind, func(_ http.ResponseWriter, r *http.Request, q map[string]string, o graphs.Owner) (int, any, error) {
 		in, validate, err := graphBody(r, q)
 		if err != nil {
 			return 0, nil, err
 		}
 		g, err := h.svc.UpdateGraphOf(r.Context(), o, r.PathValue("type"), in, validate)
 		return http.StatusOK, g, err
-	}
+	})
 }
 
 func (h *handlers) deleteOwned(kind graphs.OwnerKind) handler {
-	return func(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
-		o, err := ownerOf(r, kind)
-		if err != nil {
-			return 0, nil, err
-		}
+	return withOwner(kind, func(_ http.ResponseWriter, r *http.Request, _ map[string]string, o graphs.Owner) (int, any, error) {
 		return http.StatusNoContent, nil, h.svc.DeleteGraphOf(r.Context(), o, r.PathValue("type"))
-	}
+	})
 }
 
-func (h *handlers) getCluster(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
-	id, err := pathID(r, "cluster")
-	if err != nil {
-		return 0, nil, err
-	}
+func (h *handlers) getCluster(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
 	c, err := h.svc.Cluster(r.Context(), id)
 	return http.StatusOK, c, err
 }
 
-func (h *handlers) putCluster(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
-	id, err := pathID(r, "cluster")
-	if err != nil {
-		return 0, nil, err
-	}
+func (h *handlers) putCluster(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
 	var in graphs.ClusterInput
 	if err := httpapi.Decode(r, &in); err != nil {
 		return 0, nil, err
@@ -301,25 +284,19 @@ func (h *handlers) putCluster(_ http.ResponseWriter, r *http.Request, _ map[stri
 }
 
 func (h *handlers) deploymentTasks(from graphs.Source) handler {
-	return func(_ http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
-		id, err := pathID(r, "cluster")
-		if err != nil {
-			return 0, nil, err
-		}
+	return withID("cluster", func(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
 		tasks, err := h.svc.DeploymentTasks(r.Context(), id, graphType(q), from)
 		return http.StatusOK, tasks, err
-	}
+	})
 }
 
 func (h *handlers) graphviz(w http.ResponseWriter, r *http.Request, q map[string]string) {
-	dot, err := func() (string, error) {
-		id, err := pathID(r, "cluster")
-		if err != nil {
-			return "", err
-		}
+	id, err := pathID(r, "cluster")
+	var dot string
+	if err == nil {
 		opts := graphs.DOTOptions{Tasks: list(q, "tasks"), ParentsFor: q["parents_for"], Remove: list(q, "remove")}
-		return h.svc.DOT(r.Context(), id, graphType(q), opts)
-	}()
+		dot, err = h.svc.DOT(r.Context(), id, graphType(q), opts)
+	}
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
@@ -348,20 +325,12 @@ func (h *handlers) listGraphs(_ http.ResponseWriter, r *http.Request, q map[stri
 	return http.StatusOK, nonNil(gs), err
 }
 
-func (h *handlers) getGraph(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
-	id, err := pathID(r, "graph")
-	if err != nil {
-		return 0, nil, err
-	}
+func (h *handlers) getGraph(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
 	g, err := h.svc.Graph(r.Context(), id)
 	return http.StatusOK, g, err
 }
 
-func (h *handlers) updateGraph(_ http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
-	id, err := pathID(r, "graph")
-	if err != nil {
-		return 0, nil, err
-	}
+func (h *handlers) updateGraph(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
 	in, validate, err := graphBody(r, q)
 	if err != nil {
 		return 0, nil, err
@@ -370,11 +339,7 @@ func (h *handlers) updateGraph(_ http.ResponseWriter, r *http.Request, q map[str
 	return http.StatusOK, g, err
 }
 
-func (h *handlers) deleteGraph(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
-	id, err := pathID(r, "graph")
-	if err != nil {
-		return 0, nil, err
-	}
+func (h *handlers) deleteGraph(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
 	return http.StatusNoContent, nil, h.svc.DeleteGraph(r.Context(), id)
 }
 

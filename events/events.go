@@ -3,7 +3,7 @@
 //
 //	v1/<group>-<case>.json   REST API events (payload format 1.0)
 //	v2/<group>-<case>.json   HTTP API events (payload format 2.0)
-//	seed.json                requests that build the data every fixture expects
+//	seed.json                requests that build the data every fixture expects (SeedStore)
 //	testdata/<v>/<name>.golden.json  the expected responses, normalized
 //
 // <group> is the endpoint group (and Lambda function) that serves the event.
@@ -19,12 +19,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/tuningbox/tuningbox/shared/app"
+	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
 
 //go:embed v1/*.json v2/*.json seed.json
@@ -69,6 +75,14 @@ func Load() ([]Fixture, error) {
 	return out, nil
 }
 
+// Settings are the environment variables that a function serving the fixtures
+// needs besides its store: the administrator whose Basic credentials the seed
+// requests and most fixtures carry (created at start-up).
+var Settings = map[string]string{
+	"TUNINGBOX_ADMIN_USER":     "admin",
+	"TUNINGBOX_ADMIN_PASSWORD": "fixture-admin-password",
+}
+
 // seedRequest is one request of seed.json.
 type seedRequest struct {
 	Method  string            `json:"method"`
@@ -77,9 +91,41 @@ type seedRequest struct {
 	Body    json.RawMessage   `json:"body"`
 }
 
-// Seed replays seed.json through h, a handler serving every endpoint group,
-// and fails on the first response that is not a success.
-func Seed(h http.Handler) error {
+// SeedStore creates in dir the embedded store that every fixture expects: the
+// requests of seed.json, replayed as the administrator through a handler of
+// every endpoint group with Settings.
+func SeedStore(dir string) error {
+	b, err := bolt.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	cfg, err := app.LoadConfig(func(name string) string { return Settings[name] })
+	if err != nil {
+		return err
+	}
+	h, err := app.NewHandler(b, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	return seed(h)
+}
+
+// CopyStore copies the embedded store in dir src (closed) into dir dst, so
+// that every fixture starts from the same data without seeding it again.
+func CopyStore(src, dst string) error {
+	data, err := os.ReadFile(filepath.Join(src, bolt.FileName))
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dst, 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dst, bolt.FileName), data, 0o600)
+}
+
+// seed replays seed.json through h and fails on the first response that is not a success.
+func seed(h http.Handler) error {
 	data, err := files.ReadFile("seed.json")
 	if err != nil {
 		return err
@@ -90,6 +136,7 @@ func Seed(h http.Handler) error {
 	}
 	for _, sr := range requests {
 		req := httptest.NewRequest(sr.Method, sr.Path, bytes.NewReader(sr.Body))
+		req.SetBasicAuth(Settings["TUNINGBOX_ADMIN_USER"], Settings["TUNINGBOX_ADMIN_PASSWORD"])
 		if len(sr.Body) > 0 {
 			req.Header.Set("Content-Type", "application/json")
 		}

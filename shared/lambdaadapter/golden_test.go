@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -24,33 +23,33 @@ var update = flag.Bool("update", false, "rewrite the golden files in events/test
 const eventsDir = "../../events"
 
 // TestGoldenEvents pushes every API Gateway fixture in events/ through the
-// adapter, over the handler of the fixture's endpoint group on a freshly
-// seeded embedded store, and compares the response with its golden file.
+// adapter, over the handler of the fixture's endpoint group on its own copy of
+// the seeded embedded store, and compares the response with its golden file.
 func TestGoldenEvents(t *testing.T) {
 	fixtures, err := events.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := app.LoadConfig(func(string) string { return "" })
+	seeded := t.TempDir()
+	if err := events.SeedStore(seeded); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := app.LoadConfig(func(name string) string { return events.Settings[name] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for _, f := range fixtures {
 		t.Run(f.Name, func(t *testing.T) {
-			b, err := bolt.Open(t.TempDir())
+			dir := t.TempDir()
+			if err := events.CopyStore(seeded, dir); err != nil {
+				t.Fatal(err)
+			}
+			b, err := bolt.Open(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { b.Close() })
-			all, err := app.NewHandler(b, cfg, logger)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := events.Seed(all); err != nil {
-				t.Fatal(err)
-			}
-			h, err := app.NewHandler(b, cfg, logger, f.Group)
+			h, err := app.NewHandler(b, cfg, slog.New(slog.DiscardHandler), f.Group)
 			if err != nil {
 				t.Fatal(err)
 			}

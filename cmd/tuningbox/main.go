@@ -42,6 +42,8 @@ func newRootCmd() *cobra.Command {
 		newTemplateCmd(),
 		newNodeCmd(),
 		newGraphCmd(),
+		newUserCmd(),
+		newTokenCmd(),
 	)
 	return root
 }

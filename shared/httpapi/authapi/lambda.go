@@ -104,9 +104,9 @@ func (m *Middleware) authorizerVerify(ctx context.Context, headers map[string]st
 	if header == "" {
 		return auth.Principal{}, errs.New(errs.Unauthenticated, "authentication required")
 	}
-	p, user, err := m.verify(ctx, header)
+	p, cred, err := m.verify(ctx, header)
 	if errs.Is(err, errs.Unauthenticated) {
-		m.logFailure(ctx, remote, user, err)
+		m.logFailure(ctx, remote, cred, err)
 	}
 	return p, err
 }

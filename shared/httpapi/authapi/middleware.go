@@ -85,36 +85,39 @@ func (m *Middleware) authenticate(r *http.Request) (auth.Principal, error) {
 	if header == "" {
 		return auth.Principal{}, errs.New(errs.Unauthenticated, "authentication required: use Basic auth or a Bearer token")
 	}
-	p, user, err := m.verify(r.Context(), header)
+	p, cred, err := m.verify(r.Context(), header)
 	if errs.Is(err, errs.Unauthenticated) {
-		m.logFailure(r.Context(), r.RemoteAddr, user, err)
+		m.logFailure(r.Context(), r.RemoteAddr, cred, err)
 	}
 	return p, err
 }
 
-// verify checks an Authorization header; user is the claimed user name for logs.
-func (m *Middleware) verify(ctx context.Context, header string) (p auth.Principal, user string, err error) {
+// verify checks an Authorization header; the parsed credentials are returned for logs.
+func (m *Middleware) verify(ctx context.Context, header string) (auth.Principal, Credentials, error) {
 	cred, err := ParseAuthorization(header)
 	if err != nil {
-		return auth.Principal{}, "", err
+		return auth.Principal{}, cred, err
 	}
+	var p auth.Principal
 	if cred.Scheme == SchemeBearer {
 		p, err = m.svc.VerifyToken(ctx, cred.Token)
-		return p, "", err
+	} else {
+		p, err = m.svc.VerifyPassword(ctx, cred.User, cred.Password)
 	}
-	p, err = m.svc.VerifyPassword(ctx, cred.User, cred.Password)
-	return p, cred.User, err
+	return p, cred, err
 }
 
-// logFailure logs a failed login with the claimed user and the remote address,
-// never the password or token, and the running count so that its rate shows.
-func (m *Middleware) logFailure(ctx context.Context, remote, user string, err error) {
+// logFailure logs a failed login with the scheme, the claimed user and the
+// remote address — never the password or token — and the running count of
+// failed verifications, so that their rate shows.
+func (m *Middleware) logFailure(ctx context.Context, remote string, cred Credentials, err error) {
 	const maxLogged = 64
+	user := cred.User
 	if len(user) > maxLogged {
 		user = user[:maxLogged] + "..."
 	}
 	m.logger.LogAttrs(ctx, slog.LevelWarn, "login failed",
-		slog.String("user", user), slog.String("remote", remote),
+		slog.String("scheme", cred.Scheme), slog.String("user", user), slog.String("remote", remote),
 		slog.String("reason", errs.Message(err)), slog.Uint64("failed_logins_total", m.svc.FailedLogins()))
 }
 

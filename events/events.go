@@ -8,8 +8,9 @@
 //
 // <group> is the endpoint group (and Lambda function) that serves the event.
 // The golden test (shared/lambdaadapter) pushes every fixture through the
-// adapter over a freshly seeded store; the runtime test (functions/runtimetest)
-// sends them to the real bootstrap binary. With the SAM CLI, a fixture is also
+// adapter, each over its own copy of the seeded store; the runtime test
+// (localstack/lambdaruntime) sends them to the real bootstrap binaries.
+// `go test ./shared/lambdaadapter -run TestGoldenEvents -update` rewrites the golden files. With the SAM CLI, a fixture is also
 // an event for `sam local invoke -e events/v2/config-list-components.json`.
 package events
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
 	"slices"
 
@@ -162,11 +163,11 @@ func (s *Service) decodeGraph(ctx context.Context, it store.Item) (Graph, error)
 			return Graph{}, err
 		}
 	}
-	g := Graph{ID: rec.ID, Name: rec.Name, Type: rec.Type, Owner: Owner{Kind: rec.OwnerKind, ID: rec.OwnerID}, Metadata: rec.Metadata}
-	if err := json.Unmarshal(rawTasks, &g.Tasks); err != nil {
-		return Graph{}, err
+	tasks, err := s.decodeTasks(rawTasks)
+	if err != nil {
+		return Graph{}, fmt.Errorf("graph %d: %w", rec.ID, err)
 	}
-	return g, nil
+	return Graph{ID: rec.ID, Name: rec.Name, Type: rec.Type, Owner: Owner{Kind: rec.OwnerKind, ID: rec.OwnerID}, Metadata: rec.Metadata, Tasks: tasks}, nil
 }
 
 func graphNotDefined(graphType string) error {

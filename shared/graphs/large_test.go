@@ -175,15 +175,15 @@ func BenchmarkMergeAndOrder300(b *testing.B) {
 	}
 }
 
-// BenchmarkDeploymentTasks300 is the same case end to end on the embedded
-// store: read the cluster's sources, decode, merge, validate the order.
-func BenchmarkDeploymentTasks300(b *testing.B) {
+// largeService stores the large case on the embedded store: cluster 1 (one
+// node, "n1") built from the release with the plugins enabled.
+func largeService(b *testing.B) *Service {
 	ctx := context.Background()
 	be, err := bolt.Open(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer be.Close()
+	b.Cleanup(func() { _ = be.Close() })
 	s := NewService(be.Index, be.Blobs, graphstest.Clusters{"1": {"n1"}})
 	src := largeSources(b)
 	put := func(o Owner, tasks []Task) {
@@ -204,6 +204,14 @@ func BenchmarkDeploymentTasks300(b *testing.B) {
 	if _, err := s.SetCluster(ctx, 1, ClusterInput{ReleaseID: &rel.ID, Plugins: plugins}); err != nil {
 		b.Fatal(err)
 	}
+	return s
+}
+
+// BenchmarkDeploymentTasks300 is the same case end to end on the embedded
+// store: read the cluster's sources, decode, merge, validate the order.
+func BenchmarkDeploymentTasks300(b *testing.B) {
+	ctx := context.Background()
+	s := largeService(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		tasks, err := s.DeploymentTasks(ctx, 1, DefaultType, Merged)
@@ -212,6 +220,37 @@ func BenchmarkDeploymentTasks300(b *testing.B) {
 		}
 		if len(tasks) != 370 {
 			b.Fatalf("%d tasks", len(tasks))
+		}
+	}
+}
+
+// BenchmarkClaimAndReport300 is one agent step (claim the next task, report
+// it ready) through the frozen plan of the large case; a finished transaction
+// is followed by a new execution, whose cost is part of the figure.
+func BenchmarkClaimAndReport300(b *testing.B) {
+	ctx := context.Background()
+	s := largeService(b)
+	cluster := int64(1)
+	execute := func() string {
+		tx, err := s.Execute(ctx, ExecuteRequest{Cluster: &cluster, Graphs: []GraphRun{{Type: DefaultType}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return tx.UUID
+	}
+	tx := execute()
+	b.ReportAllocs()
+	for b.Loop() {
+		c, err := s.Claim(ctx, tx, "n1")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if c.Action == ActionDone {
+			tx = execute()
+			continue
+		}
+		if _, err := s.Report(ctx, tx, "n1", TaskReport{Task: c.Task.ID, Status: StatusReady}); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

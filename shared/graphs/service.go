@@ -2,12 +2,14 @@ package graphs
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
+	"github.com/tuningbox/tuningbox/shared/cache"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 
@@ -26,11 +28,42 @@ type Service struct {
 	blobs    store.Blobs
 	clusters Clusters
 	now      func() time.Time
+	// decoded holds task lists by the SHA-256 of their JSON. Graphs and frozen
+	// plans are read far more often than written (every agent claim reads its
+	// plan), and decoding with validation is most of the cost of a read.
+	decoded *cache.LRU[[sha256.Size]byte, decodedTasks]
 }
+
+type decodedTasks struct {
+	tasks []Task
+	size  int64 // of the JSON they were decoded from
+}
+
+// decodedTasksBytes bounds the decoded-task cache by the size of the JSON it came from.
+const decodedTasksBytes = 32 << 20
 
 // NewService returns the graphs service.
 func NewService(idx store.Index, blobs store.Blobs, clusters Clusters) *Service {
-	return &Service{idx: idx, blobs: blobs, clusters: clusters, now: func() time.Time { return time.Now().UTC() }}
+	return &Service{
+		idx: idx, blobs: blobs, clusters: clusters,
+		now:     func() time.Time { return time.Now().UTC() },
+		decoded: cache.New[[sha256.Size]byte](decodedTasksBytes, func(d decodedTasks) int64 { return d.size }),
+	}
+}
+
+// decodeTasks decodes a stored task list. The tasks returned may be shared
+// with other callers: they are never modified in place (changes copy the Task).
+func (s *Service) decodeTasks(raw []byte) ([]Task, error) {
+	key := sha256.Sum256(raw)
+	if d, ok := s.decoded.Get(key); ok {
+		return d.tasks, nil
+	}
+	var tasks []Task
+	if err := json.Unmarshal(raw, &tasks); err != nil {
+		return nil, err
+	}
+	s.decoded.Add(key, decodedTasks{tasks: tasks, size: int64(len(raw))})
+	return tasks, nil
 }
 
 const prefix = "gr#"

@@ -2,7 +2,6 @@ package graphs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -259,8 +258,8 @@ func (s *Service) loadPlan(ctx context.Context, hash string) ([]Task, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plan %s: %w", hash, err)
 	}
-	var plan []Task
-	if err := json.Unmarshal(raw, &plan); err != nil {
+	plan, err := s.decodeTasks(raw)
+	if err != nil {
 		return nil, fmt.Errorf("plan %s: %w", hash, err)
 	}
 	return plan, nil

@@ -37,8 +37,8 @@ func ParseAuthorization(header string) (Credentials, error) {
 	if len(header) > maxAuthorizationLen {
 		return Credentials{}, errMalformed
 	}
+	// Exactly one space after the scheme, as net/http's own Basic auth reader wants.
 	scheme, rest, ok := strings.Cut(header, " ")
-	rest = strings.TrimLeft(rest, " ")
 	if !ok || rest == "" || strings.ContainsAny(rest, " \t") {
 		return Credentials{}, errMalformed
 	}

@@ -55,7 +55,8 @@ func DecodeStrict(body []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return errs.Wrap(errs.Invalid, err, describeDecodeError(err))
 	}
-	if dec.More() {
+	// dec.More would miss a stray "}" or "]": only the end of input may follow.
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return errs.Invalidf("request body has data after the JSON document")
 	}
 	return nil

@@ -5,10 +5,13 @@ LISTEN ?= 127.0.0.1:8080
 DATA ?= ./data
 FUNCTIONS := $(notdir $(wildcard functions/*))
 
-.PHONY: run build test unit vet bench fmt integration hiera synth deploy
+.PHONY: run build test unit vet bench fmt integration hiera synth deploy fuzz
 
+# A local development administrator (admin/admin) unless the environment names
+# another; it is created only when missing. Never use these defaults on a shared server.
 run:
-	$(GO) run ./cmd/tuningbox serve --listen $(LISTEN) --data $(DATA)
+	TUNINGBOX_ADMIN_USER=$${TUNINGBOX_ADMIN_USER:-admin} TUNINGBOX_ADMIN_PASSWORD=$${TUNINGBOX_ADMIN_PASSWORD:-admin} \
+	  $(GO) run ./cmd/tuningbox serve --listen $(LISTEN) --data $(DATA)
 
 # Lambda bootstraps for every function, for provided.al2023 on arm64.
 build:
@@ -53,7 +56,17 @@ integration:
 hiera:
 	puppet/test/run.sh
 
-test: vet unit integration hiera
+# Every fuzz target of the tree for FUZZTIME each (`unit` already runs their seed corpora).
+FUZZTIME ?= 10s
+fuzz:
+	@for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' shared cmd | xargs -n1 dirname | sort -u); do \
+	  for target in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go | cut -d' ' -f2); do \
+	    echo "fuzz $$target in ./$$dir for $(FUZZTIME)"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) ./$$dir || exit 1; \
+	  done; \
+	done
+
+test: vet unit integration hiera fuzz
 
 bench:
 	bash .ci/bench.sh

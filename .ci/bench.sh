@@ -32,6 +32,9 @@ go test -run '^$' -bench . -benchmem -benchtime "${BENCHTIME:-1s}" ./shared/... 
 
 echo "== Local server on the embedded store"
 go build -o "$WORK/tuningbox" ./cmd/tuningbox
+# A bench administrator; every request sends its Basic credentials, as Hiera does.
+export TUNINGBOX_ADMIN_USER=bench TUNINGBOX_ADMIN_PASSWORD=bench-secret
+AUTH="Authorization: Basic $(printf '%s:%s' "$TUNINGBOX_ADMIN_USER" "$TUNINGBOX_ADMIN_PASSWORD" | base64 -w0)"
 "$WORK/tuningbox" serve --listen "127.0.0.1:$PORT" --data "$WORK/data" 2>"$WORK/server.log" &
 SERVER_PID=$!
 for _ in $(seq 1 100); do curl -fs "$BASE/api/v1/config/" >/dev/null && break; sleep 0.1; done
@@ -41,13 +44,13 @@ python3 "$ROOT/.ci/bench_seed.py" "$BASE"
 URL_520="$BASE/api/v1/config/environments/1/role/controller/nodes/node-1/resources/astute/values?effective"
 URL_50="$BASE/api/v1/config/environments/1/role/controller/nodes/node-1/resources/globals/values?effective"
 printf 'effective document sizes: 520KB case %s bytes, 50KB case %s bytes\n' \
-  "$(curl -fs "$URL_520" | wc -c)" "$(curl -fs "$URL_50" | wc -c)"
+  "$(curl -fs -H "$AUTH" "$URL_520" | wc -c)" "$(curl -fs -H "$AUTH" "$URL_50" | wc -c)"
 
 echo "== wrk -t2 -c8 -d${WRK_SECONDS:-15}s, ~520 KB effective document (target >= 1600 req/s)"
-wrk -t2 -c8 -d"${WRK_SECONDS:-15}s" --latency "$URL_520" | tee "$WORK/wrk.txt"
+wrk -t2 -c8 -d"${WRK_SECONDS:-15}s" --latency -H "$AUTH" "$URL_520" | tee "$WORK/wrk.txt"
 
 echo "== constant 200 req/s for ${RATE_SECONDS:-20}s, ~50 KB effective document (target p99 < 10 ms)"
-echo "GET $URL_50" | "$GOBIN_DIR/vegeta" attack -rate=200 -duration="${RATE_SECONDS:-20}s" -keepalive=true \
+printf 'GET %s\n%s\n' "$URL_50" "$AUTH" | "$GOBIN_DIR/vegeta" attack -rate=200 -duration="${RATE_SECONDS:-20}s" -keepalive=true \
   | "$GOBIN_DIR/vegeta" report -type=text | tee "$WORK/vegeta.txt"
 
 echo "== server memory after the load"

@@ -1,16 +1,21 @@
 """Seeds the bench environment over the API: a [role, nodes] environment whose
 effective `astute` document at node-1 is ~520 KB and `globals` is ~50 KB."""
+import base64
 import json
+import os
 import sys
 import urllib.request
 
 BASE = sys.argv[1].rstrip("/") + "/api/v1/config"
+# The bench administrator bench.sh starts the server with.
+AUTH = "Basic " + base64.b64encode(
+    (os.environ["TUNINGBOX_ADMIN_USER"] + ":" + os.environ["TUNINGBOX_ADMIN_PASSWORD"]).encode()).decode()
 
 
 def call(method, path, body=None):
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(BASE + path, data=data, method=method,
-                                 headers={"Content-Type": "application/json"})
+                                 headers={"Content-Type": "application/json", "Authorization": AUTH})
     with urllib.request.urlopen(req) as resp:
         raw = resp.read()
         return json.loads(raw) if raw else None

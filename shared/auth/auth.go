@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -85,7 +86,9 @@ type Service struct {
 	cacheKey  [32]byte
 	gen       atomic.Uint64 // bumped when a user or token goes away: older cache entries are void
 	failed    atomic.Uint64
-	dummyHash []byte // compared against for unknown users, so timing does not reveal which users exist
+	// dummyHash is compared against for unknown users, so that timing does not
+	// reveal which users exist; made on first use, to keep start-up fast.
+	dummyHash func() []byte
 }
 
 type verification struct {
@@ -124,11 +127,13 @@ func NewService(idx store.Index, opts ...Option) *Service {
 	if _, err := rand.Read(s.cacheKey[:]); err != nil {
 		panic("auth: no randomness for the cache key: " + err.Error())
 	}
-	hash, err := bcrypt.GenerateFromPassword(s.cacheKey[:16], s.bcryptCost)
-	if err != nil {
-		panic("auth: bcrypt: " + err.Error())
-	}
-	s.dummyHash = hash
+	s.dummyHash = sync.OnceValue(func() []byte {
+		hash, err := bcrypt.GenerateFromPassword(s.cacheKey[:16], s.bcryptCost)
+		if err != nil {
+			panic("auth: bcrypt: " + err.Error())
+		}
+		return hash
+	})
 	return s
 }
 
@@ -145,7 +150,7 @@ func (s *Service) VerifyPassword(ctx context.Context, user, password string) (Pr
 	gen := s.gen.Load()
 	rec, err := s.user(ctx, user)
 	if errs.Is(err, errs.NotFound) {
-		_ = bcrypt.CompareHashAndPassword(s.dummyHash, []byte(password))
+		_ = bcrypt.CompareHashAndPassword(s.dummyHash(), []byte(password))
 		return Principal{}, s.fail()
 	}
 	if err != nil {

@@ -82,10 +82,10 @@ type Service struct {
 	// verified caches successful verifications under an HMAC of the
 	// credentials, keyed with a secret of this process, so that the cache holds
 	// nothing an attacker could test passwords against.
-	verified  *cache.LRU[[32]byte, verification]
-	cacheKey  [32]byte
-	gen       atomic.Uint64 // bumped when a user or token goes away: older cache entries are void
-	failed    atomic.Uint64
+	verified *cache.LRU[[32]byte, verification]
+	cacheKey [32]byte
+	gen      atomic.Uint64 // bumped when a user or token goes away: older cache entries are void
+	failed   atomic.Uint64
 	// dummyHash is compared against for unknown users, so that timing does not
 	// reveal which users exist; made on first use, to keep start-up fast.
 	dummyHash func() []byte

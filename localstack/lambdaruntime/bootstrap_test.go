@@ -245,7 +245,9 @@ func TestBootstrapServesEveryFixture(t *testing.T) {
 }
 
 // TestBootstrapWarmInvokes sends every read-only fixture of a group to one
-// process many times and reports the warm invoke time.
+// process many times and reports the warm invoke time, after a first round
+// that warms the caches (the first request of a process checks its password
+// with bcrypt).
 func TestBootstrapWarmInvokes(t *testing.T) {
 	const rounds = 50
 	fixtures, err := events.Load()
@@ -257,14 +259,16 @@ func TestBootstrapWarmInvokes(t *testing.T) {
 			f := startFunction(t, bootstraps[group], embedded(seededDataDir(t))...)
 			f.ready(t)
 			var warm durations
-			for range rounds {
+			for round := range rounds {
 				for _, fx := range fixtures {
 					if fx.Group != group || !readOnly(t, fx) {
 						continue
 					}
 					out, took := f.invoke(t, fx.Payload)
 					checkResponse(t, fx, out)
-					warm = append(warm, took)
+					if round > 0 {
+						warm = append(warm, took)
+					}
 				}
 			}
 			t.Logf("%s: warm invoke %v", group, warm)

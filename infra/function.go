@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"slices"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
@@ -54,7 +55,7 @@ func NewFunction(scope constructs.Construct, id string, props FunctionProps) aws
 
 	actions := tableReadActions
 	if props.TableWrite {
-		actions = append(actions[:len(actions):len(actions)], tableWriteActions...)
+		actions = slices.Concat(tableReadActions, tableWriteActions)
 	}
 	props.Storage.Table.Grant(fn, *jsii.Strings(actions...)...)
 

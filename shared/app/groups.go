@@ -4,14 +4,19 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/tuningbox/tuningbox/shared/configdb"
+	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/authapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/configapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/graphsapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/nodesapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/overridesapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/templatesapi"
 	"github.com/tuningbox/tuningbox/shared/nodes"
+	"github.com/tuningbox/tuningbox/shared/overrides"
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/templates"
 )
@@ -19,18 +24,25 @@ import (
 // services holds one instance of every domain service over a backend.
 type services struct {
 	config    *configdb.Service
+	overrides *overrides.Service
 	nodes     *nodes.Service
 	templates *templates.Service
+	graphs    *graphs.Service
 	// guard authenticates, authorizes and audits every request (shared/httpapi/authapi).
 	guard *authapi.Middleware
 }
 
 func newServices(b store.Backend, cfg Config, logger *slog.Logger) (*services, error) {
 	config := configdb.NewService(b.Index, b.Blobs)
+	// Resource definitions whose content names this validator hold override data (spec 001).
+	config.RegisterValidator(overrides.ValidatorName, overrides.ValidateData)
+	nodeRegistry := nodes.NewService(b.Index, configEnvironments{config})
 	s := &services{
 		config:    config,
-		nodes:     nodes.NewService(b.Index, configEnvironments{config}),
+		overrides: overrides.NewService(configEffective{config}),
+		nodes:     nodeRegistry,
 		templates: templates.NewService(b.Index),
+		graphs:    graphs.NewService(b.Index, b.Blobs, environmentClusters{config, nodeRegistry}),
 	}
 	var err error
 	s.guard, err = newGuard(b.Index, s, cfg, logger)
@@ -48,13 +60,60 @@ func (c configEnvironments) Environment(ctx context.Context, ref string) (nodes.
 	return nodes.Environment{ID: env.ID, UUID: env.UUID}, nil
 }
 
+// environmentClusters lets the graphs domain treat ConfigDB environments as
+// clusters, with the node registry's nodes (by legacy integer id) as members.
+type environmentClusters struct {
+	db    *configdb.Service
+	nodes *nodes.Service
+}
+
+func (c environmentClusters) Exists(ctx context.Context, id string) error {
+	_, err := c.db.GetEnvironment(ctx, id)
+	return err
+}
+
+func (c environmentClusters) Nodes(ctx context.Context, id string) ([]string, error) {
+	env, err := c.db.GetEnvironment(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	members, err := c.nodes.InEnvironment(ctx, env.ID)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(members))
+	for i, n := range members {
+		ids[i] = strconv.FormatInt(n.ID, 10)
+	}
+	return ids, nil
+}
+
+// configEffective lets the overrides domain read override data from the
+// effective values of a ConfigDB resource.
+type configEffective struct{ db *configdb.Service }
+
+func (c configEffective) EffectiveJSON(ctx context.Context, env string, levels []overrides.Level, resource string) ([]byte, error) {
+	path := make([]configdb.LevelValue, len(levels))
+	for i, l := range levels {
+		path[i] = configdb.LevelValue{Name: l.Name, Value: l.Value}
+	}
+	doc, err := c.db.Effective(ctx, configdb.EffectiveQuery{Env: env, Levels: path, Resource: resource})
+	if err != nil {
+		return nil, err
+	}
+	return doc.Body, nil
+}
+
 // groupRoutes registers each endpoint group's routes. A group is what one
 // Lambda function serves; the local server mounts them all on one mux.
 var groupRoutes = map[string]func(mux *http.ServeMux, s *services){
 	"config": func(mux *http.ServeMux, s *services) {
 		mux.HandleFunc("GET /api/v1/config/{$}", httpapi.ServeVersions)
 		configapi.Register(mux, s.config)
+		overridesapi.Register(mux, s.overrides)
 	},
+	// Releases, plugins, deployment graphs and their execution (environments act as clusters).
+	"graphs": func(mux *http.ServeMux, s *services) { graphsapi.Register(mux, s.graphs) },
 	// Deploy templates, default deploy steps and the node registry.
 	"templates": func(mux *http.ServeMux, s *services) {
 		nodesapi.Register(mux, s.nodes)

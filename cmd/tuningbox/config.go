@@ -56,11 +56,7 @@ values document.`,
 			if format == formatPlain && key == "" {
 				return usagef("--format plain prints one value: give --key")
 			}
-			c, err := newAPIClient()
-			if err != nil {
-				return err
-			}
-			ref, err := doc.ref(cmd.Context(), c)
+			c, ref, err := doc.connect(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -130,11 +126,7 @@ Every change is a new version of the document (see config history).`,
 			if key == "" && (valuePtr != nil || typ != "") {
 				return usagef("--value and --type go with --key; without --key the document is read from stdin")
 			}
-			c, err := newAPIClient()
-			if err != nil {
-				return err
-			}
-			ref, err := doc.ref(cmd.Context(), c)
+			c, ref, err := doc.connect(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -218,11 +210,7 @@ func newConfigDeleteCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := newAPIClient()
-			if err != nil {
-				return err
-			}
-			ref, err := doc.ref(cmd.Context(), c)
+			c, ref, err := doc.connect(cmd.Context())
 			if err != nil {
 				return err
 			}

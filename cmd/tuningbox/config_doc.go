@@ -144,22 +144,26 @@ func (f *docFlags) register(cmd *cobra.Command) {
 	fl.StringVarP(&f.resource, "resource", "r", "", "resource (data source) name or id, e.g. astute or override/plugins (required)")
 }
 
-// ref checks the flags and resolves node FQDNs.
-func (f *docFlags) ref(ctx context.Context, c *apiClient) (docRef, error) {
+// connect checks the flags, builds the API client and resolves node FQDNs through it.
+func (f *docFlags) connect(ctx context.Context) (*apiClient, docRef, error) {
 	if f.env == "" {
-		return docRef{}, usagef("--env is required")
+		return nil, docRef{}, usagef("--env is required")
 	}
 	if f.resource == "" {
-		return docRef{}, usagef("--resource is required")
+		return nil, docRef{}, usagef("--resource is required")
 	}
 	levels, err := parseLevels(f.level)
 	if err != nil {
-		return docRef{}, err
+		return nil, docRef{}, err
+	}
+	c, err := newAPIClient()
+	if err != nil {
+		return nil, docRef{}, err
 	}
 	if levels, err = resolveNodeLevels(ctx, c, levels); err != nil {
-		return docRef{}, err
+		return nil, docRef{}, err
 	}
-	return docRef{Env: f.env, Levels: levels, Resource: strings.Trim(f.resource, "/")}, nil
+	return c, docRef{Env: f.env, Levels: levels, Resource: strings.Trim(f.resource, "/")}, nil
 }
 
 // Document kinds in URLs.

@@ -55,11 +55,7 @@ func newConfigHistoryCmd() *cobra.Command {
 		Short: "List the versions of a resource's values (or overrides) at a level, newest first",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := newAPIClient()
-			if err != nil {
-				return err
-			}
-			ref, err := doc.ref(cmd.Context(), c)
+			c, ref, err := doc.connect(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -114,11 +110,7 @@ scalars as whole values. --to defaults to the latest version.`,
 			if to < 0 {
 				return usagef("--to must name a version (1, 2, ...)")
 			}
-			c, err := newAPIClient()
-			if err != nil {
-				return err
-			}
-			ref, err := doc.ref(cmd.Context(), c)
+			c, ref, err := doc.connect(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -261,11 +253,7 @@ rollback can itself be rolled back.`,
 			if to <= 0 {
 				return usagef("--to must name a version (1, 2, ...)")
 			}
-			c, err := newAPIClient()
-			if err != nil {
-				return err
-			}
-			ref, err := doc.ref(cmd.Context(), c)
+			c, ref, err := doc.connect(cmd.Context())
 			if err != nil {
 				return err
 			}

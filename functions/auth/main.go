@@ -3,21 +3,6 @@
 // config -> backend -> handler -> adapter.
 package main
 
-import (
-	"context"
-	"log/slog"
-	"os"
+import "github.com/tuningbox/tuningbox/shared/lambdamain"
 
-	"github.com/tuningbox/tuningbox/shared/app"
-	"github.com/tuningbox/tuningbox/shared/lambdaadapter"
-)
-
-func main() {
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	handler, err := app.LambdaHandler(context.Background(), os.Getenv, logger, "auth")
-	if err != nil {
-		logger.Error("start", "err", err)
-		os.Exit(1)
-	}
-	lambdaadapter.Start(handler)
-}
+func main() { lambdamain.Group("auth") }

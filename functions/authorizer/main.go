@@ -3,22 +3,6 @@
 // config -> backend -> the same credential checks as the local server.
 package main
 
-import (
-	"context"
-	"log/slog"
-	"os"
+import "github.com/tuningbox/tuningbox/shared/lambdamain"
 
-	"github.com/aws/aws-lambda-go/lambda"
-
-	"github.com/tuningbox/tuningbox/shared/app"
-)
-
-func main() {
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	authorize, err := app.LambdaAuthorizer(context.Background(), os.Getenv, logger)
-	if err != nil {
-		logger.Error("start", "err", err)
-		os.Exit(1)
-	}
-	lambda.Start(authorize)
-}
+func main() { lambdamain.Authorizer() }

@@ -13,12 +13,8 @@ import (
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 )
-
-// Start serves h as the Lambda function's handler; it never returns.
-func Start(h http.Handler) { lambda.Start(New(h).Invoke) }
 
 // Adapter converts API Gateway events into requests for an http.Handler.
 type Adapter struct {

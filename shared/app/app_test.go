@@ -1,0 +1,138 @@
+package app_test
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/tuningbox/tuningbox/shared/app"
+	"github.com/tuningbox/tuningbox/shared/store/bolt"
+)
+
+// These tests go through the wiring of every group on the embedded store: what
+// the groups' own tests fake (clusters, effective values) is the real thing here.
+
+type client struct {
+	t   *testing.T
+	url string
+}
+
+func newClient(t *testing.T) *client {
+	t.Helper()
+	b, err := bolt.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	cfg, err := app.LoadConfig(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.AdminUser, cfg.AdminPassword = "admin", "wiring-test-password"
+	h, err := app.NewHandler(b, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return &client{t: t, url: srv.URL}
+}
+
+// do sends body (JSON, or none) as the administrator and checks the status and
+// that the response body contains want.
+func (c *client) do(method, path, body string, status int, want string) string {
+	c.t.Helper()
+	req, err := http.NewRequest(method, c.url+path, strings.NewReader(body))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.SetBasicAuth("admin", "wiring-test-password")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if resp.StatusCode != status || !strings.Contains(string(got), want) {
+		c.t.Fatalf("%s %s = %d %s, want %d containing %q", method, path, resp.StatusCode, got, status, want)
+	}
+	return string(got)
+}
+
+func TestOverrideDataValidatedAndAppliedFromConfigDB(t *testing.T) {
+	c := newClient(t)
+	c.do("POST", "/api/v1/config/components",
+		`{"name":"puppet","resource_definitions":[{"name":"override/configuration","content":{"validator":"puppet-resource-overrides"}}]}`, 201, "")
+	c.do("POST", "/api/v1/config/environments", `{"id":1,"components":["puppet"],"hierarchy_levels":["nodes"]}`, 201, "")
+	doc := "/api/v1/config/environments/1/nodes/7/resources/override/configuration/values"
+
+	c.do("PUT", doc, `{"configuration":{"package":{"mc":"absent"}}}`, 400, "configuration.package.mc")
+	c.do("GET", doc+"/versions", "", 200, "[]")
+
+	c.do("PUT", "/api/v1/config/environments/1/resources/override/configuration/values",
+		`{"configuration":{"package":{"mc":{"ensure":"absent"}}},"configuration_options":{"create":false}}`, 204, "")
+	c.do("PUT", doc, `{"configuration":{"package":{"htop":{"ensure":"latest"}}}}`, 204, "")
+
+	out := c.do("POST", "/api/v1/config/overrides/apply", `{
+	  "catalog":[{"type":"package","title":"mc","parameters":{"ensure":"installed"}}],
+	  "source":{"env":1,"levels":{"nodes":"7"},"resource":"override/configuration"}}`, 200, "")
+	var res struct {
+		Catalog []struct {
+			Title      string         `json:"title"`
+			Parameters map[string]any `json:"parameters"`
+		} `json:"catalog"`
+		Report struct {
+			Skipped []struct {
+				Title string `json:"title"`
+			} `json:"skipped"`
+		} `json:"report"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	// The node level replaced the top-level `configuration` key, so mc is left alone
+	// and htop, not in the catalog, is skipped (create is false at the global level).
+	if len(res.Catalog) != 1 || res.Catalog[0].Parameters["ensure"] != "installed" ||
+		len(res.Report.Skipped) != 1 || res.Report.Skipped[0].Title != "htop" {
+		t.Errorf("apply = %s", out)
+	}
+	c.do("POST", "/api/v1/config/overrides/apply",
+		`{"catalog":[],"source":{"env":9,"resource":"override/configuration"}}`, 404, "")
+}
+
+func TestGraphsRunOnEnvironmentsAndRegisteredNodes(t *testing.T) {
+	c := newClient(t)
+	c.do("POST", "/api/v1/config/environments", `{"id":1,"hierarchy_levels":["nodes"]}`, 201, "")
+	c.do("POST", "/api/v1/releases", `{"name":"mitaka","version":"9.0"}`, 201, "")
+	c.do("PUT", "/api/v1/clusters/1", `{"release_id":1}`, 200, "")
+	c.do("POST", "/api/v1/releases/1/deployment_graphs/default",
+		`{"tasks":[{"id":"hiera","type":"puppet"},{"id":"ntp","type":"puppet","requires":["hiera"]}]}`, 201, "")
+	c.do("POST", "/api/v1/clusters/1/deployment_graphs/default",
+		`{"tasks":[{"id":"ntp","type":"shell","requires":["hiera"]}]}`, 201, "")
+	c.do("GET", "/api/v1/clusters/1/deployment_tasks", "", 200, `"type":"shell"`)
+	c.do("GET", "/api/v1/clusters/2/deployment_tasks", "", 404, "")
+
+	c.do("POST", "/api/v1/graphs/execute", `{"cluster":1,"graphs":[{"type":"default"}]}`, 400, "has no nodes")
+	c.do("POST", "/api/v1/nodes", `{"id":5,"fqdn":"node-5.example.com","environment_id":1}`, 201, "")
+	out := c.do("POST", "/api/v1/graphs/execute", `{"cluster":1,"graphs":[{"type":"default"}]}`, 202, "")
+	var tx struct {
+		UUID string `json:"uuid"`
+	}
+	if err := json.Unmarshal([]byte(out), &tx); err != nil || tx.UUID == "" {
+		t.Fatalf("execute = %s (%v)", out, err)
+	}
+	c.do("POST", "/api/v1/transactions/"+tx.UUID+"/nodes/5/claim", "", 200, `"id":"hiera"`)
+	c.do("POST", "/api/v1/transactions/"+tx.UUID+"/nodes/5/result", `{"task":"hiera","status":"ready"}`, 200, "")
+	c.do("POST", "/api/v1/transactions/"+tx.UUID+"/nodes/5/claim", "", 200, `"id":"ntp"`)
+	c.do("POST", "/api/v1/graphs/execute", `{"cluster":1,"graphs":[{"type":"default"}]}`, 409, "")
+}

@@ -1,0 +1,45 @@
+// Package lambdamain is the main of every Lambda function: a JSON logger,
+// configuration from the environment, the backend's clients built once per
+// cold start, then the Lambda runtime loop.
+package lambdamain
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/tuningbox/tuningbox/shared/app"
+	"github.com/tuningbox/tuningbox/shared/lambdaadapter"
+)
+
+// Group serves one endpoint group's routes to API Gateway (payload v1 or v2).
+func Group(name string) {
+	start(func(ctx context.Context, logger *slog.Logger) (any, error) {
+		h, err := app.LambdaHandler(ctx, os.Getenv, logger, name)
+		if err != nil {
+			return nil, err
+		}
+		return lambdaadapter.New(h).Invoke, nil
+	})
+}
+
+// Authorizer answers API Gateway's REQUEST authorizer calls.
+func Authorizer() {
+	start(func(ctx context.Context, logger *slog.Logger) (any, error) {
+		return app.LambdaAuthorizer(ctx, os.Getenv, logger)
+	})
+}
+
+// start builds the invocation handler and hands it to the runtime; a failed
+// start-up exits non-zero so Lambda reports an init error.
+func start(build func(context.Context, *slog.Logger) (any, error)) {
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	handler, err := build(context.Background(), logger)
+	if err != nil {
+		logger.Error("start", "err", err)
+		os.Exit(1)
+	}
+	lambda.Start(handler)
+}

@@ -5,6 +5,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -67,12 +68,16 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 
 // JSON writes v as a JSON response with the given status.
 func JSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		status = http.StatusInternalServerError
-		body = []byte(`{"error":{"code":500,"message":"internal error"}}`)
+	// Unlike json.Marshal, keep <, > and & as they are: messages such as
+	// "a -> b" stay readable in a terminal and the JSON is just as valid.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		RawJSON(w, http.StatusInternalServerError, []byte(`{"error":{"code":500,"message":"internal error"}}`))
+		return
 	}
-	RawJSON(w, status, body)
+	RawJSON(w, status, bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 }
 
 // RawJSON writes an already encoded JSON body.

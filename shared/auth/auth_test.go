@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -191,6 +192,85 @@ func TestVerificationCache(t *testing.T) {
 	if toks, err := s.ListTokens(ctx, ""); err != nil || len(toks) != 0 {
 		t.Fatalf("tokens after deleting their user: %v, %v", toks, err)
 	}
+}
+
+// Two processes over one store (two Lambda instances): what one changes, the
+// other sees once its cached verification expires, even though a renewal of an
+// unchanged account skips bcrypt.
+func TestExpiredVerificationSeesAccountChangesOfOtherProcesses(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clock := auth.WithClock(func() time.Time { return now })
+	idx := newIndex(t)
+	other := auth.NewService(idx, auth.WithBcryptCost(bcrypt.MinCost))
+	s := auth.NewService(idx, auth.WithBcryptCost(bcrypt.MinCost), clock, auth.WithCacheTTL(time.Minute))
+	ctx := context.Background()
+	mustCreate(t, other, auth.NewUser{Name: "hiera", Password: "old", Role: auth.Admin})
+	login := func(password string) (auth.Principal, error) { return s.VerifyPassword(ctx, "hiera", password) }
+
+	if _, err := login("old"); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute)
+	if p, err := login("old"); err != nil || p.Role != auth.Admin {
+		t.Fatalf("renewal of an unchanged account: %+v, %v", p, err)
+	}
+	// The other process replaces the account: new password, lower role.
+	if err := other.DeleteUser(ctx, "hiera"); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, other, auth.NewUser{Name: "hiera", Password: "new", Role: auth.Observer})
+	if _, err := login("old"); err != nil {
+		t.Fatalf("within the TTL the cached login stands (documented): %v", err)
+	}
+	now = now.Add(time.Minute)
+	if _, err := login("old"); !errs.Is(err, errs.Unauthenticated) {
+		t.Fatalf("old password after the TTL: %v", err)
+	}
+	if p, err := login("new"); err != nil || p.Role != auth.Observer {
+		t.Fatalf("new password: %+v, %v", p, err)
+	}
+	// Deleted elsewhere: refused after the TTL.
+	if err := other.DeleteUser(ctx, "hiera"); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute)
+	if _, err := login("new"); !errs.Is(err, errs.Unauthenticated) {
+		t.Fatalf("deleted user after the TTL: %v", err)
+	}
+}
+
+// BenchmarkVerifyPassword compares a bcrypt check (default cost) with the
+// renewal of an expired cache entry of an unchanged account.
+func BenchmarkVerifyPassword(b *testing.B) {
+	ctx := context.Background()
+	bolted, err := bolt.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bolted.Close()
+	now := time.Now()
+	s := auth.NewService(bolted.Index, auth.WithClock(func() time.Time { return now }))
+	if _, err := s.CreateUser(ctx, auth.NewUser{Name: "hiera", Password: "pw", Role: auth.Observer}); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("bcrypt", func(b *testing.B) {
+		for i := range b.N {
+			if _, err := s.VerifyPassword(ctx, "hiera", fmt.Sprint("wrong", i)); err == nil {
+				b.Fatal("a wrong password passed")
+			}
+		}
+	})
+	b.Run("expired-renewal", func(b *testing.B) {
+		if _, err := s.VerifyPassword(ctx, "hiera", "pw"); err != nil {
+			b.Fatal(err)
+		}
+		for range b.N {
+			now = now.Add(auth.DefaultCacheTTL)
+			if _, err := s.VerifyPassword(ctx, "hiera", "pw"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 func TestTokens(t *testing.T) {

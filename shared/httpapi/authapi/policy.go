@@ -22,7 +22,8 @@ import (
 //   - write: everything else.
 //
 // Admins may do everything; observers may read; a node may read only its own
-// node's configuration (see nodeMayRead).
+// node's configuration (see nodeMayRead) and, as the deployment agent on that
+// node, claim its tasks of a transaction and report their results (nodeMayRun).
 
 type access int
 
@@ -98,7 +99,8 @@ func Authorize(p auth.Principal, r *http.Request) error {
 	case auth.Observer:
 		allowed = need == accessPublic || need == accessRead
 	case auth.Node:
-		allowed = need == accessPublic || isSafeMethod(r.Method) && need == accessRead && nodeMayRead(p.NodeNames, r)
+		allowed = need == accessPublic || isSafeMethod(r.Method) && need == accessRead && nodeMayRead(p.NodeNames, r) ||
+			nodeMayRun(p.NodeNames, r)
 	}
 	if !allowed {
 		return errs.New(errs.Forbidden, "%s %q may not %s %s", p.Role, p.User, r.Method, r.URL.Path)
@@ -130,6 +132,17 @@ func nodeMayRead(names []string, r *http.Request) bool {
 		return slices.Contains(names, host)
 	}
 	return false
+}
+
+// nodeMayRun allows a node's agent the two calls of the graphs agent protocol
+// for its own node: POST /api/v1/transactions/{uuid}/nodes/{node}/claim and .../result.
+func nodeMayRun(names []string, r *http.Request) bool {
+	if r.Method != http.MethodPost {
+		return false
+	}
+	segs, ok := pathSegments(r.URL.EscapedPath())
+	return ok && len(segs) == 7 && hasPrefix(segs, "api", "v1", "transactions") && segs[4] == "nodes" &&
+		(segs[6] == "claim" || segs[6] == "result") && slices.Contains(names, segs[5])
 }
 
 // nodeLevelValues reads a ConfigDB document path after "environments" —

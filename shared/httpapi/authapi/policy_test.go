@@ -13,6 +13,7 @@ func TestAuthorize(t *testing.T) {
 	observer := auth.Principal{User: "watcher", Role: auth.Observer}
 	node := auth.Principal{User: "n7", Role: auth.Node, NodeNames: []string{"7", "node-7.example.com"}}
 	const doc = "/api/v1/config/environments/1/nodes/7/resources/astute/values?effective"
+	const tx = "0b1c9a5e-2f4d-4e8a-9c3b-7d6e5f4a3b2c"
 	tests := []struct {
 		method, target        string
 		admin, observer, node bool
@@ -55,6 +56,12 @@ func TestAuthorize(t *testing.T) {
 		{"DELETE", "/api/v1/tokens/0123456789abcdef", true, false, false, false, true},
 		{"GET", "/api/v1/audit?environment=1", true, true, false, false, false},
 		{"DELETE", "/api/v1/graphs/1", true, false, false, false, true},
+		{"POST", "/api/v1/transactions/" + tx + "/nodes/7/claim", true, false, true, false, true},
+		{"POST", "/api/v1/transactions/" + tx + "/nodes/7/result", true, false, true, false, true},
+		{"GET", "/api/v1/transactions/" + tx + "/nodes/7/claim", true, true, false, false, false},
+		{"POST", "/api/v1/transactions/" + tx + "/nodes/8/claim", true, false, false, false, true},
+		{"POST", "/api/v1/transactions/" + tx + "/nodes/7/claim/x", true, false, false, false, true},
+		{"POST", "/api/v1/transactions/" + tx + "/stop", true, false, false, false, true},
 		{"GET", "/no/such/route", true, true, false, false, false},
 	}
 	for _, tt := range tests {

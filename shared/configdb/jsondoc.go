@@ -159,7 +159,40 @@ func applyKeyOps(doc []byte, ops []KeyOp, set bool) ([]byte, error) {
 			return nil, errs.Conflictf("Keys path %s doesn't exist", strings.Join(path, "."))
 		}
 	}
+	if nestsDeeper(root, MaxDocumentDepth) {
+		return nil, errs.Invalidf("the document would nest more than %d levels deep", MaxDocumentDepth)
+	}
 	return encodeJSON(root), nil
+}
+
+// MaxDocumentDepth is the deepest nesting of objects and lists a stored
+// document may reach through key operations, the same bound the API puts on
+// request bodies, so that every document read can be written back as it is.
+const MaxDocumentDepth = 64
+
+// nestsDeeper reports whether v nests more than limit levels of objects and lists.
+func nestsDeeper(v any, limit int) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		if limit == 0 {
+			return true
+		}
+		for _, c := range v {
+			if nestsDeeper(c, limit-1) {
+				return true
+			}
+		}
+	case []any:
+		if limit == 0 {
+			return true
+		}
+		for _, c := range v {
+			if nestsDeeper(c, limit-1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // pathSegments turns raw JSON path elements into strings: a string as is, an integer in decimal.

@@ -65,6 +65,35 @@ func TestApplyKeyOps(t *testing.T) {
 	}
 }
 
+func TestKeyOpsKeepDocumentsWithinTheDepthLimit(t *testing.T) {
+	nested := func(levels int) string { // levels of lists around a scalar
+		return strings.Repeat("[", levels) + "1" + strings.Repeat("]", levels)
+	}
+	// The document itself is one level: a value of MaxDocumentDepth-1 levels fits.
+	if _, err := applyKeyOps([]byte(`{}`), keyOps(t, `[["k",`+nested(MaxDocumentDepth-1)+`]]`), true); err != nil {
+		t.Fatalf("%d levels: %v", MaxDocumentDepth, err)
+	}
+	_, err := applyKeyOps([]byte(`{}`), keyOps(t, `[["k",`+nested(MaxDocumentDepth)+`]]`), true)
+	if !errs.Is(err, errs.Invalid) || !strings.Contains(err.Error(), "more than 64 levels") {
+		t.Fatalf("%d levels: %v, want 400", MaxDocumentDepth+1, err)
+	}
+	// Step by step: each set nests one level deeper than the last.
+	doc, path := []byte(`{}`), `"k"`
+	for level := 2; ; level++ {
+		next, err := applyKeyOps(doc, keyOps(t, `[[`+path+`,{}]]`), true)
+		if level > MaxDocumentDepth {
+			if !errs.Is(err, errs.Invalid) {
+				t.Fatalf("level %d: %v, want 400", level, err)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatalf("level %d: %v", level, err)
+		}
+		doc, path = next, path+`,"k"`
+	}
+}
+
 func TestLookupDotPath(t *testing.T) {
 	node, err := decodeJSON([]byte(`{"a":{"b":[{"c":1},{"c":2}]},"1":"one","l":[[0,[5]]]}`))
 	if err != nil {

@@ -85,6 +85,14 @@ func newHTTPAPI(scope constructs.Construct, id string, routes []Route, authorize
 				})
 			}
 		}
+		for _, p := range r.Group.PublicGET {
+			api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+				Path:        jsii.String(p),
+				Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET},
+				Integration: integration,
+				Authorizer:  awsapigatewayv2.NewHttpNoneAuthorizer(),
+			})
+		}
 	}
 	return api.Url()
 }
@@ -111,6 +119,10 @@ func newRESTAPI(scope constructs.Construct, id string, routes []Route, authorize
 			resource := api.Root().ResourceForPath(jsii.String(p))
 			resource.AddMethod(jsii.String("ANY"), integration, nil)
 			resource.AddResource(jsii.String("{proxy+}"), nil).AddMethod(jsii.String("ANY"), integration, nil)
+		}
+		for _, p := range r.Group.PublicGET {
+			api.Root().ResourceForPath(jsii.String(p)).AddMethod(jsii.String("GET"), integration,
+				&awsapigateway.MethodOptions{AuthorizationType: awsapigateway.AuthorizationType_NONE})
 		}
 	}
 	return api.Url()

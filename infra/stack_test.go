@@ -158,8 +158,18 @@ func wantRoutes(groups []EndpointGroup) map[string]string {
 			want["ANY "+p] = g.Name
 			want["ANY "+p+"/{proxy+}"] = g.Name
 		}
+		for _, p := range g.PublicGET {
+			want["GET "+p] = g.Name
+		}
 	}
 	return want
+}
+
+// isPublicRoute reports whether key ("GET /path") is a public GET route of a group.
+func isPublicRoute(key string) bool {
+	return slices.ContainsFunc(endpointGroups, func(g EndpointGroup) bool {
+		return slices.ContainsFunc(g.PublicGET, func(p string) bool { return key == "GET "+p })
+	})
 }
 
 func checkCounts(t *testing.T, s *synthesized, want map[string]int) {
@@ -185,7 +195,7 @@ func TestHTTPStackResourceCounts(t *testing.T) {
 		"AWS::ApiGatewayV2::Stage":       1,
 		"AWS::ApiGatewayV2::Integration": 4,
 		"AWS::ApiGatewayV2::Authorizer":  1,
-		"AWS::ApiGatewayV2::Route":       24, // 12 group paths, each with and without {proxy+}
+		"AWS::ApiGatewayV2::Route":       25, // 12 group paths, each with and without {proxy+}, and the public GET /api/v1/config
 	})
 }
 
@@ -300,7 +310,11 @@ func TestHTTPRoutesSendEachGroupToItsFunctionBehindTheAuthorizer(t *testing.T) {
 			t.Fatalf("route %v targets %v", p["RouteKey"], integration)
 		}
 		got[p["RouteKey"].(string)] = functionOf(t, functions, s.resources[integration[0]].Properties["IntegrationUri"])
-		if p["AuthorizationType"] != "CUSTOM" || !slices.Equal(refs(p["AuthorizerId"]), authorizers) {
+		if isPublicRoute(p["RouteKey"].(string)) {
+			if p["AuthorizationType"] != "NONE" || p["AuthorizerId"] != nil {
+				t.Errorf("public route %v: authorization %v by %v, want NONE", p["RouteKey"], p["AuthorizationType"], p["AuthorizerId"])
+			}
+		} else if p["AuthorizationType"] != "CUSTOM" || !slices.Equal(refs(p["AuthorizerId"]), authorizers) {
 			t.Errorf("route %v: authorization %v by %v, want CUSTOM by %v", p["RouteKey"], p["AuthorizationType"], refs(p["AuthorizerId"]), authorizers)
 		}
 	}
@@ -403,7 +417,7 @@ func TestRESTVariant(t *testing.T) {
 		"AWS::ApiGateway::Stage":      1,
 		"AWS::ApiGateway::Authorizer": 1,
 		"AWS::ApiGateway::Resource":   26, // /api, /api/v1, 12 group paths, 12 {proxy+}
-		"AWS::ApiGateway::Method":     24,
+		"AWS::ApiGateway::Method":     25, // ANY on each resource, and the public GET /api/v1/config
 	})
 	functions := s.functionIDs(t)
 	authorizers := s.ofType("AWS::ApiGateway::Authorizer")
@@ -425,7 +439,11 @@ func TestRESTVariant(t *testing.T) {
 			t.Errorf("%s: integration type %v", key, integration["Type"])
 		}
 		got[key] = functionOf(t, functions, integration["Uri"])
-		if p["AuthorizationType"] != "CUSTOM" || !slices.Equal(refs(p["AuthorizerId"]), authorizers) {
+		if isPublicRoute(key) {
+			if p["AuthorizationType"] != "NONE" || p["AuthorizerId"] != nil {
+				t.Errorf("public %s: authorization %v by %v, want NONE", key, p["AuthorizationType"], p["AuthorizerId"])
+			}
+		} else if p["AuthorizationType"] != "CUSTOM" || !slices.Equal(refs(p["AuthorizerId"]), authorizers) {
 			t.Errorf("%s: authorization %v by %v, want CUSTOM by %v", key, p["AuthorizationType"], refs(p["AuthorizerId"]), authorizers)
 		}
 	}
@@ -458,8 +476,8 @@ func TestWithoutAuthorizerRoutesAreOpen(t *testing.T) {
 			}
 			routeType := map[APIType]string{APIHTTP: "AWS::ApiGatewayV2::Route", APIREST: "AWS::ApiGateway::Method"}[apiType]
 			routes := s.ofType(routeType)
-			if len(routes) != 2 {
-				t.Errorf("%d routes for the config group, want 2", len(routes))
+			if len(routes) != 3 {
+				t.Errorf("%d routes for the config group, want 3 (ANY with and without {proxy+}, public GET)", len(routes))
 			}
 			for _, id := range routes {
 				if at := s.resources[id].Properties["AuthorizationType"]; at != "NONE" {

@@ -108,7 +108,9 @@ func (c configEffective) EffectiveJSON(ctx context.Context, env string, levels [
 // Lambda function serves; the local server mounts them all on one mux.
 var groupRoutes = map[string]func(mux *http.ServeMux, s *services){
 	"config": func(mux *http.ServeMux, s *services) {
+		// Without the slash too: an API Gateway route can exempt that path from its authorizer.
 		mux.HandleFunc("GET /api/v1/config/{$}", httpapi.ServeVersions)
+		mux.HandleFunc("GET /api/v1/config", httpapi.ServeVersions)
 		configapi.Register(mux, s.config)
 		overridesapi.Register(mux, s.overrides)
 	},

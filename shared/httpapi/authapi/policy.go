@@ -12,7 +12,8 @@ import (
 
 // This file is the whole authorization policy. A request is one of:
 //
-//   - public: only GET /api/v1/config/, the microversion document. Clients
+//   - public: only GET /api/v1/config/ (and /api/v1/config, the form an API
+//     Gateway route can exempt from its authorizer), the microversion document. Clients
 //     (the CLI, Hiera backends, load balancers' health checks) read it to
 //     negotiate a version before they have credentials, and it shows nothing
 //     but the supported version range. Every other route needs credentials.
@@ -43,15 +44,17 @@ var computeOnly = []string{
 // adminOnly lists the route trees only admins may use at all.
 var adminOnly = []string{"/api/v1/users", "/api/v1/users/", "/api/v1/tokens", "/api/v1/tokens/"}
 
-// publicRoute is the one route answered without credentials (GET also matches HEAD).
-const publicRoute = "GET /api/v1/config/{$}"
+// PublicRoutes are the routes answered without credentials (GET also matches HEAD).
+var PublicRoutes = []string{"GET /api/v1/config/{$}", "GET /api/v1/config"}
 
 // rules matches requests with the mux's own pattern semantics, so the policy
 // reads routes exactly as the router does.
 var rules = func() *http.ServeMux {
 	m := http.NewServeMux()
 	mark := func(a access) http.Handler { return accessHandler(a) }
-	m.Handle(publicRoute, mark(accessPublic))
+	for _, p := range PublicRoutes {
+		m.Handle(p, mark(accessPublic))
+	}
 	for _, p := range computeOnly {
 		m.Handle(p, mark(accessRead))
 	}

@@ -22,6 +22,8 @@ func TestAuthorize(t *testing.T) {
 		{"GET", "/api/v1/config/", true, true, true, true, false},
 		{"HEAD", "/api/v1/config/", true, true, true, true, false},
 		{"POST", "/api/v1/config/", true, false, false, false, true},
+		{"GET", "/api/v1/config", true, true, true, true, false},
+		{"PUT", "/api/v1/config", true, false, false, false, true},
 		{"GET", "/api/v1/config/components", true, true, false, false, false},
 		{"POST", "/api/v1/config/components", true, false, false, false, true},
 		{"GET", doc, true, true, true, false, false},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -82,14 +81,13 @@ func Wrap(h http.Handler, opts Options) http.Handler {
 // checkPath rejects paths with dot segments, raw or percent-encoded, before the
 // mux would clean them into another route: a name like "../x" is never valid.
 func checkPath(r *http.Request) error {
-	raw := r.URL.EscapedPath()
-	for seg := range strings.SplitSeq(raw, "/") {
-		decoded, err := url.PathUnescape(seg)
-		if err != nil {
-			return errs.Invalidf("malformed URL path")
-		}
-		if decoded == "." || decoded == ".." || strings.ContainsAny(decoded, "\x00") {
-			return errs.Invalidf("URL path segment %q is not allowed", decoded)
+	segs, err := PathSegments(r.URL.EscapedPath())
+	if err != nil {
+		return err
+	}
+	for _, seg := range segs {
+		if seg == "." || seg == ".." || strings.ContainsAny(seg, "\x00") {
+			return errs.Invalidf("URL path segment %q is not allowed", seg)
 		}
 	}
 	return nil

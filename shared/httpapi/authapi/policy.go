@@ -7,7 +7,10 @@ import (
 	"strings"
 
 	"github.com/tuningbox/tuningbox/shared/auth"
+	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/configapi"
 )
 
 // This file is the whole authorization policy. A request is one of:
@@ -123,7 +126,12 @@ func nodeMayRead(names []string, r *http.Request) bool {
 	}
 	switch {
 	case hasPrefix(segs, "api", "v1", "config", "environments"):
-		return slices.ContainsFunc(nodeLevelValues(segs[4:]), func(v string) bool { return slices.Contains(names, v) })
+		// A document path after {env}, read as configapi routes it; a node may read
+		// it when one of its "nodes" level values names the node.
+		levels, _, err := configapi.SplitLevelPath(segs[min(5, len(segs)):])
+		return len(segs) > 4 && err == nil && slices.ContainsFunc(levels, func(l configdb.LevelValue) bool {
+			return l.Name == "nodes" && slices.Contains(names, l.Value)
+		})
 	case hasPrefix(segs, "api", "v1", "nodes") && len(segs) == 4:
 		return slices.Contains(names, segs[3])
 	case hasPrefix(segs, "api", "v1", "nodes") && len(segs) == 3:
@@ -148,41 +156,10 @@ func nodeMayRun(names []string, r *http.Request) bool {
 		(segs[6] == "claim" || segs[6] == "result") && slices.Contains(names, segs[5])
 }
 
-// nodeLevelValues reads a ConfigDB document path after "environments" —
-// {env}/{level}/{value}/.../resources/... — the way configapi routes it, and
-// returns the values of the levels named "nodes". A path that is not a document
-// path has none.
-func nodeLevelValues(segs []string) []string {
-	if len(segs) < 2 {
-		return nil
-	}
-	var values []string
-	rest := segs[1:]
-	for len(rest) >= 2 && rest[0] != "resources" {
-		if rest[0] == "nodes" {
-			values = append(values, rest[1])
-		}
-		rest = rest[2:]
-	}
-	if len(rest) == 0 || rest[0] != "resources" {
-		return nil
-	}
-	return values
-}
-
-// pathSegments splits an escaped path into unescaped segments, so that an
-// escaped "/" stays inside its segment, as the routers read it.
+// pathSegments is httpapi.PathSegments, false for a malformed path.
 func pathSegments(escaped string) ([]string, bool) {
-	escaped = strings.TrimPrefix(escaped, "/")
-	var segs []string
-	for s := range strings.SplitSeq(escaped, "/") {
-		u, err := url.PathUnescape(s)
-		if err != nil {
-			return nil, false
-		}
-		segs = append(segs, u)
-	}
-	return segs, true
+	segs, err := httpapi.PathSegments(escaped)
+	return segs, err == nil
 }
 
 func hasPrefix(segs []string, prefix ...string) bool {

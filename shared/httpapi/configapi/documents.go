@@ -28,32 +28,19 @@ type docPath struct {
 // parseDocPath parses the URL of a document route. It works on the escaped path so
 // that an escaped "/" inside a level value or name segment stays inside it.
 func parseDocPath(r *http.Request) (docPath, error) {
-	escaped := strings.TrimPrefix(r.URL.EscapedPath(), Prefix+"/environments/")
-	var segs []string
-	for s := range strings.SplitSeq(escaped, "/") {
-		u, err := url.PathUnescape(s)
-		if err != nil {
-			return docPath{}, errs.Invalidf("malformed URL path")
-		}
-		segs = append(segs, u)
+	segs, err := httpapi.PathSegments(strings.TrimPrefix(r.URL.EscapedPath(), Prefix+"/environments/"))
+	if err != nil {
+		return docPath{}, err
 	}
 	v := idsFor(r)
 	dp := docPath{ref: configdb.DocRef{Env: segs[0]}}
 	if err := v.pathRef(dp.ref.Env, false); err != nil {
 		return docPath{}, err
 	}
-	rest := segs[1:]
-	for len(rest) > 0 && rest[0] != "resources" {
-		if len(rest) < 2 {
-			return docPath{}, errs.NotFoundf("level %q has no value", rest[0])
-		}
-		dp.ref.Levels = append(dp.ref.Levels, configdb.LevelValue{Name: rest[0], Value: rest[1]})
-		rest = rest[2:]
+	var name []string
+	if dp.ref.Levels, name, err = SplitLevelPath(segs[1:]); err != nil {
+		return docPath{}, err
 	}
-	if len(rest) == 0 {
-		return docPath{}, errs.NotFoundf("expected .../resources/<resource>/values or /overrides")
-	}
-	name := rest[1:]
 	last := func(n int) string {
 		if len(name) < n {
 			return ""
@@ -75,6 +62,24 @@ func parseDocPath(r *http.Request) (docPath, error) {
 	dp.kind = kind
 	dp.ref.Resource = strings.Join(name[:len(name)-1], "/")
 	return dp, v.pathRef(dp.ref.Resource, true)
+}
+
+// SplitLevelPath reads the segments of a document path after its environment,
+// {lvl}/{val}/.../resources/{rest...}: the level path, and the segments after
+// "resources" (the resource name and what follows it). Not a document path: 404.
+func SplitLevelPath(segs []string) ([]configdb.LevelValue, []string, error) {
+	var levels []configdb.LevelValue
+	for len(segs) > 0 && segs[0] != "resources" {
+		if len(segs) < 2 {
+			return nil, nil, errs.NotFoundf("level %q has no value", segs[0])
+		}
+		levels = append(levels, configdb.LevelValue{Name: segs[0], Value: segs[1]})
+		segs = segs[2:]
+	}
+	if len(segs) == 0 {
+		return nil, nil, errs.NotFoundf("expected .../resources/<resource>/values or /overrides")
+	}
+	return levels, segs[1:], nil
 }
 
 // flag reads a presence flag like tuning-box's "?effective": set unless its value says false.

@@ -6,9 +6,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/google/uuid"
-
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/ident"
 )
 
 const (
@@ -24,28 +23,6 @@ const (
 
 // Level names that would make environment URLs ambiguous.
 var reservedLevelNames = map[string]bool{"resources": true, "hierarchy_levels": true}
-
-// IsUUID reports whether s is a UUID in its canonical 36-character form.
-func IsUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	_, err := uuid.Parse(s)
-	return err == nil
-}
-
-// IsIntegerID reports whether s is written like a legacy integer id.
-func IsIntegerID(s string) bool {
-	if s == "" || len(s) > 19 {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
 
 // refKind says how a reference string names an entity.
 type refKind int
@@ -67,11 +44,11 @@ type ref struct {
 
 func parseRef(s string) ref {
 	switch {
-	case IsIntegerID(s):
+	case ident.IsIntegerID(s):
 		if id, err := strconv.ParseInt(s, 10, 64); err == nil {
 			return ref{kind: byID, id: id}
 		}
-	case IsUUID(s):
+	case ident.IsUUID(s):
 		return ref{kind: byUUID, uuid: strings.ToLower(s)}
 	}
 	return ref{kind: byName, name: s}
@@ -89,7 +66,7 @@ func validName(what, name string) error {
 			return errs.Invalidf("%s %q has an empty, '.' or '..' path segment", what, name)
 		}
 	}
-	if IsIntegerID(name) || IsUUID(name) {
+	if ident.IsIntegerID(name) || ident.IsUUID(name) {
 		return errs.Invalidf("%s %q looks like an id; names must not be integers or UUIDs", what, name)
 	}
 	return nil
@@ -105,7 +82,7 @@ func validLevelName(name string) error {
 		return errs.Invalidf("hierarchy level name %q must be one URL segment", name)
 	case reservedLevelNames[name]:
 		return errs.Invalidf("hierarchy level name %q is reserved", name)
-	case IsIntegerID(name) || IsUUID(name):
+	case ident.IsIntegerID(name) || ident.IsUUID(name):
 		return errs.Invalidf("hierarchy level name %q looks like an id; names must not be integers or UUIDs", name)
 	}
 	return nil

@@ -7,9 +7,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/ident"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 
@@ -95,7 +94,7 @@ func parentView(parent txRecord, subs []txRecord) Transaction {
 }
 
 func checkUUID(id string) error {
-	if _, err := uuid.Parse(id); err != nil {
+	if !ident.IsUUID(id) {
 		return errs.Invalidf("Invalid uuid %s", id)
 	}
 	return nil

@@ -4,9 +4,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/ident"
 )
 
 // MaxTraitLength is the longest trait name (Placement's limit).
@@ -18,16 +17,6 @@ var (
 	hostLabel     = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
 	allDigits     = regexp.MustCompile(`^[0-9]+$`)
 )
-
-// IsUUID reports whether s is a UUID in its canonical 36-character form
-// (hex digits in 8-4-4-4-12 groups, either case). Braced, URN and undashed
-// forms are not identities in this API.
-func IsUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	return uuid.Validate(s) == nil
-}
 
 // CheckTrait validates a trait name: CUSTOM_ followed by uppercase letters,
 // digits and underscores, or a standard trait name of the same alphabet
@@ -61,7 +50,7 @@ func normalizeFQDN(name string) (string, error) {
 			return "", errs.Invalidf("fqdn %q: label %q must be 1 to 63 of a-z, 0-9 and '-', not starting or ending with '-'", name, label)
 		}
 	}
-	if allDigits.MatchString(fqdn) || IsUUID(fqdn) {
+	if allDigits.MatchString(fqdn) || ident.IsUUID(fqdn) {
 		return "", errs.Invalidf("fqdn %q would be ambiguous with a node id or UUID", name)
 	}
 	return fqdn, nil

@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/ident"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 
@@ -169,7 +170,7 @@ func (s *Service) Create(ctx context.Context, in NewNode) (Node, error) {
 	switch {
 	case in.UUID == "":
 		n.UUID = uuid.NewString()
-	case !IsUUID(in.UUID):
+	case !ident.IsUUID(in.UUID):
 		return Node{}, errs.Invalidf("Invalid uuid %s", in.UUID)
 	}
 	if in.ID < 0 {
@@ -248,7 +249,7 @@ func (s *Service) Resolve(ctx context.Context, ref string) (Node, error) {
 func (s *Service) resolve(ctx context.Context, ref string) (Node, int64, error) {
 	var lookup store.Key
 	switch {
-	case IsUUID(ref):
+	case ident.IsUUID(ref):
 		lookup = uuidKey(ref)
 	case allDigits.MatchString(ref):
 		id, err := strconv.ParseInt(ref, 10, 64)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/ident"
 	"github.com/tuningbox/tuningbox/shared/nodes"
 	"github.com/tuningbox/tuningbox/shared/nodes/nodestest"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
@@ -99,7 +100,7 @@ func TestCreateAssignsIdentity(t *testing.T) {
 	if a.ID != 1 || b.ID != 10 || c.ID != 11 {
 		t.Errorf("ids = %d, %d, %d; want 1, 10, 11", a.ID, b.ID, c.ID)
 	}
-	if !nodes.IsUUID(a.UUID) || a.UUID == c.UUID {
+	if !ident.IsUUID(a.UUID) || a.UUID == c.UUID {
 		t.Errorf("uuids %q, %q", a.UUID, c.UUID)
 	}
 	if a.FQDN != "node-1.example.com" || a.Status != nodes.Enabled || a.Roles == nil || a.Traits == nil {

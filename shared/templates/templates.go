@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/ident"
 	"github.com/tuningbox/tuningbox/shared/nodes"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
@@ -108,7 +109,7 @@ func parseDocument(raw []byte) (document, error) {
 		d.Steps = parseSteps(raw, "steps", true, &p)
 	}
 	if raw, ok := fields["uuid"]; ok && string(raw) != "null" {
-		if json.Unmarshal(raw, &d.UUID) != nil || !nodes.IsUUID(d.UUID) {
+		if json.Unmarshal(raw, &d.UUID) != nil || !ident.IsUUID(d.UUID) {
 			p.add("Invalid uuid %s", strings.Trim(string(raw), `"`))
 		}
 		d.UUID = strings.ToLower(d.UUID)
@@ -164,30 +165,30 @@ func (s *Service) exists(ctx context.Context, k store.Key) bool {
 	return err == nil
 }
 
-// Get returns the template named by ident: its UUID when ident looks like one, else its name.
-func (s *Service) Get(ctx context.Context, ident string) (Template, error) {
-	rec, _, err := s.get(ctx, ident)
+// Get returns the template named by ref: its UUID when ref looks like one, else its name.
+func (s *Service) Get(ctx context.Context, ref string) (Template, error) {
+	rec, _, err := s.get(ctx, ref)
 	return rec.Template, err
 }
 
-func (s *Service) get(ctx context.Context, ident string) (record, int64, error) {
-	lookup := nameKey(ident)
-	if nodes.IsUUID(ident) {
-		lookup = uuidKey(strings.ToLower(ident))
+func (s *Service) get(ctx context.Context, ref string) (record, int64, error) {
+	lookup := nameKey(ref)
+	if ident.IsUUID(ref) {
+		lookup = uuidKey(strings.ToLower(ref))
 	}
 	var p pointer
 	if _, err := store.GetJSON(ctx, s.idx, lookup, &p); errors.Is(err, store.ErrNotFound) {
-		return record{}, 0, errs.NotFoundf("deploy template %s not found", ident)
+		return record{}, 0, errs.NotFoundf("deploy template %s not found", ref)
 	} else if err != nil {
-		return record{}, 0, fmt.Errorf("look up deploy template %s: %w", ident, err)
+		return record{}, 0, fmt.Errorf("look up deploy template %s: %w", ref, err)
 	}
 	var rec record
 	rev, err := store.GetJSON(ctx, s.idx, recordKey(p.Seq), &rec)
 	if errors.Is(err, store.ErrNotFound) {
-		return record{}, 0, errs.NotFoundf("deploy template %s not found", ident)
+		return record{}, 0, errs.NotFoundf("deploy template %s not found", ref)
 	}
 	if err != nil {
-		return record{}, 0, fmt.Errorf("read deploy template %s: %w", ident, err)
+		return record{}, 0, fmt.Errorf("read deploy template %s: %w", ref, err)
 	}
 	return rec, rev, nil
 }
@@ -298,10 +299,10 @@ func (s *Service) all(ctx context.Context) ([]record, error) {
 // maxAttempts bounds the optimistic-concurrency retries of Patch and Delete.
 const maxAttempts = 5
 
-// Delete removes the template named by ident.
-func (s *Service) Delete(ctx context.Context, ident string) error {
+// Delete removes the template named by ref.
+func (s *Service) Delete(ctx context.Context, ref string) error {
 	for range maxAttempts {
-		rec, rev, err := s.get(ctx, ident)
+		rec, rev, err := s.get(ctx, ref)
 		if err != nil {
 			return err
 		}
@@ -317,7 +318,7 @@ func (s *Service) Delete(ctx context.Context, ident string) error {
 			return nil
 		}
 	}
-	return errs.Conflictf("deploy template %s keeps changing concurrently; retry", ident)
+	return errs.Conflictf("deploy template %s keeps changing concurrently; retry", ref)
 }
 
 // ByNames returns the templates whose names are among names, keyed by name.

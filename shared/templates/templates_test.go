@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
-	"github.com/tuningbox/tuningbox/shared/nodes"
+	"github.com/tuningbox/tuningbox/shared/ident"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 	"github.com/tuningbox/tuningbox/shared/templates"
 )
@@ -95,7 +95,7 @@ func TestCreateValidation(t *testing.T) {
 				if err != nil {
 					t.Fatalf("unexpected error %v", err)
 				}
-				if !nodes.IsUUID(got.UUID) || len(got.Steps) == 0 || got.CreatedAt.IsZero() || got.UpdatedAt != nil {
+				if !ident.IsUUID(got.UUID) || len(got.Steps) == 0 || got.CreatedAt.IsZero() || got.UpdatedAt != nil {
 					t.Fatalf("created %+v", got)
 				}
 				return
@@ -128,14 +128,14 @@ func TestConflictsAndLookup(t *testing.T) {
 	if !errs.Is(err, errs.Conflict) || !strings.Contains(err.Error(), "uuid") {
 		t.Errorf("duplicate uuid: %v", err)
 	}
-	for _, ident := range []string{tpl.UUID, strings.ToUpper(tpl.UUID), tpl.Name} {
-		if got, err := s.Get(ctx, ident); err != nil || got.UUID != tpl.UUID {
-			t.Errorf("Get(%q) = %v, %v", ident, got.UUID, err)
+	for _, ref := range []string{tpl.UUID, strings.ToUpper(tpl.UUID), tpl.Name} {
+		if got, err := s.Get(ctx, ref); err != nil || got.UUID != tpl.UUID {
+			t.Errorf("Get(%q) = %v, %v", ref, got.UUID, err)
 		}
 	}
-	for _, ident := range []string{"CUSTOM_NOPE", "8221f906-208b-44a5-b575-f8e8a59c4a84"} {
-		if _, err := s.Get(ctx, ident); !errs.Is(err, errs.NotFound) {
-			t.Errorf("Get(%q): %v, want NotFound", ident, err)
+	for _, ref := range []string{"CUSTOM_NOPE", "8221f906-208b-44a5-b575-f8e8a59c4a84"} {
+		if _, err := s.Get(ctx, ref); !errs.Is(err, errs.NotFound) {
+			t.Errorf("Get(%q): %v, want NotFound", ref, err)
 		}
 	}
 	if err := s.Delete(ctx, tpl.Name); err != nil {

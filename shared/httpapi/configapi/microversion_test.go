@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/ident"
 )
 
 func TestUUIDIdentities(t *testing.T) {
@@ -23,7 +23,7 @@ func TestUUIDIdentities(t *testing.T) {
 		HierarchyLevels []string
 	}
 	a.must(http.StatusOK, "GET", env1, "").json(t, &legacy)
-	if legacy.ID != 1 || !configdb.IsUUID(legacy.UUID) || len(legacy.Components) != 1 {
+	if legacy.ID != 1 || !ident.IsUUID(legacy.UUID) || len(legacy.Components) != 1 {
 		t.Fatalf("1.0 environment: %+v", legacy)
 	}
 
@@ -34,7 +34,7 @@ func TestUUIDIdentities(t *testing.T) {
 		Components []string `json:"components"`
 	}
 	a.must(http.StatusOK, "GET", "/environments/"+legacy.UUID, "", v12...).json(t, &env)
-	if env.ID != legacy.UUID || env.UUID != nil || len(env.Components) != 1 || !configdb.IsUUID(env.Components[0]) {
+	if env.ID != legacy.UUID || env.UUID != nil || len(env.Components) != 1 || !ident.IsUUID(env.Components[0]) {
 		t.Fatalf("1.2 environment: %+v", env)
 	}
 	var comp struct {
@@ -45,7 +45,7 @@ func TestUUIDIdentities(t *testing.T) {
 		} `json:"resource_definitions"`
 	}
 	a.must(http.StatusOK, "GET", "/components/"+env.Components[0], "", v12...).json(t, &comp)
-	if comp.ID != env.Components[0] || comp.ResourceDefinitions[0].ComponentID != comp.ID || !configdb.IsUUID(comp.ResourceDefinitions[0].ID) {
+	if comp.ID != env.Components[0] || comp.ResourceDefinitions[0].ComponentID != comp.ID || !ident.IsUUID(comp.ResourceDefinitions[0].ID) {
 		t.Fatalf("1.2 component: %+v", comp)
 	}
 	var levels []struct {
@@ -58,7 +58,7 @@ func TestUUIDIdentities(t *testing.T) {
 		t.Fatalf("1.2 levels: %+v", levels)
 	}
 	created := a.must(http.StatusCreated, "POST", "/environments", `{"components":["`+comp.ID+`"],"hierarchy_levels":[]}`, v12...)
-	if !strings.Contains(created.header.Get("Location"), "/environments/") || !configdb.IsUUID(quoteField(created.String(), "id")[1:37]) {
+	if !strings.Contains(created.header.Get("Location"), "/environments/") || !ident.IsUUID(quoteField(created.String(), "id")[1:37]) {
 		t.Fatalf("1.2 create: %s (Location %s)", created, created.header.Get("Location"))
 	}
 

@@ -10,6 +10,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/ident"
 )
 
 // ids is the one place microversion 1.2 (UUID identities) is applied: from 1.2
@@ -47,7 +48,7 @@ func (v ids) ofPtr(i *configdb.Ident) any {
 // be a UUID ("Invalid uuid X", checked before any lookup); names stay allowed
 // where the entity has one (names never look like integers or UUIDs).
 func (v ids) pathRef(ref string, namesAllowed bool) error {
-	if !v.uuids || configdb.IsUUID(ref) || (namesAllowed && !configdb.IsIntegerID(ref)) {
+	if !v.uuids || ident.IsUUID(ref) || (namesAllowed && !ident.IsIntegerID(ref)) {
 		return nil
 	}
 	return errs.Invalidf("Invalid uuid %s", ref)

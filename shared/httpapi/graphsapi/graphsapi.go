@@ -13,7 +13,6 @@ import (
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
-	"github.com/tuningbox/tuningbox/shared/httpapi/nodesapi"
 )
 
 const base = "/api/v1"
@@ -33,7 +32,7 @@ var owners = []struct {
 func Register(mux *http.ServeMux, svc *graphs.Service) {
 	h := &handlers{svc: svc}
 	handle := func(pattern string, fn handler, query ...string) {
-		mux.HandleFunc(pattern, nodesapi.WithQuery(fn.serve, query...))
+		mux.HandleFunc(pattern, httpapi.WithQuery(fn.serve, query...))
 	}
 	for _, o := range owners {
 		if o.kind != graphs.Cluster {
@@ -58,7 +57,7 @@ func Register(mux *http.ServeMux, svc *graphs.Service) {
 	handle("GET "+clusters+"/deployment_tasks/own", h.deploymentTasks(graphs.Own), "graph_type")
 	handle("GET "+clusters+"/deployment_tasks/plugins", h.deploymentTasks(graphs.Plugins), "graph_type")
 	handle("GET "+clusters+"/deployment_tasks/release", h.deploymentTasks(graphs.ReleaseOnly), "graph_type")
-	mux.HandleFunc("GET "+clusters+"/deploy_tasks/graph.gv", nodesapi.WithQuery(h.graphviz, "graph_type", "tasks", "parents_for", "remove"))
+	mux.HandleFunc("GET "+clusters+"/deploy_tasks/graph.gv", httpapi.WithQuery(h.graphviz, "graph_type", "tasks", "parents_for", "remove"))
 
 	handle("GET "+base+"/graphs", h.listGraphs, "releases_ids", "plugins_ids", "clusters_ids", "graph_types", "fetch_related")
 	handle("GET "+base+"/graphs/{id}", withID("graph", h.getGraph))
@@ -373,7 +372,7 @@ func (h *handlers) listTransactions(_ http.ResponseWriter, r *http.Request, q ma
 		return 0, nil, errs.Invalidf("status %q is not one of %s", f.Status, strings.Join(txStatuses, ", "))
 	}
 	if v, ok := q["limit"]; ok {
-		n, err := nodesapi.ParseLimit(v, maxTransactions)
+		n, err := httpapi.ParseLimit(v, maxTransactions)
 		if err != nil {
 			return 0, nil, err
 		}

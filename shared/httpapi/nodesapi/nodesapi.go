@@ -19,11 +19,11 @@ import (
 // Register adds the node routes to mux.
 func Register(mux *http.ServeMux, svc *nodes.Service) {
 	h := handlers{svc: svc}
-	mux.HandleFunc("POST /api/v1/nodes", WithQuery(h.create))
-	mux.HandleFunc("GET /api/v1/nodes", WithQuery(h.list, "hostname", "limit", "marker"))
-	mux.HandleFunc("GET /api/v1/nodes/{id}", WithQuery(h.show))
-	mux.HandleFunc("PUT /api/v1/nodes/{id}", WithQuery(h.update))
-	mux.HandleFunc("DELETE /api/v1/nodes/{id}", WithQuery(h.delete))
+	mux.HandleFunc("POST /api/v1/nodes", httpapi.WithQuery(h.create))
+	mux.HandleFunc("GET /api/v1/nodes", httpapi.WithQuery(h.list, "hostname", "limit", "marker"))
+	mux.HandleFunc("GET /api/v1/nodes/{id}", httpapi.WithQuery(h.show))
+	mux.HandleFunc("PUT /api/v1/nodes/{id}", httpapi.WithQuery(h.update))
+	mux.HandleFunc("DELETE /api/v1/nodes/{id}", httpapi.WithQuery(h.delete))
 }
 
 type handlers struct{ svc *nodes.Service }
@@ -52,7 +52,7 @@ func viewOf(r *http.Request, n nodes.Node) view {
 		Roles: n.Roles, Traits: n.Traits, Status: string(n.Status), Maintenance: n.Maintenance,
 		CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt,
 	}
-	if UUIDIdentities(r) {
+	if httpapi.UUIDIdentities(r) {
 		v.ID, v.UUID, v.EnvironmentID = n.UUID, "", n.EnvironmentUUID
 	}
 	if n.DisabledReason != "" {
@@ -93,7 +93,7 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]st
 	}
 	switch {
 	case len(body.ID) == 0:
-	case UUIDIdentities(r):
+	case httpapi.UUIDIdentities(r):
 		if json.Unmarshal(body.ID, &in.UUID) != nil {
 			httpapi.Error(w, r, errs.Invalidf("id must be a UUID"))
 			return
@@ -162,13 +162,13 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request, q map[string]stri
 	limit := nodes.MaxPage
 	if hasLimit {
 		var err error
-		if limit, err = ParseLimit(q["limit"], nodes.MaxPage); err != nil {
+		if limit, err = httpapi.ParseLimit(q["limit"], nodes.MaxPage); err != nil {
 			httpapi.Error(w, r, err)
 			return
 		}
 	}
 	if hasMarker {
-		if err := CheckPathID(r, marker); err != nil {
+		if err := httpapi.CheckPathID(r, marker); err != nil {
 			httpapi.Error(w, r, err)
 			return
 		}
@@ -198,7 +198,7 @@ func views(r *http.Request, ns []nodes.Node) []view {
 // microversion: a UUID from 1.2 on (anything else is 400 "Invalid uuid X",
 // checked before the lookup), a UUID or legacy integer id before.
 func Lookup(r *http.Request, svc *nodes.Service, ref string) (nodes.Node, error) {
-	if err := CheckPathID(r, ref); err != nil {
+	if err := httpapi.CheckPathID(r, ref); err != nil {
 		return nodes.Node{}, err
 	}
 	return svc.Resolve(r.Context(), ref)
@@ -226,7 +226,7 @@ type updateBody struct {
 
 func (h handlers) update(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 	ref := r.PathValue("id")
-	if err := CheckPathID(r, ref); err != nil {
+	if err := httpapi.CheckPathID(r, ref); err != nil {
 		httpapi.Error(w, r, err)
 		return
 	}
@@ -257,7 +257,7 @@ func (h handlers) update(w http.ResponseWriter, r *http.Request, _ map[string]st
 
 func (h handlers) delete(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 	ref := r.PathValue("id")
-	if err := CheckPathID(r, ref); err != nil {
+	if err := httpapi.CheckPathID(r, ref); err != nil {
 		httpapi.Error(w, r, err)
 		return
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/httpapi/templatesapi/templatesapitest"
-	"github.com/tuningbox/tuningbox/shared/nodes"
+	"github.com/tuningbox/tuningbox/shared/ident"
 	"github.com/tuningbox/tuningbox/shared/nodes/nodestest"
 )
 
@@ -79,7 +79,7 @@ func TestUUIDIdentities(t *testing.T) {
 	uuid := legacy["uuid"].(string)
 
 	t.Run("1 id is the UUID from 1.2 on, the integer before", func(t *testing.T) {
-		if legacy["id"] != float64(1) || !nodes.IsUUID(uuid) || legacy["environment_id"] != float64(3) {
+		if legacy["id"] != float64(1) || !ident.IsUUID(uuid) || legacy["environment_id"] != float64(3) {
 			t.Fatalf("1.0 view %v", legacy)
 		}
 		for _, r := range []templatesapitest.Reply{
@@ -88,13 +88,13 @@ func TestUUIDIdentities(t *testing.T) {
 			a.Do("POST", "/api/v1/nodes", "1.2", `{"fqdn":"node-2.example.com","environment_id":"`+nodestest.EnvironmentUUID(3)+`"}`),
 		} {
 			n := r.Node()
-			if r.Status >= 300 || !nodes.IsUUID(fmt.Sprint(n["id"])) || n["uuid"] != nil || n["environment_id"] != nodestest.EnvironmentUUID(3) {
+			if r.Status >= 300 || !ident.IsUUID(fmt.Sprint(n["id"])) || n["uuid"] != nil || n["environment_id"] != nodestest.EnvironmentUUID(3) {
 				t.Errorf("1.2 answer %d %v", r.Status, r.Body)
 			}
 		}
 		list := a.Do("GET", "/api/v1/nodes", "1.2", "")
 		for _, item := range list.Body["nodes"].([]any) {
-			if id := item.(map[string]any)["id"]; !nodes.IsUUID(fmt.Sprint(id)) {
+			if id := item.(map[string]any)["id"]; !ident.IsUUID(fmt.Sprint(id)) {
 				t.Errorf("listed id %v", id)
 			}
 		}

@@ -19,10 +19,10 @@ type defaultsBody struct {
 
 // withEnvironment resolves the {env} path segment (an id, or a UUID; only a
 // UUID from 1.2 on) and runs fn with the environment.
-func (h handlers) withEnvironment(fn func(w http.ResponseWriter, r *http.Request, env nodes.Environment)) nodesapi.QueryHandler {
+func (h handlers) withEnvironment(fn func(w http.ResponseWriter, r *http.Request, env nodes.Environment)) httpapi.QueryHandler {
 	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 		ref := r.PathValue("env")
-		if err := nodesapi.CheckPathID(r, ref); err != nil {
+		if err := httpapi.CheckPathID(r, ref); err != nil {
 			httpapi.Error(w, r, err)
 			return
 		}
@@ -37,7 +37,7 @@ func (h handlers) withEnvironment(fn func(w http.ResponseWriter, r *http.Request
 
 func defaultsView(r *http.Request, env nodes.Environment, steps []templates.Step) defaultsBody {
 	body := defaultsBody{EnvironmentID: env.ID, Steps: templates.MaskSteps(steps)}
-	if nodesapi.UUIDIdentities(r) {
+	if httpapi.UUIDIdentities(r) {
 		body.EnvironmentID = env.UUID
 	}
 	return body

@@ -12,7 +12,6 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
-	"github.com/tuningbox/tuningbox/shared/httpapi/nodesapi"
 	"github.com/tuningbox/tuningbox/shared/nodes"
 	"github.com/tuningbox/tuningbox/shared/templates"
 )
@@ -20,8 +19,8 @@ import (
 // Register adds the deploy template and deploy step routes to mux.
 func Register(mux *http.ServeMux, svc *templates.Service, nodeSvc *nodes.Service) {
 	h := handlers{svc: svc, nodes: nodeSvc}
-	since := func(pattern string, fn nodesapi.QueryHandler, query ...string) {
-		mux.HandleFunc(pattern, httpapi.Since(httpapi.V1_1, nodesapi.WithQuery(fn, query...)))
+	since := func(pattern string, fn httpapi.QueryHandler, query ...string) {
+		mux.HandleFunc(pattern, httpapi.Since(httpapi.V1_1, httpapi.WithQuery(fn, query...)))
 	}
 	since("POST "+collection, h.create)
 	since("GET "+collection, h.list, "limit", "marker", "sort_key", "sort_dir", "fields", "detail")
@@ -133,7 +132,7 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request, q map[string]stri
 	}
 	opts := templates.ListOptions{Marker: q["marker"], SortKey: q["sort_key"], SortDir: q["sort_dir"], Limit: templates.MaxPage}
 	if raw, ok := q["limit"]; ok {
-		if opts.Limit, err = nodesapi.ParseLimit(raw, templates.MaxPage); err != nil {
+		if opts.Limit, err = httpapi.ParseLimit(raw, templates.MaxPage); err != nil {
 			httpapi.Error(w, r, err)
 			return
 		}

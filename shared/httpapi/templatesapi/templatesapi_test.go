@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/httpapi/templatesapi/templatesapitest"
-	"github.com/tuningbox/tuningbox/shared/nodes"
+	"github.com/tuningbox/tuningbox/shared/ident"
 )
 
 // latest is the microversion most tests run at; templates exist from 1.1.
@@ -72,7 +72,7 @@ func TestTemplateCreateAndRead(t *testing.T) {
 	t.Run("2 uuid generated; 7 POST is 201 with Location", func(t *testing.T) {
 		r := a.Expect(a.Do("POST", "/api/v1/deploy_templates", latest, mirror), http.StatusCreated, "")
 		uuid, _ = r.Body["uuid"].(string)
-		if !nodes.IsUUID(uuid) || r.Header.Get("Location") != "/api/v1/deploy_templates/"+uuid {
+		if !ident.IsUUID(uuid) || r.Header.Get("Location") != "/api/v1/deploy_templates/"+uuid {
 			t.Fatalf("uuid %q, Location %q", uuid, r.Header.Get("Location"))
 		}
 		for _, k := range []string{"name", "steps", "extra", "created_at", "updated_at", "links"} {
@@ -92,10 +92,10 @@ func TestTemplateCreateAndRead(t *testing.T) {
 		a.Expect(a.Do("POST", "/api/v1/deploy_templates", latest, `{"uuid":"`+uuid+`",`+doc("CUSTOM_OTHER", step("deploy", "x", 1))[1:]), http.StatusConflict, "uuid "+uuid)
 	})
 	t.Run("9 GET by uuid or name; unknown is 404", func(t *testing.T) {
-		for _, ident := range []string{uuid, "CUSTOM_BM_CONFIG_RAID_DISK_MIRROR"} {
-			r := a.Expect(a.Do("GET", "/api/v1/deploy_templates/"+ident, latest, ""), http.StatusOK, "")
+		for _, ref := range []string{uuid, "CUSTOM_BM_CONFIG_RAID_DISK_MIRROR"} {
+			r := a.Expect(a.Do("GET", "/api/v1/deploy_templates/"+ref, latest, ""), http.StatusOK, "")
 			if r.Body["uuid"] != uuid || r.Body["name"] != "CUSTOM_BM_CONFIG_RAID_DISK_MIRROR" {
-				t.Errorf("GET %s: %v", ident, r.Body)
+				t.Errorf("GET %s: %v", ref, r.Body)
 			}
 		}
 		a.Expect(a.Do("GET", "/api/v1/deploy_templates/CUSTOM_NOPE", latest, ""), http.StatusNotFound, "not found")

@@ -1,4 +1,4 @@
-package nodesapi
+package httpapi
 
 import (
 	"net/http"
@@ -7,12 +7,13 @@ import (
 	"strconv"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
-	"github.com/tuningbox/tuningbox/shared/httpapi"
-	"github.com/tuningbox/tuningbox/shared/nodes"
+	"github.com/tuningbox/tuningbox/shared/ident"
 )
 
+// Identity and query rules of spec 004, shared by every group that follows them.
+
 // UUIDIdentities reports whether r's microversion identifies entities by UUID only (1.2 and later).
-func UUIDIdentities(r *http.Request) bool { return httpapi.RequestVersion(r).AtLeast(httpapi.V1_2) }
+func UUIDIdentities(r *http.Request) bool { return RequestVersion(r).AtLeast(V1_2) }
 
 var integerID = regexp.MustCompile(`^[1-9][0-9]{0,18}$`)
 
@@ -20,7 +21,7 @@ var integerID = regexp.MustCompile(`^[1-9][0-9]{0,18}$`)
 // any lookup: from 1.2 on it must be a UUID ("Invalid uuid X"); before, a
 // UUID or a legacy integer id.
 func CheckPathID(r *http.Request, id string) error {
-	if nodes.IsUUID(id) {
+	if ident.IsUUID(id) {
 		return nil
 	}
 	if UUIDIdentities(r) {
@@ -41,7 +42,7 @@ func WithQuery(h QueryHandler, allowed ...string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q, err := strictQuery(r, allowed)
 		if err != nil {
-			httpapi.Error(w, r, err)
+			Error(w, r, err)
 			return
 		}
 		h(w, r, q)

@@ -3,7 +3,9 @@ package configdb
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -22,7 +24,8 @@ func decodeJSON(b []byte) (any, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, errs.Wrap(errs.Invalid, err, "invalid JSON: "+strings.TrimPrefix(err.Error(), "json: "))
 	}
-	if dec.More() {
+	// dec.More would miss a stray "}" or "]": only the end of input may follow.
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, errs.Invalidf("invalid JSON: data after the value")
 	}
 	return v, nil

@@ -141,6 +141,8 @@ func TestCanonicalDocument(t *testing.T) {
 		{`null`, "", false},
 		{`{"a":`, "", false},
 		{`{} {}`, "", false},
+		{`{"a":1}}`, "", false},
+		{`{"a":1}]`, "", false},
 	}
 	for _, tt := range tests {
 		got, err := canonicalDocument([]byte(tt.in))

@@ -23,9 +23,10 @@ import (
 
 // client talks to the server under test and checks the properties every response must have.
 type client struct {
-	t    *testing.T
-	base string // .../api/v1/config
-	http *http.Client
+	t      *testing.T
+	server string // scheme://host:port
+	base   string // the prefix of every path: server + /api/v1/config
+	http   *http.Client
 	// authorize adds the credentials to a request (nothing for an open server).
 	authorize func(*http.Request)
 }
@@ -63,12 +64,21 @@ func clientFor(t *testing.T, base string) *client {
 	if err != nil || !loopback(u.Hostname()) {
 		t.Fatalf("server %q: the tests only talk to servers on the loopback interface", base)
 	}
+	server := strings.TrimSuffix(base, "/")
 	return &client{
 		t:         t,
-		base:      strings.TrimSuffix(base, "/") + "/api/v1/config",
+		server:    server,
+		base:      server + "/api/v1/config",
 		http:      &http.Client{Timeout: 30 * time.Second},
 		authorize: func(*http.Request) {},
 	}
+}
+
+// under returns the client for paths below prefix (e.g. /api/v1) instead of /api/v1/config.
+func (c *client) under(prefix string) *client {
+	d := *c
+	d.base = c.server + prefix
+	return &d
 }
 
 // do sends a request; body is JSON-encoded unless it is a string (sent as is, as JSON).

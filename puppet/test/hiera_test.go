@@ -25,12 +25,15 @@ import (
 	"time"
 )
 
-// The bootstrap administrator seeds the data; Hiera reads as an observer.
+// The bootstrap administrator seeds the data; Hiera reads as an observer, or
+// as node-1's own `node` user.
 const (
 	adminUser     = "admin"
 	adminPassword = "admin-secret"
 	hieraUser     = "hiera"
 	hieraPassword = "hiera-secret"
+	nodeUser      = "node-1"
+	nodePassword  = "node-1-secret"
 )
 
 // server is a running `tuningbox serve` and the request log it writes.
@@ -168,6 +171,7 @@ func (s *server) post(t *testing.T, path, body string) {
 // Fuel-style override/node document keyed by FQDN. Hiera gets a read-only user.
 func seed(t *testing.T, s *server) {
 	s.post(t, "/api/v1/users", fmt.Sprintf(`{"name": %q, "password": %q, "role": "observer"}`, hieraUser, hieraPassword))
+	s.post(t, "/api/v1/users", fmt.Sprintf(`{"name": %q, "password": %q, "role": "node", "node": "node-1.domain.tld"}`, nodeUser, nodePassword))
 	s.cli(t, "", "comp", "create", "--name", "fuel",
 		"--definition", "astute", "--definition", "globals", "--definition", "override/plugins", "--definition", "override/node")
 	s.cli(t, "", "env", "create", "--id", "1", "--components", "fuel", "--levels", "role,nodes")
@@ -282,25 +286,30 @@ func (p *puppet) facts(t *testing.T, fqdn, role string) string {
 // whether it was found, and the wall time.
 func (p *puppet) lookup(t *testing.T, fqdn, factsFile, key string) (string, bool, time.Duration) {
 	t.Helper()
+	stdout, stderr, elapsed, err := p.run(fqdn, factsFile, key)
+	if err != nil {
+		// puppet lookup exits 1 with empty output when no hierarchy level has the key.
+		if stdout == "" && !strings.Contains(stderr, "Error") {
+			return "", false, elapsed
+		}
+		t.Fatalf("puppet lookup %s for %s: %v\nstdout: %s\nstderr: %s", key, fqdn, err, stdout, stderr)
+	}
+	return stdout, true, elapsed
+}
+
+// run runs `puppet lookup key` for a node.
+func (p *puppet) run(fqdn, factsFile, key string) (stdout, stderr string, elapsed time.Duration, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "puppet", "lookup", key,
 		"--node", fqdn, "--facts", factsFile, "--hiera_config", p.hieraConfig, "--render-as", "json",
 		"--confdir", filepath.Join(p.dir, "conf"), "--vardir", filepath.Join(p.dir, "var"),
-		"--codedir", filepath.Join(p.dir, "code"), "--environment", "production")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		"--codedir", filepath.Join(p.dir, "code"), "--environment", "production", "--color=false")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
 	start := time.Now()
-	err := cmd.Run()
-	elapsed := time.Since(start)
-	if err != nil {
-		// puppet lookup exits 1 with empty output when no hierarchy level has the key.
-		if strings.TrimSpace(stdout.String()) == "" && !strings.Contains(stderr.String(), "Error") {
-			return "", false, elapsed
-		}
-		t.Fatalf("puppet lookup %s for %s: %v\nstdout: %s\nstderr: %s", key, fqdn, err, stdout.String(), stderr.String())
-	}
-	return strings.TrimSpace(stdout.String()), true, elapsed
+	err = cmd.Run()
+	return strings.TrimSpace(out.String()), errOut.String(), time.Since(start), err
 }
 
 func canonical(t *testing.T, s string) string {
@@ -365,8 +374,35 @@ func TestPuppetLookupThroughTuningbox(t *testing.T) {
 		}
 	}
 	reportLatency(t, walls, srv.requests())
+	checkNodeCredentials(t, root, srv.url, node1, node2)
 	baselineLookup(t, root, node1)
 	checkRevalidation(t, root, srv)
+}
+
+// checkNodeCredentials runs Hiera on node-1 as node-1's own `node` user: its
+// lookups work (the backend maps the FQDN to the node id through the registry,
+// which that user may ask about itself), and the same credentials cannot read
+// node-2's data: the lookup fails on the 403 instead of finding nothing.
+func checkNodeCredentials(t *testing.T, root, url, node1Facts, node2Facts string) {
+	p := newPuppet(t, root, fmt.Sprintf(hieraYAML, url, nodeUser, nodePassword))
+	if got, found, _ := p.lookup(t, "node-1.domain.tld", node1Facts, "deployment_id"); !found || got != "42" {
+		t.Errorf("node-1 as itself: deployment_id = %q (found %v), want 42", got, found)
+	}
+	stdout, stderr, _, err := p.run("node-2.domain.tld", node2Facts, "deployment_id")
+	if err == nil || !strings.Contains(stderr, "403") {
+		t.Errorf("node-1's credentials for node-2's data: err %v, stdout %q, stderr %q; want a failed lookup naming the 403", err, stdout, stderr)
+	}
+	t.Logf("node credentials: node-1 reads its own deployment_id 42; its lookup for node-2 fails with %s", firstLine(stderr, "403"))
+}
+
+// firstLine returns the first line of s that contains substr.
+func firstLine(s, substr string) string {
+	for line := range strings.Lines(s) {
+		if strings.Contains(line, substr) {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
 }
 
 // baselineLookup times one puppet lookup from a local YAML file, the cost of

@@ -5,14 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/tuningbox/tuningbox/shared/app"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/app/apptest"
 )
 
 // The CLI tests run as the server's bootstrap administrator.
@@ -30,27 +27,7 @@ func cliServer(t *testing.T) string {
 	}
 	t.Setenv("TUNINGBOX_USER", testAdmin)
 	t.Setenv("TUNINGBOX_PASSWORD", testAdminPassword)
-	backend, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if backend.Close != nil {
-			backend.Close()
-		}
-	})
-	cfg, err := app.LoadConfig(func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.AdminUser, cfg.AdminPassword = testAdmin, testAdminPassword
-	handler, err := app.NewHandler(backend, cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(handler)
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return apptest.Server(t, testAdmin, testAdminPassword)
 }
 
 // cli runs one tuningbox command in-process with stdin and returns its output.

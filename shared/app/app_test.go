@@ -3,14 +3,11 @@ package app_test
 import (
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/tuningbox/tuningbox/shared/app"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/app/apptest"
 )
 
 // These tests go through the wiring of every group on the embedded store: what
@@ -22,24 +19,7 @@ type client struct {
 }
 
 func newClient(t *testing.T) *client {
-	t.Helper()
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	cfg, err := app.LoadConfig(func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.AdminUser, cfg.AdminPassword = "admin", "wiring-test-password"
-	h, err := app.NewHandler(b, cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return &client{t: t, url: srv.URL}
+	return &client{t: t, url: apptest.Server(t, "admin", "wiring-test-password")}
 }
 
 // do sends body (JSON, or none) as the administrator and checks the status and

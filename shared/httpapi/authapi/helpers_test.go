@@ -12,9 +12,8 @@ import (
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/app"
-	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/app/apptest"
 	"github.com/tuningbox/tuningbox/shared/store"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
 
 const (
@@ -50,19 +49,9 @@ func (b *syncBuffer) String() string {
 
 func newStack(t *testing.T) *stack {
 	t.Helper()
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	cfg := app.Config{Backend: app.BackendEmbedded, MaxBody: httpapi.DefaultMaxBody, BlobCacheBytes: 1 << 20,
-		AdminUser: adminUser, AdminPassword: adminPassword}
 	logs := &syncBuffer{}
-	h, err := app.NewHandler(b, cfg, slog.New(slog.NewJSONHandler(logs, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &stack{handler: h, backend: b, cfg: cfg, logs: logs}
+	st := apptest.New(t, adminUser, adminPassword, slog.New(slog.NewJSONHandler(logs, nil)))
+	return &stack{handler: st.Handler, backend: st.Backend, cfg: st.Config, logs: logs}
 }
 
 // credential sets a request's Authorization header; nil sends none.

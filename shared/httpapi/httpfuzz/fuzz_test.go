@@ -11,9 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tuningbox/tuningbox/shared/app"
-	"github.com/tuningbox/tuningbox/shared/httpapi"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/app/apptest"
 )
 
 const (
@@ -30,17 +28,7 @@ const foreignMarker = "SCOPE-NODE8"
 // newAPI builds the full handler over a fresh embedded store and seeds
 // environment 1 (levels role, nodes) with one marked document per level path.
 func newAPI(f *testing.F) http.Handler {
-	b, err := bolt.Open(f.TempDir())
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { _ = b.Close() })
-	cfg := app.Config{Backend: app.BackendEmbedded, MaxBody: httpapi.DefaultMaxBody, BlobCacheBytes: 8 << 20,
-		AdminUser: adminUser, AdminPassword: adminPassword}
-	h, err := app.NewHandler(b, cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		f.Fatal(err)
-	}
+	h := apptest.New(f, adminUser, adminPassword, slog.New(slog.DiscardHandler)).Handler
 	seed := []struct {
 		method, path, body string
 	}{

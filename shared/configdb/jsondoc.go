@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -175,24 +178,21 @@ const MaxDocumentDepth = 64
 
 // nestsDeeper reports whether v nests more than limit levels of objects and lists.
 func nestsDeeper(v any, limit int) bool {
+	var children iter.Seq[any]
 	switch v := v.(type) {
 	case map[string]any:
-		if limit == 0 {
-			return true
-		}
-		for _, c := range v {
-			if nestsDeeper(c, limit-1) {
-				return true
-			}
-		}
+		children = maps.Values(v)
 	case []any:
-		if limit == 0 {
+		children = slices.Values(v)
+	default:
+		return false
+	}
+	if limit == 0 {
+		return true
+	}
+	for c := range children {
+		if nestsDeeper(c, limit-1) {
 			return true
-		}
-		for _, c := range v {
-			if nestsDeeper(c, limit-1) {
-				return true
-			}
 		}
 	}
 	return false

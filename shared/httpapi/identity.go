@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
 
@@ -15,8 +14,6 @@ import (
 // UUIDIdentities reports whether r's microversion identifies entities by UUID only (1.2 and later).
 func UUIDIdentities(r *http.Request) bool { return RequestVersion(r).AtLeast(V1_2) }
 
-var integerID = regexp.MustCompile(`^[1-9][0-9]{0,18}$`)
-
 // CheckPathID checks the form of an id taken from a path or a marker, before
 // any lookup: from 1.2 on it must be a UUID ("Invalid uuid X"); before, a
 // UUID or a legacy integer id.
@@ -27,7 +24,7 @@ func CheckPathID(r *http.Request, id string) error {
 	if UUIDIdentities(r) {
 		return errs.Invalidf("Invalid uuid %s", id)
 	}
-	if !integerID.MatchString(id) {
+	if !ident.IsIntegerID(id) || id[0] == '0' {
 		return errs.Invalidf("Invalid id %s: expected an integer id or a UUID", id)
 	}
 	return nil

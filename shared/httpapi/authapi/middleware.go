@@ -17,12 +17,14 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/auth"
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
+	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi/configapi"
 )
 
-// MaxJSONDepth is the deepest nesting of arrays and objects a request body may have.
-const MaxJSONDepth = 64
+// MaxJSONDepth is the deepest nesting of arrays and objects a request body may
+// have: the bound the ConfigDB keeps its documents within.
+const MaxJSONDepth = configdb.MaxDocumentDepth
 
 // EnvironmentIDs maps an environment reference (id or UUID) to its integer id,
 // so that audit records of one environment are found whichever way a client

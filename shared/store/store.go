@@ -8,6 +8,9 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
 )
 
 // ErrNotFound is returned by Get and Blobs.Get when the key or hash does not exist.
@@ -17,6 +20,25 @@ var ErrNotFound = errors.New("store: not found")
 // ErrConflict is returned by Index.Write when any condition of the batch does not hold.
 // Nothing of the batch was applied.
 var ErrConflict = errors.New("store: condition failed")
+
+// ErrInvalidKey is returned (wrapped) by every operation given an empty key or
+// a key longer than MaxKeyLen; nothing is read or written. It is an
+// errs.Invalid error: such keys come from names or level paths a client sent,
+// which no entity can have, so the answer is a 400, not a server fault.
+var ErrInvalidKey = errs.New(errs.Invalid, "a name, level value or path is empty or too long to store (keys are at most %d bytes)", MaxKeyLen)
+
+// CheckKey returns nil for a key every backend can store, else ErrInvalidKey.
+func CheckKey(k Key) error {
+	if k.Partition == "" || k.Sort == "" || len(k.Partition) > MaxKeyLen || len(k.Sort) > MaxKeyLen {
+		return fmt.Errorf("%w: %.40q/%.40q", ErrInvalidKey, k.Partition, k.Sort)
+	}
+	return nil
+}
+
+// CheckPartition is CheckKey for the partition of a Query.
+func CheckPartition(partition string) error {
+	return CheckKey(Key{Partition: partition, Sort: "-"})
+}
 
 // Limits every backend enforces, so that what works on the embedded backend also fits DynamoDB.
 const (

@@ -46,7 +46,7 @@ type index struct {
 }
 
 func (x *index) Get(ctx context.Context, k store.Key) (store.Item, error) {
-	if err := checkKey(k); err != nil {
+	if err := store.CheckKey(k); err != nil {
 		return store.Item{}, err
 	}
 	out, err := x.ddb.GetItem(ctx, &dynamodb.GetItemInput{
@@ -75,7 +75,7 @@ func (x *index) BatchGet(ctx context.Context, keys []store.Key) (map[store.Key]s
 	seen := make(map[store.Key]bool, len(keys))
 	unique := make([]map[string]types.AttributeValue, 0, len(keys))
 	for _, k := range keys {
-		if err := checkKey(k); err != nil {
+		if err := store.CheckKey(k); err != nil {
 			return nil, err
 		}
 		if !seen[k] {
@@ -108,8 +108,8 @@ func (x *index) BatchGet(ctx context.Context, keys []store.Key) (map[store.Key]s
 }
 
 func (x *index) Query(ctx context.Context, q store.Query) ([]store.Item, error) {
-	if q.Partition == "" || len(q.Partition) > store.MaxKeyLen {
-		return nil, fmt.Errorf("query: partition must be 1 to %d bytes", store.MaxKeyLen)
+	if err := store.CheckPartition(q.Partition); err != nil {
+		return nil, fmt.Errorf("query: %w", err)
 	}
 	if q.Limit < 0 {
 		return nil, fmt.Errorf("query: negative limit %d", q.Limit)
@@ -177,7 +177,7 @@ func (x *index) Write(ctx context.Context, ops ...store.Op) error {
 	seen := make(map[store.Key]bool, len(ops))
 	effective := make([]store.Op, 0, len(ops))
 	for _, op := range ops {
-		if err := checkKey(op.Key); err != nil {
+		if err := store.CheckKey(op.Key); err != nil {
 			return err
 		}
 		if seen[op.Key] {
@@ -401,16 +401,6 @@ func decodeItem(av map[string]types.AttributeValue) (store.Item, error) {
 		it.Value = val.Value
 	}
 	return it, nil
-}
-
-func checkKey(k store.Key) error {
-	if k.Partition == "" || k.Sort == "" {
-		return fmt.Errorf("key %s: partition and sort key must not be empty", keyString(k))
-	}
-	if len(k.Partition) > store.MaxKeyLen || len(k.Sort) > store.MaxKeyLen {
-		return fmt.Errorf("key %.40q...: longer than %d bytes", k.Partition+"/"+k.Sort, store.MaxKeyLen)
-	}
-	return nil
 }
 
 func keyString(k store.Key) string { return strconv.Quote(k.Partition) + "/" + strconv.Quote(k.Sort) }

@@ -78,16 +78,6 @@ func storedKey(k store.Key) []byte {
 	return appendKey(make([]byte, 0, binary.MaxVarintLen64+len(k.Partition)+len(k.Sort)), k)
 }
 
-func validKey(k store.Key) error {
-	switch {
-	case k.Partition == "" || k.Sort == "":
-		return fmt.Errorf("invalid key %q/%q: partition and sort key must not be empty", k.Partition, k.Sort)
-	case len(k.Partition) > store.MaxKeyLen || len(k.Sort) > store.MaxKeyLen:
-		return fmt.Errorf("invalid key %.40q/%.40q: partition and sort key must be at most %d bytes", k.Partition, k.Sort, store.MaxKeyLen)
-	}
-	return nil
-}
-
 // decodeItem copies a stored value out of bbolt's memory map into an Item.
 func decodeItem(k store.Key, v []byte) store.Item {
 	return store.Item{Key: k, Value: bytes.Clone(v[revisionLen:]), Revision: revisionOf(v)}
@@ -99,7 +89,7 @@ func (x *index) Get(ctx context.Context, k store.Key) (store.Item, error) {
 	if err := ctx.Err(); err != nil {
 		return store.Item{}, err
 	}
-	if err := validKey(k); err != nil {
+	if err := store.CheckKey(k); err != nil {
 		return store.Item{}, err
 	}
 	var (
@@ -129,7 +119,7 @@ func (x *index) BatchGet(ctx context.Context, keys []store.Key) (map[store.Key]s
 		return nil, fmt.Errorf("batch get of %d keys: at most %d allowed", len(keys), store.MaxBatchGet)
 	}
 	for _, k := range keys {
-		if err := validKey(k); err != nil {
+		if err := store.CheckKey(k); err != nil {
 			return nil, err
 		}
 	}
@@ -169,8 +159,8 @@ func (x *index) Query(ctx context.Context, q store.Query) ([]store.Item, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if q.Partition == "" || len(q.Partition) > store.MaxKeyLen {
-		return nil, fmt.Errorf("query: partition must be 1 to %d bytes", store.MaxKeyLen)
+	if err := store.CheckPartition(q.Partition); err != nil {
+		return nil, fmt.Errorf("query: %w", err)
 	}
 	if q.Limit < 0 {
 		return nil, fmt.Errorf("query: negative limit %d", q.Limit)
@@ -292,7 +282,7 @@ func validBatch(ops []store.Op) error {
 	}
 	seen := make(map[store.Key]bool, len(ops))
 	for _, op := range ops {
-		if err := validKey(op.Key); err != nil {
+		if err := store.CheckKey(op.Key); err != nil {
 			return err
 		}
 		if seen[op.Key] {

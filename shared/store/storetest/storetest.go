@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -137,7 +138,7 @@ var indexCases = []struct {
 	{"BatchIsAtomic", testBatchIsAtomic},
 	{"BatchKeyTwice", testBatchKeyTwice},
 	{"BatchTooLarge", testBatchTooLarge},
-	{"EmptyKeys", testEmptyKeys},
+	{"InvalidKeys", testInvalidKeys},
 	{"Query", testQuery},
 	{"PartitionIsolation", testPartitionIsolation},
 	{"BatchGet", testBatchGet},
@@ -331,17 +332,30 @@ func testBatchTooLarge(t *testing.T, f *indexFixture) {
 	f.want(t, ops[store.MaxWriteBatch-1].Key, "v", 1)
 }
 
-func testEmptyKeys(t *testing.T, f *indexFixture) {
-	for _, k := range []store.Key{{Partition: f.ns + "p"}, {Sort: "s"}, {}} {
-		f.wantInvalid(t, store.Put(k, []byte("v")))
-		f.wantInvalid(t, store.Put(f.key("p", "ok"), []byte("v")), store.Delete(k))
-		if _, err := f.idx.Get(f.ctx, k); err == nil || errors.Is(err, store.ErrNotFound) {
-			t.Errorf("Get(%+v) = %v, want an invalid-key error", k, err)
+// testInvalidKeys: an empty key, or one longer than store.MaxKeyLen, is
+// store.ErrInvalidKey from every operation, and nothing of its batch is applied.
+func testInvalidKeys(t *testing.T, f *indexFixture) {
+	long := strings.Repeat("k", store.MaxKeyLen+1)
+	invalid := []store.Key{{Partition: f.ns + "p"}, {Sort: "s"}, {}, f.key("p", long), {Partition: long, Sort: "s"}}
+	isInvalidKey := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, store.ErrInvalidKey) {
+			t.Errorf("%s = %v, want ErrInvalidKey", what, err)
 		}
 	}
+	for _, k := range invalid {
+		name := fmt.Sprintf("%.20q/%.20q", k.Partition, k.Sort)
+		isInvalidKey("Write(Put "+name+")", f.idx.Write(f.ctx, store.Put(k, []byte("v"))))
+		isInvalidKey("Write(Put ok, Delete "+name+")", f.idx.Write(f.ctx, store.Put(f.key("p", "ok"), []byte("v")), store.Delete(k)))
+		_, err := f.idx.Get(f.ctx, k)
+		isInvalidKey("Get("+name+")", err)
+		_, err = f.idx.BatchGet(f.ctx, []store.Key{f.key("p", "ok"), k})
+		isInvalidKey("BatchGet(ok, "+name+")", err)
+	}
 	f.wantMissing(t, f.key("p", "ok"))
-	if _, err := f.idx.Query(f.ctx, store.Query{}); err == nil {
-		t.Error("Query of the empty partition succeeded")
+	for _, p := range []string{"", long} {
+		_, err := f.idx.Query(f.ctx, store.Query{Partition: p})
+		isInvalidKey(fmt.Sprintf("Query(%.20q)", p), err)
 	}
 }
 

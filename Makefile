@@ -59,12 +59,7 @@ hiera:
 # Every fuzz target of the tree for FUZZTIME each (`unit` already runs their seed corpora).
 FUZZTIME ?= 10s
 fuzz:
-	@for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' shared cmd | xargs -n1 dirname | sort -u); do \
-	  for target in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go | cut -d' ' -f2); do \
-	    echo "fuzz $$target in ./$$dir for $(FUZZTIME)"; \
-	    $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) ./$$dir || exit 1; \
-	  done; \
-	done
+	FUZZTIME=$(FUZZTIME) .ci/fuzz.sh
 
 test: vet unit integration hiera fuzz
 

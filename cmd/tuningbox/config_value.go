@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/tuningbox/tuningbox/shared/jsonone"
 )
 
 // Documents travel through the CLI as JSON-compatible Go values: map[string]any,
@@ -23,14 +25,9 @@ import (
 
 // decodeJSON parses exactly one JSON value, numbers as json.Number.
 func decodeJSON(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	v, err := jsonone.Any(data)
+	if err != nil {
 		return nil, fmt.Errorf("invalid JSON: %w", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("invalid JSON: data after the first value")
 	}
 	return v, nil
 }

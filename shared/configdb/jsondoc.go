@@ -3,9 +3,7 @@ package configdb
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"maps"
 	"slices"
@@ -13,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/jsonone"
 )
 
 // Documents are kept in a canonical form: compact JSON, object keys sorted,
@@ -21,15 +20,9 @@ import (
 
 // decodeJSON decodes one JSON value with numbers kept as json.Number.
 func decodeJSON(b []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	v, err := jsonone.Any(b)
+	if err != nil {
 		return nil, errs.Wrap(errs.Invalid, err, "invalid JSON: "+strings.TrimPrefix(err.Error(), "json: "))
-	}
-	// dec.More would miss a stray "}" or "]": only the end of input may follow.
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errs.Invalidf("invalid JSON: data after the value")
 	}
 	return v, nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/jsonone"
 )
 
 // ReadBody reads a JSON request body: it answers 415 for a non-JSON Content-Type
@@ -27,7 +28,9 @@ func ReadBody(r *http.Request) ([]byte, error) {
 		}
 		return nil, errs.Wrap(errs.Invalid, err, "cannot read request body")
 	}
-	body = bytes.TrimSpace(body)
+	// JSON's own whitespace only: bytes.TrimSpace would also drop \v, \f and
+	// U+0085, which are not JSON and must fail like any other stray byte.
+	body = bytes.Trim(body, " \t\r\n")
 	if len(body) == 0 {
 		return nil, errs.Invalidf("request body is empty; a JSON document is required")
 	}
@@ -49,15 +52,12 @@ func Decode(r *http.Request, v any) error {
 // DecodeStrict decodes one JSON value from body into v, rejecting unknown fields,
 // wrong types and trailing data with 400 errors that name the offending field.
 func DecodeStrict(body []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return errs.Wrap(errs.Invalid, err, describeDecodeError(err))
-	}
-	// dec.More would miss a stray "}" or "]": only the end of input may follow.
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	err := jsonone.Decode(body, v, true)
+	switch {
+	case errors.Is(err, jsonone.ErrTrailingData):
 		return errs.Invalidf("request body has data after the JSON document")
+	case err != nil:
+		return errs.Wrap(errs.Invalid, err, describeDecodeError(err))
 	}
 	return nil
 }

@@ -31,7 +31,7 @@ func FuzzReadBody(f *testing.F) {
 		got, gotErr = nil, nil
 		h.ServeHTTP(httptest.NewRecorder(), r)
 		if gotErr == nil {
-			if !json.Valid(got) || !bytes.Equal(got, bytes.TrimSpace(body)) || len(body) > fuzzMaxBody {
+			if !json.Valid(got) || !bytes.Equal(got, bytes.Trim(body, " \t\r\n")) || len(body) > fuzzMaxBody {
 				t.Fatalf("ReadBody(%q) returned %q", body, got)
 			}
 			return

@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/tuningbox/tuningbox/shared/jsonone"
 )
 
 // Resource is one resource of a catalog. Parameter values are JSON values
@@ -21,7 +23,7 @@ func (r Resource) Ref() Ref { return Ref{Type: strings.ToLower(r.Type), Title: r
 // ParseCatalog parses a JSON list of resources {type, title, parameters};
 // errors are errs.Invalid naming the element, e.g. "catalog[3].parameters: must be a map".
 func ParseCatalog(doc []byte) ([]Resource, error) {
-	v, err := decodeJSON(doc)
+	v, err := jsonone.Any(doc)
 	if err != nil {
 		return nil, catalogPath.invalidf("not valid JSON: %v", err)
 	}

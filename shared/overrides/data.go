@@ -5,12 +5,11 @@
 package overrides
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/tuningbox/tuningbox/shared/jsonone"
 )
 
 // ValidatorName is the name under which ValidateData is registered as a ConfigDB
@@ -56,26 +55,11 @@ func ValidateData(doc []byte) error {
 }
 
 func parseDocument(doc []byte, root path) (*Data, error) {
-	v, err := decodeJSON(doc)
+	v, err := jsonone.Any(doc)
 	if err != nil {
 		return nil, root.invalidf("override data is not valid JSON: %v", err)
 	}
 	return parseData(v, root)
-}
-
-// decodeJSON decodes exactly one JSON value, keeping numbers as json.Number so
-// that parameter values pass through unchanged.
-func decodeJSON(doc []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if len(bytes.TrimSpace(doc[dec.InputOffset():])) > 0 {
-		return nil, errors.New("data after the JSON document")
-	}
-	return v, nil
 }
 
 func parseData(v any, root path) (*Data, error) {

@@ -153,14 +153,12 @@ func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (Transaction,
 		}
 	}
 	cid := *req.Cluster
-	if err := s.clusters.Exists(ctx, clusterName(cid)); err != nil {
+	// Nodes doubles as the existence check: an unknown cluster is a 404 before any 409.
+	clusterNodes, err := s.clusters.Nodes(ctx, clusterName(cid))
+	if err != nil {
 		return Transaction{}, err
 	}
 	if err := s.runningOn(ctx, cid); err != nil {
-		return Transaction{}, err
-	}
-	clusterNodes, err := s.clusters.Nodes(ctx, clusterName(cid))
-	if err != nil {
 		return Transaction{}, err
 	}
 	now := s.now()

@@ -18,7 +18,8 @@ import (
 type Clusters interface {
 	// Exists returns nil when the cluster exists and an errs.NotFound error when it does not.
 	Exists(ctx context.Context, id string) error
-	// Nodes returns the ids of the cluster's nodes.
+	// Nodes returns the ids of the cluster's nodes, and an errs.NotFound error
+	// when the cluster does not exist.
 	Nodes(ctx context.Context, id string) ([]string, error)
 }
 

@@ -25,14 +25,17 @@ func newOverrideCmd() *cobra.Command {
 
 func newOverrideApplyCmd() *cobra.Command {
 	var catalogFile, dataFile, env, level, resource string
+	var knownTypes []string
 	cmd := &cobra.Command{
-		Use:   "apply --catalog FILE (--env ID [--level NAME=VALUE,...] --resource NAME | --data FILE)",
+		Use:   "apply --catalog FILE (--env ID [--level NAME=VALUE,...] --resource NAME | --data FILE) [--known-types T,...]",
 		Short: "Apply override data to a catalog; prints the new catalog and the report",
 		Long: `Applies configuration / configuration_options override data to a catalog
 (a list of resources {type, title, parameters}) and prints {catalog, report}.
 The data is a file (--data) or the effective values of a ConfigDB resource
 (--env, --level, --resource, as in "config get"). Files may be JSON or YAML;
-"-" reads standard input.`,
+"-" reads standard input. --known-types names the resource types that exist
+where the catalog is compiled; an entry of any other type missing from the
+catalog is then an error (without it the report lists the unchecked types).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if catalogFile == "" {
@@ -58,6 +61,9 @@ The data is a file (--data) or the effective values of a ConfigDB resource
 				return err
 			}
 			body := map[string]any{"catalog": catalog}
+			if cmd.Flags().Changed("known-types") {
+				body["known_types"] = append([]string{}, knownTypes...)
+			}
 			if dataFile != "" {
 				if body["data"], err = readDocument(cmd.InOrStdin(), dataFile); err != nil {
 					return err
@@ -87,6 +93,7 @@ The data is a file (--data) or the effective values of a ConfigDB resource
 	f.StringVarP(&env, "env", "e", "", "environment id whose values hold the override data")
 	f.StringVarP(&level, "level", "l", "", "level path, e.g. role=compute,nodes=7 or nodes=node-1.example.com; global when omitted")
 	f.StringVarP(&resource, "resource", "r", "", "resource (data source) name or id holding the override data")
+	f.StringSliceVar(&knownTypes, "known-types", nil, "resource types that exist, e.g. file,package,service (spec 001's unknown-type check)")
 	return cmd
 }
 

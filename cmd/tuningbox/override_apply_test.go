@@ -114,6 +114,8 @@ func TestOverrideApplyErrors(t *testing.T) {
 		{"bad level", []string{"--catalog", catalog, "--env", "1", "--resource", "r", "--level", "nodes"}, true, `--level "nodes": want name=value`},
 		{"unreadable data", []string{"--catalog", catalog, "--data", writeFile(t, "bad.yaml", "a: [")}, true, "is neither JSON nor YAML"},
 		{"the API's error", []string{"--catalog", catalog, "--data", data}, false, "dependency cycle: File[a] -> File[b] -> File[a]"},
+		{"a type missing from --known-types", []string{"--catalog", catalog, "--data", data, "--known-types", "package,service"}, false,
+			"File[a]: unknown resource type file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,9 @@ package overrides
 import (
 	"maps"
 	"slices"
+	"strings"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
 )
 
 // Result is a catalog with override data applied, and what was done.
@@ -16,6 +19,9 @@ type Report struct {
 	Updated []ReportEntry `json:"updated"`
 	Created []ReportEntry `json:"created"`
 	Skipped []ReportEntry `json:"skipped"`
+	// UncheckedTypes lists, when the caller named no known types, the types of
+	// entries missing from the catalog whose existence nobody checked (sorted).
+	UncheckedTypes []string `json:"unchecked_types,omitempty"`
 }
 
 // ReportEntry is the outcome for one `configuration.<type>.<title>` entry.
@@ -27,23 +33,31 @@ type ReportEntry struct {
 	Reason     string   `json:"reason"`
 }
 
-// Apply applies data to catalog the way override_resources did:
+// Apply applies data to catalog by spec 001's algorithm:
 //   - entries whose type or title is filtered out are skipped;
+//   - an entry of a type that is neither in the catalog nor in knownTypes is an
+//     error ("raises an error if the resource ... is not found within modulepath");
 //   - parameters are defaults[type] overlaid by the entry's own;
 //   - a resource in the catalog is updated: metaparameters (before, notify,
 //     require, subscribe) are appended to, other parameters overwritten;
-//   - a missing resource is created if type_create(type) OR title_create(title), where
-//     x_create(v) = create ? v not in x_create_exception : v in x_create_exception;
+//   - a missing resource is created when create is true and neither its type is
+//     in types_create_exception nor its title in titles_create_exception, or when
+//     create is false and its type or its title is listed there;
 //   - otherwise it is skipped.
+//
+// knownTypes names the resource types that exist where the catalog is compiled
+// (lower case); nil means the caller could not say, and the report's
+// UncheckedTypes lists what went unchecked.
 //
 // Updated and created resources are appended to the result in data order.
 // If their relationships close a dependency cycle, Apply returns an errs.Invalid
 // error containing "dependency cycle" and no catalog. catalog itself is never modified.
-func Apply(catalog []Resource, data *Data) (*Result, error) {
+func Apply(catalog []Resource, data *Data, knownTypes []string) (*Result, error) {
 	index, err := indexCatalog(catalog)
 	if err != nil {
 		return nil, err
 	}
+	types := newTypeCheck(catalog, knownTypes)
 	out := slices.Clone(catalog)
 	report := Report{Updated: []ReportEntry{}, Created: []ReportEntry{}, Skipped: []ReportEntry{}}
 	var touched []int
@@ -51,6 +65,9 @@ func Apply(catalog []Resource, data *Data) (*Result, error) {
 		if reason, skip := filteredOut(o.Ref, data.Options); skip {
 			report.Skipped = append(report.Skipped, entry(o.Ref, nil, reason))
 			continue
+		}
+		if err := types.check(o.Ref); err != nil {
+			return nil, err
 		}
 		params := withDefaults(data.Options.Defaults[o.Type], o.Parameters)
 		names := slices.Sorted(maps.Keys(params))
@@ -73,8 +90,43 @@ func Apply(catalog []Resource, data *Data) (*Result, error) {
 	if err := checkCycles(out, index, touched); err != nil {
 		return nil, err
 	}
+	report.UncheckedTypes = types.unchecked()
 	return &Result{Catalog: out, Report: report}, nil
 }
+
+// typeCheck knows which resource types exist: those of the catalog's
+// resources, and the caller's known types when it named them.
+type typeCheck struct {
+	exists    map[string]bool
+	checked   bool
+	uncertain map[string]bool
+}
+
+func newTypeCheck(catalog []Resource, knownTypes []string) *typeCheck {
+	tc := &typeCheck{exists: map[string]bool{}, checked: knownTypes != nil, uncertain: map[string]bool{}}
+	for _, r := range catalog {
+		tc.exists[r.Ref().Type] = true
+	}
+	for _, t := range knownTypes {
+		tc.exists[strings.ToLower(t)] = true
+	}
+	return tc
+}
+
+// check fails for a type known not to exist and notes a type nobody could check.
+func (tc *typeCheck) check(r Ref) error {
+	switch {
+	case tc.exists[r.Type]:
+		return nil
+	case tc.checked:
+		return errs.Invalidf("%s: unknown resource type %s: it is not in the catalog nor among the known types; nothing was applied", r, r.Type)
+	default:
+		tc.uncertain[r.Type] = true
+		return nil
+	}
+}
+
+func (tc *typeCheck) unchecked() []string { return slices.Sorted(maps.Keys(tc.uncertain)) }
 
 func entry(r Ref, params []string, reason string) ReportEntry {
 	return ReportEntry{Type: r.Type, Title: r.Title, Parameters: params, Reason: reason}
@@ -92,21 +144,19 @@ func filteredOut(r Ref, opts Options) (string, bool) {
 }
 
 // createDecision decides whether a resource missing from the catalog is
-// created: type_create(type) OR title_create(title), with
-// x_create(v) = create ? v not in x_create_exception : v in x_create_exception.
+// created. Spec 001: with create true the exception lists name what must not
+// be created (either list suffices), with create false what must be created.
 func createDecision(r Ref, opts Options) (string, bool) {
 	typeListed := slices.Contains(opts.TypesCreateException, r.Type)
 	titleListed := slices.Contains(opts.TitlesCreateException, r.Title)
 	if opts.Create {
 		switch {
-		case !typeListed && !titleListed:
-			return "create is true", true
-		case !typeListed:
-			return "create is true and the type is not in types_create_exception", true
-		case !titleListed:
-			return "create is true and the title is not in titles_create_exception", true
+		case typeListed:
+			return "not in the catalog; create is true but the type is in types_create_exception", false
+		case titleListed:
+			return "not in the catalog; create is true but the title is in titles_create_exception", false
 		default:
-			return "not in the catalog; create is true but both the type and the title are create exceptions", false
+			return "create is true", true
 		}
 	}
 	switch {

@@ -57,6 +57,10 @@ func assertJSON(t *testing.T, what string, got any, want string) {
 	}
 }
 
+// puppetTypes are the known resource types the tests name, as a Puppet
+// compile would: the native types they use.
+var puppetTypes = []string{"package", "service", "file", "exec"}
+
 func TestApply(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -79,9 +83,19 @@ func TestApply(t *testing.T) {
 			              "created": [], "skipped": []}`,
 		},
 		{
-			name:        "reference: missing packages are skipped when create is false (the default)",
+			name:    "spec example: with create unset (true by default) missing packages are created",
+			catalog: `[]`,
+			data:    `{"configuration": {"package": {"fontconfig-config": {"ensure": "latest"}, "mc": {"ensure": "absent"}}}}`,
+			wantCatalog: `[{"type": "package", "title": "fontconfig-config", "parameters": {"ensure": "latest"}},
+			               {"type": "package", "title": "mc", "parameters": {"ensure": "absent"}}]`,
+			wantReport: `{"updated": [], "skipped": [], "created": [
+			  {"type": "package", "title": "fontconfig-config", "parameters": ["ensure"], "reason": "create is true"},
+			  {"type": "package", "title": "mc", "parameters": ["ensure"], "reason": "create is true"}]}`,
+		},
+		{
+			name:        "missing packages are skipped when create is false",
 			catalog:     `[]`,
-			data:        `{"configuration": {"package": {"fontconfig-config": {"ensure": "latest"}, "mc": {"ensure": "absent"}}}}`,
+			data:        `{"configuration": {"package": {"fontconfig-config": {"ensure": "latest"}, "mc": {"ensure": "absent"}}}, "configuration_options": {"create": false}}`,
 			wantCatalog: `[]`,
 			wantReport: `{"updated": [], "created": [], "skipped": [
 			  {"type": "package", "title": "fontconfig-config", "reason": "not in the catalog; create is false and neither the type nor the title is a create exception"},
@@ -208,9 +222,9 @@ func TestApply(t *testing.T) {
 			name:        "titles are case-sensitive",
 			catalog:     `[{"type": "package", "title": "MC", "parameters": {}}]`,
 			data:        `{"configuration": {"package": {"mc": {"ensure": "absent"}}}}`,
-			wantCatalog: `[{"type": "package", "title": "MC", "parameters": {}}]`,
-			wantReport: `{"created": [], "updated": [], "skipped": [
-			  {"type": "package", "title": "mc", "reason": "not in the catalog; create is false and neither the type nor the title is a create exception"}]}`,
+			wantCatalog: `[{"type": "package", "title": "MC", "parameters": {}}, {"type": "package", "title": "mc", "parameters": {"ensure": "absent"}}]`,
+			wantReport: `{"updated": [], "skipped": [], "created": [
+			  {"type": "package", "title": "mc", "parameters": ["ensure"], "reason": "create is true"}]}`,
 		},
 		{
 			name: "created resources follow the catalog in data order; updates stay in place",
@@ -240,7 +254,7 @@ func TestApply(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			catalog := mustCatalog(t, tt.catalog)
 			before := jsonValue(t, catalog)
-			got, err := Apply(catalog, mustParse(t, tt.data))
+			got, err := Apply(catalog, mustParse(t, tt.data), puppetTypes)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -249,7 +263,7 @@ func TestApply(t *testing.T) {
 			if !reflect.DeepEqual(jsonValue(t, catalog), before) {
 				t.Error("Apply modified its input catalog")
 			}
-			again, err := Apply(got.Catalog, mustParse(t, tt.data))
+			again, err := Apply(got.Catalog, mustParse(t, tt.data), puppetTypes)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -258,9 +272,9 @@ func TestApply(t *testing.T) {
 	}
 }
 
-// TestCreateExceptionTruthTable covers the OR rule for a resource missing from
-// the catalog: created when type_create(type) OR title_create(title), with
-// x_create(v) = create ? v not in x_create_exception : v in x_create_exception.
+// TestCreateExceptionTruthTable covers spec 001's exception lists for a
+// resource missing from the catalog: with create true they name what must not
+// be created, with create false what must be created; either list suffices.
 func TestCreateExceptionTruthTable(t *testing.T) {
 	tests := []struct {
 		create, typeListed, titleListed bool
@@ -272,9 +286,9 @@ func TestCreateExceptionTruthTable(t *testing.T) {
 		{false, false, true, true, "create is false but the title is in titles_create_exception"},
 		{false, true, true, true, "create is false but the type is in types_create_exception"},
 		{true, false, false, true, "create is true"},
-		{true, true, false, true, "create is true and the title is not in titles_create_exception"},
-		{true, false, true, true, "create is true and the type is not in types_create_exception"},
-		{true, true, true, false, "not in the catalog; create is true but both the type and the title are create exceptions"},
+		{true, true, false, false, "not in the catalog; create is true but the type is in types_create_exception"},
+		{true, false, true, false, "not in the catalog; create is true but the title is in titles_create_exception"},
+		{true, true, true, false, "not in the catalog; create is true but the type is in types_create_exception"},
 	}
 	listed := func(yes bool, item, other string) string {
 		if yes {
@@ -290,7 +304,7 @@ func TestCreateExceptionTruthTable(t *testing.T) {
 			  "configuration_options": {"create": `+jsonString(t, tt.create)+`,
 			    "types_create_exception": `+listed(tt.typeListed, "package", "file")+`,
 			    "titles_create_exception": `+listed(tt.titleListed, "mc", "htop")+`}}`)
-			got, err := Apply(nil, data)
+			got, err := Apply(nil, data, puppetTypes)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -308,7 +322,7 @@ func TestCreateExceptionTruthTable(t *testing.T) {
 			}
 
 			// A resource already in the catalog is updated whatever the create rules say.
-			present, err := Apply([]Resource{{Type: "package", Title: "mc"}}, data)
+			present, err := Apply([]Resource{{Type: "package", Title: "mc"}}, data, puppetTypes)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -379,7 +393,7 @@ func TestApplyRejectsDependencyCycles(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			catalog := mustCatalog(t, tt.catalog)
 			before := jsonValue(t, catalog)
-			got, err := Apply(catalog, mustParse(t, tt.data))
+			got, err := Apply(catalog, mustParse(t, tt.data), puppetTypes)
 			if err == nil {
 				t.Fatalf("Apply succeeded with catalog %s", jsonString(t, got.Catalog))
 			}
@@ -414,7 +428,7 @@ func TestApplyAcceptsAcyclicRelationships(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := Apply(mustCatalog(t, tt.catalog), mustParse(t, tt.data)); err != nil {
+			if _, err := Apply(mustCatalog(t, tt.catalog), mustParse(t, tt.data), puppetTypes); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -423,8 +437,7 @@ func TestApplyAcceptsAcyclicRelationships(t *testing.T) {
 
 // TestCreatedResourcesDependOnEachOther checks the reference example's edge File -> Service.
 func TestCreatedResourcesDependOnEachOther(t *testing.T) {
-	got, err := Apply(nil, mustParse(t, `{"configuration": {"file": {"/etc/httpd/httpd.conf": {"notify": "Service[httpd]"}}, "service": {"httpd": {}}},
-	  "configuration_options": {"create": true}}`))
+	got, err := Apply(nil, mustParse(t, `{"configuration": {"file": {"/etc/httpd/httpd.conf": {"notify": "Service[httpd]"}}, "service": {"httpd": {}}}}`), puppetTypes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,11 +475,62 @@ func TestCatalogErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			catalog, err := ParseCatalog([]byte(tt.catalog))
 			if err == nil {
-				_, err = Apply(catalog, &Data{})
+				_, err = Apply(catalog, &Data{}, puppetTypes)
 			}
 			if !errs.Is(err, errs.Invalid) || errs.Message(err) != tt.want {
 				t.Errorf("error = %v, want Invalid %q", err, tt.want)
 			}
 		})
 	}
+}
+
+// TestUnknownTypes covers spec 001's "The resource generator raises an error
+// if the resource defined in data structure is not found within modulepath":
+// the caller names the types that exist, or the report says what went unchecked.
+func TestUnknownTypes(t *testing.T) {
+	data := mustParse(t, `{"configuration": {"file": {"/tmp/a": {"content": "a"}}, "no_such_type_xyz": {"x": {"p": 1}},
+	  "service": {"ntpd": {"ensure": "running"}}}}`)
+	catalog := []Resource{{Type: "Service", Title: "ntpd"}}
+
+	_, err := Apply(catalog, data, []string{"file"})
+	want := "No_such_type_xyz[x]: unknown resource type no_such_type_xyz: it is not in the catalog nor among the known types; nothing was applied"
+	if !errs.Is(err, errs.Invalid) || errs.Message(err) != want {
+		t.Errorf("known types without it: error %v, want Invalid %q", err, want)
+	}
+
+	t.Run("a type in the catalog is known; a filtered-out entry is not checked", func(t *testing.T) {
+		filtered := *data
+		filtered.Options.TypesFilter = []string{"file", "service"}
+		got, err := Apply(catalog, &filtered, []string{})
+		if err == nil || !strings.Contains(errs.Message(err), "File[/tmp/a]: unknown resource type file") {
+			t.Fatalf("empty known types: error %v, want File[/tmp/a] unknown", err)
+		}
+		if got, err = Apply(catalog, &filtered, []string{"FILE"}); err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Report.Created) != 1 || len(got.Report.Updated) != 1 || got.Report.UncheckedTypes != nil {
+			t.Errorf("report = %+v", got.Report)
+		}
+	})
+
+	t.Run("create false: an unknown type is still an error", func(t *testing.T) {
+		noCreate := *data
+		noCreate.Options.Create = false
+		if _, err := Apply(catalog, &noCreate, []string{"file"}); err == nil || !strings.Contains(errs.Message(err), "No_such_type_xyz[x]") {
+			t.Errorf("error %v, want No_such_type_xyz[x] unknown", err)
+		}
+	})
+
+	t.Run("no known types: created, and the report names the unchecked types", func(t *testing.T) {
+		got, err := Apply(catalog, data, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"file", "no_such_type_xyz"}; !reflect.DeepEqual(got.Report.UncheckedTypes, want) {
+			t.Errorf("unchecked_types = %v, want %v", got.Report.UncheckedTypes, want)
+		}
+		if len(got.Report.Created) != 2 {
+			t.Errorf("created = %+v", got.Report.Created)
+		}
+	})
 }

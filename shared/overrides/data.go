@@ -30,8 +30,8 @@ type Override struct {
 	Parameters map[string]any
 }
 
-// Options are the `configuration_options`; absent options keep their zero value,
-// which is the documented default (create false, empty lists, no defaults).
+// Options are the `configuration_options`; absent options keep spec 001's
+// defaults (DefaultOptions): create true, empty lists, no defaults.
 type Options struct {
 	Create                bool
 	TypesFilter           []string
@@ -41,6 +41,10 @@ type Options struct {
 	// Defaults holds default parameters by lower-case type.
 	Defaults map[string]map[string]any
 }
+
+// DefaultOptions are the options of data without `configuration_options`:
+// spec 001 says create is "Default value True", and the lists default to [].
+func DefaultOptions() Options { return Options{Create: true} }
 
 // Parse parses and validates override data: a JSON object with the optional keys
 // `configuration` and `configuration_options`. Errors are errs.Invalid and start
@@ -67,7 +71,7 @@ func parseData(v any, root path) (*Data, error) {
 	if !ok {
 		return nil, root.invalidf("override data must be an object with configuration and configuration_options")
 	}
-	data := &Data{}
+	data := &Data{Options: DefaultOptions()}
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		var err error
 		switch k {
@@ -167,7 +171,7 @@ func parseOptions(p path, v any) (Options, error) {
 	if !ok {
 		return Options{}, p.invalidf("options must be a map")
 	}
-	var opts Options
+	opts := DefaultOptions()
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		kp, val := p.key(k), obj[k]
 		var err error

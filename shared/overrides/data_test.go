@@ -70,8 +70,10 @@ func TestParseValidData(t *testing.T) {
 		doc  string
 		want *Data
 	}{
-		{"empty document", `{}`, &Data{}},
-		{"options only (a level may hold just these)", `{"configuration_options": {"create": true}}`, &Data{Options: Options{Create: true}}},
+		{"empty document: create defaults to true (spec 001)", `{}`, &Data{Options: Options{Create: true}}},
+		{"options only (a level may hold just these)", `{"configuration_options": {"create": false}}`, &Data{Options: Options{Create: false}}},
+		{"options without create keep its default", `{"configuration_options": {"types_filter": []}}`,
+			&Data{Options: Options{Create: true, TypesFilter: []string{}}}},
 		{
 			name: "entries sorted by type then title, types lower-cased",
 			doc: `{"configuration": {"Service": {"httpd": {}}, "package": {"mc": {"ensure": "absent"}, "fontconfig-config": {"ensure": "latest"}}},
@@ -96,7 +98,7 @@ func TestParseValidData(t *testing.T) {
 			doc:  `{"configuration": {"file": {"a": {"notify": "Service[httpd]", "require": ["Package[httpd]", "Nova_config[DEFAULT/debug]"], "before": []}}}}`,
 			want: &Data{Resources: []Override{{Ref{"file", "a"}, map[string]any{
 				"notify": "Service[httpd]", "require": []any{"Package[httpd]", "Nova_config[DEFAULT/debug]"}, "before": []any{},
-			}}}},
+			}}}, Options: DefaultOptions()},
 		},
 	}
 	for _, tt := range tests {

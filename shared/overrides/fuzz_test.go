@@ -27,7 +27,7 @@ func FuzzParse(f *testing.F) {
 			present[i] = Resource{Type: o.Type, Title: o.Title}
 		}
 		for _, catalog := range [][]Resource{nil, present} {
-			result, err := Apply(catalog, data)
+			result, err := Apply(catalog, data, nil)
 			if err != nil {
 				if !errs.Is(err, errs.Invalid) || !strings.Contains(err.Error(), "dependency cycle") {
 					t.Fatalf("Apply of parsed data failed: %v", err)

@@ -37,11 +37,13 @@ type Source struct {
 }
 
 // ApplyRequest is a catalog (a JSON list of resources) and exactly one of
-// inline override data or a Source.
+// inline override data or a Source. KnownTypes names the resource types that
+// exist where the catalog is compiled; nil when the caller cannot say (see Apply).
 type ApplyRequest struct {
-	Catalog json.RawMessage
-	Data    json.RawMessage
-	Source  *Source
+	Catalog    json.RawMessage
+	Data       json.RawMessage
+	Source     *Source
+	KnownTypes []string
 }
 
 // Apply parses the request and applies its override data to its catalog with the package function Apply.
@@ -68,7 +70,12 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
-	return Apply(catalog, data)
+	for i, t := range req.KnownTypes {
+		if !validTypeName(t) {
+			return nil, path("known_types").index(i).invalidf("%q is not a resource type name such as package", t)
+		}
+	}
+	return Apply(catalog, data, req.KnownTypes)
 }
 
 func (s *Service) effectiveData(ctx context.Context, src Source) (*Data, error) {

@@ -23,7 +23,7 @@ func Register(mux *http.ServeMux, svc *overrides.Service) {
 			httpapi.Error(w, r, err)
 			return
 		}
-		req := overrides.ApplyRequest{Catalog: body.Catalog, Data: body.Data}
+		req := overrides.ApplyRequest{Catalog: body.Catalog, Data: body.Data, KnownTypes: body.KnownTypes}
 		if body.Source != nil {
 			req.Source = &overrides.Source{Env: string(body.Source.Env), Levels: body.Source.Levels, Resource: body.Source.Resource}
 		}
@@ -36,11 +36,13 @@ func Register(mux *http.ServeMux, svc *overrides.Service) {
 	})
 }
 
-// applyBody is {catalog, data} or {catalog, source: {env, levels, resource}}.
+// applyBody is {catalog, data} or {catalog, source: {env, levels, resource}},
+// with known_types when the caller knows which resource types exist.
 type applyBody struct {
-	Catalog json.RawMessage `json:"catalog"`
-	Data    json.RawMessage `json:"data"`
-	Source  *sourceBody     `json:"source"`
+	Catalog    json.RawMessage `json:"catalog"`
+	Data       json.RawMessage `json:"data"`
+	Source     *sourceBody     `json:"source"`
+	KnownTypes []string        `json:"known_types"`
 }
 
 type sourceBody struct {

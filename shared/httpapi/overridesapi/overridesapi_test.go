@@ -1,8 +1,10 @@
 package overridesapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -73,7 +75,7 @@ func TestApplyInlineData(t *testing.T) {
 	              {"type": "service", "title": "httpd", "parameters": {"require": ["Package[mc]"]}}],
 	  "report": {"updated": [{"type": "package", "title": "mc", "parameters": ["ensure"], "reason": "found in the catalog"}],
 	             "created": [{"type": "service", "title": "httpd", "parameters": ["require"], "reason": "create is true"}],
-	             "skipped": []}}`), &want)
+	             "skipped": [], "unchecked_types": ["service"]}}`), &want)
 	if !reflect.DeepEqual(body, want) {
 		t.Errorf("body = %v\nwant %v", body, want)
 	}
@@ -148,6 +150,11 @@ func TestApplyErrors(t *testing.T) {
 		{"unknown environment", fakeSource{err: errs.NotFoundf("environment 7 not found")},
 			`{"catalog": [], "source": {"env": 7, "resource": "r"}}`,
 			404, "environment 7 not found"},
+		{"unknown type among known_types", fakeSource{},
+			`{"catalog": [], "known_types": ["file"], "data": {"configuration": {"no_such_type_xyz": {"x": {}}}}}`,
+			400, "No_such_type_xyz[x]: unknown resource type no_such_type_xyz: it is not in the catalog nor among the known types; nothing was applied"},
+		{"known_types not names", fakeSource{}, `{"catalog": [], "known_types": ["file", "a b"], "data": {}}`,
+			400, `known_types[1]: "a b" is not a resource type name such as package`},
 		{"malformed stored values", fakeSource{doc: `{"configuration_options": {"defaults": []}}`},
 			`{"catalog": [], "source": {"env": 7, "levels": {"nodes": "1"}, "resource": "override"}}`,
 			400, `effective values of resource "override" in environment 7: configuration_options.defaults: Defaults data should contain a defaults hash!`},
@@ -171,5 +178,55 @@ func TestApplyIsPostOnly(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" {
 		t.Errorf("GET = %d Allow %q, want 405 Allow POST", resp.StatusCode, resp.Header.Get("Allow"))
+	}
+}
+
+// TestApplyCreateTruthTable asks the API about a resource missing from the
+// catalog for every combination of create (unset, true, false) and the two
+// exception lists. Spec 001: create defaults to true; with create true the
+// lists name what is not created (either suffices), with create false what is.
+func TestApplyCreateTruthTable(t *testing.T) {
+	tests := []struct {
+		create                  string // "" = unset
+		typeListed, titleListed bool
+		wantCreated             bool
+	}{
+		{"", false, false, true}, {"", true, false, false}, {"", false, true, false}, {"", true, true, false},
+		{"true", false, false, true}, {"true", true, false, false}, {"true", false, true, false}, {"true", true, true, false},
+		{"false", false, false, false}, {"false", true, false, true}, {"false", false, true, true}, {"false", true, true, true},
+	}
+	srv := newServer(t, &fakeSource{})
+	for _, tt := range tests {
+		options := map[string]any{"types_create_exception": []string{"service"}, "titles_create_exception": []string{"other"}}
+		if tt.create != "" {
+			options["create"] = tt.create == "true"
+		}
+		if tt.typeListed {
+			options["types_create_exception"] = []string{"service", "file"}
+		}
+		if tt.titleListed {
+			options["titles_create_exception"] = []string{"other", "/etc/motd"}
+		}
+		body, _ := json.Marshal(map[string]any{
+			"catalog":     []any{},
+			"known_types": []string{"file"},
+			"data": map[string]any{
+				"configuration":         map[string]any{"file": map[string]any{"/etc/motd": map[string]any{"content": "hi"}}},
+				"configuration_options": options,
+			},
+		})
+		name := fmt.Sprintf("create=%s type_listed=%v title_listed=%v", cmp.Or(tt.create, "unset"), tt.typeListed, tt.titleListed)
+		t.Run(name, func(t *testing.T) {
+			status, out := post(t, srv, string(body))
+			if status != http.StatusOK {
+				t.Fatalf("status %d: %v", status, out)
+			}
+			report := out["report"].(map[string]any)
+			created, skipped := len(report["created"].([]any)), len(report["skipped"].([]any))
+			catalog := out["catalog"].([]any)
+			if tt.wantCreated != (created == 1 && skipped == 0 && len(catalog) == 1) || !tt.wantCreated != (skipped == 1 && created == 0 && len(catalog) == 0) {
+				t.Errorf("report %v, catalog %v; want created=%v", report, catalog, tt.wantCreated)
+			}
+		})
 	}
 }

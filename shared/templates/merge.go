@@ -17,6 +17,15 @@ import (
 // coreStep is the step every deployment has; a template may only disable it.
 const coreStep = "deploy.deploy"
 
+// checkCoreStep enforces spec 003's "0 is the only priority override that can
+// be set for any of the core deploy steps" for one template step.
+func checkCoreStep(st Step) error {
+	if st.Name() == coreStep && st.Priority > 0 {
+		return fmt.Errorf("the core step %s may only be disabled (priority 0), not given priority %d", coreStep, st.Priority)
+	}
+	return nil
+}
+
 // defaultsDoc is the stored and accepted form of an environment's default steps.
 type defaultsDoc struct {
 	Steps []Step `json:"steps"`
@@ -54,7 +63,7 @@ func (s *Service) SetDefaults(ctx context.Context, env int64, doc []byte) ([]Ste
 	if raw, ok := fields["steps"]; !ok {
 		p.add("steps is required")
 	} else {
-		steps = parseSteps(raw, "steps", false, &p)
+		steps = parseSteps(raw, "steps", defaultSteps, &p)
 	}
 	if len(p) > 0 {
 		return nil, errs.Invalidf("%s", strings.Join(p, "; "))
@@ -115,13 +124,16 @@ func (s *Service) DeploySteps(ctx context.Context, n nodes.Node, instanceTraits 
 //  1. every requested instance trait must be a valid trait of the node;
 //  2. the matching templates are those named by an instance trait (templates
 //     holds them by name), taken in the order of the instance traits;
-//  3. the same (interface, step) from two matching templates is an error, and
-//     so is the core step deploy.deploy with a priority above 0 (a template may
-//     only disable it);
+//  3. the same (interface, step) may come more than once, from one template
+//     or several, and runs once per occurrence with that occurrence's args;
+//     the core step deploy.deploy with a priority above 0 is an error (a
+//     template may only disable it; templates written before that rule was
+//     checked on write are caught here);
 //  4. the result is the defaults with priority > 0 except those a template
 //     names, plus the template steps with priority > 0, sorted by priority
-//     (highest first), then interface (power, management, deploy, bios, raid),
-//     keeping the given order otherwise.
+//     (highest first), then interface (power, management, deploy, bios, raid);
+//     ties keep the given order: defaults first, then the templates in the
+//     order of the instance traits, each in the order of its steps.
 //
 // Every problem found is reported in one Invalid error.
 func Merge(defaults []Step, templates map[string]Template, nodeTraits, instanceTraits []string) ([]Step, error) {
@@ -146,17 +158,13 @@ func Merge(defaults []Step, templates map[string]Template, nodeTraits, instanceT
 		}
 	}
 
-	fromTemplate := map[string]string{} // step name -> template that names it
+	overridden := map[string]bool{} // step names a matching template sets
 	var added []Step
 	for _, t := range matching {
 		for _, st := range t.Steps {
-			if other, dup := fromTemplate[st.Name()]; dup {
-				p.add("deploy step %s is in both templates %s and %s", st.Name(), other, t.Name)
-				continue
-			}
-			fromTemplate[st.Name()] = t.Name
-			if st.Name() == coreStep && st.Priority > 0 {
-				p.add("template %s: the core step %s may only be disabled (priority 0), not given priority %d", t.Name, coreStep, st.Priority)
+			overridden[st.Name()] = true
+			if err := checkCoreStep(st); err != nil {
+				p.add("template %s: %v", t.Name, err)
 				continue
 			}
 			if st.Priority > 0 {
@@ -170,7 +178,7 @@ func Merge(defaults []Step, templates map[string]Template, nodeTraits, instanceT
 
 	final := make([]Step, 0, len(defaults)+len(added))
 	for _, st := range defaults {
-		if _, overridden := fromTemplate[st.Name()]; st.Priority > 0 && !overridden {
+		if st.Priority > 0 && !overridden[st.Name()] {
 			final = append(final, st)
 		}
 	}

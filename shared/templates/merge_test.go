@@ -106,8 +106,7 @@ func TestMerge(t *testing.T) {
 			nodeTraits: []string{"CUSTOM_A", "CUSTOM_B"}, instanceTraits: []string{"CUSTOM_A", "CUSTOM_MISSING", "CUSTOM_B", "bad"},
 			err: "instance trait CUSTOM_MISSING is not a trait of the node; " +
 				`instance trait: trait name "bad" must match ^CUSTOM_[A-Z0-9_]+$ or be a standard trait (A-Z, 0-9, _); ` +
-				"template CUSTOM_A: the core step deploy.deploy may only be disabled (priority 0), not given priority 50; " +
-				"deploy step raid.create_configuration is in both templates CUSTOM_A and CUSTOM_B",
+				"template CUSTOM_A: the core step deploy.deploy may only be disabled (priority 0), not given priority 50",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,6 +127,57 @@ func TestMerge(t *testing.T) {
 	}
 }
 
+// TestMergeRepeatedSteps: spec 003 "It is acceptable to request the same
+// deploy step more than once ... for example to partition multiple disks".
+// Each occurrence runs with its own args; equal priorities keep the order of
+// the instance traits, then of each template's steps.
+func TestMergeRepeatedSteps(t *testing.T) {
+	disk := func(priority int, dev string) templates.Step {
+		s := st("raid", "create_configuration", priority)
+		s.Args = json.RawMessage(`{"logical_disks":[{"size_gb":"MAX","raid_level":"1","physical_disks":["` + dev + `"]}]}`)
+		return s
+	}
+	defaults := []templates.Step{st("deploy", "deploy", 100), st("raid", "create_configuration", 50), st("deploy", "write_image", 40)}
+	byName := map[string]templates.Template{
+		"CUSTOM_RAID_TWO_DISKS": tpl("CUSTOM_RAID_TWO_DISKS", disk(60, "sda"), disk(60, "sdb")),
+		"CUSTOM_RAID_FIRST":     tpl("CUSTOM_RAID_FIRST", disk(70, "nvme0")),
+		"CUSTOM_RAID_MORE":      tpl("CUSTOM_RAID_MORE", disk(60, "sdc"), st("bios", "apply_configuration", 60)),
+	}
+	traits := []string{"CUSTOM_RAID_TWO_DISKS", "CUSTOM_RAID_FIRST", "CUSTOM_RAID_MORE"}
+	got, err := templates.Merge(defaults, byName, traits, traits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan []string
+	for _, s := range got {
+		var args struct {
+			LogicalDisks []struct {
+				PhysicalDisks []string `json:"physical_disks"`
+			} `json:"logical_disks"`
+		}
+		_ = json.Unmarshal(s.Args, &args)
+		step := fmt.Sprintf("%s.%s %d", s.Interface, s.Step, s.Priority)
+		if len(args.LogicalDisks) == 1 {
+			step += " " + strings.Join(args.LogicalDisks[0].PhysicalDisks, ",")
+		}
+		plan = append(plan, step)
+	}
+	// The default raid step (50, no args) is replaced by the templates' four;
+	// bios ranks before raid at 60; sda, sdb, sdc follow the instance traits' order.
+	want := []string{
+		"deploy.deploy 100",
+		"raid.create_configuration 70 nvme0",
+		"bios.apply_configuration 60",
+		"raid.create_configuration 60 sda",
+		"raid.create_configuration 60 sdb",
+		"raid.create_configuration 60 sdc",
+		"deploy.write_image 40",
+	}
+	if strings.Join(plan, "; ") != strings.Join(want, "; ") {
+		t.Fatalf("plan\n  %s\nwant\n  %s", strings.Join(plan, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
 func TestDefaults(t *testing.T) {
 	s := newService(t)
 	ctx := context.Background()
@@ -141,6 +191,7 @@ func TestDefaults(t *testing.T) {
 		{`{"steps":[]}`, ""},
 		{`{"steps":[` + step("deploy", "deploy", "100") + `,` + step("raid", "create_configuration", "0") + `]}`, ""},
 		{`{"steps":[` + step("deploy", "deploy", "100") + `,` + step("deploy", "deploy", "1") + `]}`, "duplicate deploy step deploy.deploy"},
+		{`{"steps":[` + step("deploy", "deploy", "100") + `]}`, ""}, // the core step's own priority is the defaults' to set
 		{`{"steps":[` + step("disk", "x", "1") + `]}`, "interface"},
 		{`{}`, "steps is required"},
 		{`{"steps":[],"env":1}`, `unknown property "env"`},

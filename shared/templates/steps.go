@@ -40,17 +40,29 @@ type problems []string
 
 func (p *problems) add(format string, args ...any) { *p = append(*p, fmt.Sprintf(format, args...)) }
 
+// stepList says which list parseSteps reads.
+type stepList int
+
+const (
+	// templateSteps: at least one step; the same (interface, step) may come
+	// more than once, each with its own args (spec 003: "to partition multiple
+	// disks"); the core step may only be disabled (priority 0).
+	templateSteps stepList = iota
+	// defaultSteps: an environment's default steps, possibly none, each
+	// (interface, step) once: a step has one default priority and args.
+	defaultSteps
+)
+
 // parseSteps validates a JSON array of steps. Each step has exactly interface,
 // step, args and priority; priority is an integer >= 0 or a string of digits.
-// The same (interface, step) twice is a problem, and so is an empty list when
-// nonEmpty. Problems are added under field.
-func parseSteps(raw json.RawMessage, field string, nonEmpty bool, p *problems) []Step {
+// kind adds the rules of the list (see stepList). Problems are added under field.
+func parseSteps(raw json.RawMessage, field string, kind stepList, p *problems) []Step {
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil || items == nil {
 		p.add("%s must be an array of steps", field)
 		return nil
 	}
-	if nonEmpty && len(items) == 0 {
+	if kind == templateSteps && len(items) == 0 {
 		p.add("%s must contain at least one step", field)
 	}
 	steps := make([]Step, 0, len(items))
@@ -61,8 +73,13 @@ func parseSteps(raw json.RawMessage, field string, nonEmpty bool, p *problems) [
 		if !ok {
 			continue
 		}
-		if first, dup := seen[st.Name()]; dup {
-			p.add("%s: duplicate deploy step %s (also %s[%d])", where, st.Name(), field, first)
+		if kind == templateSteps {
+			if err := checkCoreStep(st); err != nil {
+				p.add("%s: %v", where, err)
+				continue
+			}
+		} else if first, dup := seen[st.Name()]; dup {
+			p.add("%s: duplicate deploy step %s (also %s[%d]); a default step has one priority and one set of args", where, st.Name(), field, first)
 			continue
 		}
 		seen[st.Name()] = i

@@ -106,7 +106,7 @@ func parseDocument(raw []byte) (document, error) {
 	if raw, ok := fields["steps"]; !ok {
 		p.add("steps is required")
 	} else {
-		d.Steps = parseSteps(raw, "steps", true, &p)
+		d.Steps = parseSteps(raw, "steps", templateSteps, &p)
 	}
 	if raw, ok := fields["uuid"]; ok && string(raw) != "null" {
 		if json.Unmarshal(raw, &d.UUID) != nil || !ident.IsUUID(d.UUID) {

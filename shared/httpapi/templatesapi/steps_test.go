@@ -59,16 +59,15 @@ func TestDeployStepsWorkedExample(t *testing.T) {
 func TestDeployStepsErrors(t *testing.T) {
 	a := templatesapitest.NewServer(t)
 	a.Expect(a.Do("PUT", "/api/v1/deploy_steps/defaults/1", "1.1", `{"steps":[`+step("deploy", "deploy", 100)+`]}`), http.StatusOK, "")
-	createTemplate(a, doc("CUSTOM_A", step("raid", "create_configuration", 10), step("deploy", "deploy", 50)))
+	createTemplate(a, doc("CUSTOM_A", step("raid", "create_configuration", 10)))
 	createTemplate(a, doc("CUSTOM_B", step("raid", "create_configuration", 20)))
 	node := createNode(a, "node-1.example.com", 1, "CUSTOM_A", "CUSTOM_B")
 	path := "/api/v1/nodes/" + node + "/deploy_steps"
 
 	t.Run("every validation error joined", func(t *testing.T) {
-		a.Expect(a.Do("POST", path, latest, `{"instance_traits":["CUSTOM_A","CUSTOM_B","CUSTOM_NOT_ON_NODE"]}`), http.StatusBadRequest,
+		a.Expect(a.Do("POST", path, latest, `{"instance_traits":["CUSTOM_A","CUSTOM_B","CUSTOM_NOT_ON_NODE","bad"]}`), http.StatusBadRequest,
 			"instance trait CUSTOM_NOT_ON_NODE is not a trait of the node; "+
-				"template CUSTOM_A: the core step deploy.deploy may only be disabled (priority 0), not given priority 50; "+
-				"deploy step raid.create_configuration is in both templates CUSTOM_A and CUSTOM_B")
+				`instance trait: trait name "bad" must match ^CUSTOM_[A-Z0-9_]+$ or be a standard trait (A-Z, 0-9, _)`)
 	})
 	t.Run("request shape", func(t *testing.T) {
 		a.Expect(a.Do("POST", path, latest, `{}`), http.StatusBadRequest, "instance_traits is required")
@@ -100,4 +99,38 @@ func TestDefaultsAPI(t *testing.T) {
 		t.Fatalf("DELETE: %d %s", r.Status, r.Raw)
 	}
 	a.Expect(a.Do("DELETE", "/api/v1/deploy_steps/defaults/2", "1.1", ""), http.StatusNotFound, "")
+}
+
+// TestDeployStepsSameStepTwice: one template partitions two disks with the
+// same raid step, a second template adds a third; the plan runs all three, each
+// with its own args, higher priority first, equal priorities in written order.
+func TestDeployStepsSameStepTwice(t *testing.T) {
+	a := templatesapitest.NewServer(t)
+	disk := func(dev string, priority int) string {
+		return fmt.Sprintf(`{"interface":"raid","step":"create_configuration","priority":%d,`+
+			`"args":{"logical_disks":[{"size_gb":"MAX","raid_level":"1","physical_disks":[%q]}],"delete_configuration":false}}`, priority, dev)
+	}
+	a.Expect(a.Do("PUT", "/api/v1/deploy_steps/defaults/1", "1.1", `{"steps":[`+step("deploy", "deploy", 100)+","+
+		step("raid", "create_configuration", 0)+","+step("deploy", "write_image", 40)+`]}`), http.StatusOK, "")
+	createTemplate(a, doc("CUSTOM_RAID_TWO_DISKS", disk("sda", 60), disk("sdb", 60)))
+	createTemplate(a, doc("CUSTOM_RAID_SYSTEM", disk("nvme0", 80)))
+	node := createNode(a, "node-1.example.com", 1, "CUSTOM_RAID_TWO_DISKS", "CUSTOM_RAID_SYSTEM")
+
+	r := a.Expect(a.Do("POST", "/api/v1/nodes/"+node+"/deploy_steps", latest,
+		`{"instance_traits":["CUSTOM_RAID_TWO_DISKS","CUSTOM_RAID_SYSTEM"]}`), http.StatusOK, "")
+	var plan []string
+	for _, s := range r.Body["deploy_steps"].([]any) {
+		m := s.(map[string]any)
+		entry := fmt.Sprintf("%s.%s %v", m["interface"], m["step"], m["priority"])
+		if disks, ok := m["args"].(map[string]any)["logical_disks"].([]any); ok {
+			entry += fmt.Sprintf(" %v", disks[0].(map[string]any)["physical_disks"])
+		}
+		plan = append(plan, entry)
+	}
+	want := "deploy.deploy 100; raid.create_configuration 80 [nvme0]; raid.create_configuration 60 [sda]; " +
+		"raid.create_configuration 60 [sdb]; deploy.write_image 40"
+	if got := strings.Join(plan, "; "); got != want {
+		t.Fatalf("plan %s\nwant %s", got, want)
+	}
+	t.Logf("plan with the raid step three times: %s", strings.Join(plan, "; "))
 }

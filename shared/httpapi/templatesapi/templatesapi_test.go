@@ -51,7 +51,8 @@ func TestTemplateValidation(t *testing.T) {
 		{"4 priority >= 0", doc("CUSTOM_A", step("deploy", "x", -5)), "priority must be an integer >= 0", 400},
 		{"4 priority string of digits", doc("CUSTOM_A", `{"interface":"deploy","step":"x","args":{},"priority":"1e3"}`), "priority must be", 400},
 		{"4 exactly four step properties", doc("CUSTOM_A", `{"interface":"deploy","step":"x","args":{},"priority":1,"name":"y"}`), `unknown property "name"`, 400},
-		{"5 duplicate step named", doc("CUSTOM_A", step("raid", "create_configuration", 1), step("raid", "create_configuration", 2)), "duplicate deploy step raid.create_configuration", 400},
+		{"5 the same step twice is accepted", doc("CUSTOM_TWO_DISKS", step("raid", "create_configuration", 1), step("raid", "create_configuration", 2)), "", 201},
+		{"5 the core step only disabled", doc("CUSTOM_A", step("deploy", "deploy", 10)), "steps[0]: the core step deploy.deploy may only be disabled (priority 0), not given priority 10", 400},
 		{"body must be JSON", `{"name":`, "not valid JSON", 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -233,7 +234,7 @@ func TestTemplatePatch(t *testing.T) {
 	})
 	t.Run("10 the result is validated", func(t *testing.T) {
 		a.Expect(patch(`[{"op":"replace","path":"/name","value":"not a trait"}]`), http.StatusBadRequest, "name:")
-		a.Expect(patch(`[{"op":"add","path":"/steps/-","value":`+step("raid", "create_configuration", 1)+`}]`), http.StatusBadRequest, "duplicate deploy step")
+		a.Expect(patch(`[{"op":"add","path":"/steps/-","value":`+step("deploy", "deploy", 1)+`}]`), http.StatusBadRequest, "the core step deploy.deploy may only be disabled")
 		a.Expect(patch(`[{"op":"replace","path":"/steps/0/interface","value":"disk"}]`), http.StatusBadRequest, "interface must be one of")
 	})
 	t.Run("10 name clash is 409", func(t *testing.T) {

@@ -24,6 +24,8 @@ type clientOptions struct {
 	password   string
 	token      string
 	caFile     string
+	certFile   string
+	keyFile    string
 	apiVersion string
 	timeout    time.Duration
 }
@@ -35,6 +37,8 @@ func addClientFlags(root *cobra.Command) {
 	f.StringVar(&clientOpts.url, "url", envOr("TUNINGBOX_URL", "http://127.0.0.1:8080"), "API base URL (env TUNINGBOX_URL)")
 	f.StringVar(&clientOpts.user, "user", os.Getenv("TUNINGBOX_USER"), "user for Basic auth (env TUNINGBOX_USER)")
 	f.StringVar(&clientOpts.caFile, "cacert", os.Getenv("TUNINGBOX_CACERT"), "CA certificate file to trust for HTTPS (env TUNINGBOX_CACERT)")
+	f.StringVar(&clientOpts.certFile, "client-cert", os.Getenv("TUNINGBOX_CLIENT_CERT"), "client certificate (PEM) to authenticate with, e.g. a Puppet host certificate (env TUNINGBOX_CLIENT_CERT)")
+	f.StringVar(&clientOpts.keyFile, "client-key", os.Getenv("TUNINGBOX_CLIENT_KEY"), "private key (PEM) of --client-cert (env TUNINGBOX_CLIENT_KEY)")
 	f.StringVar(&clientOpts.apiVersion, "api-version", os.Getenv("TUNINGBOX_API_VERSION"), "API microversion to request, e.g. 1.2 or latest")
 	f.DurationVar(&clientOpts.timeout, "timeout", 30*time.Second, "request timeout")
 	// Secrets come only from the environment, never from flags that show up in process lists.
@@ -71,6 +75,7 @@ func newAPIClient() (*apiClient, error) {
 		return nil, usagef("--url %q is not an http(s) URL", clientOpts.url)
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	if clientOpts.caFile != "" {
 		pem, err := os.ReadFile(clientOpts.caFile)
 		if err != nil {
@@ -80,7 +85,19 @@ func newAPIClient() (*apiClient, error) {
 		if !pool.AppendCertsFromPEM(pem) {
 			return nil, usagef("%s holds no PEM certificate", clientOpts.caFile)
 		}
-		transport.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		transport.TLSClientConfig.RootCAs = pool
+	}
+	if (clientOpts.certFile == "") != (clientOpts.keyFile == "") {
+		return nil, usagef("--client-cert and --client-key go together")
+	}
+	if clientOpts.certFile != "" {
+		pair, err := tls.LoadX509KeyPair(clientOpts.certFile, clientOpts.keyFile)
+		if err != nil {
+			return nil, usagef("client certificate: %v", err)
+		}
+		// Offered whatever CAs the server names, so that a certificate of the
+		// wrong CA fails in the handshake with a clear error instead of going unsent.
+		transport.TLSClientConfig.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &pair, nil }
 	}
 	return &apiClient{base: base, http: &http.Client{Transport: transport, Timeout: clientOpts.timeout}, opts: clientOpts}, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,12 +14,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tuningbox/tuningbox/shared/app"
+	"github.com/tuningbox/tuningbox/shared/auth/clientcert"
 )
 
 func newServeCmd() *cobra.Command {
 	var (
 		listen           string
 		tlsCert, tlsKey  string
+		clientCA, crl    string
 		shutdownDeadline time.Duration
 	)
 	cfg, cfgErr := app.LoadConfig(os.Getenv)
@@ -28,6 +31,9 @@ func newServeCmd() *cobra.Command {
 		Long: `Run the tuningbox API server with every endpoint group on one listener.
 
 Settings come from TUNINGBOX_* environment variables, overridden by flags.
+With --client-ca, a client may authenticate with a certificate of that CA
+instead of a password: a --server-certname reads every node as an observer,
+any other certname is the registered node of that FQDN.
 The embedded backend keeps everything in DATA/tuningbox.db; the aws backend
 uses a DynamoDB table and an S3 bucket (endpoints from AWS_ENDPOINT_URL*).`,
 		Args: cobra.NoArgs,
@@ -41,7 +47,21 @@ uses a DynamoDB table and an S3 bucket (endpoints from AWS_ENDPOINT_URL*).`,
 			if (tlsCert == "") != (tlsKey == "") {
 				return usagef("--tls-cert and --tls-key go together")
 			}
-			return serve(cmd.Context(), cfg, listen, tlsCert, tlsKey, shutdownDeadline)
+			if clientCA != "" && tlsCert == "" {
+				return usagef("--client-ca needs --tls-cert and --tls-key")
+			}
+			if crl != "" && clientCA == "" {
+				return usagef("--client-crl needs --client-ca")
+			}
+			tlsCfg := newServerTLSConfig()
+			if clientCA != "" {
+				v, err := clientcert.New(clientCA, crl)
+				if err != nil {
+					return err
+				}
+				v.Configure(tlsCfg)
+			}
+			return serve(cmd.Context(), cfg, listen, tlsCert, tlsKey, tlsCfg, shutdownDeadline)
 		},
 	}
 	f := cmd.Flags()
@@ -55,11 +75,17 @@ uses a DynamoDB table and an S3 bucket (endpoints from AWS_ENDPOINT_URL*).`,
 	f.Int64Var(&cfg.MaxBody, "max-body", cfg.MaxBody, "largest request body in bytes")
 	f.StringVar(&tlsCert, "tls-cert", "", "TLS certificate file (PEM); serve HTTPS")
 	f.StringVar(&tlsKey, "tls-key", "", "TLS private key file (PEM)")
+	f.StringVar(&clientCA, "client-ca", os.Getenv("TUNINGBOX_CLIENT_CA"), "accept client certificates signed by this CA (PEM, e.g. the Puppet CA's ca.pem)")
+	f.StringVar(&crl, "client-crl", os.Getenv("TUNINGBOX_CLIENT_CRL"), "refuse client certificates this CRL revokes (PEM, e.g. the Puppet CA's crl.pem; re-read when it changes)")
+	f.StringSliceVar(&cfg.ServerCertnames, "server-certname", cfg.ServerCertnames, "certname of a Puppet server whose certificate reads every node as an observer (repeatable)")
 	f.DurationVar(&shutdownDeadline, "shutdown-timeout", 10*time.Second, "how long to let requests finish on shutdown")
 	return cmd
 }
 
-func serve(ctx context.Context, cfg app.Config, listen, tlsCert, tlsKey string, shutdownDeadline time.Duration) error {
+// newServerTLSConfig is the TLS configuration of an HTTPS listener before any client CA.
+func newServerTLSConfig() *tls.Config { return &tls.Config{MinVersion: tls.VersionTLS12} }
+
+func serve(ctx context.Context, cfg app.Config, listen, tlsCert, tlsKey string, tlsCfg *tls.Config, shutdownDeadline time.Duration) error {
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	backend, err := app.OpenBackend(ctx, cfg)
 	if err != nil {
@@ -87,6 +113,7 @@ func serve(ctx context.Context, cfg app.Config, listen, tlsCert, tlsKey string, 
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
+		TLSConfig:         tlsCfg,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	scheme := "http"

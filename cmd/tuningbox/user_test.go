@@ -107,7 +107,7 @@ func TestUsersAndTokensOverTLS(t *testing.T) {
 	addr := freeLoopbackAddr(t)
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- serve(ctx, cfg, addr, certFile, keyFile, 5*time.Second) }()
+	go func() { served <- serve(ctx, cfg, addr, certFile, keyFile, newServerTLSConfig(), 5*time.Second) }()
 	t.Cleanup(func() {
 		stop()
 		if err := <-served; err != nil {

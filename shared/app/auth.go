@@ -15,7 +15,7 @@ import (
 // newGuard builds the authentication middleware over idx and creates the
 // bootstrap administrator that cfg names, unless that user exists.
 func newGuard(idx store.Index, s *services, cfg Config, logger *slog.Logger) (*authapi.Middleware, error) {
-	users := auth.NewService(idx, auth.WithNodeNames(registryNodeNames{s}))
+	users := auth.NewService(idx, auth.WithNodeNames(registryNodeNames{s}), auth.WithServerCertnames(cfg.ServerCertnames))
 	if cfg.AdminUser != "" {
 		created, err := users.EnsureUser(context.Background(), auth.NewUser{Name: cfg.AdminUser, Password: cfg.AdminPassword, Role: auth.Admin})
 		if err != nil {

@@ -36,12 +36,17 @@ type Config struct {
 	// start-up when no user of that name exists (an existing one is left alone).
 	AdminUser     string
 	AdminPassword string
+	// ServerCertnames are the client-certificate certnames that read as
+	// observers (Puppet servers); every other verified certificate is the node
+	// registered under its certname.
+	ServerCertnames []string
 }
 
 // LoadConfig reads the configuration from environment variables through getenv:
 // TUNINGBOX_BACKEND, TUNINGBOX_DATA, TUNINGBOX_TABLE, TUNINGBOX_BUCKET,
 // TUNINGBOX_S3_PATH_STYLE, TUNINGBOX_CREATE_RESOURCES, TUNINGBOX_MAX_BODY,
-// TUNINGBOX_BLOB_CACHE_BYTES, TUNINGBOX_ADMIN_USER, TUNINGBOX_ADMIN_PASSWORD.
+// TUNINGBOX_BLOB_CACHE_BYTES, TUNINGBOX_ADMIN_USER, TUNINGBOX_ADMIN_PASSWORD,
+// TUNINGBOX_SERVER_CERTNAMES (comma-separated).
 // AWS endpoints come from the SDK's own AWS_ENDPOINT_URL* variables. Callers apply their own overrides (flags), then Validate.
 func LoadConfig(getenv func(string) string) (Config, error) {
 	cfg := Config{
@@ -61,6 +66,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	setString(&cfg.Bucket, "TUNINGBOX_BUCKET")
 	setString(&cfg.AdminUser, "TUNINGBOX_ADMIN_USER")
 	cfg.AdminPassword = getenv("TUNINGBOX_ADMIN_PASSWORD") // as given: spaces may be part of it
+	cfg.ServerCertnames = splitList(getenv("TUNINGBOX_SERVER_CERTNAMES"))
 	var err error
 	if cfg.S3PathStyle, err = parseBool(getenv, "TUNINGBOX_S3_PATH_STYLE", false); err != nil {
 		return cfg, err
@@ -122,4 +128,15 @@ func parseSize(getenv func(string) string, name string, def int64) (int64, error
 		return def, fmt.Errorf("%s: %q is not a positive number of bytes", name, v)
 	}
 	return n, nil
+}
+
+// splitList reads a comma-separated list, dropping blanks.
+func splitList(v string) []string {
+	var out []string
+	for _, item := range strings.Split(v, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }

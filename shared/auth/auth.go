@@ -20,6 +20,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +30,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/cache"
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/ident"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 
@@ -88,6 +91,9 @@ type Service struct {
 	cacheKey [32]byte
 	gen      atomic.Uint64 // bumped when a user or token goes away: older cache entries are void
 	failed   atomic.Uint64
+	// serverCertnames are the certnames of Puppet servers: their client
+	// certificates read as observers.
+	serverCertnames []string
 	// dummyHash is compared against for unknown users, so that timing does not
 	// reveal which users exist; made on first use, to keep start-up fast.
 	dummyHash func() []byte
@@ -117,6 +123,16 @@ func WithCacheTTL(ttl time.Duration) Option { return func(s *Service) { s.ttl = 
 
 // WithNodeNames sets the resolver of node references for Node principals.
 func WithNodeNames(n NodeNames) Option { return func(s *Service) { s.nodes = n } }
+
+// WithServerCertnames names the client certificates (certnames) that act as
+// observers, for the Puppet servers that compile catalogs for every node.
+func WithServerCertnames(names []string) Option {
+	return func(s *Service) {
+		for _, n := range names {
+			s.serverCertnames = append(s.serverCertnames, strings.ToLower(n))
+		}
+	}
+}
 
 // NewService returns the user and token service over idx.
 func NewService(idx store.Index, opts ...Option) *Service {
@@ -213,6 +229,37 @@ func (s *Service) VerifyToken(ctx context.Context, token string) (Principal, err
 		return Principal{}, err
 	}
 	p, err := s.principal(ctx, rec, tok.ID)
+	if err != nil {
+		return Principal{}, err
+	}
+	s.remember(key, verification{principal: p, gen: gen})
+	return p, nil
+}
+
+// VerifyCertname returns the principal of a client certificate the TLS layer
+// has verified, by its certname: an observer for a configured server
+// certname, else the node registered under that FQDN, as the same Node
+// principal a node user of that node gets. A certname that names no registered
+// node (ids and UUIDs are not FQDNs) is ErrBadCredentials.
+func (s *Service) VerifyCertname(ctx context.Context, certname string) (Principal, error) {
+	user := "cert:" + certname // ":" is no user-name character: never a local user
+	if slices.Contains(s.serverCertnames, certname) {
+		return Principal{User: user, Role: Observer}, nil
+	}
+	key := s.credentialKey('c', certname)
+	if v, fresh := s.cached(key); fresh {
+		return v.principal, nil
+	}
+	gen := s.gen.Load()
+	if s.nodes == nil || ident.IsIntegerID(certname) || ident.IsUUID(certname) {
+		return Principal{}, s.fail()
+	}
+	if _, err := s.nodes.NodeNames(ctx, certname); errs.Is(err, errs.NotFound) {
+		return Principal{}, s.fail()
+	} else if err != nil {
+		return Principal{}, err
+	}
+	p, err := s.principal(ctx, userRecord{Name: user, Role: Node, Node: certname}, "")
 	if err != nil {
 		return Principal{}, err
 	}

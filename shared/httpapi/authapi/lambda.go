@@ -11,6 +11,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 
 	"github.com/tuningbox/tuningbox/shared/auth"
+	"github.com/tuningbox/tuningbox/shared/auth/clientcert"
 	"github.com/tuningbox/tuningbox/shared/errs"
 )
 
@@ -63,7 +64,7 @@ func (m *Middleware) AuthorizeEvent(ctx context.Context, payload json.RawMessage
 
 // AuthorizeHTTPAPI answers an HTTP API authorizer with a simple response.
 func (m *Middleware) AuthorizeHTTPAPI(ctx context.Context, ev events.APIGatewayV2CustomAuthorizerV2Request) (events.APIGatewayV2CustomAuthorizerSimpleResponse, error) {
-	p, err := m.authorizerVerify(ctx, ev.Headers, ev.RequestContext.HTTP.SourceIP)
+	p, err := m.authorizerVerify(ctx, ev.Headers, ev.RequestContext.Authentication.ClientCert.ClientCertPem, ev.RequestContext.HTTP.SourceIP)
 	if errs.Is(err, errs.Unauthenticated) {
 		return events.APIGatewayV2CustomAuthorizerSimpleResponse{IsAuthorized: false}, nil
 	}
@@ -75,7 +76,7 @@ func (m *Middleware) AuthorizeHTTPAPI(ctx context.Context, ev events.APIGatewayV
 
 // AuthorizeRESTAPI answers a REST API REQUEST authorizer with an IAM policy.
 func (m *Middleware) AuthorizeRESTAPI(ctx context.Context, ev events.APIGatewayCustomAuthorizerRequestTypeRequest) (events.APIGatewayCustomAuthorizerResponse, error) {
-	p, err := m.authorizerVerify(ctx, ev.Headers, ev.RequestContext.Identity.SourceIP)
+	p, err := m.authorizerVerify(ctx, ev.Headers, ev.RequestContext.Identity.ClientCert.ClientCertPem, ev.RequestContext.Identity.SourceIP)
 	if errs.Is(err, errs.Unauthenticated) {
 		return events.APIGatewayCustomAuthorizerResponse{}, errUnauthorized
 	}
@@ -94,12 +95,22 @@ func (m *Middleware) AuthorizeRESTAPI(ctx context.Context, ev events.APIGatewayC
 	}, nil
 }
 
-func (m *Middleware) authorizerVerify(ctx context.Context, headers map[string]string, remote string) (auth.Principal, error) {
+// authorizerVerify verifies the Authorization header or, without one, the
+// client certificate (PEM) API Gateway's mutual TLS verified against the
+// truststore and put into the request context — never anything the client sends as a header.
+func (m *Middleware) authorizerVerify(ctx context.Context, headers map[string]string, clientCertPEM, remote string) (auth.Principal, error) {
 	var header string
 	for k, v := range headers {
 		if strings.EqualFold(k, "Authorization") {
 			header = v
 		}
+	}
+	if header == "" && clientCertPEM != "" {
+		cert, err := clientcert.ParsePEM(clientCertPEM)
+		if err != nil {
+			return auth.Principal{}, fmt.Errorf("client certificate from API Gateway: %w", err)
+		}
+		return m.verifyCertificate(ctx, cert, remote)
 	}
 	if header == "" {
 		return auth.Principal{}, errs.New(errs.Unauthenticated, "authentication required")

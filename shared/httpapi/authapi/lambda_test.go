@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -14,6 +15,8 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/auth"
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
+	"github.com/tuningbox/tuningbox/shared/auth/clientcert/clientcerttest"
+	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi/authapi"
 	"github.com/tuningbox/tuningbox/shared/lambdaadapter"
 )
@@ -150,5 +153,87 @@ func TestFailedLoginsAreLogged(t *testing.T) {
 	}
 	if strings.Contains(s.logs.String(), "guess-") || strings.Contains(s.logs.String(), "guessedtoken") {
 		t.Fatal("a secret reached the log")
+	}
+}
+
+// staticNodes resolves node references from a fixed table (the registry's part in shared/app).
+type staticNodes map[string][]string
+
+func (n staticNodes) NodeNames(_ context.Context, ref string) ([]string, error) {
+	if names, ok := n[ref]; ok {
+		return names, nil
+	}
+	return nil, errs.NotFoundf("node %q not found", ref)
+}
+
+// TestLambdaAuthorizerClientCertificate: behind API Gateway's mutual TLS the
+// verified certificate reaches the authorizer in the request context; its
+// certname is the registered node (confined to its own data by the route's
+// function) or, for a server certname, an observer.
+func TestLambdaAuthorizerClientCertificate(t *testing.T) {
+	s := newStack(t)
+	s.seedConfig(t)
+	ca := clientcerttest.New(t, "puppet.example.com")
+	pemOf := func(certname string) string {
+		raw, err := os.ReadFile(ca.Issue(certname).CertPEM)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(raw)
+	}
+	users := auth.NewService(s.backend.Index, auth.WithBcryptCost(bcrypt.MinCost),
+		auth.WithNodeNames(staticNodes{"node-7.example.com": {"7", "node-7.example.com"}}),
+		auth.WithServerCertnames([]string{"puppet.example.com"}))
+	m := authapi.New(users, audit.New(s.backend.Index, nil), nil, slog.New(slog.DiscardHandler))
+	ctx := context.Background()
+
+	httpAPI := func(certPEM string) events.APIGatewayV2CustomAuthorizerSimpleResponse {
+		ev := map[string]any{"version": "2.0", "type": "REQUEST", "routeKey": "$default", "rawPath": "/api/v1/config/environments/1/nodes/7/resources/astute/values",
+			"headers": map[string]string{},
+			"requestContext": map[string]any{"http": map[string]any{"method": "GET", "sourceIp": "198.51.100.7"},
+				"authentication": map[string]any{"clientCert": map[string]any{"clientCertPem": certPEM, "subjectDN": "CN=ignored"}}}}
+		out, err := m.AuthorizeEvent(ctx, roundTrip[json.RawMessage](t, ev))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return roundTrip[events.APIGatewayV2CustomAuthorizerSimpleResponse](t, out)
+	}
+	node := httpAPI(pemOf("node-7.example.com"))
+	if !node.IsAuthorized || node.Context["tuningbox_role"] != "node" || node.Context["tuningbox_user"] != "cert:node-7.example.com" {
+		t.Fatalf("node certificate: %+v", node)
+	}
+	server := httpAPI(pemOf("puppet.example.com"))
+	if !server.IsAuthorized || server.Context["tuningbox_role"] != "observer" {
+		t.Fatalf("server certificate: %+v", server)
+	}
+	for _, certname := range []string{"node-9.example.com", "7"} {
+		if a := httpAPI(pemOf(certname)); a.IsAuthorized {
+			t.Fatalf("certificate of %q (no registered FQDN): %+v", certname, a)
+		}
+	}
+
+	rest := map[string]any{"type": "REQUEST", "methodArn": "arn:aws:execute-api:us-east-1:123456789012:abcdef1234/prod/GET/api/v1/nodes",
+		"httpMethod": "GET", "path": "/api/v1/nodes", "headers": map[string]string{},
+		"requestContext": map[string]any{"identity": map[string]any{"sourceIp": "198.51.100.7", "clientCert": map[string]any{"clientCertPem": pemOf("node-7.example.com")}}}}
+	out, err := m.AuthorizeEvent(ctx, roundTrip[json.RawMessage](t, rest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if policy := roundTrip[events.APIGatewayCustomAuthorizerResponse](t, out); policy.Context["tuningbox_role"] != "node" {
+		t.Fatalf("REST API answer for a node certificate: %+v", policy)
+	}
+
+	// The route's function confines the node's identity to its own documents.
+	function := lambdaadapter.New(s.handler)
+	call := func(path string, authorizer map[string]any) int {
+		ev := events.APIGatewayV2HTTPRequest{Version: "2.0", RouteKey: "$default", RawPath: path}
+		ev.RequestContext.HTTP.Method = "GET"
+		ev.RequestContext.Stage = "$default"
+		ev.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{Lambda: authorizer}
+		return function.ServeV2(ctx, roundTrip[events.APIGatewayV2HTTPRequest](t, ev)).StatusCode
+	}
+	const own, other = "/api/v1/config/environments/1/nodes/7/resources/astute/values", "/api/v1/config/environments/1/nodes/8/resources/astute/values"
+	if got := []int{call(own, node.Context), call(other, node.Context), call(other, server.Context)}; got[0] != 200 || got[1] != 403 || got[2] != 200 {
+		t.Fatalf("own, other node's, server on other node's: %v, want [200 403 200]", got)
 	}
 }

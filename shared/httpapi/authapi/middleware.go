@@ -7,6 +7,7 @@ package authapi
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"errors"
 	"io"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/auth"
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
+	"github.com/tuningbox/tuningbox/shared/auth/clientcert"
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi/configapi"
@@ -85,7 +87,10 @@ func (m *Middleware) authenticate(r *http.Request) (auth.Principal, error) {
 	}
 	header := r.Header.Get("Authorization")
 	if header == "" {
-		return auth.Principal{}, errs.New(errs.Unauthenticated, "authentication required: use Basic auth or a Bearer token")
+		if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 {
+			return m.verifyCertificate(r.Context(), r.TLS.VerifiedChains[0][0], r.RemoteAddr)
+		}
+		return auth.Principal{}, errs.New(errs.Unauthenticated, "authentication required: use Basic auth, a Bearer token or a client certificate")
 	}
 	p, cred, err := m.verify(r.Context(), header)
 	if errs.Is(err, errs.Unauthenticated) {
@@ -107,6 +112,18 @@ func (m *Middleware) verify(ctx context.Context, header string) (auth.Principal,
 		p, err = m.svc.VerifyPassword(ctx, cred.User, cred.Password)
 	}
 	return p, cred, err
+}
+
+// verifyCertificate maps a client certificate the TLS layer (or API Gateway's
+// mutual TLS) verified to its principal by the certname.
+func (m *Middleware) verifyCertificate(ctx context.Context, cert *x509.Certificate, remote string) (auth.Principal, error) {
+	name := clientcert.Name(cert)
+	p, err := m.svc.VerifyCertname(ctx, name)
+	if errs.Is(err, errs.Unauthenticated) {
+		m.logFailure(ctx, remote, Credentials{Scheme: "certificate", User: name}, err)
+		return p, errs.New(errs.Unauthenticated, "client certificate %q names no registered node and no server", name)
+	}
+	return p, err
 }
 
 // logFailure logs a failed login with the scheme, the claimed user and the

@@ -90,7 +90,7 @@ func (m *Middleware) authenticate(r *http.Request) (auth.Principal, error) {
 		if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 {
 			return m.verifyCertificate(r.Context(), r.TLS.VerifiedChains[0][0], r.RemoteAddr)
 		}
-		return auth.Principal{}, errs.New(errs.Unauthenticated, "authentication required: use Basic auth, a Bearer token or a client certificate")
+		return auth.Principal{}, errs.New(errs.Unauthenticated, "authentication required: use Basic auth, a Bearer token, a Keystone token (X-Auth-Token) or a client certificate")
 	}
 	p, cred, err := m.verify(r.Context(), header)
 	if errs.Is(err, errs.Unauthenticated) {

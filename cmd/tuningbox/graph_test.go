@@ -28,7 +28,7 @@ func graphServer(t *testing.T) string {
 	}
 	t.Cleanup(func() { _ = b.Close() })
 	mux := http.NewServeMux()
-	graphsapi.Register(mux, graphs.NewService(b.Index, b.Blobs, graphstest.Clusters{"1": {"1", "2"}}))
+	graphsapi.Register(mux, graphs.NewService(b.Index, b.Blobs, graphstest.Clusters{"1": graphstest.Nodes("1", "2")}))
 	srv := httptest.NewServer(httpapi.Wrap(mux, httpapi.Options{}))
 	t.Cleanup(srv.Close)
 	for _, req := range []struct{ path, body string }{

@@ -72,7 +72,7 @@ func (c environmentClusters) Exists(ctx context.Context, id string) error {
 	return err
 }
 
-func (c environmentClusters) Nodes(ctx context.Context, id string) ([]string, error) {
+func (c environmentClusters) Nodes(ctx context.Context, id string) ([]graphs.ClusterNode, error) {
 	env, err := c.db.GetEnvironment(ctx, id)
 	if err != nil {
 		return nil, err
@@ -81,11 +81,11 @@ func (c environmentClusters) Nodes(ctx context.Context, id string) ([]string, er
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(members))
+	out := make([]graphs.ClusterNode, len(members))
 	for i, n := range members {
-		ids[i] = strconv.FormatInt(n.ID, 10)
+		out[i] = graphs.ClusterNode{ID: strconv.FormatInt(n.ID, 10), Roles: n.Roles}
 	}
-	return ids, nil
+	return out, nil
 }
 
 // configEffective lets the overrides domain read override data from the

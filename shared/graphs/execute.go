@@ -181,11 +181,15 @@ func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (Transaction,
 		if err != nil {
 			return Transaction{}, err
 		}
-		plan, err := freezePlan(m.deps, run, req.Subgraphs)
+		tasks, err := freezePlan(m.deps, run, req.Subgraphs)
 		if err != nil {
 			return Transaction{}, err
 		}
-		hash, err := s.blobs.Put(ctx, mustJSON(plan))
+		steps, err := resolveNodes(tasks, nodes)
+		if err != nil {
+			return Transaction{}, err
+		}
+		hash, err := s.blobs.Put(ctx, mustJSON(frozenPlan{Tasks: tasks, Nodes: steps}))
 		if err != nil {
 			return Transaction{}, err
 		}
@@ -195,7 +199,7 @@ func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (Transaction,
 		if i == 0 {
 			info.Status, info.TimeStart = StatusRunning, &now
 		}
-		subs[i] = txRecord{TransactionInfo: info, Nodes: nodes, Plan: hash}
+		subs[i] = txRecord{TransactionInfo: info, Nodes: nodeIDs(nodes), Plan: hash}
 		parent.Subs = append(parent.Subs, info.UUID)
 	}
 	ops := []store.Op{
@@ -222,21 +226,23 @@ func newUUID() string { return uuid.Must(uuid.NewV7()).String() }
 
 // selectNodes returns the requested nodes (all the cluster's when none are
 // requested), refusing any that is not in the cluster.
-func selectNodes(cluster int64, clusterNodes []string, requested []NodeID) ([]string, error) {
+func selectNodes(cluster int64, clusterNodes []ClusterNode, requested []NodeID) ([]ClusterNode, error) {
 	if len(clusterNodes) == 0 {
 		return nil, errs.Invalidf("Cluster %d has no nodes", cluster)
 	}
 	if len(requested) == 0 {
 		return clusterNodes, nil
 	}
-	var nodes, unknown []string
+	var nodes []ClusterNode
+	var unknown []string
 	for _, n := range requested {
 		id := string(n)
+		i := slices.IndexFunc(clusterNodes, func(c ClusterNode) bool { return c.ID == id })
 		switch {
-		case !slices.Contains(clusterNodes, id):
+		case i < 0:
 			unknown = append(unknown, id)
-		case !slices.Contains(nodes, id):
-			nodes = append(nodes, id)
+		case !slices.ContainsFunc(nodes, func(c ClusterNode) bool { return c.ID == id }):
+			nodes = append(nodes, clusterNodes[i])
 		}
 	}
 	if len(unknown) > 0 {
@@ -246,9 +252,17 @@ func selectNodes(cluster int64, clusterNodes []string, requested []NodeID) ([]st
 	return nodes, nil
 }
 
-// freezePlan returns the ordered tasks one graph of an execution runs on
-// every one of its nodes: tasks outside the run's task list or outside the
-// subgraphs are sent as skipped.
+func nodeIDs(nodes []ClusterNode) []string {
+	ids := make([]string, len(nodes))
+	for i, n := range nodes {
+		ids[i] = n.ID
+	}
+	return ids
+}
+
+// freezePlan returns the ordered tasks of one graph of an execution (each
+// node runs those that apply to it, see resolveNodes): tasks outside the
+// run's task list or outside the subgraphs are sent as skipped.
 func freezePlan(g *depGraph, run GraphRun, subgraphs []Subgraph) ([]Task, error) {
 	if unknown := g.missingIDs(run.Tasks); len(unknown) > 0 {
 		return nil, errs.Invalidf("Tasks %s are not present in deployment graph %q", strings.Join(unknown, ", "), run.Type)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tuningbox/tuningbox/shared/graphs/graphstest"
+	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
 
@@ -177,6 +177,21 @@ func BenchmarkMergeAndOrder300(b *testing.B) {
 
 // largeService stores the large case on the embedded store: cluster 1 (one
 // node, "n1") built from the release with the plugins enabled.
+// oneNodeCluster is cluster 1 with the role-less node n1 (graphstest imports this package).
+type oneNodeCluster struct{}
+
+func (oneNodeCluster) Exists(ctx context.Context, id string) error {
+	_, err := oneNodeCluster{}.Nodes(ctx, id)
+	return err
+}
+
+func (oneNodeCluster) Nodes(_ context.Context, id string) ([]ClusterNode, error) {
+	if id != "1" {
+		return nil, errs.NotFoundf("Cluster %s not found", id)
+	}
+	return []ClusterNode{{ID: "n1"}}, nil
+}
+
 func largeService(b *testing.B) *Service {
 	ctx := context.Background()
 	be, err := bolt.Open(b.TempDir())
@@ -184,7 +199,7 @@ func largeService(b *testing.B) *Service {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = be.Close() })
-	s := NewService(be.Index, be.Blobs, graphstest.Clusters{"1": {"n1"}})
+	s := NewService(be.Index, be.Blobs, oneNodeCluster{})
 	src := largeSources(b)
 	put := func(o Owner, tasks []Task) {
 		raw, _ := json.Marshal(tasks)

@@ -286,10 +286,22 @@ func (s *Service) mergedOf(src sources, graphType string) (MergedGraph, error) {
 	return m, nil
 }
 
+// checkAcrossNodes resolves a merged graph on the cluster's nodes as they are
+// now, refusing cross dependencies that form a cycle across them.
+func (s *Service) checkAcrossNodes(ctx context.Context, clusterID int64, m MergedGraph) error {
+	nodes, err := s.clusters.Nodes(ctx, clusterName(clusterID))
+	if err != nil {
+		return err
+	}
+	_, err = resolveNodes(m.deps.ordered(), nodes)
+	return err
+}
+
 // validateMerged checks that g, in place of the stored graph of its owner and
 // type, leaves the merged graph of every cluster it takes part in valid: the
 // cluster itself, the clusters built from the release, or the clusters
-// enabling the plugin. With no such cluster there is no merge to check.
+// enabling the plugin; and that its cross dependencies form no cycle across
+// each cluster's nodes. With no such cluster there is no merge to check.
 func (s *Service) validateMerged(ctx context.Context, g Graph) error {
 	clusters := []int64{g.Owner.ID}
 	if g.Owner.Kind != Cluster {
@@ -303,7 +315,11 @@ func (s *Service) validateMerged(ctx context.Context, g Graph) error {
 		if err != nil {
 			return err
 		}
-		if _, err := s.mergedOf(src, g.Type); err != nil {
+		m, err := s.mergedOf(src, g.Type)
+		if err == nil {
+			err = s.checkAcrossNodes(ctx, cid, m)
+		}
+		if err != nil {
 			if g.Owner.Kind != Cluster && errs.Is(err, errs.Invalid) {
 				return errs.Invalidf("in cluster %d: %s", cid, errs.Message(err))
 			}

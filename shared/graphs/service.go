@@ -18,9 +18,9 @@ import (
 type Clusters interface {
 	// Exists returns nil when the cluster exists and an errs.NotFound error when it does not.
 	Exists(ctx context.Context, id string) error
-	// Nodes returns the ids of the cluster's nodes, and an errs.NotFound error
-	// when the cluster does not exist.
-	Nodes(ctx context.Context, id string) ([]string, error)
+	// Nodes returns the cluster's nodes with their roles, and an errs.NotFound
+	// error when the cluster does not exist.
+	Nodes(ctx context.Context, id string) ([]ClusterNode, error)
 }
 
 // Service implements the deployment graph domain over the index and blobs.
@@ -33,6 +33,13 @@ type Service struct {
 	// plans are read far more often than written (every agent claim reads its
 	// plan), and decoding with validation is most of the cost of a read.
 	decoded *cache.LRU[[sha256.Size]byte, decodedTasks]
+	// plans holds decoded frozen plans by blob hash: every claim and report reads one.
+	plans *cache.LRU[string, decodedPlan]
+}
+
+type decodedPlan struct {
+	plan *frozenPlan
+	size int64
 }
 
 type decodedTasks struct {
@@ -49,6 +56,7 @@ func NewService(idx store.Index, blobs store.Blobs, clusters Clusters) *Service 
 		idx: idx, blobs: blobs, clusters: clusters,
 		now:     func() time.Time { return time.Now().UTC() },
 		decoded: cache.New[[sha256.Size]byte](decodedTasksBytes, func(d decodedTasks) int64 { return d.size }),
+		plans:   cache.New[string](decodedTasksBytes, func(d decodedPlan) int64 { return d.size }),
 	}
 }
 

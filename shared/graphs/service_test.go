@@ -16,7 +16,8 @@ import (
 )
 
 // newService returns a service on a fresh embedded store with clusters 1
-// (nodes n1, n2) and 2 (node n3).
+// (nodes n1, n2), 2 (node n3) and 3 (nodes 1 primary-controller, 2
+// controller and 3 compute).
 func newService(t testing.TB) *graphs.Service {
 	t.Helper()
 	b, err := bolt.Open(t.TempDir())
@@ -24,7 +25,9 @@ func newService(t testing.TB) *graphs.Service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
-	clusters := graphstest.Clusters{"1": {"n1", "n2"}, "2": {"n3"}}
+	clusters := graphstest.Clusters{"1": graphstest.Nodes("n1", "n2"), "2": graphstest.Nodes("n3"), "3": {
+		{ID: "1", Roles: []string{"primary-controller"}}, {ID: "2", Roles: []string{"controller"}}, {ID: "3", Roles: []string{"compute"}},
+	}}
 	return graphs.NewService(b.Index, b.Blobs, clusters)
 }
 
@@ -264,8 +267,8 @@ func TestDeploymentTasksSources(t *testing.T) {
 	if got := must[[]graphs.Task](t)(s.DeploymentTasks(ctx, 1, "nothing", graphs.Own)); len(got) != 0 {
 		t.Fatalf("a single source without a graph is empty: %v", got)
 	}
-	_, err = s.DeploymentTasks(ctx, 3, "default", graphs.Merged)
-	wantKind(t, err, errs.NotFound, "Cluster 3 not found")
+	_, err = s.DeploymentTasks(ctx, 9, "default", graphs.Merged)
+	wantKind(t, err, errs.NotFound, "Cluster 9 not found")
 }
 
 func TestValidateOnUpload(t *testing.T) {

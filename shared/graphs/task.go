@@ -175,6 +175,9 @@ var taskFields = map[string]func(t *Task, raw json.RawMessage) error{
 	},
 	"cross-depends":     crossDependencyField(func(t *Task) *[]CrossDependency { return &t.CrossDepends }),
 	"cross-depended-by": crossDependencyField(func(t *Task) *[]CrossDependency { return &t.CrossDependedBy }),
+	// The spellings of spec 002's data model; written back as cross-depends and cross-depended-by.
+	"cross_depends":     crossDependencyAlias("cross-depends", func(t *Task) *[]CrossDependency { return &t.CrossDepends }),
+	"cross_depended_by": crossDependencyAlias("cross-depended-by", func(t *Task) *[]CrossDependency { return &t.CrossDependedBy }),
 	"parameters": func(t *Task, raw json.RawMessage) error {
 		var params map[string]json.RawMessage
 		if err := decodeObject(raw, &params); err != nil {
@@ -220,6 +223,19 @@ func crossDependencyField(dst func(*Task) *[]CrossDependency) func(*Task, json.R
 		}
 		*dst(t) = deps
 		return nil
+	}
+}
+
+// crossDependencyAlias decodes the underscore spelling of a cross dependency
+// field; a task may not give both spellings (fields decode in key order, and
+// "-" sorts before "_", so the hyphenated one is already set).
+func crossDependencyAlias(canonical string, dst func(*Task) *[]CrossDependency) func(*Task, json.RawMessage) error {
+	decode := crossDependencyField(dst)
+	return func(t *Task, raw json.RawMessage) error {
+		if *dst(t) != nil {
+			return fieldErrorf("", "given together with %s", canonical)
+		}
+		return decode(t, raw)
 	}
 }
 

@@ -1,7 +1,9 @@
 package graphs
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -25,7 +27,8 @@ type NodeProgress struct {
 	Node string `json:"node"`
 	// Status: pending (not claimed yet), running, ready (plan done) or error.
 	Status string `json:"status"`
-	// Next is the plan position of the task in flight, or of the first task not yet looked at.
+	// Next is the position, in the node's own task list, of the task in
+	// flight or of the first one not yet passed.
 	Next int `json:"next"`
 	// CurrentTask is the claimed task whose result is awaited.
 	CurrentTask  string       `json:"current_task,omitempty"`
@@ -42,12 +45,34 @@ type TaskResult struct {
 	TimeEnd   time.Time `json:"time_end"`
 }
 
-// Plan is the frozen plan of a sub-transaction: every node runs Tasks in order.
+// Plan is the frozen plan of a sub-transaction: Tasks in dependency order,
+// and for each node the tasks it runs, in that order, as its agent gets them.
 type Plan struct {
-	Transaction string   `json:"transaction"`
-	GraphType   string   `json:"graph_type"`
-	Nodes       []string `json:"nodes"`
-	Tasks       []Task   `json:"tasks"`
+	Transaction string                      `json:"transaction"`
+	GraphType   string                      `json:"graph_type"`
+	Nodes       []string                    `json:"nodes"`
+	Tasks       []Task                      `json:"tasks"`
+	NodeTasks   map[string][]SerializedTask `json:"node_tasks"`
+}
+
+// frozenPlan is the stored plan of a sub-transaction (an immutable blob).
+// Plans stored before tasks were resolved per node are a bare task list,
+// which every node runs whole.
+type frozenPlan struct {
+	Tasks []Task                `json:"tasks"`
+	Nodes map[string][]NodeStep `json:"nodes"`
+}
+
+// steps returns a node's task list.
+func (p *frozenPlan) steps(node string) []NodeStep {
+	if p.Nodes != nil {
+		return p.Nodes[node]
+	}
+	all := make([]NodeStep, len(p.Tasks))
+	for i := range all {
+		all[i].Task = i
+	}
+	return all
 }
 
 // Claim states what a node's agent is to do next.
@@ -252,27 +277,85 @@ func progressOp(sub string, p NodeProgress, rev int64) store.Op {
 	return store.Update(progressKey(sub, p.Node), mustJSON(p), rev)
 }
 
-func (s *Service) loadPlan(ctx context.Context, hash string) ([]Task, error) {
+func (s *Service) loadPlan(ctx context.Context, hash string) (*frozenPlan, error) {
+	if d, ok := s.plans.Get(hash); ok {
+		return d.plan, nil
+	}
 	raw, err := s.blobs.Get(ctx, hash)
 	if err != nil {
 		return nil, fmt.Errorf("plan %s: %w", hash, err)
 	}
-	plan, err := s.decodeTasks(raw)
-	if err != nil {
+	var stored struct {
+		Tasks json.RawMessage       `json:"tasks"`
+		Nodes map[string][]NodeStep `json:"nodes"`
+	}
+	if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
+		stored.Tasks = raw
+	} else if err := json.Unmarshal(raw, &stored); err != nil {
 		return nil, fmt.Errorf("plan %s: %w", hash, err)
 	}
+	plan := &frozenPlan{Nodes: stored.Nodes}
+	if plan.Tasks, err = s.decodeTasks(stored.Tasks); err != nil {
+		return nil, fmt.Errorf("plan %s: %w", hash, err)
+	}
+	s.plans.Add(hash, decodedPlan{plan: plan, size: int64(len(raw))})
 	return plan, nil
 }
 
-// nextRunnable returns the position of the first task at or after from that an
-// agent has to run (not group, stage or skipped), or len(plan).
-func nextRunnable(plan []Task, from int) int {
-	for i := from; i < len(plan); i++ {
-		if !plan[i].noop() {
+// nextRunnable returns the position of the first step at or after from whose
+// task an agent has to run (not group, stage or skipped), or len(steps).
+func (p *frozenPlan) nextRunnable(steps []NodeStep, from int) int {
+	for i := from; i < len(steps); i++ {
+		if !p.Tasks[steps[i].Task].noop() {
 			return i
 		}
 	}
-	return len(plan)
+	return len(steps)
+}
+
+// waiting reports whether one of steps still waits for a step of another
+// node. A node has passed a step once it reported it (its Next is beyond it)
+// or finished its list.
+func (s *Service) waiting(ctx context.Context, sub string, steps []NodeStep) (bool, error) {
+	if !slices.ContainsFunc(steps, NodeStep.waits) {
+		return false, nil
+	}
+	items, err := s.idx.Query(ctx, store.Query{Partition: prefix + "txnode#" + sub})
+	if err != nil {
+		return false, err
+	}
+	progress := make(map[string]NodeProgress, len(items))
+	for _, it := range items {
+		var p NodeProgress
+		if err := decodeItem(it, &p); err != nil {
+			return false, err
+		}
+		progress[p.Node] = p
+	}
+	passed := func(r StepRef) bool {
+		p, ok := progress[r.Node]
+		return ok && (p.Status == StatusReady || p.Next > r.Step)
+	}
+	for _, step := range steps {
+		if !allPassed(step.After, passed) {
+			return true, nil
+		}
+		for _, group := range step.AfterAny {
+			if !slices.ContainsFunc(group, passed) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+func allPassed(refs []StepRef, passed func(StepRef) bool) bool {
+	for _, r := range refs {
+		if !passed(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // Claim hands a node's agent its next task in a running transaction. Claiming
@@ -318,24 +401,31 @@ func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, ag
 	if err != nil {
 		return Claim{}, false, err
 	}
+	steps := plan.steps(node)
 	if p.CurrentTask != "" {
-		return st.taskClaim(node, plan, p.Next), false, nil
+		return st.taskClaim(node, plan, steps[p.Next]), false, nil
+	}
+	// The next task, and the group, stage and skipped steps passed on the way,
+	// must have what they wait for on other nodes done.
+	i := plan.nextRunnable(steps, p.Next)
+	if wait, err := s.waiting(ctx, sub.UUID, steps[p.Next:min(i+1, len(steps))]); err != nil || wait {
+		return st.claim(ActionWait, node), false, err
 	}
 	now := s.now()
-	if i := nextRunnable(plan, p.Next); i < len(plan) {
-		p.Status, p.Next, p.CurrentTask, p.CurrentStart = StatusRunning, i, plan[i].ID, &now
+	if i < len(steps) {
+		p.Status, p.Next, p.CurrentTask, p.CurrentStart = StatusRunning, i, plan.Tasks[steps[i].Task].ID, &now
 		if err := s.idx.Write(ctx, progressOp(sub.UUID, p, rev), st.guardOp()); err != nil {
 			return Claim{}, false, err
 		}
-		return st.taskClaim(node, plan, i), false, nil
+		return st.taskClaim(node, plan, steps[i]), false, nil
 	}
-	p.Status, p.Next = StatusReady, len(plan)
+	p.Status, p.Next = StatusReady, len(steps)
 	return Claim{}, true, s.idx.Write(ctx, st.finishNodeOps(progressOp(sub.UUID, p, rev), now)...)
 }
 
-func (st *txState) taskClaim(node string, plan []Task, i int) Claim {
+func (st *txState) taskClaim(node string, plan *frozenPlan, step NodeStep) Claim {
 	c := st.claim(ActionTask, node)
-	c.Position, c.Task = &i, &plan[i]
+	c.Position, c.Task = &step.Task, &plan.Tasks[step.Task]
 	return c
 }
 
@@ -391,7 +481,10 @@ func (s *Service) Report(ctx context.Context, txID, node string, rep TaskReport)
 			if err != nil {
 				return err
 			}
-			if nextRunnable(plan, p.Next) < len(plan) {
+			// The node is ready here when nothing is left to run or wait for;
+			// otherwise its next claim goes on.
+			steps := plan.steps(node)
+			if plan.nextRunnable(steps, p.Next) < len(steps) || slices.ContainsFunc(steps[p.Next:], NodeStep.waits) {
 				ops = []store.Op{progressOp(sub.UUID, p, rev), st.guardOp()}
 			} else {
 				p.Status = StatusReady
@@ -509,11 +602,15 @@ func (s *Service) Plan(ctx context.Context, id string) (Plan, error) {
 	if !isSub {
 		return Plan{}, errs.Invalidf("Transaction %s is a top-level transaction; each of its sub-transactions has a plan", id)
 	}
-	tasks, err := s.loadPlan(ctx, rec.Plan)
+	plan, err := s.loadPlan(ctx, rec.Plan)
 	if err != nil {
 		return Plan{}, err
 	}
-	return Plan{Transaction: rec.UUID, GraphType: rec.GraphType, Nodes: rec.Nodes, Tasks: tasks}, nil
+	out := Plan{Transaction: rec.UUID, GraphType: rec.GraphType, Nodes: rec.Nodes, Tasks: plan.Tasks, NodeTasks: map[string][]SerializedTask{}}
+	for _, n := range rec.Nodes {
+		out.NodeTasks[n] = serialize(plan, n)
+	}
+	return out, nil
 }
 
 // TransactionFilter selects top-level transactions.

@@ -6,10 +6,20 @@ import (
 	"slices"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/graphs"
 )
 
-// Clusters is a fixed, in-memory graphs.Clusters: cluster id -> node ids.
-type Clusters map[string][]string
+// Clusters is a fixed, in-memory graphs.Clusters: cluster id -> nodes.
+type Clusters map[string][]graphs.ClusterNode
+
+// Nodes returns nodes without roles, by id.
+func Nodes(ids ...string) []graphs.ClusterNode {
+	out := make([]graphs.ClusterNode, len(ids))
+	for i, id := range ids {
+		out[i] = graphs.ClusterNode{ID: id}
+	}
+	return out
+}
 
 // Exists implements graphs.Clusters.
 func (c Clusters) Exists(_ context.Context, id string) error {
@@ -20,7 +30,7 @@ func (c Clusters) Exists(_ context.Context, id string) error {
 }
 
 // Nodes implements graphs.Clusters.
-func (c Clusters) Nodes(ctx context.Context, id string) ([]string, error) {
+func (c Clusters) Nodes(ctx context.Context, id string) ([]graphs.ClusterNode, error) {
 	if err := c.Exists(ctx, id); err != nil {
 		return nil, err
 	}

@@ -30,7 +30,7 @@ func newAPI(t *testing.T) *api {
 	}
 	t.Cleanup(func() { _ = b.Close() })
 	mux := http.NewServeMux()
-	graphsapi.Register(mux, graphs.NewService(b.Index, b.Blobs, graphstest.Clusters{"1": {"1", "2"}, "2": {"3"}}))
+	graphsapi.Register(mux, graphs.NewService(b.Index, b.Blobs, graphstest.Clusters{"1": graphstest.Nodes("1", "2"), "2": graphstest.Nodes("3")}))
 	return &api{t: t, h: httpapi.Wrap(mux, httpapi.Options{})}
 }
 

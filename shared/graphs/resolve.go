@@ -1,0 +1,434 @@
+package graphs
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
+)
+
+// ClusterNode is a member of a cluster as a deployment sees it: the node
+// registry's integer id (as a string) and the node's roles.
+type ClusterNode struct {
+	ID    string   `json:"id"`
+	Roles []string `json:"roles"`
+}
+
+// Role names with a meaning of their own in role selections.
+const (
+	// AnyRole ("*") selects every node.
+	AnyRole = "*"
+	// SelfRole selects, in a cross dependency, the node the depending task runs on.
+	SelfRole = "self"
+)
+
+// NodeStep is one entry of a node's task list in a frozen plan. Steps run in
+// list order on their node; a step also waits for steps of other nodes.
+type NodeStep struct {
+	// Task is the index of the task in the plan's task list.
+	Task int `json:"task"`
+	// After are steps that must be passed first (cross dependencies with policy all).
+	After []StepRef `json:"after,omitempty"`
+	// AfterAny are groups of steps of which one must be passed first (policy any).
+	AfterAny [][]StepRef `json:"after_any,omitempty"`
+}
+
+func (s NodeStep) waits() bool { return len(s.After) > 0 || len(s.AfterAny) > 0 }
+
+// StepRef names a step of a node's task list.
+type StepRef struct {
+	Node string `json:"node"`
+	Step int    `json:"step"`
+}
+
+// roleSelector decides which nodes a task applies to:
+//   - role/roles list node roles, "*" meaning every node;
+//   - groups name group tasks (or match them with "/re/"); a task applies
+//     where one of its groups applies; a group applies to the nodes of its
+//     role/roles, or, without them, to the nodes that have its id as a role;
+//   - a task with none of role, roles and groups applies to every node.
+//
+// "master" is a role like any other: it selects the nodes registered with it.
+type roleSelector struct {
+	groupRoles map[string][]string // group task id -> the roles it selects
+	patterns   map[string]*regexp.Regexp
+}
+
+func newRoleSelector(tasks []Task) *roleSelector {
+	rs := &roleSelector{groupRoles: map[string][]string{}, patterns: map[string]*regexp.Regexp{}}
+	for _, t := range tasks {
+		if t.Type != TypeGroup {
+			continue
+		}
+		roles := append(slices.Clone(t.Role), t.Roles...)
+		if len(roles) == 0 {
+			roles = []string{t.ID}
+		}
+		rs.groupRoles[t.ID] = roles
+	}
+	return rs
+}
+
+func rolesMatch(selection, nodeRoles []string) bool {
+	return slices.Contains(selection, AnyRole) || slices.ContainsFunc(selection, func(r string) bool { return slices.Contains(nodeRoles, r) })
+}
+
+func (rs *roleSelector) applies(t Task, nodeRoles []string) bool {
+	if len(t.Role) == 0 && len(t.Roles) == 0 && len(t.Groups) == 0 {
+		return true
+	}
+	if rolesMatch(t.Role, nodeRoles) || rolesMatch(t.Roles, nodeRoles) {
+		return true
+	}
+	for _, g := range t.Groups {
+		pattern, isRegex := groupPattern(g)
+		if !isRegex {
+			if rolesMatch(rs.groupRoles[g], nodeRoles) {
+				return true
+			}
+			continue
+		}
+		re, ok := rs.patterns[pattern]
+		if !ok {
+			re = regexp.MustCompile(pattern) // validated when the task was parsed
+			rs.patterns[pattern] = re
+		}
+		for id, roles := range rs.groupRoles {
+			if re.MatchString(id) && rolesMatch(roles, nodeRoles) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// crossRoleMatches says whether a cross dependency's role selection takes a
+// node: none or "*" takes every node, "self" the node of the depending task.
+func crossRoleMatches(selection, nodeRoles []string, sameNode bool) bool {
+	return len(selection) == 0 || slices.Contains(selection, SelfRole) && sameNode || rolesMatch(selection, nodeRoles)
+}
+
+// resolveNodes gives each node its steps: the plan's tasks (already in
+// dependency order) that apply to the node, in that order, so requires and
+// required_for hold on every node, with the cross dependencies resolved to
+// steps of other nodes:
+//   - cross-depends {name, role, policy} on task T: T waits, on each node it runs
+//     on, for the task(s) named (an id or "/re/") on the nodes role selects;
+//   - cross-depended-by {name, role, policy} on task T: the task(s) named wait,
+//     on the nodes role selects, for T on every node T runs on;
+//   - policy all (the default) waits for every such step, any for one of them;
+//     a dependency that selects no step adds nothing, as in Nailgun.
+//
+// It fails when the dependencies across nodes form a cycle.
+func resolveNodes(tasks []Task, nodes []ClusterNode) (map[string][]NodeStep, error) {
+	sel := newRoleSelector(tasks)
+	steps := make(map[string][]NodeStep, len(nodes))
+	at := make([]map[string]int, len(tasks)) // task -> node -> step
+	for _, n := range nodes {
+		list := []NodeStep{}
+		for i, t := range tasks {
+			if sel.applies(t, n.Roles) {
+				if at[i] == nil {
+					at[i] = map[string]int{}
+				}
+				at[i][n.ID] = len(list)
+				list = append(list, NodeStep{Task: i})
+			}
+		}
+		steps[n.ID] = list
+	}
+	index := make(map[string]int, len(tasks))
+	for i, t := range tasks {
+		index[t.ID] = i
+	}
+	named := func(name string) ([]int, error) {
+		pattern, isRegex := groupPattern(name)
+		if !isRegex {
+			if i, ok := index[name]; ok {
+				return []int{i}, nil
+			}
+			return nil, nil
+		}
+		re, err := regexp.Compile(pattern)
+		if err != nil {
+			return nil, errs.Invalidf("cross dependency %s: invalid regular expression: %v", name, err)
+		}
+		var out []int
+		for i, t := range tasks {
+			if re.MatchString(t.ID) {
+				out = append(out, i)
+			}
+		}
+		return out, nil
+	}
+	for i, t := range tasks {
+		for _, cd := range t.CrossDepends {
+			targets, err := named(cd.Name)
+			if err != nil {
+				return nil, err
+			}
+			for _, n := range nodes {
+				k, ok := at[i][n.ID]
+				if !ok {
+					continue
+				}
+				var refs []StepRef
+				for _, j := range targets {
+					for _, m := range nodes {
+						if step, ok := at[j][m.ID]; ok && crossRoleMatches(cd.Role, m.Roles, m.ID == n.ID) {
+							refs = append(refs, StepRef{Node: m.ID, Step: step})
+						}
+					}
+				}
+				addWait(&steps[n.ID][k], n.ID, k, cd.Policy, refs)
+			}
+		}
+		for _, cd := range t.CrossDependedBy {
+			dependents, err := named(cd.Name)
+			if err != nil {
+				return nil, err
+			}
+			for _, j := range dependents {
+				for _, m := range nodes {
+					k, ok := at[j][m.ID]
+					if !ok {
+						continue
+					}
+					var refs []StepRef
+					for _, n := range nodes {
+						if step, ok := at[i][n.ID]; ok && crossRoleMatches(cd.Role, m.Roles, m.ID == n.ID) {
+							refs = append(refs, StepRef{Node: n.ID, Step: step})
+						}
+					}
+					addWait(&steps[m.ID][k], m.ID, k, cd.Policy, refs)
+				}
+			}
+		}
+	}
+	return steps, checkNodeCycles(tasks, nodes, steps)
+}
+
+// addWait adds a cross dependency of step k of node to s. Steps of the same
+// node before k are passed anyway and need no wait; an "any" group that
+// holds one of them is met already.
+func addWait(s *NodeStep, node string, k int, policy string, refs []StepRef) {
+	implied := func(r StepRef) bool { return r.Node == node && r.Step < k }
+	if policy == "any" {
+		if len(refs) > 0 && !slices.ContainsFunc(refs, implied) {
+			s.AfterAny = append(s.AfterAny, refs)
+		}
+		return
+	}
+	for _, r := range refs {
+		if !implied(r) && !slices.Contains(s.After, r) {
+			s.After = append(s.After, r)
+		}
+	}
+}
+
+// checkNodeCycles plays the plan through: a step is done once the step before
+// it on its node, every step of After and one step of each AfterAny group
+// are. A step that never gets done lies on a cycle (or behind one), which is
+// named.
+func checkNodeCycles(tasks []Task, nodes []ClusterNode, steps map[string][]NodeStep) error {
+	offset := make(map[string]int, len(nodes))
+	var refs []StepRef
+	for _, n := range nodes {
+		offset[n.ID] = len(refs)
+		for k := range steps[n.ID] {
+			refs = append(refs, StepRef{Node: n.ID, Step: k})
+		}
+	}
+	flat := func(r StepRef) int { return offset[r.Node] + r.Step }
+	type edge struct{ to, group int } // group -1: a plain predecessor
+	pending := make([]int, len(refs))
+	dependents := make([][]edge, len(refs))
+	groupMet := make([][]bool, len(refs))
+	for v, r := range refs {
+		s := steps[r.Node][r.Step]
+		if r.Step > 0 {
+			pending[v]++
+			dependents[v-1] = append(dependents[v-1], edge{v, -1})
+		}
+		for _, a := range s.After {
+			pending[v]++
+			dependents[flat(a)] = append(dependents[flat(a)], edge{v, -1})
+		}
+		groupMet[v] = make([]bool, len(s.AfterAny))
+		for g, group := range s.AfterAny {
+			pending[v]++
+			for _, a := range group {
+				dependents[flat(a)] = append(dependents[flat(a)], edge{v, g})
+			}
+		}
+	}
+	done := make([]bool, len(refs))
+	var queue []int
+	for v := range refs {
+		if pending[v] == 0 {
+			queue = append(queue, v)
+		}
+	}
+	for len(queue) > 0 {
+		u := queue[0]
+		queue = queue[1:]
+		done[u] = true
+		for _, e := range dependents[u] {
+			if e.group >= 0 {
+				if groupMet[e.to][e.group] {
+					continue
+				}
+				groupMet[e.to][e.group] = true
+			}
+			if pending[e.to]--; pending[e.to] == 0 {
+				queue = append(queue, e.to)
+			}
+		}
+	}
+	start := slices.Index(done, false)
+	if start < 0 {
+		return nil
+	}
+	// Every step not done has a blocker not done: walk back along blockers until one repeats.
+	blocker := func(v int) int {
+		r := refs[v]
+		s := steps[r.Node][r.Step]
+		if r.Step > 0 && !done[v-1] {
+			return v - 1
+		}
+		for _, a := range s.After {
+			if !done[flat(a)] {
+				return flat(a)
+			}
+		}
+		for g, group := range s.AfterAny {
+			if !groupMet[v][g] {
+				return flat(group[0])
+			}
+		}
+		panic("graphs: a step left undone has no blocker")
+	}
+	seenAt := map[int]int{}
+	var path []int
+	for v := start; ; v = blocker(v) {
+		if at, ok := seenAt[v]; ok {
+			path = path[at:]
+			break
+		}
+		seenAt[v] = len(path)
+		path = append(path, v)
+	}
+	slices.Reverse(path)
+	name := func(v int) string {
+		r := refs[v]
+		return fmt.Sprintf("%q on node %s", tasks[steps[r.Node][r.Step].Task].ID, r.Node)
+	}
+	// Named from its smallest entry, so the message is stable.
+	first := 0
+	for i, v := range path {
+		if name(v) < name(path[first]) {
+			first = i
+		}
+	}
+	names := make([]string, 0, len(path)+1)
+	for i := range len(path) + 1 {
+		names = append(names, name(path[(first+i)%len(path)]))
+	}
+	return errs.Invalidf("Tasks form a cycle across nodes: %s", strings.Join(names, " -> "))
+}
+
+// SerializedTask is a task of a node's list as the node's agent gets it,
+// with the tasks of other nodes it waits for.
+type SerializedTask struct {
+	Task       Task            `json:"task"`
+	WaitFor    []NodeTaskRef   `json:"wait_for,omitempty"`
+	WaitForAny [][]NodeTaskRef `json:"wait_for_any,omitempty"`
+}
+
+// NodeTaskRef names a task on a node.
+type NodeTaskRef struct {
+	Node string `json:"node"`
+	Task string `json:"task"`
+}
+
+// NodeTasks is one node's task list.
+type NodeTasks struct {
+	Node  string           `json:"node"`
+	Roles []string         `json:"roles"`
+	Tasks []SerializedTask `json:"tasks"`
+}
+
+// ClusterTasks is the answer of serialized_tasks: each node's task list.
+type ClusterTasks struct {
+	Cluster   int64       `json:"cluster"`
+	GraphType string      `json:"graph_type"`
+	Nodes     []NodeTasks `json:"nodes"`
+}
+
+// serialize lists the tasks a node's agent runs, in order. The waits of the
+// group, stage and skipped steps before a task are the task's own: the agent
+// passes them when it claims the task.
+func serialize(plan *frozenPlan, node string) []SerializedTask {
+	name := func(r StepRef) NodeTaskRef {
+		return NodeTaskRef{Node: r.Node, Task: plan.Tasks[plan.steps(r.Node)[r.Step].Task].ID}
+	}
+	out := []SerializedTask{}
+	var item SerializedTask
+	for _, step := range plan.steps(node) {
+		for _, r := range step.After {
+			if ref := name(r); !slices.Contains(item.WaitFor, ref) {
+				item.WaitFor = append(item.WaitFor, ref)
+			}
+		}
+		for _, group := range step.AfterAny {
+			refs := make([]NodeTaskRef, len(group))
+			for i, r := range group {
+				refs[i] = name(r)
+			}
+			item.WaitForAny = append(item.WaitForAny, refs)
+		}
+		if t := plan.Tasks[step.Task]; !t.noop() {
+			item.Task = t
+			out = append(out, item)
+			item = SerializedTask{}
+		}
+	}
+	return out
+}
+
+// SerializedTasks returns each node's task list of a cluster's merged graph
+// of a type, as an execution on those nodes (all the cluster's when none are
+// given) hands them to the agents.
+func (s *Service) SerializedTasks(ctx context.Context, clusterID int64, graphType string, requested []NodeID) (ClusterTasks, error) {
+	m, err := s.mergedGraph(ctx, clusterID, graphType)
+	if err != nil {
+		return ClusterTasks{}, err
+	}
+	out := ClusterTasks{Cluster: clusterID, GraphType: graphType, Nodes: []NodeTasks{}}
+	clusterNodes, err := s.clusters.Nodes(ctx, clusterName(clusterID))
+	if err != nil || len(clusterNodes) == 0 && len(requested) == 0 {
+		return out, err
+	}
+	nodes, err := selectNodes(clusterID, clusterNodes, requested)
+	if err != nil {
+		return ClusterTasks{}, err
+	}
+	plan := &frozenPlan{Tasks: m.deps.ordered()}
+	if plan.Nodes, err = resolveNodes(plan.Tasks, nodes); err != nil {
+		return ClusterTasks{}, err
+	}
+	for _, n := range nodes {
+		out.Nodes = append(out.Nodes, NodeTasks{Node: n.ID, Roles: orEmpty(n.Roles), Tasks: serialize(plan, n.ID)})
+	}
+	return out, nil
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/app"
 	"github.com/tuningbox/tuningbox/shared/auth/clientcert"
+	"github.com/tuningbox/tuningbox/shared/httpapi"
 )
 
 func newServeCmd() *cobra.Command {
@@ -106,8 +107,10 @@ func serve(ctx context.Context, cfg app.Config, listen, tlsCert, tlsKey string, 
 	if err != nil {
 		return err
 	}
+	draining := make(chan struct{})
 	srv := &http.Server{
 		Handler:           handler,
+		BaseContext:       func(net.Listener) context.Context { return httpapi.WithDraining(context.Background(), draining) },
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -116,6 +119,8 @@ func serve(ctx context.Context, cfg app.Config, listen, tlsCert, tlsKey string, 
 		TLSConfig:         tlsCfg,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	// Long polls (agents waiting for work) answer at once when shutdown begins.
+	srv.RegisterOnShutdown(func() { close(draining) })
 	scheme := "http"
 	if tlsCert != "" {
 		scheme = "https"

@@ -218,6 +218,7 @@ func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (Transaction,
 		}
 		return Transaction{}, err
 	}
+	s.executions.notify()
 	return parentView(parent, subs), nil
 }
 

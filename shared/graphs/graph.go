@@ -442,3 +442,17 @@ func (s *Service) loadGraphs(ctx context.Context, ids []int64) ([]Graph, error) 
 	}
 	return out, nil
 }
+
+// ReleaseTasks returns a release's tasks of a graph type, ordered, as Nailgun's
+// GET /releases/{id}/deployment_tasks did: empty when the release has no graph
+// of the type.
+func (s *Service) ReleaseTasks(ctx context.Context, release int64, graphType string) ([]Task, error) {
+	g, err := s.GraphOf(ctx, Owner{Kind: Release, ID: release}, graphType)
+	if err != nil {
+		if errs.Is(err, errs.NotFound) && s.checkOwner(ctx, Owner{Kind: Release, ID: release}) == nil {
+			return []Task{}, nil
+		}
+		return nil, err
+	}
+	return Order(g.Tasks)
+}

@@ -35,6 +35,8 @@ type Service struct {
 	decoded *cache.LRU[[sha256.Size]byte, decodedTasks]
 	// plans holds decoded frozen plans by blob hash: every claim and report reads one.
 	plans *cache.LRU[string, decodedPlan]
+	// executions wakes waiting cluster claims when an execution starts.
+	executions executions
 }
 
 type decodedPlan struct {

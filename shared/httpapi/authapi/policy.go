@@ -145,15 +145,19 @@ func nodeMayRead(names []string, r *http.Request) bool {
 	return false
 }
 
-// nodeMayRun allows a node's agent the two calls of the graphs agent protocol
-// for its own node: POST /api/v1/transactions/{uuid}/nodes/{node}/claim and .../result.
+// nodeMayRun allows a node's agent the calls of the graphs agent protocol
+// for its own node: POST /api/v1/transactions/{uuid}/nodes/{node}/claim and
+// .../result, and POST /api/v1/clusters/{id}/nodes/{node}/claim.
 func nodeMayRun(names []string, r *http.Request) bool {
 	if r.Method != http.MethodPost {
 		return false
 	}
 	segs, ok := pathSegments(r.URL.EscapedPath())
-	return ok && len(segs) == 7 && hasPrefix(segs, "api", "v1", "transactions") && segs[4] == "nodes" &&
-		(segs[6] == "claim" || segs[6] == "result") && slices.Contains(names, segs[5])
+	if !ok || len(segs) != 7 || segs[4] != "nodes" || !slices.Contains(names, segs[5]) {
+		return false
+	}
+	return hasPrefix(segs, "api", "v1", "transactions") && (segs[6] == "claim" || segs[6] == "result") ||
+		hasPrefix(segs, "api", "v1", "clusters") && segs[6] == "claim"
 }
 
 // pathSegments is httpapi.PathSegments, false for a malformed path.

@@ -64,6 +64,11 @@ func TestAuthorize(t *testing.T) {
 		{"POST", "/api/v1/transactions/" + tx + "/nodes/8/claim", true, false, false, false, true},
 		{"POST", "/api/v1/transactions/" + tx + "/nodes/7/claim/x", true, false, false, false, true},
 		{"POST", "/api/v1/transactions/" + tx + "/stop", true, false, false, false, true},
+		{"POST", "/api/v1/clusters/1/nodes/7/claim", true, false, true, false, true},
+		{"POST", "/api/v1/clusters/1/nodes/node-7.example.com/claim", true, false, true, false, true},
+		{"POST", "/api/v1/clusters/1/nodes/8/claim", true, false, false, false, true},
+		{"POST", "/api/v1/clusters/1/nodes/7/result", true, false, false, false, true},
+		{"PUT", "/api/v1/clusters/1/deploy", true, false, false, false, true},
 		{"GET", "/no/such/route", true, true, false, false, false},
 	}
 	for _, tt := range tests {

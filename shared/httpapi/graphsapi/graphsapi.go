@@ -5,10 +5,12 @@ package graphsapi
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/graphs"
@@ -28,11 +30,13 @@ var owners = []struct {
 }
 
 // Register adds the graphs routes to mux. Every route refuses query
-// parameters other than the ones it names (400).
+// parameters other than the ones it names (400). Every path is served with
+// and without a trailing slash (spec 002 writes them with one).
 func Register(mux *http.ServeMux, svc *graphs.Service) {
 	h := &handlers{svc: svc}
 	handle := func(pattern string, fn handler, query ...string) {
 		mux.HandleFunc(pattern, httpapi.WithQuery(fn.serve, query...))
+		mux.HandleFunc(pattern+"/{$}", httpapi.WithQuery(fn.serve, query...))
 	}
 	for _, o := range owners {
 		if o.kind != graphs.Cluster {
@@ -41,6 +45,9 @@ func Register(mux *http.ServeMux, svc *graphs.Service) {
 			handle("POST "+registry, h.createEntry(o.kind, registry))
 			handle("GET "+registry+"/{id}", h.getEntry(o.kind))
 			handle("DELETE "+registry+"/{id}", h.deleteEntry(o.kind))
+		}
+		if o.kind == graphs.Release {
+			handle("GET "+base+"/releases/{id}/deployment_tasks", withID("release", h.releaseTasks), "graph_type")
 		}
 		owned := base + "/" + o.plural + "/{id}/deployment_graphs"
 		handle("GET "+owned, h.listOwned(o.kind))
@@ -57,6 +64,9 @@ func Register(mux *http.ServeMux, svc *graphs.Service) {
 	handle("GET "+clusters+"/deployment_tasks/own", h.deploymentTasks(graphs.Own), "graph_type")
 	handle("GET "+clusters+"/deployment_tasks/plugins", h.deploymentTasks(graphs.Plugins), "graph_type")
 	handle("GET "+clusters+"/deployment_tasks/release", h.deploymentTasks(graphs.ReleaseOnly), "graph_type")
+	handle("GET "+clusters+"/serialized_tasks", withID("cluster", h.serializedTasks), "graph_type", "nodes")
+	handle("PUT "+clusters+"/deploy", withID("cluster", h.deploy), "graph_type", "nodes", "dry_run", "noop_run", "force", "debug")
+	handle("POST "+clusters+"/nodes/{node}/claim", withID("cluster", h.clusterClaim), "wait")
 	mux.HandleFunc("GET "+clusters+"/deploy_tasks/graph.gv", httpapi.WithQuery(h.graphviz, "graph_type", "tasks", "parents_for", "remove"))
 
 	handle("GET "+base+"/graphs", h.listGraphs, "releases_ids", "plugins_ids", "clusters_ids", "graph_types", "fetch_related")
@@ -409,4 +419,54 @@ func (h *handlers) report(_ http.ResponseWriter, r *http.Request, _ map[string]s
 	}
 	p, err := h.svc.Report(r.Context(), r.PathValue("uuid"), r.PathValue("node"), rep)
 	return http.StatusOK, p, err
+}
+
+func (h *handlers) releaseTasks(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
+	tasks, err := h.svc.ReleaseTasks(r.Context(), id, graphType(q))
+	return http.StatusOK, tasks, err
+}
+
+func nodeIDs(q map[string]string) []graphs.NodeID {
+	var out []graphs.NodeID
+	for _, n := range list(q, "nodes") {
+		out = append(out, graphs.NodeID(n))
+	}
+	return out
+}
+
+func (h *handlers) serializedTasks(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
+	tasks, err := h.svc.SerializedTasks(r.Context(), id, graphType(q), nodeIDs(q))
+	return http.StatusOK, tasks, err
+}
+
+// deploy is spec 002's PUT /clusters/{id}/deploy: an execution of one graph type.
+func (h *handlers) deploy(w http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
+	req := graphs.ExecuteRequest{Cluster: &id, Graphs: []graphs.GraphRun{{Type: graphType(q), Nodes: nodeIDs(q)}}}
+	for name, dst := range map[string]*bool{"dry_run": &req.DryRun, "noop_run": &req.NoopRun, "force": &req.Force, "debug": &req.Debug} {
+		v, err := flag(q, name)
+		if err != nil {
+			return 0, nil, err
+		}
+		*dst = v
+	}
+	tx, err := h.svc.Execute(r.Context(), req)
+	if err == nil {
+		w.Header().Set("Location", base+"/transactions/"+tx.UUID)
+	}
+	return http.StatusAccepted, tx, err
+}
+
+// clusterClaim is the agent's claim in whatever transaction runs on the
+// cluster; ?wait=N (seconds, at most 25) waits that long for work.
+func (h *handlers) clusterClaim(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
+	var wait time.Duration
+	if v, ok := q["wait"]; ok {
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil || n < 0 || math.IsInf(n, 0) {
+			return 0, nil, errs.Invalidf("wait=%q: expected a number of seconds", v)
+		}
+		wait = time.Duration(min(n, graphs.MaxClaimWait.Seconds()) * float64(time.Second))
+	}
+	c, err := h.svc.ClaimInCluster(r.Context(), id, r.PathValue("node"), wait, httpapi.Draining(r.Context()))
+	return http.StatusOK, c, err
 }

@@ -438,3 +438,37 @@ func TestConcurrentExecuteHTTP(t *testing.T) {
 		t.Fatalf("statuses = %v", count)
 	}
 }
+
+// Spec 002's endpoints: deploy, the release's deployment_tasks,
+// serialized_tasks, trailing slashes; and the agent's claim by cluster.
+func TestSpec002Endpoints(t *testing.T) {
+	a := newAPI(t)
+	a.expect("POST", "/api/v1/releases/", `{"name":"r","version":"1"}`, 201, "")
+	a.expect("POST", "/api/v1/releases/1/deployment_graphs/default/", `{"tasks":[{"id":"b","type":"shell","requires":["a"]},{"id":"a","type":"shell"}]}`, 201, "")
+	if got := ids(t, a.expect("GET", "/api/v1/releases/1/deployment_tasks/?graph_type=default", "", 200, "")); strings.Join(got, ",") != "a,b" {
+		t.Fatalf("release tasks = %v", got)
+	}
+	a.expect("GET", "/api/v1/releases/1/deployment_tasks?graph_type=other", "", 200, "[]")
+	a.expect("GET", "/api/v1/releases/9/deployment_tasks", "", 404, "Release 9 not found")
+	a.expect("PUT", "/api/v1/clusters/1", `{"release_id":1}`, 200, "")
+
+	a.expect("GET", "/api/v1/clusters/1/serialized_tasks/?nodes=2", "", 200, `"nodes":[{"node":"2","roles":[],"tasks":[{"task":{"id":"a"`)
+	a.expect("GET", "/api/v1/clusters/1/serialized_tasks?graph_type=x", "", 404, "Graph with type: x is not defined")
+
+	// Idle: no transaction runs on the cluster.
+	a.expect("POST", "/api/v1/clusters/1/nodes/1/claim?wait=0", "", 200, `"action":"idle"`)
+	a.expect("POST", "/api/v1/clusters/1/nodes/1/claim?wait=x", "", 400, "expected a number of seconds")
+	a.expect("PUT", "/api/v1/clusters/1/deploy?graph_type=nope", "", 404, "Graph with type: nope is not defined")
+	a.expect("PUT", "/api/v1/clusters/1/deploy?nodes=1,9", "", 400, "Nodes 9 are not members of cluster 1")
+	r := a.expect("PUT", "/api/v1/clusters/1/deploy/?nodes=1&noop_run", "", 202, "")
+	tx := decode[transaction](t, r)
+	if !tx.DryRun || tx.SubTransactions[0].GraphType != "default" || r.header.Get("Location") != "/api/v1/transactions/"+tx.UUID {
+		t.Fatalf("deploy = %+v", tx)
+	}
+	c := decode[claim](t, a.expect("POST", "/api/v1/clusters/1/nodes/1/claim", "", 200, ""))
+	if c.Action != "task" || c.Task.ID != "a" {
+		t.Fatalf("claim = %+v", c)
+	}
+	// Node 2 takes no part in this transaction.
+	a.expect("POST", "/api/v1/clusters/1/nodes/2/claim", "", 200, `"action":"done","transaction":"`+tx.UUID)
+}

@@ -1,0 +1,112 @@
+package graphs
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/store"
+)
+
+// ActionIdle is the claim answer when no transaction runs on the cluster.
+const ActionIdle = "idle"
+
+// MaxClaimWait caps how long a cluster claim waits for work: below the 30 s
+// an API Gateway integration may take.
+const MaxClaimWait = 25 * time.Second
+
+// claimRecheck is how often a waiting cluster claim looks at the cluster's
+// lock item: executions started by another process (another Lambda instance)
+// are seen this late at most; those of this process wake it at once.
+const claimRecheck = time.Second
+
+// executions wakes the cluster claims waiting in this process when an execution starts.
+type executions struct {
+	mu      sync.Mutex
+	started chan struct{}
+}
+
+func (e *executions) signal() <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.started == nil {
+		e.started = make(chan struct{})
+	}
+	return e.started
+}
+
+func (e *executions) notify() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.started != nil {
+		close(e.started)
+		e.started = nil
+	}
+}
+
+// runningTransaction returns the transaction running on a cluster, or "".
+func (s *Service) runningTransaction(ctx context.Context, cluster int64) (string, error) {
+	var lock clusterLock
+	_, err := store.GetJSON(ctx, s.idx, lockKey(cluster), &lock)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	return lock.Transaction, err
+}
+
+// ClaimInCluster is the agent's claim without knowing the transaction: it
+// claims the node's next task in the transaction running on the cluster.
+// With nothing to do there (no transaction: idle; the node has no part in
+// it or is through with it: done) it waits up to wait for another transaction
+// to start, or until stop closes. An idle claim reads one item per check, so
+// idle agents cost little; it does not check that the cluster exists.
+func (s *Service) ClaimInCluster(ctx context.Context, cluster int64, node string, wait time.Duration, stop <-chan struct{}) (Claim, error) {
+	wait = min(wait, MaxClaimWait)
+	timeout := time.NewTimer(wait)
+	defer timeout.Stop()
+	tick := time.NewTicker(claimRecheck)
+	defer tick.Stop()
+	for {
+		started := s.executions.signal()
+		tx, err := s.runningTransaction(ctx, cluster)
+		if err != nil {
+			return Claim{}, err
+		}
+		c := Claim{Action: ActionIdle, Node: node}
+		if tx != "" {
+			c, err = s.Claim(ctx, tx, node)
+			if errs.Is(err, errs.NotFound) {
+				c, err = Claim{Action: ActionDone, Transaction: tx, Node: node}, nil
+			}
+			if err != nil || c.Action != ActionDone {
+				return c, err
+			}
+		}
+		if wait <= 0 {
+			return c, nil
+		}
+		// Wait until the running transaction is another one.
+		for {
+			select {
+			case <-ctx.Done():
+				return Claim{}, ctx.Err()
+			case <-timeout.C:
+				return c, nil
+			case <-stop:
+				return c, nil
+			case <-started:
+			case <-tick.C:
+			}
+			now, err := s.runningTransaction(ctx, cluster)
+			if err != nil {
+				return Claim{}, err
+			}
+			if now != tx {
+				break
+			}
+			started = s.executions.signal()
+		}
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/app/apptest"
+
+	"github.com/tuningbox/tuningbox/shared/puppetyaml"
 )
 
 // The CLI tests run as the server's bootstrap administrator.
@@ -159,7 +161,7 @@ func TestConfigUseCase1GetWholeResource(t *testing.T) {
 	if !strings.Contains(yamlOut, "deployment_id: 5\n") || !strings.Contains(yamlOut, "uid: \"7\"\n") {
 		t.Errorf("yaml output:\n%s", yamlOut)
 	}
-	back, err := decodeYAML([]byte(yamlOut))
+	back, err := puppetyaml.Decode([]byte(yamlOut))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -14,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tuningbox/tuningbox/shared/puppetyaml"
 )
 
 func newConfigImportCmd() *cobra.Command {
@@ -225,7 +228,10 @@ func readHieraFile(path string) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := decodeYAML(data)
+	v, err := puppetyaml.Decode(data)
+	if e := (*puppetyaml.Error)(nil); errors.As(err, &e) && e.Line > 0 {
+		return nil, fmt.Errorf("%s:%d: %s", path, e.Line, e.Msg)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/tuningbox/tuningbox/shared/puppetyaml"
 )
 
 // writeHieraTree writes an /etc/hiera-shaped tree like a deployed Fuel node's
@@ -79,7 +81,7 @@ func writeHieraTree(t *testing.T, fqdn string, uid int) (string, int) {
 	}
 	line(0, "vlan_ids:")
 	for i := range 10 {
-		leaf(1, "%d: vlan%d", 100+i, 100+i)
+		leaf(1, "'%d': vlan%d", 100+i, 100+i) // quoted: Puppet reads 100: as an Integer key
 	}
 	line(0, "nodes:")
 	for i := range 5 {
@@ -156,7 +158,7 @@ func TestConfigImport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fromFile, err := decodeYAML(data)
+	fromFile, err := puppetyaml.Decode(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,17 +218,20 @@ func TestConfigImportFailures(t *testing.T) {
 	writeTreeFile(t, dir, "override/plugins.yaml", "- 1\n")
 	writeTreeFile(t, dir, "override/node.yaml", "node-1.domain.tld: {a: 1}\n")
 	writeTreeFile(t, dir, "override/node/node-1.domain.tld.yaml", "a: 2\n")
+	// Puppet's yaml_data refuses a bare date: so does the import, naming file and line.
+	writeTreeFile(t, dir, "override/common.yaml", "ok: 1\nrelease: 2016-04-01\n")
 
 	out, err := cli(t, url, "", "config", "import", "--env", "1", "--node", "node-1.domain.tld", dir)
-	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "4 of 5 data sources failed") {
-		t.Fatalf("err = %v, want 4 of 5 failed\n%s", err, out)
+	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "5 of 6 data sources failed") {
+		t.Fatalf("err = %v, want 5 of 6 failed\n%s", err, out)
 	}
 	results := importResults(t, out)
 	if results["astute"] != "updated (version 1)" ||
 		!strings.Contains(results["undefined_source"], "not defined in environment 1") ||
 		!strings.Contains(results["globals"], "invalid YAML") ||
 		!strings.Contains(results["override/plugins"], "must hold a mapping") ||
-		!strings.Contains(results["override/node"], `key "node-1.domain.tld" is both in`) {
+		!strings.Contains(results["override/node"], `key "node-1.domain.tld" is both in`) ||
+		!strings.Contains(results["override/common"], filepath.Join(dir, "override", "common.yaml")+":2: key release: \"2016-04-01\" reads as a Ruby Date") {
 		t.Errorf("per-file results:\n%s", out)
 	}
 

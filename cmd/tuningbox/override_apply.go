@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tuningbox/tuningbox/shared/puppetyaml"
 )
 
 // newOverrideCmd groups the Puppet resource override commands (spec 001).
@@ -121,7 +123,7 @@ func readDocument(stdin io.Reader, name string) (json.RawMessage, error) {
 	if json.Valid(raw) {
 		return raw, nil
 	}
-	doc, err := decodeYAML(raw)
+	doc, err := puppetyaml.Decode(raw)
 	if err != nil {
 		return nil, usagef("%s is neither JSON nor YAML: %v", name, err)
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
 )
 
 // SortID formats an integer id as a sort key that orders numerically (zero-padded to 20 digits).
@@ -32,29 +34,53 @@ type counter struct {
 	Last int64 `json:"last"`
 }
 
+// MaxID is the largest integer id: 2^53-1, the largest integer every JSON
+// client (JavaScript, jq) reads exactly. Generated ids never pass it and a
+// client-chosen id above it is refused (ErrIDTooLarge).
+const MaxID = 1<<53 - 1
+
+// ErrIDTooLarge is returned by ReserveID for an id above MaxID (a 400).
+var ErrIDTooLarge = errs.New(errs.Invalid, "ids are integers from 1 to %d", MaxID)
+
+// ErrIDsExhausted is returned by NextID when the counter has reached MaxID
+// (a client reserved it): no id is ever handed out twice or wraps around.
+var ErrIDsExhausted = errs.New(errs.Conflict, "no free id is left: ids go up to %d", MaxID)
+
 // NextID allocates the next integer id from the counter item at k (1, 2, 3, ...).
 // Ids are never handed out twice, even after the entity that had one is deleted;
 // an id whose entity was never created is simply skipped.
 func NextID(ctx context.Context, idx Index, k Key) (int64, error) {
-	return advanceCounter(ctx, idx, k, func(last int64) int64 { return last + 1 })
+	return advanceCounter(ctx, idx, k, func(last int64) (int64, error) {
+		if last >= MaxID {
+			return 0, ErrIDsExhausted
+		}
+		return last + 1, nil
+	})
 }
 
-// ReserveID makes sure the counter at k never hands out id (used when a client chooses an id).
+// ReserveID makes sure the counter at k never hands out id (used when a client
+// chooses an id). An id outside 1..MaxID is ErrIDTooLarge, nothing is changed.
 func ReserveID(ctx context.Context, idx Index, k Key, id int64) error {
-	_, err := advanceCounter(ctx, idx, k, func(last int64) int64 { return max(last, id) })
+	if id < 1 || id > MaxID {
+		return ErrIDTooLarge
+	}
+	_, err := advanceCounter(ctx, idx, k, func(last int64) (int64, error) { return max(last, id), nil })
 	return err
 }
 
 // advanceCounter moves the counter at k from its last value to next(last) with a
 // compare-and-swap, retrying when another writer moved it first.
-func advanceCounter(ctx context.Context, idx Index, k Key, next func(last int64) int64) (int64, error) {
+func advanceCounter(ctx context.Context, idx Index, k Key, next func(last int64) (int64, error)) (int64, error) {
 	for {
 		var c counter
 		rev, err := GetJSON(ctx, idx, k, &c)
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return 0, err
 		}
-		n := next(c.Last)
+		n, err := next(c.Last)
+		if err != nil {
+			return 0, err
+		}
 		if rev > 0 && n == c.Last {
 			return n, nil
 		}

@@ -121,6 +121,15 @@ func TestUUIDIdentities(t *testing.T) {
 		// An FQDN that could be read as an id is refused, so an integer names one node only.
 		a.Expect(a.Do("POST", "/api/v1/nodes", "1.0", `{"fqdn":"2","environment_id":1}`), http.StatusBadRequest, "ambiguous")
 	})
+	t.Run("client-chosen ids above 2^53-1 are 400 and leave the counter alone", func(t *testing.T) {
+		for _, id := range []string{"9007199254740992", "9223372036854775807"} {
+			a.Expect(a.Do("POST", "/api/v1/nodes", "1.0", `{"fqdn":"big-`+id+`.example.com","environment_id":1,"id":`+id+`}`), http.StatusBadRequest, "from 1 to 9007199254740991")
+		}
+		r := a.Do("POST", "/api/v1/nodes", "1.0", `{"fqdn":"next.example.com","environment_id":1}`)
+		if r.Status != http.StatusCreated || r.Node()["id"].(float64) > 1<<53-1 {
+			t.Fatalf("next generated id: %d %v", r.Status, r.Body)
+		}
+	})
 }
 
 func TestHostnameSearchAndQueryRules(t *testing.T) {

@@ -14,12 +14,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 
@@ -145,6 +147,7 @@ var indexCases = []struct {
 	{"ValuesAreCopies", testValuesAreCopies},
 	{"ConcurrentCompareAndSwap", testConcurrentCAS},
 	{"ConcurrentNextID", testConcurrentNextID},
+	{"IDBounds", testIDBounds},
 }
 
 func testGetMissing(t *testing.T, f *indexFixture) {
@@ -620,6 +623,28 @@ func testConcurrentNextID(t *testing.T, f *indexFixture) {
 	}
 	wg.Wait()
 	wantDistinct(t, ids)
+}
+
+// testIDBounds: a client-chosen id above store.MaxID is refused without moving
+// the counter, and a counter at MaxID stops handing out ids instead of wrapping.
+func testIDBounds(t *testing.T, f *indexFixture) {
+	k := f.key("p", "ids")
+	for _, id := range []int64{store.MaxID + 1, math.MaxInt64, 0, -1} {
+		if err := store.ReserveID(f.ctx, f.idx, k, id); !errors.Is(err, store.ErrIDTooLarge) || !errs.Is(err, errs.Invalid) {
+			t.Fatalf("ReserveID(%d) = %v, want ErrIDTooLarge (Invalid)", id, err)
+		}
+	}
+	if id, err := store.NextID(f.ctx, f.idx, k); err != nil || id != 1 {
+		t.Fatalf("NextID after refused reservations = %d, %v; want 1", id, err)
+	}
+	if err := store.ReserveID(f.ctx, f.idx, k, store.MaxID); err != nil {
+		t.Fatalf("ReserveID(MaxID): %v", err)
+	}
+	for range 2 {
+		if id, err := store.NextID(f.ctx, f.idx, k); !errors.Is(err, store.ErrIDsExhausted) {
+			t.Fatalf("NextID after MaxID = %d, %v; want ErrIDsExhausted", id, err)
+		}
+	}
 }
 
 // wantDistinct asserts that got holds each of 1..len(got) exactly once.

@@ -88,6 +88,7 @@ func newServerTLSConfig() *tls.Config { return &tls.Config{MinVersion: tls.Versi
 
 func serve(ctx context.Context, cfg app.Config, listen, tlsCert, tlsKey string, tlsCfg *tls.Config, shutdownDeadline time.Duration) error {
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	slog.SetDefault(logger) // libraries' lines (the AWS SDK's included) in the same JSON format
 	backend, err := app.OpenBackend(ctx, cfg)
 	if err != nil {
 		return err

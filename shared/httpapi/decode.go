@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/jsonone"
@@ -36,6 +37,10 @@ func ReadBody(r *http.Request) ([]byte, error) {
 	}
 	if !json.Valid(body) {
 		return nil, errs.Invalidf("request body is not valid JSON: %s", syntaxErrorOf(body))
+	}
+	// JSON text is UTF-8 (RFC 8259); decoding would silently turn bad bytes into U+FFFD.
+	if !utf8.Valid(body) {
+		return nil, errs.Invalidf("request body is not valid UTF-8 (at byte %d)", invalidUTF8Offset(body))
 	}
 	return body, nil
 }
@@ -89,6 +94,18 @@ func syntaxErrorOf(body []byte) string {
 		return err.Error()
 	}
 	return "unexpected data"
+}
+
+// invalidUTF8Offset returns the offset of the first byte that is not part of valid UTF-8.
+func invalidUTF8Offset(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return len(b)
 }
 
 func requireJSONContentType(r *http.Request) error {

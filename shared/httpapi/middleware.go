@@ -15,6 +15,17 @@ const DefaultMaxBody = 10 << 20
 
 type maxBodyKey struct{}
 
+type loggerKey struct{}
+
+// LoggerFrom returns the logger of the request's middleware (Options.Logger),
+// or slog's default outside of it.
+func LoggerFrom(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
+		return l
+	}
+	return slog.Default()
+}
+
 func maxBodyOf(r *http.Request) int64 {
 	if n, ok := r.Context().Value(maxBodyKey{}).(int64); ok {
 		return n
@@ -66,6 +77,9 @@ func Wrap(h http.Handler, opts Options) http.Handler {
 		w.Header().Set(versionHeader, ServiceType+" "+v.String())
 		w.Header().Set(legacyVersionHeader, v.String())
 		ctx := context.WithValue(WithVersion(r.Context(), v), maxBodyKey{}, maxBody)
+		if opts.Logger != nil {
+			ctx = context.WithValue(ctx, loggerKey{}, opts.Logger)
+		}
 		r = r.WithContext(ctx)
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 		if opts.Authenticate != nil {

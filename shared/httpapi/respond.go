@@ -6,9 +6,9 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
@@ -25,8 +25,18 @@ type ErrorDetail struct {
 	Message string `json:"message"`
 }
 
+// StatusClientClosedRequest is the status logged for a request its client
+// cancelled (nginx's 499): nobody reads the answer.
+const StatusClientClosedRequest = 499
+
 // StatusOf maps a domain error to its HTTP status code. It is the only such mapping.
 func StatusOf(err error) int {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return StatusClientClosedRequest
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable
+	}
 	switch errs.KindOf(err) {
 	case errs.Invalid:
 		return http.StatusBadRequest
@@ -54,11 +64,20 @@ func StatusOf(err error) int {
 }
 
 // Error writes err as a JSON error response. Internal errors are logged with
-// their cause and answered with a generic message, so no internals leak.
+// their cause and answered with a generic message, so no internals leak; a
+// request its client cancelled and one past its deadline are logged as such.
 func Error(w http.ResponseWriter, r *http.Request, err error) {
 	status := StatusOf(err)
-	if status == http.StatusInternalServerError {
-		slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	logger := LoggerFrom(r.Context())
+	switch status {
+	case http.StatusInternalServerError:
+		logger.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	case StatusClientClosedRequest:
+		logger.InfoContext(r.Context(), "request cancelled by the client", "method", r.Method, "path", r.URL.Path)
+	case http.StatusServiceUnavailable:
+		logger.WarnContext(r.Context(), "request timed out", "method", r.Method, "path", r.URL.Path, "err", err)
+		JSON(w, status, ErrorBody{Error: ErrorDetail{Code: status, Message: "the request did not finish in time; read back what it changes before repeating it"}})
+		return
 	}
 	if status == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
 		w.Header().Set("WWW-Authenticate", `Basic realm="tuningbox", charset="UTF-8"`)
@@ -94,4 +113,52 @@ func NoContent(w http.ResponseWriter) { w.WriteHeader(http.StatusNoContent) }
 func isMaxBytes(err error) bool {
 	var mbe *http.MaxBytesError
 	return errors.As(err, &mbe)
+}
+
+// Routes serves mux, answering the mux's own replies with the JSON error body:
+// 404 for a path no route matches and 405 (with its Allow header) for a method
+// no route of the path takes.
+func Routes(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, pattern := mux.Handler(r)
+		if pattern != "" {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		reply := &capturedReply{header: http.Header{}}
+		h.ServeHTTP(reply, r)
+		switch reply.status {
+		case http.StatusNotFound:
+			Error(w, r, errs.NotFoundf("no route for %s", r.URL.Path))
+		case http.StatusMethodNotAllowed:
+			w.Header().Set("Allow", reply.header.Get("Allow"))
+			Error(w, r, errs.New(errs.MethodNotAllowed, "method %s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, reply.header.Get("Allow")))
+		default: // a redirect to the canonical path: pass it on as it is
+			for k, v := range reply.header {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(reply.status)
+			_, _ = w.Write(reply.body.Bytes())
+		}
+	})
+}
+
+// capturedReply holds what the mux's fallback handler answered.
+type capturedReply struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (c *capturedReply) Header() http.Header { return c.header }
+
+func (c *capturedReply) WriteHeader(status int) {
+	if c.status == 0 {
+		c.status = status
+	}
+}
+
+func (c *capturedReply) Write(b []byte) (int, error) {
+	c.WriteHeader(http.StatusOK)
+	return c.body.Write(b)
 }

@@ -36,6 +36,7 @@ func Authorizer() {
 // start-up exits non-zero so Lambda reports an init error.
 func start(build func(context.Context, *slog.Logger) (any, error)) {
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	slog.SetDefault(logger) // libraries' lines (the AWS SDK's included) in the same JSON format
 	handler, err := build(context.Background(), logger)
 	if err != nil {
 		logger.Error("start", "err", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -12,6 +13,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go/logging"
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/tuningbox/tuningbox/shared/store"
@@ -47,12 +49,23 @@ func Connect(ctx context.Context, cfg Config, opts ...func(*config.LoadOptions) 
 	return New(ddb, s3c, cfg), nil
 }
 
+// sdkLogger sends the SDK's own log lines (retries, response warnings) to
+// slog's default logger, so they share the process's JSON log format.
+var sdkLogger = logging.LoggerFunc(func(c logging.Classification, format string, v ...any) {
+	level := slog.LevelInfo
+	if c == logging.Warn {
+		level = slog.LevelWarn
+	}
+	slog.Default().Log(context.Background(), level, fmt.Sprintf(format, v...), "source", "aws-sdk")
+})
+
 func clients(ctx context.Context, cfg Config, opts []func(*config.LoadOptions) error) (*dynamodb.Client, *s3.Client, error) {
 	if cfg.Table == "" || cfg.Bucket == "" {
 		return nil, nil, errors.New("awsstore: a table and a bucket are required")
 	}
 	opts = append([]func(*config.LoadOptions) error{
 		config.WithAPIOptions([]func(*middleware.Stack) error{CountCalls}),
+		config.WithLogger(sdkLogger),
 	}, opts...)
 	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {

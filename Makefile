@@ -7,10 +7,10 @@ FUNCTIONS := $(notdir $(wildcard functions/*))
 
 .PHONY: run build test unit vet bench fmt integration hiera synth deploy fuzz
 
-# A local development administrator (admin/admin) unless the environment names
+# A local development administrator (admin/admin-password) unless the environment names
 # another; it is created only when missing. Never use these defaults on a shared server.
 run:
-	TUNINGBOX_ADMIN_USER=$${TUNINGBOX_ADMIN_USER:-admin} TUNINGBOX_ADMIN_PASSWORD=$${TUNINGBOX_ADMIN_PASSWORD:-admin} \
+	TUNINGBOX_ADMIN_USER=$${TUNINGBOX_ADMIN_USER:-admin} TUNINGBOX_ADMIN_PASSWORD=$${TUNINGBOX_ADMIN_PASSWORD:-admin-password} \
 	  $(GO) run ./cmd/tuningbox serve --listen $(LISTEN) --data $(DATA)
 
 # Lambda bootstraps for every function, for provided.al2023 on arm64.

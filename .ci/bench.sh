@@ -55,3 +55,6 @@ printf 'GET %s\n%s\n' "$URL_50" "$AUTH" | "$GOBIN_DIR/vegeta" attack -rate=200 -
 
 echo "== server memory after the load"
 grep -E 'VmRSS|VmHWM' "/proc/$SERVER_PID/status"
+
+echo "== a good user's cached reads alone, then during a 16-client wrong-password flood on the same user"
+go run ./.ci/loginflood -url "$BASE" -user "$TUNINGBOX_ADMIN_USER" -password "$TUNINGBOX_ADMIN_PASSWORD" -duration "${FLOOD_SECONDS:-5}s"

@@ -128,12 +128,12 @@ func TestUsersAndTokensOverTLS(t *testing.T) {
 		t.Fatalf("wrong password: %v", err)
 	}
 	t.Setenv("TUNINGBOX_PASSWORD", "first-admin-pw")
-	t.Setenv("TUNINGBOX_NEW_PASSWORD", "watch-pw")
+	t.Setenv("TUNINGBOX_NEW_PASSWORD", "watch-password")
 	if _, _, err := runCLI(t, "", append(overTLS, "user", "create", "watcher", "--role", "observer")...); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("TUNINGBOX_NEW_PASSWORD", "")
-	if _, _, err := runCLI(t, "node-pw\n", append(overTLS, "user", "create", "node-7", "--role", "node", "--node", "7", "--password-stdin")...); err != nil {
+	if _, _, err := runCLI(t, "node-password\n", append(overTLS, "user", "create", "node-7", "--role", "node", "--node", "7", "--password-stdin")...); err != nil {
 		t.Fatal(err)
 	}
 	out, _, err = runCLI(t, "", append(overTLS, "user", "list")...)

@@ -94,6 +94,7 @@ type Service struct {
 	// serverCertnames are the certnames of Puppet servers: their client
 	// certificates read as observers.
 	serverCertnames []string
+	throttle *throttle
 	// dummyHash is compared against for unknown users, so that timing does not
 	// reveal which users exist; made on first use, to keep start-up fast.
 	dummyHash func() []byte
@@ -146,6 +147,7 @@ func NewService(idx store.Index, opts ...Option) *Service {
 	for _, o := range opts {
 		o(s)
 	}
+	s.throttle = newThrottle(s.now)
 	if _, err := rand.Read(s.cacheKey[:]); err != nil {
 		panic("auth: no randomness for the cache key: " + err.Error())
 	}
@@ -163,18 +165,27 @@ func NewService(idx store.Index, opts ...Option) *Service {
 func (s *Service) FailedLogins() uint64 { return s.failed.Load() }
 
 // VerifyPassword checks a user name and password and returns the principal.
-// Any mismatch is ErrBadCredentials.
+// Any mismatch is ErrBadCredentials. Credentials the cache does not know are
+// refused with errs.TooManyRequests while failed logins of the user or of the
+// client address (WithClientAddress) are over their rate (see throttle).
 func (s *Service) VerifyPassword(ctx context.Context, user, password string) (Principal, error) {
 	key := s.credentialKey('b', user, password)
 	prev, fresh := s.cached(key)
 	if fresh {
 		return prev.principal, nil
 	}
+	if err := s.throttle.check(ctx, user); err != nil {
+		return Principal{}, err
+	}
+	if len(password) > MaxPasswordLen {
+		// No stored password is this long; bcrypt would only read its first 72 bytes.
+		return Principal{}, s.failLogin(ctx, user)
+	}
 	gen := s.gen.Load()
 	rec, err := s.user(ctx, user)
 	if errs.Is(err, errs.NotFound) {
 		_ = bcrypt.CompareHashAndPassword(s.dummyHash(), []byte(password))
-		return Principal{}, s.fail()
+		return Principal{}, s.failLogin(ctx, user)
 	}
 	if err != nil {
 		return Principal{}, err
@@ -185,7 +196,7 @@ func (s *Service) VerifyPassword(ctx context.Context, user, password string) (Pr
 	digest := sha256.Sum256(rec.PasswordHash)
 	if prev.hashDigest != digest {
 		if bcrypt.CompareHashAndPassword(rec.PasswordHash, []byte(password)) != nil {
-			return Principal{}, s.fail()
+			return Principal{}, s.failLogin(ctx, user)
 		}
 	}
 	p, err := s.principal(ctx, rec, "")
@@ -270,6 +281,12 @@ func (s *Service) VerifyCertname(ctx context.Context, certname string) (Principa
 func (s *Service) fail() error {
 	s.failed.Add(1)
 	return ErrBadCredentials
+}
+
+// failLogin is fail for a password login, which also fills the throttle's buckets.
+func (s *Service) failLogin(ctx context.Context, user string) error {
+	s.throttle.failed(ctx, user)
+	return s.fail()
 }
 
 // principal builds the principal of a verified user; a node user's names are

@@ -59,18 +59,21 @@ func TestCreateUserValidation(t *testing.T) {
 		in   auth.NewUser
 		want errs.Kind
 	}{
-		{"ok admin", auth.NewUser{Name: "alice", Password: "pw", Role: auth.Admin}, -1},
-		{"ok node", auth.NewUser{Name: "node-7", Password: "pw", Role: auth.Node, Node: "7"}, -1},
-		{"duplicate", auth.NewUser{Name: "alice", Password: "pw2", Role: auth.Observer}, errs.Conflict},
-		{"empty name", auth.NewUser{Name: "", Password: "pw", Role: auth.Admin}, errs.Invalid},
-		{"colon in name", auth.NewUser{Name: "a:b", Password: "pw", Role: auth.Admin}, errs.Invalid},
-		{"slash in name", auth.NewUser{Name: "a/b", Password: "pw", Role: auth.Admin}, errs.Invalid},
-		{"long name", auth.NewUser{Name: strings.Repeat("a", 65), Password: "pw", Role: auth.Admin}, errs.Invalid},
+		{"ok admin", auth.NewUser{Name: "alice", Password: "pw-secret", Role: auth.Admin}, -1},
+		{"ok node", auth.NewUser{Name: "node-7", Password: "pw-secret", Role: auth.Node, Node: "7"}, -1},
+		{"duplicate", auth.NewUser{Name: "alice", Password: "pw2-secret", Role: auth.Observer}, errs.Conflict},
+		{"empty name", auth.NewUser{Name: "", Password: "pw-secret", Role: auth.Admin}, errs.Invalid},
+		{"colon in name", auth.NewUser{Name: "a:b", Password: "pw-secret", Role: auth.Admin}, errs.Invalid},
+		{"slash in name", auth.NewUser{Name: "a/b", Password: "pw-secret", Role: auth.Admin}, errs.Invalid},
+		{"long name", auth.NewUser{Name: strings.Repeat("a", 65), Password: "pw-secret", Role: auth.Admin}, errs.Invalid},
 		{"empty password", auth.NewUser{Name: "bob", Role: auth.Admin}, errs.Invalid},
+		{"password of 7 bytes", auth.NewUser{Name: "bob", Password: "1234567", Role: auth.Admin}, errs.Invalid},
+		{"password of 8 bytes", auth.NewUser{Name: "bob8", Password: "12345678", Role: auth.Admin}, -1},
+		{"password of 72 bytes", auth.NewUser{Name: "bob72", Password: strings.Repeat("p", 72), Role: auth.Admin}, -1},
 		{"password over 72 bytes", auth.NewUser{Name: "bob", Password: strings.Repeat("p", 73), Role: auth.Admin}, errs.Invalid},
-		{"unknown role", auth.NewUser{Name: "bob", Password: "pw", Role: "root"}, errs.Invalid},
-		{"node without node", auth.NewUser{Name: "bob", Password: "pw", Role: auth.Node}, errs.Invalid},
-		{"observer with node", auth.NewUser{Name: "bob", Password: "pw", Role: auth.Observer, Node: "7"}, errs.Invalid},
+		{"unknown role", auth.NewUser{Name: "bob", Password: "pw-secret", Role: "root"}, errs.Invalid},
+		{"node without node", auth.NewUser{Name: "bob", Password: "pw-secret", Role: auth.Node}, errs.Invalid},
+		{"observer with node", auth.NewUser{Name: "bob", Password: "pw-secret", Role: auth.Observer, Node: "7"}, errs.Invalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,7 +100,7 @@ func TestCreateUserValidation(t *testing.T) {
 	for _, u := range users {
 		names = append(names, u.Name)
 	}
-	if !slices.Equal(names, []string{"alice", "node-7"}) {
+	if !slices.Equal(names, []string{"alice", "bob72", "bob8", "node-7"}) {
 		t.Fatalf("ListUsers: %v", names)
 	}
 }
@@ -105,23 +108,23 @@ func TestCreateUserValidation(t *testing.T) {
 func TestVerifyPassword(t *testing.T) {
 	s, _ := newService(t, auth.WithNodeNames(fakeNodes{"7": {"7", "node-7.example.com", "0b5a2c1e-0000-4000-8000-000000000007"}}))
 	ctx := context.Background()
-	mustCreate(t, s, auth.NewUser{Name: "alice", Password: "s3cret", Role: auth.Observer})
-	mustCreate(t, s, auth.NewUser{Name: "n7", Password: "node-pw", Role: auth.Node, Node: "7"})
-	mustCreate(t, s, auth.NewUser{Name: "n9", Password: "node-pw", Role: auth.Node, Node: "node-9"})
+	mustCreate(t, s, auth.NewUser{Name: "alice", Password: "s3cret-pw", Role: auth.Observer})
+	mustCreate(t, s, auth.NewUser{Name: "n7", Password: "node-pw-secret", Role: auth.Node, Node: "7"})
+	mustCreate(t, s, auth.NewUser{Name: "n9", Password: "node-pw-secret", Role: auth.Node, Node: "node-9"})
 	tests := []struct {
 		user, password string
 		want           *auth.Principal
 	}{
-		{"alice", "s3cret", &auth.Principal{User: "alice", Role: auth.Observer}},
+		{"alice", "s3cret-pw", &auth.Principal{User: "alice", Role: auth.Observer}},
 		{"alice", "wrong", nil},
 		{"alice", "", nil},
-		{"alice", "s3cret ", nil},
-		{"nobody", "s3cret", nil},
+		{"alice", "s3cret-pw ", nil},
+		{"nobody", "s3cret-pw", nil},
 		{"", "", nil},
-		{"al:ice", "s3cret", nil},
-		{"n7", "node-pw", &auth.Principal{User: "n7", Role: auth.Node, NodeNames: []string{"7", "node-7.example.com", "0b5a2c1e-0000-4000-8000-000000000007"}}},
+		{"al:ice", "s3cret-pw", nil},
+		{"n7", "node-pw-secret", &auth.Principal{User: "n7", Role: auth.Node, NodeNames: []string{"7", "node-7.example.com", "0b5a2c1e-0000-4000-8000-000000000007"}}},
 		// A node the registry does not know is addressed by the reference itself.
-		{"n9", "node-pw", &auth.Principal{User: "n9", Role: auth.Node, NodeNames: []string{"node-9"}}},
+		{"n9", "node-pw-secret", &auth.Principal{User: "n9", Role: auth.Node, NodeNames: []string{"node-9"}}},
 	}
 	failures := s.FailedLogins()
 	for _, tt := range tests {
@@ -146,13 +149,13 @@ func TestVerificationCache(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	s, idx := newService(t, auth.WithClock(func() time.Time { return now }), auth.WithCacheTTL(time.Minute))
 	ctx := context.Background()
-	mustCreate(t, s, auth.NewUser{Name: "hiera", Password: "pw", Role: auth.Observer})
+	mustCreate(t, s, auth.NewUser{Name: "hiera", Password: "pw-secret", Role: auth.Observer})
 	_, secret, err := s.CreateToken(ctx, "hiera", "ci")
 	if err != nil {
 		t.Fatal(err)
 	}
 	verify := func() error {
-		if _, err := s.VerifyPassword(ctx, "hiera", "pw"); err != nil {
+		if _, err := s.VerifyPassword(ctx, "hiera", "pw-secret"); err != nil {
 			return err
 		}
 		_, err := s.VerifyToken(ctx, secret)
@@ -171,7 +174,7 @@ func TestVerificationCache(t *testing.T) {
 		t.Fatalf("cached verifications read the index %d times", idx.gets-gets)
 	}
 	// A wrong password is never answered from the cache of the right one.
-	if _, err := s.VerifyPassword(ctx, "hiera", "pw2"); !errs.Is(err, errs.Unauthenticated) {
+	if _, err := s.VerifyPassword(ctx, "hiera", "pw2-secret"); !errs.Is(err, errs.Unauthenticated) {
 		t.Fatalf("wrong password: %v", err)
 	}
 	// After the TTL the store is asked again.
@@ -183,7 +186,7 @@ func TestVerificationCache(t *testing.T) {
 	if err := s.DeleteUser(ctx, "hiera"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.VerifyPassword(ctx, "hiera", "pw"); !errs.Is(err, errs.Unauthenticated) {
+	if _, err := s.VerifyPassword(ctx, "hiera", "pw-secret"); !errs.Is(err, errs.Unauthenticated) {
 		t.Fatalf("deleted user: %v", err)
 	}
 	if _, err := s.VerifyToken(ctx, secret); !errs.Is(err, errs.Unauthenticated) {
@@ -204,29 +207,29 @@ func TestExpiredVerificationSeesAccountChangesOfOtherProcesses(t *testing.T) {
 	other := auth.NewService(idx, auth.WithBcryptCost(bcrypt.MinCost))
 	s := auth.NewService(idx, auth.WithBcryptCost(bcrypt.MinCost), clock, auth.WithCacheTTL(time.Minute))
 	ctx := context.Background()
-	mustCreate(t, other, auth.NewUser{Name: "hiera", Password: "old", Role: auth.Admin})
+	mustCreate(t, other, auth.NewUser{Name: "hiera", Password: "old-password", Role: auth.Admin})
 	login := func(password string) (auth.Principal, error) { return s.VerifyPassword(ctx, "hiera", password) }
 
-	if _, err := login("old"); err != nil {
+	if _, err := login("old-password"); err != nil {
 		t.Fatal(err)
 	}
 	now = now.Add(time.Minute)
-	if p, err := login("old"); err != nil || p.Role != auth.Admin {
+	if p, err := login("old-password"); err != nil || p.Role != auth.Admin {
 		t.Fatalf("renewal of an unchanged account: %+v, %v", p, err)
 	}
 	// The other process replaces the account: new password, lower role.
 	if err := other.DeleteUser(ctx, "hiera"); err != nil {
 		t.Fatal(err)
 	}
-	mustCreate(t, other, auth.NewUser{Name: "hiera", Password: "new", Role: auth.Observer})
-	if _, err := login("old"); err != nil {
+	mustCreate(t, other, auth.NewUser{Name: "hiera", Password: "new-password", Role: auth.Observer})
+	if _, err := login("old-password"); err != nil {
 		t.Fatalf("within the TTL the cached login stands (documented): %v", err)
 	}
 	now = now.Add(time.Minute)
-	if _, err := login("old"); !errs.Is(err, errs.Unauthenticated) {
+	if _, err := login("old-password"); !errs.Is(err, errs.Unauthenticated) {
 		t.Fatalf("old password after the TTL: %v", err)
 	}
-	if p, err := login("new"); err != nil || p.Role != auth.Observer {
+	if p, err := login("new-password"); err != nil || p.Role != auth.Observer {
 		t.Fatalf("new password: %+v, %v", p, err)
 	}
 	// Deleted elsewhere: refused after the TTL.
@@ -234,7 +237,7 @@ func TestExpiredVerificationSeesAccountChangesOfOtherProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	now = now.Add(time.Minute)
-	if _, err := login("new"); !errs.Is(err, errs.Unauthenticated) {
+	if _, err := login("new-password"); !errs.Is(err, errs.Unauthenticated) {
 		t.Fatalf("deleted user after the TTL: %v", err)
 	}
 }
@@ -250,23 +253,25 @@ func BenchmarkVerifyPassword(b *testing.B) {
 	defer bolted.Close()
 	now := time.Now()
 	s := auth.NewService(bolted.Index, auth.WithClock(func() time.Time { return now }))
-	if _, err := s.CreateUser(ctx, auth.NewUser{Name: "hiera", Password: "pw", Role: auth.Observer}); err != nil {
+	if _, err := s.CreateUser(ctx, auth.NewUser{Name: "hiera", Password: "pw-secret", Role: auth.Observer}); err != nil {
 		b.Fatal(err)
 	}
 	b.Run("bcrypt", func(b *testing.B) {
 		for i := range b.N {
-			if _, err := s.VerifyPassword(ctx, "hiera", fmt.Sprint("wrong", i)); err == nil {
+			// Unknown users from distinct addresses: bcrypt's cost, not the throttle's refusal.
+			ctx := auth.WithClientAddress(ctx, fmt.Sprint("192.0.2.", i))
+			if _, err := s.VerifyPassword(ctx, fmt.Sprint("nobody", i), "wrong-password"); err == nil {
 				b.Fatal("a wrong password passed")
 			}
 		}
 	})
 	b.Run("expired-renewal", func(b *testing.B) {
-		if _, err := s.VerifyPassword(ctx, "hiera", "pw"); err != nil {
+		if _, err := s.VerifyPassword(ctx, "hiera", "pw-secret"); err != nil {
 			b.Fatal(err)
 		}
 		for range b.N {
 			now = now.Add(auth.DefaultCacheTTL)
-			if _, err := s.VerifyPassword(ctx, "hiera", "pw"); err != nil {
+			if _, err := s.VerifyPassword(ctx, "hiera", "pw-secret"); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -276,8 +281,8 @@ func BenchmarkVerifyPassword(b *testing.B) {
 func TestTokens(t *testing.T) {
 	s, _ := newService(t)
 	ctx := context.Background()
-	mustCreate(t, s, auth.NewUser{Name: "alice", Password: "pw", Role: auth.Admin})
-	mustCreate(t, s, auth.NewUser{Name: "bob", Password: "pw", Role: auth.Observer})
+	mustCreate(t, s, auth.NewUser{Name: "alice", Password: "pw-secret", Role: auth.Admin})
+	mustCreate(t, s, auth.NewUser{Name: "bob", Password: "pw-secret", Role: auth.Observer})
 	if _, _, err := s.CreateToken(ctx, "carol", ""); !errs.Is(err, errs.NotFound) {
 		t.Fatalf("token for a missing user: %v", err)
 	}
@@ -331,16 +336,16 @@ func TestTokens(t *testing.T) {
 func TestEnsureUser(t *testing.T) {
 	s, _ := newService(t)
 	ctx := context.Background()
-	admin := auth.NewUser{Name: "admin", Password: "first", Role: auth.Admin}
+	admin := auth.NewUser{Name: "admin", Password: "first-password", Role: auth.Admin}
 	if created, err := s.EnsureUser(ctx, admin); err != nil || !created {
 		t.Fatalf("first EnsureUser: %v, %v", created, err)
 	}
-	admin.Password = "second"
+	admin.Password = "second-password"
 	if created, err := s.EnsureUser(ctx, admin); err != nil || created {
 		t.Fatalf("second EnsureUser: %v, %v", created, err)
 	}
 	// An existing account keeps its password: the variable only bootstraps.
-	if _, err := s.VerifyPassword(ctx, "admin", "first"); err != nil {
+	if _, err := s.VerifyPassword(ctx, "admin", "first-password"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.EnsureUser(ctx, auth.NewUser{Name: "x", Role: auth.Admin}); !errs.Is(err, errs.Invalid) {
@@ -352,5 +357,75 @@ func mustCreate(t *testing.T, s *auth.Service, in auth.NewUser) {
 	t.Helper()
 	if _, err := s.CreateUser(context.Background(), in); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFailedLoginThrottle: failed logins of one user, or from one address, are
+// refused with 429 and a Retry-After before any bcrypt once over their rate,
+// drain with time, and never stand in the way of credentials already verified.
+func TestFailedLoginThrottle(t *testing.T) {
+	now := time.Now()
+	s, _ := newService(t, auth.WithClock(func() time.Time { return now }))
+	mustCreate(t, s, auth.NewUser{Name: "hiera", Password: "good-password", Role: auth.Observer})
+	mustCreate(t, s, auth.NewUser{Name: "victim", Password: "victim-password", Role: auth.Observer})
+	from := func(addr string) context.Context { return auth.WithClientAddress(context.Background(), addr) }
+
+	t.Run("per user", func(t *testing.T) {
+		var refused int
+		for i := range 20 {
+			_, err := s.VerifyPassword(from(fmt.Sprint("10.1.0.", i)), "victim", "guess")
+			switch {
+			case errs.Is(err, errs.TooManyRequests):
+				refused++
+				if errs.RetryAfterOf(err) <= 0 {
+					t.Fatalf("429 without a wait: %v", err)
+				}
+			case !errs.Is(err, errs.Unauthenticated):
+				t.Fatalf("guess %d: %v", i, err)
+			}
+		}
+		if refused != 10 {
+			t.Fatalf("%d of 20 guesses of one user from 20 addresses refused, want the 10 past the burst", refused)
+		}
+		// Even the right password waits: the guesser must not learn it is right.
+		if _, err := s.VerifyPassword(from("10.2.0.1"), "victim", "victim-password"); !errs.Is(err, errs.TooManyRequests) {
+			t.Fatalf("right password while throttled: %v", err)
+		}
+		now = now.Add(time.Minute) // 10 failures drained
+		if _, err := s.VerifyPassword(from("10.2.0.1"), "victim", "victim-password"); err != nil {
+			t.Fatalf("after the wait: %v", err)
+		}
+	})
+
+	t.Run("per address", func(t *testing.T) {
+		var refused int
+		for i := range 40 {
+			if _, err := s.VerifyPassword(from("10.9.9.9"), fmt.Sprint("nobody", i), "guess"); errs.Is(err, errs.TooManyRequests) {
+				refused++
+			}
+		}
+		if refused != 10 {
+			t.Fatalf("%d of 40 guesses of distinct users from one address refused, want the 10 past the burst of 30", refused)
+		}
+		// Another address is not affected, nor is a cached login from this one.
+		if _, err := s.VerifyPassword(from("10.9.9.10"), "nobody", "guess"); !errs.Is(err, errs.Unauthenticated) {
+			t.Fatalf("another address: %v", err)
+		}
+	})
+
+	// Cached credentials pass however many failures their user and address have.
+	if _, err := s.VerifyPassword(from("10.0.0.1"), "hiera", "good-password"); err != nil {
+		t.Fatal(err)
+	}
+	for range 30 {
+		_, _ = s.VerifyPassword(from("10.0.0.1"), "hiera", "guess")
+	}
+	if _, err := s.VerifyPassword(from("10.0.0.1"), "hiera", "good-password"); err != nil {
+		t.Fatalf("cached good login during the flood: %v", err)
+	}
+	failures := s.FailedLogins()
+	_, _ = s.VerifyPassword(from("10.0.0.1"), "hiera", "guess")
+	if s.FailedLogins() != failures {
+		t.Fatal("a throttled attempt was verified (counted as a failed verification)")
 	}
 }

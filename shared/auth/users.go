@@ -49,9 +49,12 @@ func (r userRecord) user() User {
 	return User{Name: r.Name, Role: r.Role, Node: r.Node, CreatedAt: r.CreatedAt}
 }
 
-// MaxNameLen bounds user names; bcrypt bounds passwords to 72 bytes.
+// MaxNameLen bounds user names. Passwords have MinPasswordLen to
+// MaxPasswordLen bytes: bcrypt reads no more than 72, so a longer one would
+// be accepted with its tail ignored.
 const (
 	MaxNameLen     = 64
+	MinPasswordLen = 8
 	MaxPasswordLen = 72
 )
 
@@ -74,8 +77,8 @@ func (in NewUser) validate() error {
 	if err := CheckUserName(in.Name); err != nil {
 		return err
 	}
-	if in.Password == "" || len(in.Password) > MaxPasswordLen {
-		return errs.Invalidf("a password has 1 to %d bytes", MaxPasswordLen)
+	if len(in.Password) < MinPasswordLen || len(in.Password) > MaxPasswordLen {
+		return errs.Invalidf("a password has %d to %d bytes", MinPasswordLen, MaxPasswordLen)
 	}
 	if !in.Role.Valid() {
 		return errs.Invalidf("role %q is not one of admin, observer, node", in.Role)

@@ -5,6 +5,7 @@ package errs
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Kind classifies a domain error; it decides the HTTP status code.
@@ -33,6 +34,8 @@ const (
 	UnsupportedMediaType
 	// MethodNotAllowed: the route exists but not for this method at this version (405).
 	MethodNotAllowed
+	// TooManyRequests: the client must wait RetryAfter before trying again (429).
+	TooManyRequests
 )
 
 // Error is a domain error with a kind and a message safe to show to the client.
@@ -41,6 +44,8 @@ type Error struct {
 	Message string
 	// Err is the underlying cause, kept for logs and errors.Is; never shown to clients.
 	Err error
+	// RetryAfter is how long a TooManyRequests client should wait (Retry-After).
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {
@@ -60,6 +65,20 @@ func New(kind Kind, format string, args ...any) error {
 // Wrap returns an error of the given kind whose client-visible message is msg and whose cause is err.
 func Wrap(kind Kind, err error, msg string) error {
 	return &Error{Kind: kind, Message: msg, Err: err}
+}
+
+// Throttled returns a TooManyRequests error telling the client to wait retryAfter.
+func Throttled(retryAfter time.Duration, format string, args ...any) error {
+	return &Error{Kind: TooManyRequests, Message: fmt.Sprintf(format, args...), RetryAfter: retryAfter}
+}
+
+// RetryAfterOf returns the wait a TooManyRequests error asks for (0 for any other error).
+func RetryAfterOf(err error) time.Duration {
+	var e *Error
+	if errors.As(err, &e) && e.Kind == TooManyRequests {
+		return e.RetryAfter
+	}
+	return 0
 }
 
 // NotFoundf, Invalidf and Conflictf are shorthands for the most common kinds.

@@ -9,7 +9,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
+	"strconv"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 )
@@ -58,6 +60,8 @@ func StatusOf(err error) int {
 		return http.StatusUnsupportedMediaType
 	case errs.MethodNotAllowed:
 		return http.StatusMethodNotAllowed
+	case errs.TooManyRequests:
+		return http.StatusTooManyRequests
 	default:
 		return http.StatusInternalServerError
 	}
@@ -78,6 +82,9 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 		logger.WarnContext(r.Context(), "request timed out", "method", r.Method, "path", r.URL.Path, "err", err)
 		JSON(w, status, ErrorBody{Error: ErrorDetail{Code: status, Message: "the request did not finish in time; read back what it changes before repeating it"}})
 		return
+	}
+	if wait := errs.RetryAfterOf(err); wait > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 	}
 	if status == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
 		w.Header().Set("WWW-Authenticate", `Basic realm="tuningbox", charset="UTF-8"`)

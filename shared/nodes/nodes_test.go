@@ -78,7 +78,7 @@ func TestCreateValidation(t *testing.T) {
 		{"duplicate role", nodes.NewNode{FQDN: "n1", Environment: "1", Roles: []string{"compute", "compute"}}, errs.Invalid, "twice"},
 		{"empty role", nodes.NewNode{FQDN: "n1", Environment: "1", Roles: []string{""}}, errs.Invalid, "role"},
 		{"bad uuid", nodes.NewNode{FQDN: "n1", Environment: "1", UUID: "1234"}, errs.Invalid, "Invalid uuid 1234"},
-		{"negative id", nodes.NewNode{FQDN: "n1", Environment: "1", ID: -3}, errs.Invalid, "positive"},
+		{"negative id", nodes.NewNode{FQDN: "n1", Environment: "1", ID: -3}, errs.Invalid, "from 1 to"},
 		{"duplicate fqdn", nodes.NewNode{FQDN: "TAKEN.example.com.", Environment: "2"}, errs.Conflict, "fqdn taken.example.com"},
 		{"duplicate uuid", nodes.NewNode{FQDN: "n1", Environment: "1", UUID: "8221F906-208B-44A5-B575-F8E8A59C4A84"}, errs.Conflict, "uuid"},
 		{"duplicate id", nodes.NewNode{FQDN: "n1", Environment: "1", ID: 40}, errs.Conflict, "id 40"},

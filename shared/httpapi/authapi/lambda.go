@@ -65,7 +65,7 @@ func (m *Middleware) AuthorizeEvent(ctx context.Context, payload json.RawMessage
 // AuthorizeHTTPAPI answers an HTTP API authorizer with a simple response.
 func (m *Middleware) AuthorizeHTTPAPI(ctx context.Context, ev events.APIGatewayV2CustomAuthorizerV2Request) (events.APIGatewayV2CustomAuthorizerSimpleResponse, error) {
 	p, err := m.authorizerVerify(ctx, ev.Headers, ev.RequestContext.Authentication.ClientCert.ClientCertPem, ev.RequestContext.HTTP.SourceIP)
-	if errs.Is(err, errs.Unauthenticated) {
+	if refused(err) {
 		return events.APIGatewayV2CustomAuthorizerSimpleResponse{IsAuthorized: false}, nil
 	}
 	if err != nil {
@@ -77,7 +77,7 @@ func (m *Middleware) AuthorizeHTTPAPI(ctx context.Context, ev events.APIGatewayV
 // AuthorizeRESTAPI answers a REST API REQUEST authorizer with an IAM policy.
 func (m *Middleware) AuthorizeRESTAPI(ctx context.Context, ev events.APIGatewayCustomAuthorizerRequestTypeRequest) (events.APIGatewayCustomAuthorizerResponse, error) {
 	p, err := m.authorizerVerify(ctx, ev.Headers, ev.RequestContext.Identity.ClientCert.ClientCertPem, ev.RequestContext.Identity.SourceIP)
-	if errs.Is(err, errs.Unauthenticated) {
+	if refused(err) {
 		return events.APIGatewayCustomAuthorizerResponse{}, errUnauthorized
 	}
 	if err != nil {
@@ -115,11 +115,17 @@ func (m *Middleware) authorizerVerify(ctx context.Context, headers map[string]st
 	if header == "" {
 		return auth.Principal{}, errs.New(errs.Unauthenticated, "authentication required")
 	}
-	p, cred, err := m.verify(ctx, header)
+	p, cred, err := m.verify(ctx, header, remote)
 	if errs.Is(err, errs.Unauthenticated) {
 		m.logFailure(ctx, remote, cred, err)
 	}
 	return p, err
+}
+
+// refused reports whether an authorizer answers err with "not authorized":
+// bad credentials, or a throttled login (an authorizer cannot answer 429).
+func refused(err error) bool {
+	return errs.Is(err, errs.Unauthenticated) || errs.Is(err, errs.TooManyRequests)
 }
 
 // wholeAPI turns a method ARN (arn:...:api-id/stage/METHOD/path) into the ARN

@@ -45,7 +45,7 @@ func roundTrip[T any](t *testing.T, v any) T {
 func TestLambdaAuthorizer(t *testing.T) {
 	s := newStack(t)
 	s.seedConfig(t)
-	s.must(t, admin, "POST", "/api/v1/users", map[string]any{"name": "watcher", "password": "watch-pw", "role": "observer"}, http.StatusCreated)
+	s.must(t, admin, "POST", "/api/v1/users", map[string]any{"name": "watcher", "password": "watch-password", "role": "observer"}, http.StatusCreated)
 	users := auth.NewService(s.backend.Index, auth.WithBcryptCost(bcrypt.MinCost))
 	logs := &syncBuffer{}
 	m := authapi.New(users, audit.New(s.backend.Index, nil), nil, slog.New(slog.NewJSONHandler(logs, nil)))
@@ -60,7 +60,7 @@ func TestLambdaAuthorizer(t *testing.T) {
 		}
 		return roundTrip[json.RawMessage](t, ev)
 	}
-	out, err := m.AuthorizeEvent(ctx, httpAPIEvent(basicHeader("watcher", "watch-pw")))
+	out, err := m.AuthorizeEvent(ctx, httpAPIEvent(basicHeader("watcher", "watch-password")))
 	if err != nil {
 		t.Fatal(err)
 	}

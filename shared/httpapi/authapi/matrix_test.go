@@ -16,8 +16,8 @@ import (
 func TestRoleMatrix(t *testing.T) {
 	s := newStack(t)
 	s.seedConfig(t)
-	s.must(t, admin, "POST", "/api/v1/users", map[string]any{"name": "watcher", "password": "watch-pw", "role": "observer"}, http.StatusCreated)
-	s.must(t, admin, "POST", "/api/v1/users", map[string]any{"name": "node-7", "password": "node-pw", "role": "node", "node": "7"}, http.StatusCreated)
+	s.must(t, admin, "POST", "/api/v1/users", map[string]any{"name": "watcher", "password": "watch-password", "role": "observer"}, http.StatusCreated)
+	s.must(t, admin, "POST", "/api/v1/users", map[string]any{"name": "node-7", "password": "node-password", "role": "node", "node": "7"}, http.StatusCreated)
 	var created struct {
 		Secret string `json:"secret"`
 	}
@@ -52,9 +52,9 @@ func TestRoleMatrix(t *testing.T) {
 		want []int
 	}{
 		{"admin", admin, []int{ok, ok, ok, ok, ok, ok, ok, ok}},
-		{"observer", basicAuth("watcher", "watch-pw"), []int{ok, ok, ok, ok, 403, 403, 403, ok}},
+		{"observer", basicAuth("watcher", "watch-password"), []int{ok, ok, ok, ok, 403, 403, 403, ok}},
 		{"observer token", bearer(created.Secret), []int{ok, ok, ok, ok, 403, 403, 403, ok}},
-		{"node", basicAuth("node-7", "node-pw"), []int{ok, 403, 403, 403, 403, 403, 403, 403}},
+		{"node", basicAuth("node-7", "node-password"), []int{ok, 403, 403, 403, 403, 403, 403, 403}},
 		{"anonymous", nil, []int{401, 401, 401, 401, 401, 401, 401, 401}},
 	}
 	for _, p := range principals {
@@ -78,7 +78,7 @@ func TestRoleMatrix(t *testing.T) {
 		}
 	}
 	// The node read its own data (as the admin's write left it), not just any 2xx.
-	a = s.must(t, basicAuth("node-7", "node-pw"), "GET", ownDoc+"?effective", nil, http.StatusOK)
+	a = s.must(t, basicAuth("node-7", "node-password"), "GET", ownDoc+"?effective", nil, http.StatusOK)
 	if !strings.Contains(a.body, `"debug":false`) || !strings.Contains(a.body, `"region":"RegionOne"`) {
 		t.Fatalf("node 7's effective document: %s", a.body)
 	}
@@ -89,8 +89,8 @@ func TestRoleMatrix(t *testing.T) {
 func TestAuditOfWrites(t *testing.T) {
 	s := newStack(t)
 	s.seedConfig(t)
-	s.must(t, admin, "POST", "/api/v1/users", map[string]any{"name": "ops", "password": "ops-pw", "role": "admin"}, http.StatusCreated)
-	ops := basicAuth("ops", "ops-pw")
+	s.must(t, admin, "POST", "/api/v1/users", map[string]any{"name": "ops", "password": "ops-password", "role": "admin"}, http.StatusCreated)
+	ops := basicAuth("ops", "ops-password")
 	s.must(t, ops, "PATCH", "/api/v1/config/environments/1/nodes/7/resources/astute/values/keys/set", [][]any{{"ntp", "pool.example.com"}}, http.StatusNoContent)
 	s.must(t, ops, "PUT", "/api/v1/config/environments/1/nodes/7/resources/astute/values", "[1]", http.StatusBadRequest) // failed: not audited
 	s.must(t, ops, "GET", "/api/v1/config/environments/1/nodes/7/resources/astute/values", nil, http.StatusOK)           // read: not audited
@@ -121,7 +121,7 @@ func TestAuditOfWrites(t *testing.T) {
 		t.Fatalf("first page of everything: %s", a.body)
 	}
 	all := s.must(t, admin, "GET", "/api/v1/audit?limit=1000", nil, http.StatusOK)
-	if strings.Contains(all.body, "ops-pw") || !strings.Contains(all.body, `"path":"/api/v1/users"`) {
+	if strings.Contains(all.body, "ops-password") || !strings.Contains(all.body, `"path":"/api/v1/users"`) {
 		t.Fatalf("audit log: %s", all.body)
 	}
 	s.must(t, admin, "GET", "/api/v1/audit?limit=x", nil, http.StatusBadRequest)

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -92,19 +93,24 @@ func (m *Middleware) authenticate(r *http.Request) (auth.Principal, error) {
 		}
 		return auth.Principal{}, errs.New(errs.Unauthenticated, "authentication required: use Basic auth, a Bearer token, a Keystone token (X-Auth-Token) or a client certificate")
 	}
-	p, cred, err := m.verify(r.Context(), header)
+	p, cred, err := m.verify(r.Context(), header, r.RemoteAddr)
 	if errs.Is(err, errs.Unauthenticated) {
 		m.logFailure(r.Context(), r.RemoteAddr, cred, err)
 	}
 	return p, err
 }
 
-// verify checks an Authorization header; the parsed credentials are returned for logs.
-func (m *Middleware) verify(ctx context.Context, header string) (auth.Principal, Credentials, error) {
+// verify checks an Authorization header sent from remote (host or host:port);
+// the parsed credentials are returned for logs.
+func (m *Middleware) verify(ctx context.Context, header, remote string) (auth.Principal, Credentials, error) {
 	cred, err := ParseAuthorization(header)
 	if err != nil {
 		return auth.Principal{}, cred, err
 	}
+	if host, _, err := net.SplitHostPort(remote); err == nil {
+		remote = host
+	}
+	ctx = auth.WithClientAddress(ctx, remote)
 	var p auth.Principal
 	if cred.Scheme == SchemeBearer {
 		p, err = m.svc.VerifyToken(ctx, cred.Token)

@@ -1,0 +1,131 @@
+package auth
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/tuningbox/tuningbox/shared/cache"
+	"github.com/tuningbox/tuningbox/shared/errs"
+)
+
+// Failed-login throttling: every failed password verification fills a leaky
+// bucket of the user name and one of the client address; while either is
+// full, a login that the verification cache cannot answer is refused with
+// errs.TooManyRequests before any index read or bcrypt. So a password-guessing
+// flood costs one map lookup per request, not 50 ms of bcrypt CPU that every
+// other client's requests would wait behind, while a user whose credentials
+// are cached keeps working even when someone guesses at their name.
+const (
+	// userBurst failures of one user name in a row are let through, then one per userEvery.
+	userBurst = 10
+	userEvery = 6 * time.Second
+	// addressBurst failures from one client address (many users may share a
+	// NAT), then one per addressEvery.
+	addressBurst = 30
+	addressEvery = time.Second
+	// throttleEntries bounds the buckets kept per kind; the least recently
+	// failed are forgotten first.
+	throttleEntries = 50000
+)
+
+type clientAddrKey struct{}
+
+// WithClientAddress records the address of the client (without the port) in
+// ctx: failed logins are throttled per address as well as per user.
+func WithClientAddress(ctx context.Context, addr string) context.Context {
+	return context.WithValue(ctx, clientAddrKey{}, addr)
+}
+
+func clientAddress(ctx context.Context) string {
+	addr, _ := ctx.Value(clientAddrKey{}).(string)
+	return addr
+}
+
+// throttle holds the leaky buckets of failed logins.
+type throttle struct {
+	now       func() time.Time
+	users     *buckets
+	addresses *buckets
+}
+
+func newThrottle(now func() time.Time) *throttle {
+	return &throttle{
+		now:       now,
+		users:     newBuckets(userBurst, userEvery),
+		addresses: newBuckets(addressBurst, addressEvery),
+	}
+}
+
+// check returns errs.TooManyRequests while the user's or the address's bucket is full.
+func (t *throttle) check(ctx context.Context, user string) error {
+	now := t.now()
+	wait := max(t.users.wait(user, now), t.addresses.wait(clientAddress(ctx), now))
+	if wait > 0 {
+		return errs.Throttled(wait, "too many failed logins; try again in %d s", int(math.Ceil(wait.Seconds())))
+	}
+	return nil
+}
+
+// failed records a failed verification of user from ctx's client.
+func (t *throttle) failed(ctx context.Context, user string) {
+	now := t.now()
+	t.users.add(user, now)
+	t.addresses.add(clientAddress(ctx), now)
+}
+
+// buckets are leaky buckets by key: each failure adds one, and one drains every
+// `every`; a bucket at `burst` is full.
+type buckets struct {
+	burst float64
+	every time.Duration
+	mu    sync.Mutex
+	level *cache.LRU[string, *bucket]
+}
+
+type bucket struct {
+	level float64
+	at    time.Time
+}
+
+func newBuckets(burst int, every time.Duration) *buckets {
+	return &buckets{burst: float64(burst), every: every, level: cache.New[string](throttleEntries, func(*bucket) int64 { return 1 })}
+}
+
+// drained returns the level of b at now.
+func (bs *buckets) drained(b *bucket, now time.Time) float64 {
+	return max(0, b.level-float64(now.Sub(b.at))/float64(bs.every))
+}
+
+// wait returns how long until key's bucket has room for one more failure (0: now).
+func (bs *buckets) wait(key string, now time.Time) time.Duration {
+	if key == "" {
+		return 0
+	}
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	b, ok := bs.level.Get(key)
+	if !ok {
+		return 0
+	}
+	over := bs.drained(b, now) - (bs.burst - 1)
+	if over <= 0 {
+		return 0
+	}
+	return time.Duration(over * float64(bs.every))
+}
+
+func (bs *buckets) add(key string, now time.Time) {
+	if key == "" {
+		return
+	}
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	b, ok := bs.level.Get(key)
+	if !ok {
+		b = &bucket{}
+		bs.level.Add(key, b)
+	}
+	b.level, b.at = bs.drained(b, now)+1, now
+}

@@ -94,7 +94,7 @@ type Service struct {
 	// serverCertnames are the certnames of Puppet servers: their client
 	// certificates read as observers.
 	serverCertnames []string
-	throttle *throttle
+	throttle        *throttle
 	// dummyHash is compared against for unknown users, so that timing does not
 	// reveal which users exist; made on first use, to keep start-up fast.
 	dummyHash func() []byte

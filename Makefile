@@ -52,7 +52,8 @@ unit:
 integration:
 	localstack/run-integration.sh
 
-# Real puppet lookups through the tuningbox Hiera backend (installs puppet-agent once).
+# Real puppet lookups through the tuningbox Hiera backend, and puppet apply with
+# tuningbox::override_resources (installs puppet-agent once).
 hiera:
 	puppet/test/run.sh
 

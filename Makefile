@@ -33,9 +33,11 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 $(CDK):
 	npm install --prefix .cache/cdk --no-audit --no-fund --no-update-notifier aws-cdk@$(CDK_CLI_VERSION)
 
-# cdk.out/Tuningbox.template.json (offline) from the bootstraps of make build.
+# cdk.out/Tuningbox.template.json (offline) from the bootstraps of make build
+# (CDK_OUT=dir writes elsewhere: run-integration.sh keeps the REST variant in cdk.out-rest).
+CDK_OUT ?= cdk.out
 synth: build $(CDK)
-	$(CDK) synth --no-notices --quiet -c apiType=$(API_TYPE)
+	$(CDK) synth --no-notices --quiet -c apiType=$(API_TYPE) -o $(CDK_OUT)
 
 # Deploys to the account and region of the current AWS credentials (run `$(CDK) bootstrap` once per account and region).
 deploy: build $(CDK)
@@ -48,7 +50,8 @@ vet:
 unit:
 	$(GO) test -count=1 ./...
 
-# AWS backend against DynamoDB Local + versitygw, then moto (installs them into .cache/ once).
+# AWS backend against DynamoDB Local + versitygw, then moto (installs them into .cache/ once):
+# `tuningbox serve --backend aws`, then the Lambda functions behind the local API Gateway.
 integration:
 	localstack/run-integration.sh
 

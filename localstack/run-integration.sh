@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # The integration run (`make integration`): for each emulator set, start it, start
 # `tuningbox serve --backend aws` against it, run the integration tests of localstack/
-# (store contract suite, fault injection, call counts, HTTP black-box suite), stop
-# everything by PID. Everything listens on and talks to 127.0.0.1 only.
+# (store contract suite, fault injection, call counts, HTTP black-box suite); then
+# start the local API Gateway (localstack/gateway) from the synthesized template
+# (HTTP API on DynamoDB Local + versitygw, REST API on moto) in front of the real
+# Lambda bootstraps and run the HTTP black-box suite, the gateway's auth and
+# route-walk tests, the CLI tests and (first set) the Hiera test through it; every
+# route of the template must be exercised ("gateway: N of M routes"). Everything
+# listens on and talks to 127.0.0.1 only; every process is stopped by PID.
 #
 #   EMULATORS="local moto" (default) - DynamoDB Local + versitygw, then moto
 #   AWS_ENDPOINT_URL=http://127.0.0.1:4566 - run once against emulators already
@@ -29,12 +34,14 @@ cleanup() {
 trap cleanup EXIT
 
 stop_serve() {
-  if [ -f "$RUN/serve.pid" ]; then
-    local pid
-    pid=$(<"$RUN/serve.pid")
-    kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
-    rm -f "$RUN/serve.pid"
-  fi
+  local f pid
+  for f in "$RUN/serve.pid" "$RUN/gateway.pid"; do
+    if [ -f "$f" ]; then
+      pid=$(<"$f")
+      kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
+      rm -f "$f"
+    fi
+  done
 }
 
 elapsed() { echo $((SECONDS - $1))s; }
@@ -79,14 +86,68 @@ run_suite() {
   log "[$name] passed: $(grep -c -- '--- PASS' "$RUN/test-$name.log") tests and subtests in $(elapsed "$t0")"
 }
 
+# run_gateway NAME TEMPLATE: the local API Gateway over a fresh table and bucket,
+# and the suites through it; the exercised routes go to $RUN/routes-NAME.
+run_gateway() {
+  local name=$1 template=$2 t0=$SECONDS password status=0
+  password=$(python3 -c 'import secrets; print(secrets.token_urlsafe(18))')
+  export TUNINGBOX_GATEWAY_TEMPLATE=$template TUNINGBOX_GATEWAY_BIN=$RUN/host TUNINGBOX_GATEWAY_ROUTES_LOG=$RUN/routes-$name
+  TUNINGBOX_ADMIN_USER=integration TUNINGBOX_ADMIN_PASSWORD=$password \
+    "$RUN/gateway" -table "tuningbox-gw-$name" -bucket "tuningbox-gw-$name" >"$RUN/gateway-$name.url" 2>"$RUN/gateway-$name.log" &
+  echo $! >"$RUN/gateway.pid"
+  local pid=$! url=
+  for _ in $(seq 1 300); do
+    url=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["url"])' "$RUN/gateway-$name.url" 2>/dev/null) && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [ -z "$url" ]; then
+    log "[$name] the gateway did not start; its log:"
+    tail -n 30 "$RUN/gateway-$name.log" >&2
+    return 1
+  fi
+  log "[$name] local API Gateway ($(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["api"])' "$RUN/gateway-$name.url") API) on $url (pid $pid)"
+  TUNINGBOX_URL=$url TUNINGBOX_USER=integration TUNINGBOX_PASSWORD=$password \
+    TUNINGBOX_GATEWAY=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["api"])' "$RUN/gateway-$name.url") \
+    go test -count=1 -v -run '^(TestHTTP|TestGateway)' ./localstack/ >"$RUN/test-gateway-$name.log" 2>&1 || status=$?
+  # Suites that start their own server get a fresh gateway per server instead.
+  if [ "$status" -eq 0 ]; then
+    TUNINGBOX_TEST_GATEWAY=$RUN/gateway go test -count=1 -v ./cmd/tuningbox/ >>"$RUN/test-gateway-$name.log" 2>&1 || status=$?
+  fi
+  if [ "$status" -eq 0 ] && [ "${GATEWAY_HIERA:-}" = "$name" ]; then
+    TUNINGBOX_TEST_GATEWAY=$RUN/gateway puppet/test/run.sh >>"$RUN/test-gateway-$name.log" 2>&1 || status=$?
+  fi
+  stop_serve
+  grep -E '^(--- |ok|FAIL|panic)' "$RUN/test-gateway-$name.log" | grep -v -- '--- SKIP' >&2 || true
+  sed -n '/^gateway report/,$p' "$RUN/gateway-$name.log" | grep -v '^\[' >&2 || true
+  if [ "$status" -ne 0 ]; then
+    log "[$name] gateway suites FAILED after $(elapsed "$t0"); test output and gateway log:"
+    tail -n 80 "$RUN/test-gateway-$name.log" >&2
+    grep -v 'WARN failed to close HTTP response body' "$RUN/gateway-$name.log" | tail -n 30 >&2
+    return 1
+  fi
+  "$RUN/gateway" -template "$template" -coverage "$RUN/routes-$name" >&2
+  log "[$name] gateway suites passed: $(grep -c -- '--- PASS' "$RUN/test-gateway-$name.log") tests and subtests in $(elapsed "$t0")"
+}
+
 t_all=$SECONDS
 go build -o "$RUN/tuningbox" ./cmd/tuningbox
-log "built tuningbox in $(elapsed "$t_all")"
+go build -o "$RUN/gateway" ./localstack/gateway
+for fn in functions/*/; do
+  fn=$(basename "$fn")
+  CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -ldflags="-s -w" -o "$RUN/host/$fn/bootstrap" "./functions/$fn"
+done
+log "built tuningbox, the gateway and the host bootstraps in $(elapsed "$t_all")"
+t0=$SECONDS
+make -s synth >"$RUN/synth.log" 2>&1 && make -s synth API_TYPE=rest CDK_OUT=cdk.out-rest >>"$RUN/synth.log" 2>&1 ||
+  { log "make synth failed:"; tail -n 30 "$RUN/synth.log" >&2; exit 1; }
+log "synthesized the HTTP API (cdk.out) and REST API (cdk.out-rest) templates in $(elapsed "$t0")"
 
 if [ -n "${AWS_ENDPOINT_URL:-}" ]; then
   export AWS_ACCESS_KEY_ID=${AWS_ACCESS_KEY_ID:-test} AWS_SECRET_ACCESS_KEY=${AWS_SECRET_ACCESS_KEY:-test}
   export AWS_REGION=${AWS_REGION:-us-east-1} AWS_EC2_METADATA_DISABLED=true
   run_suite external
+  GATEWAY_HIERA=external run_gateway external "$ROOT/cdk.out/Tuningbox.template.json"
 else
   for emu in ${EMULATORS:-local moto}; do
     t0=$SECONDS
@@ -96,6 +157,12 @@ else
     (
       eval "$(EMULATOR=$emu EMULATOR_STATE=$RUN/$emu localstack/emulators.sh env)"
       run_suite "$emu"
+      # The HTTP API (and Hiera) on DynamoDB Local + versitygw, the REST variant on moto.
+      if [ "$emu" = local ]; then
+        GATEWAY_HIERA=$emu run_gateway "$emu" "$ROOT/cdk.out/Tuningbox.template.json"
+      else
+        run_gateway "$emu" "$ROOT/cdk.out-rest/Tuningbox.template.json"
+      fi
     )
     EMULATOR=$emu EMULATOR_STATE=$RUN/$emu localstack/emulators.sh stop
   done

@@ -84,7 +84,7 @@ func seededDataDir(t *testing.T) string {
 
 // function is a running bootstrap process and its Runtime API.
 type function struct {
-	api     *runtimeAPI
+	api     *Server
 	cmd     *exec.Cmd
 	started time.Time
 	stderr  *syncBuffer
@@ -114,11 +114,15 @@ func (b *syncBuffer) String() string {
 // the host's but PATH) and the given settings; the test's end kills it.
 func startFunction(t *testing.T, bootstrap string, settings ...string) *function {
 	t.Helper()
-	api := newRuntimeAPI(t)
+	api, err := NewServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { api.Close() })
 	cmd := exec.Command(bootstrap)
 	cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"),
-		"AWS_LAMBDA_RUNTIME_API=" + api.addr,
+		"AWS_LAMBDA_RUNTIME_API=" + api.Addr,
 		"AWS_LAMBDA_FUNCTION_NAME=tuningbox-test",
 		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE=256",
 		"AWS_REGION=us-east-1",
@@ -166,7 +170,7 @@ func (f *function) ready(t *testing.T) time.Duration {
 		case <-ctx.Done():
 		}
 	}()
-	d, err := f.api.initTime(ctx, f.started)
+	d, err := f.api.InitTime(ctx, f.started)
 	if err != nil {
 		t.Fatalf("the function never asked for an event (exit: %v)", f.err)
 	}
@@ -174,11 +178,11 @@ func (f *function) ready(t *testing.T) time.Duration {
 }
 
 // invoke sends one event and returns the outcome and the invoke time.
-func (f *function) invoke(t *testing.T, payload []byte) (outcome, time.Duration) {
+func (f *function) invoke(t *testing.T, payload []byte) (Outcome, time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	out, took, err := f.api.invoke(ctx, payload)
+	out, took, err := f.api.Invoke(ctx, payload, time.Now().Add(30*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,12 +198,12 @@ func goldenResponse(t *testing.T, fx events.Fixture) []byte {
 	return want
 }
 
-func checkResponse(t *testing.T, fx events.Fixture, out outcome) {
+func checkResponse(t *testing.T, fx events.Fixture, out Outcome) {
 	t.Helper()
-	if out.errorBody != nil {
-		t.Fatalf("the function failed the invocation: %s %s", out.errorType, out.errorBody)
+	if out.ErrorBody != nil {
+		t.Fatalf("the function failed the invocation: %s %s", out.ErrorType, out.ErrorBody)
 	}
-	got, err := events.NormalizeResponse(out.response)
+	got, err := events.NormalizeResponse(out.Response)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,8 +307,8 @@ func TestBootstrapReportsAnUndecodableEvent(t *testing.T) {
 		Message string `json:"errorMessage"`
 		Type    string `json:"errorType"`
 	}
-	if err := json.Unmarshal(out.errorBody, &lambdaErr); err != nil {
-		t.Fatalf("want an error posted to /error, got response %s error %s", out.response, out.errorBody)
+	if err := json.Unmarshal(out.ErrorBody, &lambdaErr); err != nil {
+		t.Fatalf("want an error posted to /error, got response %s error %s", out.Response, out.ErrorBody)
 	}
 	if !strings.Contains(lambdaErr.Message, "decode API Gateway event") || lambdaErr.Type == "" {
 		t.Errorf("error %+v", lambdaErr)
@@ -332,14 +336,12 @@ func TestBootstrapExitsOnBadConfiguration(t *testing.T) {
 		t.Errorf("exit: %v, want a non-zero status", f.err)
 	}
 	select {
-	case <-f.api.nextCalled:
+	case <-f.api.NextCalled():
 		t.Error("the function asked for an event")
 	default:
 	}
 	if !strings.Contains(f.stderr.String(), "TUNINGBOX_TABLE") {
 		t.Errorf("log does not name the missing setting:\n%s", f.stderr)
 	}
-	f.api.mu.Lock()
-	defer f.api.mu.Unlock()
-	t.Logf("start-up errors posted to /init/error: %d", len(f.api.initErrors))
+	t.Logf("start-up errors posted to /init/error: %d", len(f.api.InitErrors()))
 }

@@ -23,6 +23,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tuningbox/tuningbox/shared/app/apptest"
 )
 
 // The bootstrap administrator seeds the data; Hiera reads as an observer, or
@@ -36,7 +38,7 @@ const (
 	nodePassword  = "node-1-secret"
 )
 
-// server is a running `tuningbox serve` and the request log it writes.
+// server is a running `tuningbox serve` (or local API Gateway) and the request log it writes.
 type server struct {
 	url string
 	bin string
@@ -59,6 +61,17 @@ func (s *server) requests() []requestLog {
 	return slices.Clone(s.log)
 }
 
+// logLine records a request line of the server's JSON log.
+func (s *server) logLine(b []byte) {
+	var line requestLog
+	if json.Unmarshal(b, &line) != nil || line.Msg != "request" {
+		return
+	}
+	s.mu.Lock()
+	s.log = append(s.log, line)
+	s.mu.Unlock()
+}
+
 // repoRoot is the module root, two directories up from this file.
 func repoRoot(t *testing.T) string {
 	_, file, _, ok := runtime.Caller(0)
@@ -78,6 +91,11 @@ func startServer(t *testing.T, root string) *server {
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	s := &server{bin: bin}
+	// Through the local API Gateway and the Lambda functions when run-integration.sh asks for it.
+	if s.url = apptest.StartGateway(t, adminUser, adminPassword, s.logLine); s.url != "" {
+		return s
 	}
 	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--data", filepath.Join(tmp, "data"))
 	cmd.Env = append(os.Environ(), "TUNINGBOX_BACKEND=embedded",
@@ -99,27 +117,19 @@ func startServer(t *testing.T, root string) *server {
 			<-done
 		}
 	})
-	s := &server{bin: bin}
 	listening := make(chan string, 1)
 	go func() {
 		defer close(done)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			var line struct {
-				requestLog
 				URL string `json:"url"`
+				Msg string `json:"msg"`
 			}
-			if json.Unmarshal(sc.Bytes(), &line) != nil {
-				continue
-			}
-			switch {
-			case line.Msg == "listening":
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
 				listening <- line.URL
-			case line.Msg == "request":
-				s.mu.Lock()
-				s.log = append(s.log, line.requestLog)
-				s.mu.Unlock()
 			}
+			s.logLine(sc.Bytes())
 		}
 		_ = cmd.Wait()
 	}()

@@ -3,10 +3,22 @@
 package apptest
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tuningbox/tuningbox/shared/app"
 	"github.com/tuningbox/tuningbox/shared/store"
@@ -41,10 +53,95 @@ func New(t testing.TB, admin, password string, logger *slog.Logger) *Stack {
 	return &Stack{Handler: h, Backend: b, Config: cfg}
 }
 
-// Server serves New's handler (logs discarded) on a loopback test server and returns its URL.
+// Server serves New's handler (logs discarded) on a loopback test server and
+// returns its URL; with TUNINGBOX_TEST_GATEWAY set, the URL of a fresh local
+// API Gateway in front of the Lambda functions instead (StartGateway).
 func Server(t testing.TB, admin, password string) string {
 	t.Helper()
+	if url := StartGateway(t, admin, password, nil); url != "" {
+		return url
+	}
 	srv := httptest.NewServer(New(t, admin, password, slog.New(slog.DiscardHandler)).Handler)
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// StartGateway starts the local API Gateway (localstack/gateway) over a fresh
+// table and bucket, with admin/password as the bootstrap administrator, when
+// TUNINGBOX_TEST_GATEWAY names its binary (run-integration.sh builds it and sets
+// the gateway's own TUNINGBOX_GATEWAY_* settings and the emulators' AWS_*
+// endpoints), and returns its URL; "" when it is not set. onLog, when not nil,
+// gets each log line of the functions (without the gateway's "[function] " prefix).
+// The gateway stops, by its PID, when the test ends.
+func StartGateway(t testing.TB, admin, password string, onLog func(line []byte)) string {
+	t.Helper()
+	bin := os.Getenv("TUNINGBOX_TEST_GATEWAY")
+	if bin == "" {
+		return ""
+	}
+	name := fmt.Sprintf("tb-test-%d-%08x", os.Getpid(), rand.Uint32())
+	cmd := exec.Command(bin, "-table", name, "-bucket", name)
+	cmd.Env = append(os.Environ(), "TUNINGBOX_ADMIN_USER="+admin, "TUNINGBOX_ADMIN_PASSWORD="+password)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu   sync.Mutex
+		tail []string // the last lines of its log, shown when the test fails
+	)
+	logged := make(chan struct{})
+	go func() {
+		defer close(logged)
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 2<<20)
+		for sc.Scan() {
+			line := sc.Bytes()
+			mu.Lock()
+			tail = append(tail[max(0, len(tail)-99):], string(line))
+			mu.Unlock()
+			if onLog != nil && bytes.HasPrefix(line, []byte("[")) {
+				if _, rest, ok := bytes.Cut(line, []byte("] ")); ok {
+					onLog(rest)
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		stopped := make(chan struct{})
+		go func() { cmd.Wait(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-stopped
+		}
+		<-logged
+		if t.Failed() {
+			mu.Lock()
+			t.Logf("gateway log (last lines):\n%s", strings.Join(tail, "\n"))
+			mu.Unlock()
+		}
+	})
+	var started struct {
+		URL string `json:"url"`
+	}
+	sc := bufio.NewScanner(stdout)
+	if !sc.Scan() || json.Unmarshal(sc.Bytes(), &started) != nil || started.URL == "" {
+		cmd.Process.Kill()
+		<-logged
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("the gateway did not start:\n%s", strings.Join(tail, "\n"))
+	}
+	go io.Copy(io.Discard, stdout)
+	return started.URL
 }

@@ -1,0 +1,164 @@
+package localstack
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+)
+
+// Tests of the serverless path through the local API Gateway
+// (localstack/gateway): run-integration.sh sets TUNINGBOX_GATEWAY to the API
+// type ("http" or "rest") when TUNINGBOX_URL is such a gateway, whose
+// authorizer and functions are the real bootstraps.
+
+// gatewayClient returns the suite's client and the API type, or skips the test
+// when TUNINGBOX_URL is not a gateway.
+func gatewayClient(t *testing.T) (*client, string) {
+	t.Helper()
+	apiType := os.Getenv("TUNINGBOX_GATEWAY")
+	if apiType == "" {
+		t.Skip("TUNINGBOX_URL is not the local API Gateway (TUNINGBOX_GATEWAY unset)")
+	}
+	return newClient(t), apiType
+}
+
+// raw sends a request with the given Authorization header (none when empty)
+// and returns the status and the body, without the suite's error-body check:
+// API Gateway's own refusals are {"message": ...}.
+func (c *client) raw(method, path, authorization string, body string) (int, http.Header, []byte) {
+	c.t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, c.server+path, rd)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := c.http.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return res.StatusCode, res.Header, data
+}
+
+// gatewayMessage is the body of a refusal by API Gateway itself.
+func gatewayMessage(t *testing.T, body []byte) string {
+	t.Helper()
+	var m struct {
+		Message string `json:"message"`
+	}
+	if err := json.Unmarshal(body, &m); err != nil || m.Message == "" {
+		t.Fatalf("want API Gateway's {\"message\"} body, got %q", body)
+	}
+	return m.Message
+}
+
+// The authorization cases through the real authorizer: who is refused where,
+// and by whom (API Gateway itself or the route's function).
+func TestGatewayAuthorization(t *testing.T) {
+	c, apiType := gatewayClient(t)
+	const components = "/api/v1/config/components"
+
+	// No Authorization header: API Gateway refuses before any function runs.
+	status, _, body := c.raw("GET", components, "", "")
+	if status != http.StatusUnauthorized || gatewayMessage(t, body) != "Unauthorized" {
+		t.Errorf("anonymous: %d %s, want 401 Unauthorized", status, body)
+	}
+
+	// A wrong password: the authorizer refuses it. An HTTP API's simple
+	// response can only say 403; a REST API's authorizer answers 401.
+	status, _, body = c.raw("GET", components, basic("nobody-"+randomSuffix(), "wrong-password"), "")
+	want := map[string]int{"http": http.StatusForbidden, "rest": http.StatusUnauthorized}[apiType]
+	if status != want {
+		t.Errorf("wrong password: %d %s, want %d", status, body, want)
+	}
+	gatewayMessage(t, body)
+
+	// The public route: the microversion document needs no credentials.
+	status, _, body = c.raw("GET", "/api/v1/config", "", "")
+	if status != http.StatusOK || !strings.Contains(string(body), `"min_version"`) {
+		t.Errorf("public microversion route: %d %s", status, body)
+	}
+
+	// An observer is let through by the authorizer, and the config function
+	// refuses its write with the API's own JSON error.
+	admin := c.under("/api/v1")
+	observer, password := "observer-"+randomSuffix(), "observer-password-1"
+	admin.want(http.StatusCreated, "POST", "/users", map[string]any{"name": observer, "password": password, "role": "observer"})
+	status, _, body = c.raw("GET", components, basic(observer, password), "")
+	if status != http.StatusOK {
+		t.Errorf("observer read: %d %s", status, body)
+	}
+	status, hdr, body := c.raw("POST", components, basic(observer, password), `{"name":"observer-write"}`)
+	r := response{status: status, header: hdr, body: body}
+	if status != http.StatusForbidden {
+		t.Errorf("observer write: %d %s, want 403", status, body)
+	}
+	c.checkErrorBody("POST", components, r)
+
+	// A Bearer token of the administrator works like its password.
+	var token struct {
+		Secret string `json:"secret"`
+	}
+	admin.want(http.StatusCreated, "POST", "/tokens", map[string]any{"description": "gateway test"}).decode(t, &token)
+	if token.Secret == "" {
+		t.Fatal("no token issued")
+	}
+	status, _, body = c.raw("GET", components, "Bearer "+token.Secret, "")
+	if status != http.StatusOK {
+		t.Errorf("Bearer token: %d %s", status, body)
+	}
+}
+
+// Every route of the stack reaches its function: each group path and a path
+// below it get an answer from the function, not a refusal of API Gateway
+// (whose answers carry x-amzn-ErrorType). HEAD /api/v1/config takes the
+// authorized ANY route beside the public GET one.
+func TestGatewayRouteWalk(t *testing.T) {
+	c, _ := gatewayClient(t)
+	// The paths of infra/groups.go, from which the template's routes come.
+	for _, p := range []string{
+		"/api/v1/config", "/api/v1/releases", "/api/v1/plugins", "/api/v1/clusters", "/api/v1/graphs",
+		"/api/v1/transactions", "/api/v1/deploy_templates", "/api/v1/nodes", "/api/v1/deploy_steps",
+		"/api/v1/users", "/api/v1/tokens", "/api/v1/audit",
+	} {
+		for _, path := range []string{p, p + "/999999"} {
+			for _, method := range []string{"GET", "HEAD"} {
+				req, err := http.NewRequest(method, c.server+path, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.authorize(req)
+				res, err := c.http.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res.Body.Close()
+				if res.StatusCode >= 500 || res.Header.Get("x-amzn-ErrorType") != "" {
+					t.Errorf("%s %s = %d (x-amzn-ErrorType %q)", method, path, res.StatusCode, res.Header.Get("x-amzn-ErrorType"))
+				}
+			}
+		}
+	}
+}
+
+func basic(user, password string) string {
+	req, _ := http.NewRequest("GET", "http://127.0.0.1/", nil)
+	req.SetBasicAuth(user, password)
+	return req.Header.Get("Authorization")
+}

@@ -3,6 +3,8 @@ package nodes
 import (
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/ident"
@@ -74,6 +76,20 @@ func checkNames(kind string, names []string, check func(string) error) error {
 func checkRole(name string) error {
 	if name == "" || len(name) > 255 || strings.TrimSpace(name) != name {
 		return errs.Invalidf("role %q must be 1 to 255 characters without surrounding spaces", name)
+	}
+	return nil
+}
+
+// checkPlacement checks a node's level values: level names are one URL
+// segment, values non-empty text (the ConfigDB checks them again where it uses them).
+func checkPlacement(levels map[string]string) error {
+	for name, value := range levels {
+		switch {
+		case name == "" || len(name) > 255 || strings.ContainsAny(name, "/") || strings.IndexFunc(name, unicode.IsControl) >= 0:
+			return errs.Invalidf("level name %q must be 1 to 255 characters of one URL segment", name)
+		case value == "" || value == "." || value == ".." || utf8.RuneCountInString(value) > 255 || strings.IndexFunc(value, unicode.IsControl) >= 0 || !utf8.ValidString(value):
+			return errs.Invalidf("level %q: value %q must be 1 to 255 characters of text", name, value)
+		}
 	}
 	return nil
 }

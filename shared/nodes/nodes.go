@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,7 +41,10 @@ type Node struct {
 	EnvironmentUUID string   `json:"environment_uuid"`
 	Roles           []string `json:"roles"`
 	Traits          []string `json:"traits"`
-	Status          Status   `json:"status"`
+	// Levels is the node's placement in its environment's hierarchy: its value
+	// for each ConfigDB level above the node level ({"role": "compute"}).
+	Levels map[string]string `json:"levels"`
+	Status Status            `json:"status"`
 	// DisabledReason is empty unless Status is Disabled.
 	DisabledReason string     `json:"disabled_reason,omitempty"`
 	Maintenance    bool       `json:"maintenance"`
@@ -61,6 +65,7 @@ type NewNode struct {
 	Environment string
 	Roles       []string
 	Traits      []string
+	Levels      map[string]string
 }
 
 // Update is a partial update: nil fields stay as they are.
@@ -70,7 +75,9 @@ type Update struct {
 	Maintenance    *bool
 	Roles          *[]string
 	Traits         *[]string
-	FQDN           *string
+	// Levels replaces the whole placement.
+	Levels *map[string]string
+	FQDN   *string
 	// Environment is the new environment's id or UUID.
 	Environment *string
 }
@@ -105,7 +112,18 @@ const (
 
 var counterKey = store.Key{Partition: "node#counter", Sort: "id"}
 
-func recordKey(id int64) store.Key  { return store.Key{Partition: partRecords, Sort: store.SortID(id)} }
+func recordKey(id int64) store.Key { return store.Key{Partition: partRecords, Sort: store.SortID(id)} }
+
+// RecordKey is the index item holding node id. The ConfigDB reads it in the
+// same batch as a node's documents, to confirm a cached resolution for free.
+func RecordKey(id int64) store.Key { return recordKey(id) }
+
+// DecodeRecord decodes the value of a RecordKey item.
+func DecodeRecord(value []byte) (Node, error) {
+	var n Node
+	err := json.Unmarshal(value, &n)
+	return n, err
+}
 func uuidKey(u string) store.Key    { return store.Key{Partition: partUUID, Sort: strings.ToLower(u)} }
 func fqdnKey(fqdn string) store.Key { return store.Key{Partition: partFQDN, Sort: fqdn} }
 func envPartition(env int64) string { return "node#env#" + strconv.FormatInt(env, 10) }
@@ -162,7 +180,7 @@ func (s *Service) Create(ctx context.Context, in NewNode) (Node, error) {
 	}
 	n := Node{
 		UUID: strings.ToLower(in.UUID), ID: in.ID, FQDN: fqdn, EnvironmentID: env.ID, EnvironmentUUID: env.UUID,
-		Roles: orEmpty(in.Roles), Traits: orEmpty(in.Traits), Status: Enabled, CreatedAt: s.now(),
+		Roles: orEmpty(in.Roles), Traits: orEmpty(in.Traits), Levels: levelsOrEmpty(in.Levels), Status: Enabled, CreatedAt: s.now(),
 	}
 	if err := n.validate(); err != nil {
 		return Node{}, err
@@ -225,6 +243,9 @@ func (n Node) validate() error {
 		return err
 	}
 	if err := checkNames("trait", n.Traits, CheckTrait); err != nil {
+		return err
+	}
+	if err := checkPlacement(n.Levels); err != nil {
 		return err
 	}
 	switch n.Status {
@@ -410,7 +431,7 @@ func (s *Service) Update(ctx context.Context, ref string, u Update) (Node, error
 // apply returns old with u applied, validated.
 func (s *Service) apply(ctx context.Context, old Node, u Update) (Node, error) {
 	n := old
-	n.Roles, n.Traits = slices.Clone(old.Roles), slices.Clone(old.Traits)
+	n.Roles, n.Traits, n.Levels = slices.Clone(old.Roles), slices.Clone(old.Traits), maps.Clone(old.Levels)
 	if u.Status != nil {
 		n.Status = *u.Status
 		n.DisabledReason = "" // a new status replaces the old reason
@@ -426,6 +447,9 @@ func (s *Service) apply(ctx context.Context, old Node, u Update) (Node, error) {
 	}
 	if u.Traits != nil {
 		n.Traits = orEmpty(*u.Traits)
+	}
+	if u.Levels != nil {
+		n.Levels = levelsOrEmpty(*u.Levels)
 	}
 	if u.FQDN != nil {
 		fqdn, err := normalizeFQDN(*u.FQDN)
@@ -459,7 +483,7 @@ func (s *Service) apply(ctx context.Context, old Node, u Update) (Node, error) {
 func (n Node) sameAs(o Node) bool {
 	return n.FQDN == o.FQDN && n.EnvironmentID == o.EnvironmentID && n.Status == o.Status &&
 		n.DisabledReason == o.DisabledReason && n.Maintenance == o.Maintenance &&
-		slices.Equal(n.Roles, o.Roles) && slices.Equal(n.Traits, o.Traits)
+		slices.Equal(n.Roles, o.Roles) && slices.Equal(n.Traits, o.Traits) && maps.Equal(n.Levels, o.Levels)
 }
 
 // Delete removes the node named by ref. Its legacy id is never handed out again.
@@ -493,6 +517,13 @@ func decodeNodes(items []store.Item) ([]Node, error) {
 		}
 	}
 	return out, nil
+}
+
+func levelsOrEmpty(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return maps.Clone(m)
 }
 
 func orEmpty(s []string) []string {

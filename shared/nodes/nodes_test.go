@@ -297,3 +297,27 @@ func TestDelete(t *testing.T) {
 		t.Errorf("id reused: %d", again.ID)
 	}
 }
+
+func TestPlacementLevels(t *testing.T) {
+	s := newService(t)
+	ctx := context.Background()
+	n := mustCreate(t, s, nodes.NewNode{FQDN: "node-1.example.com", Environment: "1", Levels: map[string]string{"role": "compute", "rack": "r1"}})
+	if n.Levels["role"] != "compute" || n.Levels["rack"] != "r1" {
+		t.Fatalf("levels %v", n.Levels)
+	}
+	if n2 := mustCreate(t, s, nodes.NewNode{FQDN: "node-2.example.com", Environment: "1"}); n2.Levels == nil || len(n2.Levels) != 0 {
+		t.Fatalf("no levels: %#v, want an empty map", n2.Levels)
+	}
+	got, err := s.Update(ctx, n.UUID, nodes.Update{Levels: ptr(map[string]string{"role": "controller"})})
+	if err != nil || len(got.Levels) != 1 || got.Levels["role"] != "controller" {
+		t.Fatalf("update levels: %v %v", got.Levels, err)
+	}
+	if _, err := s.Update(ctx, n.UUID, nodes.Update{Levels: ptr(map[string]string{"role": "controller"})}); !errs.Is(err, errs.Invalid) {
+		t.Fatalf("same levels again: %v, want No updates were requested", err)
+	}
+	for _, bad := range []map[string]string{{"": "x"}, {"a/b": "x"}, {"role": ""}, {"role": ".."}, {"role": "a\nb"}, {"role": strings.Repeat("x", 256)}} {
+		if _, err := s.Create(ctx, nodes.NewNode{FQDN: "node-3.example.com", Environment: "1", Levels: bad}); !errs.Is(err, errs.Invalid) {
+			t.Errorf("levels %q: %v, want invalid", bad, err)
+		}
+	}
+}

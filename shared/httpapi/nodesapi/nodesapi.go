@@ -36,20 +36,22 @@ type view struct {
 	UUID string `json:"uuid,omitempty"`
 	FQDN string `json:"fqdn"`
 	// EnvironmentID follows the same rule as ID.
-	EnvironmentID  any        `json:"environment_id"`
-	Roles          []string   `json:"roles"`
-	Traits         []string   `json:"traits"`
-	Status         string     `json:"status"`
-	DisabledReason *string    `json:"disabled_reason"`
-	Maintenance    bool       `json:"maintenance"`
-	CreatedAt      time.Time  `json:"created_at"`
-	UpdatedAt      *time.Time `json:"updated_at"`
+	EnvironmentID any      `json:"environment_id"`
+	Roles         []string `json:"roles"`
+	Traits        []string `json:"traits"`
+	// Levels is the node's placement: its values for the ConfigDB levels above the node level.
+	Levels         map[string]string `json:"levels"`
+	Status         string            `json:"status"`
+	DisabledReason *string           `json:"disabled_reason"`
+	Maintenance    bool              `json:"maintenance"`
+	CreatedAt      time.Time         `json:"created_at"`
+	UpdatedAt      *time.Time        `json:"updated_at"`
 }
 
 func viewOf(r *http.Request, n nodes.Node) view {
 	v := view{
 		ID: n.ID, UUID: n.UUID, FQDN: n.FQDN, EnvironmentID: n.EnvironmentID,
-		Roles: n.Roles, Traits: n.Traits, Status: string(n.Status), Maintenance: n.Maintenance,
+		Roles: n.Roles, Traits: n.Traits, Levels: n.Levels, Status: string(n.Status), Maintenance: n.Maintenance,
 		CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt,
 	}
 	if httpapi.UUIDIdentities(r) {
@@ -57,6 +59,9 @@ func viewOf(r *http.Request, n nodes.Node) view {
 	}
 	if n.DisabledReason != "" {
 		v.DisabledReason = &n.DisabledReason
+	}
+	if v.Levels == nil { // registered before nodes had levels
+		v.Levels = map[string]string{}
 	}
 	return v
 }
@@ -71,12 +76,13 @@ func Location(n nodes.Node) string { return "/api/v1/nodes/" + n.UUID }
 // createBody registers a node. "id" is the legacy integer id before 1.2 and
 // the UUID from 1.2 on; "uuid" works at every version.
 type createBody struct {
-	ID            json.RawMessage `json:"id"`
-	UUID          string          `json:"uuid"`
-	FQDN          string          `json:"fqdn"`
-	EnvironmentID json.RawMessage `json:"environment_id"`
-	Roles         []string        `json:"roles"`
-	Traits        []string        `json:"traits"`
+	ID            json.RawMessage   `json:"id"`
+	UUID          string            `json:"uuid"`
+	FQDN          string            `json:"fqdn"`
+	EnvironmentID json.RawMessage   `json:"environment_id"`
+	Roles         []string          `json:"roles"`
+	Traits        []string          `json:"traits"`
+	Levels        map[string]string `json:"levels"`
 }
 
 func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]string) {
@@ -85,7 +91,7 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]st
 		httpapi.Error(w, r, err)
 		return
 	}
-	in := nodes.NewNode{UUID: body.UUID, FQDN: body.FQDN, Roles: body.Roles, Traits: body.Traits}
+	in := nodes.NewNode{UUID: body.UUID, FQDN: body.FQDN, Roles: body.Roles, Traits: body.Traits, Levels: body.Levels}
 	var err error
 	if in.Environment, err = reference("environment_id", body.EnvironmentID); err != nil {
 		httpapi.Error(w, r, err)
@@ -215,13 +221,14 @@ func (h handlers) show(w http.ResponseWriter, r *http.Request, _ map[string]stri
 
 // updateBody is a partial update; absent fields stay as they are.
 type updateBody struct {
-	Status         *nodes.Status   `json:"status"`
-	DisabledReason *string         `json:"disabled_reason"`
-	Maintenance    *bool           `json:"maintenance"`
-	Roles          *[]string       `json:"roles"`
-	Traits         *[]string       `json:"traits"`
-	FQDN           *string         `json:"fqdn"`
-	EnvironmentID  json.RawMessage `json:"environment_id"`
+	Status         *nodes.Status      `json:"status"`
+	DisabledReason *string            `json:"disabled_reason"`
+	Maintenance    *bool              `json:"maintenance"`
+	Roles          *[]string          `json:"roles"`
+	Traits         *[]string          `json:"traits"`
+	Levels         *map[string]string `json:"levels"`
+	FQDN           *string            `json:"fqdn"`
+	EnvironmentID  json.RawMessage    `json:"environment_id"`
 }
 
 func (h handlers) update(w http.ResponseWriter, r *http.Request, _ map[string]string) {
@@ -237,7 +244,7 @@ func (h handlers) update(w http.ResponseWriter, r *http.Request, _ map[string]st
 	}
 	u := nodes.Update{
 		Status: body.Status, DisabledReason: body.DisabledReason, Maintenance: body.Maintenance,
-		Roles: body.Roles, Traits: body.Traits, FQDN: body.FQDN,
+		Roles: body.Roles, Traits: body.Traits, Levels: body.Levels, FQDN: body.FQDN,
 	}
 	env, err := reference("environment_id", body.EnvironmentID)
 	if err != nil {

@@ -12,9 +12,9 @@ AUTH = "Basic " + base64.b64encode(
     (os.environ["TUNINGBOX_ADMIN_USER"] + ":" + os.environ["TUNINGBOX_ADMIN_PASSWORD"]).encode()).decode()
 
 
-def call(method, path, body=None):
+def call(method, path, body=None, base=BASE):
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(BASE + path, data=data, method=method,
+    req = urllib.request.Request(base + path, data=data, method=method,
                                  headers={"Content-Type": "application/json", "Authorization": AUTH})
     with urllib.request.urlopen(req) as resp:
         raw = resp.read()
@@ -37,6 +37,9 @@ def document(prefix, keys, value_bytes):
 comp = call("POST", "/components", {"name": "bench", "resource_definitions": [
     {"name": "astute"}, {"name": "globals"}]})
 call("POST", "/environments", {"id": 1, "components": [comp["id"]], "hierarchy_levels": ["role", "nodes"]})
+# The node level takes registered nodes: node-1, a controller.
+call("POST", "/api/v1/nodes", {"fqdn": "node-1", "environment_id": 1, "levels": {"role": "controller"}},
+     base=sys.argv[1].rstrip("/"))
 base = "/environments/1"
 node = base + "/role/controller/nodes/node-1"
 # astute: ~520 KB effective, spread over global, role and node like a real deployment.

@@ -16,16 +16,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/tuningbox/tuningbox/shared/app"
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
-	"github.com/tuningbox/tuningbox/shared/httpapi/configapi"
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/store/awsstore"
 	"github.com/tuningbox/tuningbox/shared/store/blobcache"
 )
 
-// configServer serves the ConfigDB API over b on 127.0.0.1 the way the server
-// does (blobs behind the in-memory cache), counting each request's AWS calls.
+// configServer serves the ConfigDB API and the node registry over b on
+// 127.0.0.1 the way the server does (blobs behind the in-memory cache, the
+// node level bound to the registry), counting each request's AWS calls.
 type configServer struct {
 	*httptest.Server
 	mu   sync.Mutex
@@ -34,9 +35,14 @@ type configServer struct {
 
 func newConfigServer(t *testing.T, b store.Backend) *configServer {
 	t.Helper()
-	svc := configdb.NewService(b.Index, blobcache.New(b.Blobs, 64<<20))
-	mux := http.NewServeMux()
-	configapi.Register(mux, svc)
+	cfg, err := app.LoadConfig(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux, err := app.Routes(store.Backend{Index: b.Index, Blobs: blobcache.New(b.Blobs, 64<<20)}, cfg, "config", "templates")
+	if err != nil {
+		t.Fatal(err)
+	}
 	api := httpapi.Wrap(mux, httpapi.Options{})
 	s := &configServer{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -57,13 +63,15 @@ func (s *configServer) calls() *awsstore.CallCounter {
 }
 
 // TestEffectiveReadCalls: a warm effective lookup of a node-level resource in a
-// 3-level environment costs at most one DynamoDB request and no S3 GET. It logs
-// the counts of the write path and of cold and conditional reads too.
+// 3-level environment costs at most one DynamoDB request and no S3 GET, also
+// when the node is given by FQDN on the short path (its zone and role from the
+// registry). It logs the counts of the write path and of cold and conditional reads too.
 func TestEffectiveReadCalls(t *testing.T) {
 	b := connect(t)
 	srv := newConfigServer(t, b)
 	f := setUp(t, clientFor(t, srv.URL))
-	node := []string{"zone", "z1", "role", "compute", "nodes", "7"}
+	f.registerNode(t)
+	node := []string{"zone", "z1", "role", "compute", "nodes", f.node.FQDN}
 	f.want(http.StatusNoContent, "PUT", f.doc("astute", "values"), `{"a":1,"b":{"x":1},"c":"global"}`)
 	f.want(http.StatusNoContent, "PUT", f.doc("astute", "values", "zone", "z1"), `{"b":{"x":2}}`)
 	f.want(http.StatusNoContent, "PUT", f.doc("astute", "overrides", "zone", "z1", "role", "compute"), `{"c":"role override"}`)
@@ -72,7 +80,7 @@ func TestEffectiveReadCalls(t *testing.T) {
 	f.want(http.StatusNoContent, "PUT", f.doc("astute", "values", node...), `{"a":"node v2"}`)
 	t.Logf("write calls: next version of a node-level document: %s", srv.calls())
 
-	effective := f.doc("astute", "values", node...) + "?effective"
+	effective := f.doc("astute", "values", "nodes", f.node.FQDN) + "?effective"
 	want := `{"a":"node v2","b":{"x":2},"c":"role override"}`
 
 	// A fresh server (empty caches) over the same store: the cold read.
@@ -81,6 +89,8 @@ func TestEffectiveReadCalls(t *testing.T) {
 	coldClient.wantJSON("GET", effective, want)
 	t.Logf("read calls: cold effective lookup: %s", cold.calls())
 
+	f.wantJSON("GET", effective, want) // the short path's first read on srv resolves the node
+	t.Logf("read calls: first effective lookup by short path (node resolved): %s", srv.calls())
 	warm := f.wantJSON("GET", effective, want)
 	calls := srv.calls()
 	t.Logf("read calls: warm effective lookup: %s", calls)

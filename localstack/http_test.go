@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -195,6 +196,12 @@ type fixture struct {
 		Components      []int64  `json:"components"`
 		HierarchyLevels []string `json:"hierarchy_levels"`
 	}
+	// node is registered in env at zone z1, role compute, by registerNode.
+	node struct {
+		ID   int64  `json:"id"`
+		UUID string `json:"uuid"`
+		FQDN string `json:"fqdn"`
+	}
 }
 
 func newFixture(t *testing.T) *fixture { return setUp(t, newClient(t)) }
@@ -226,6 +233,21 @@ func setUp(t *testing.T, c *client) *fixture {
 	return f
 }
 
+// registerNode registers f.node in the fixture's environment at zone z1, role compute.
+func (f *fixture) registerNode(t *testing.T) {
+	var registered struct {
+		Node json.RawMessage `json:"node"`
+	}
+	nodes := f.under("/api/v1")
+	nodes.want(http.StatusCreated, "POST", "/nodes", map[string]any{
+		"fqdn": "bb-" + randomSuffix() + ".example.com", "environment_id": f.env.ID, "levels": map[string]string{"zone": "z1", "role": "compute"},
+	}).decode(t, &registered)
+	if err := json.Unmarshal(registered.Node, &f.node); err != nil || f.node.ID == 0 {
+		t.Fatalf("registered node %s: %v", registered.Node, err)
+	}
+	t.Cleanup(func() { nodes.want(http.StatusNoContent, "DELETE", "/nodes/"+f.node.UUID, nil) })
+}
+
 // doc returns the path of resource's document of kind at the level path given as name, value pairs.
 func (f *fixture) doc(resource, kind string, levels ...string) string {
 	p := fmt.Sprintf("/environments/%d", f.env.ID)
@@ -237,7 +259,9 @@ func (f *fixture) doc(resource, kind string, levels ...string) string {
 
 func TestHTTPEffectiveValues(t *testing.T) {
 	f := newFixture(t)
-	node := []string{"zone", "z1", "role", "compute", "nodes", "7"}
+	f.registerNode(t)
+	id := strconv.FormatInt(f.node.ID, 10)
+	node := []string{"zone", "z1", "role", "compute", "nodes", id}
 	f.want(http.StatusNoContent, "PUT", f.doc("astute", "values"), `{"debug":false,"ntp":{"servers":["a","b"]},"region":"One","zone_name":"none"}`)
 	f.want(http.StatusNoContent, "PUT", f.doc("astute", "values", "zone", "z1"), `{"zone_name":"z1","ntp":{"servers":["z"]}}`)
 	f.want(http.StatusNoContent, "PUT", f.doc("astute", "values", "zone", "z2"), `{"zone_name":"z2","leak":true}`)
@@ -255,8 +279,14 @@ func TestHTTPEffectiveValues(t *testing.T) {
 	f.wantJSON("GET", f.doc("astute", "values", node...)+"?effective", want)
 	f.wantJSON("GET", f.doc(fmt.Sprint(f.component.ResourceDefinitions[0].ID), "values", node...)+"?effective", want)
 	f.wantJSON("GET", f.doc("astute", "values", node...)+"?effective&show_lookup",
-		`{"debug":[true,"/zone/z1/role/compute/nodes/7/"],"ntp":[{"servers":["z"]},"/zone/z1/"],"region":["Two","/"],"zone_name":["z1","/zone/z1/"]}`)
+		`{"debug":[true,"/zone/z1/role/compute/nodes/`+id+`/"],"ntp":[{"servers":["z"]},"/zone/z1/"],"region":["Two","/"],"zone_name":["z1","/zone/z1/"]}`)
 	f.wantJSON("GET", f.doc("astute", "values", node...)+"?effective&key=ntp.servers.0", `"z"`)
+	// The node level takes the node by FQDN (any case) or UUID too, and the short
+	// path takes zone and role from the node's placement: the same documents.
+	f.wantJSON("GET", f.doc("astute", "values", "zone", "z1", "role", "compute", "nodes", strings.ToUpper(f.node.FQDN))+"?effective", want)
+	f.wantJSON("GET", f.doc("astute", "values", "nodes", f.node.UUID)+"?effective", want)
+	f.wantJSON("GET", f.doc("astute", "values", "nodes", f.node.FQDN), `{"debug":true}`)
+	f.want(http.StatusNotFound, "PUT", f.doc("astute", "values", "nodes", "unregistered-"+f.node.FQDN), `{"a":1}`)
 	f.want(http.StatusConflict, "GET", f.doc("astute", "values", node...)+"?effective&key=ntp.nope", nil)
 	f.want(http.StatusConflict, "GET", f.doc("astute", "values", node...)+"?show_lookup", nil)
 
@@ -271,7 +301,7 @@ func TestHTTPEffectiveValues(t *testing.T) {
 	}
 	f.want(http.StatusOK, "GET", fmt.Sprintf("/environments/%d/hierarchy_levels", f.env.ID), nil).decode(t, &levels)
 	if len(levels) != 3 || levels[0].Name != "zone" || !slices.Equal(levels[0].Values, []string{"z1", "z2"}) ||
-		!slices.Equal(levels[2].Values, []string{"7"}) {
+		!slices.Equal(levels[2].Values, []string{id}) {
 		t.Fatalf("hierarchy levels %+v", levels)
 	}
 }

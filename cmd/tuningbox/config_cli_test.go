@@ -265,8 +265,8 @@ func TestConfigErrors(t *testing.T) {
 		{"missing --env", []string{"config", "get", "--resource", "astute"}, "", 2, "--env is required"},
 		{"bad --level", []string{"config", "get", "--env", "1", "--level", "nodes", "--resource", "astute"}, "", 2, "want name=value"},
 		{"unknown flag", []string{"config", "get", "--env", "1", "--bogus"}, "", 2, "unknown flag"},
-		{"unknown FQDN", []string{"config", "get", "--env", "1", "--level", "nodes=node-9.domain.tld", "--resource", "astute"}, "", 3, "no node with FQDN node-9.domain.tld"},
-		{"FQDN must match exactly", []string{"config", "get", "--env", "1", "--level", "nodes=node-1.domain", "--resource", "astute"}, "", 3, "no node with FQDN node-1.domain"},
+		{"unknown FQDN", []string{"config", "get", "--env", "1", "--level", "nodes=node-9.domain.tld", "--resource", "astute"}, "", 3, "node node-9.domain.tld not found"},
+		{"FQDN must match exactly", []string{"config", "get", "--env", "1", "--level", "nodes=node-1.domain", "--resource", "astute"}, "", 3, "node node-1.domain not found"},
 		{"unknown environment", []string{"config", "get", "--env", "99", "--resource", "astute"}, "", 3, ""},
 		{"unknown resource", []string{"config", "get", "--env", "1", "--resource", "nope"}, "", 3, ""},
 		{"missing key", []string{"config", "get", "--env", "1", "--resource", "astute", "--key", "nope"}, "", 1, "HTTP 409"},
@@ -311,8 +311,8 @@ func TestConfigHistoryDiffRollback(t *testing.T) {
 	}
 
 	diff := mustCLI(t, url, "", with("diff", "--from", "1", "--to", "3")...)
-	wantDiff := `--- astute of environment 1 at nodes=7 values, version 1
-+++ astute of environment 1 at nodes=7 values, version 3
+	wantDiff := `--- astute of environment 1 at nodes=node-1.domain.tld values, version 1
++++ astute of environment 1 at nodes=node-1.domain.tld values, version 3
 ~ debug: false -> true
 ~ deployment_id: 5 -> 6
 - gone: 1
@@ -332,7 +332,7 @@ func TestConfigHistoryDiffRollback(t *testing.T) {
 	}
 
 	out := mustCLI(t, url, "", with("rollback", "--to", "1")...)
-	if out != "astute of environment 1 at nodes=7 values: version 1 written as version 4\n" {
+	if out != "astute of environment 1 at nodes=node-1.domain.tld values: version 1 written as version 4\n" {
 		t.Errorf("rollback output %q", out)
 	}
 	assertJSON(t, mustCLI(t, url, "", with("get")...), `{"deployment_id": 5, "debug": false, "nova": {"workers": 4, "state_path": "/var/lib/nova"}, "gone": 1}`)

@@ -14,8 +14,8 @@ import (
 
 const configBase = "/api/v1/config"
 
-// nodesLevel is the hierarchy level whose values are node ids; the CLI
-// accepts a node's FQDN there and maps it to the id.
+// nodesLevel is the node-bound hierarchy level: the server takes a node's id,
+// FQDN or UUID there and files its documents under the node's id.
 const nodesLevel = "nodes"
 
 // levelPair is one name=value of --level.
@@ -48,22 +48,6 @@ func formatLevels(levels []levelPair) string {
 		parts[i] = l.Name + "=" + l.Value
 	}
 	return strings.Join(parts, ",")
-}
-
-// resolveNodeLevels maps a node given by FQDN at the nodes level to its id.
-func resolveNodeLevels(ctx context.Context, c *apiClient, levels []levelPair) ([]levelPair, error) {
-	out := make([]levelPair, len(levels))
-	for i, l := range levels {
-		out[i] = l
-		if l.Name == nodesLevel && !isNodeID(l.Value) {
-			id, err := nodeIDByFQDN(ctx, c, l.Value)
-			if err != nil {
-				return nil, err
-			}
-			out[i].Value = id
-		}
-	}
-	return out, nil
 }
 
 // isNodeID reports whether s is a legacy integer id or a UUID rather than an FQDN.
@@ -144,7 +128,7 @@ func (f *docFlags) register(cmd *cobra.Command) {
 	fl.StringVarP(&f.resource, "resource", "r", "", "resource (data source) name or id, e.g. astute or override/plugins (required)")
 }
 
-// connect checks the flags, builds the API client and resolves node FQDNs through it.
+// connect checks the flags and builds the API client.
 func (f *docFlags) connect(ctx context.Context) (*apiClient, docRef, error) {
 	if f.env == "" {
 		return nil, docRef{}, usagef("--env is required")
@@ -158,9 +142,6 @@ func (f *docFlags) connect(ctx context.Context) (*apiClient, docRef, error) {
 	}
 	c, err := newAPIClient()
 	if err != nil {
-		return nil, docRef{}, err
-	}
-	if levels, err = resolveNodeLevels(ctx, c, levels); err != nil {
 		return nil, docRef{}, err
 	}
 	return c, docRef{Env: f.env, Levels: levels, Resource: strings.Trim(f.resource, "/")}, nil

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -58,9 +59,6 @@ Each data source must be defined in a component of the environment.`,
 				return err
 			}
 			levels = append(levels, levelPair{Name: nodesLevel, Value: node})
-			if levels, err = resolveNodeLevels(cmd.Context(), c, levels); err != nil {
-				return err
-			}
 			return importFiles(cmd.Context(), cmd.OutOrStdout(), c, env, levels, files, dryRun)
 		},
 	}
@@ -262,6 +260,11 @@ func importFiles(ctx context.Context, w io.Writer, c *apiClient, env string, lev
 	for _, u := range uploads {
 		ref := docRef{Env: env, Levels: levels, Resource: u.resource}
 		changed, version, err := importUpload(ctx, c, ref, u, defined, dryRun)
+		var apiErr *apiError
+		if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
+			// Data sources were checked above: the environment or the node is unknown, for every file.
+			return err
+		}
 		switch {
 		case err != nil:
 			failed++

@@ -148,7 +148,7 @@ func TestConfigImport(t *testing.T) {
 			t.Errorf("first import of %s: %q, want %q", r, results[r], wantResult)
 		}
 	}
-	if !strings.HasSuffix(out, "environment 1 at nodes=7: 7 updated, 1 unchanged, 0 failed\n") {
+	if !strings.HasSuffix(out, "environment 1 at nodes=node-1.domain.tld: 7 updated, 1 unchanged, 0 failed\n") {
 		t.Errorf("summary:\n%s", out)
 	}
 

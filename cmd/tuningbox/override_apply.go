@@ -71,9 +71,6 @@ catalog is then an error (without it the report lists the unchecked types).`,
 					return err
 				}
 			} else {
-				if levels, err = resolveNodeLevels(cmd.Context(), client, levels); err != nil {
-					return err
-				}
 				body["source"] = map[string]string{"env": env, "levels": levelPath(levels), "resource": resource}
 			}
 			resp, err := client.do(cmd.Context(), request{Method: http.MethodPost, Path: configBase + "/overrides/apply", Body: body})

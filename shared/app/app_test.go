@@ -54,6 +54,7 @@ func TestOverrideDataValidatedAndAppliedFromConfigDB(t *testing.T) {
 	c.do("POST", "/api/v1/config/components",
 		`{"name":"puppet","resource_definitions":[{"name":"override/configuration","content":{"validator":"puppet-resource-overrides"}}]}`, 201, "")
 	c.do("POST", "/api/v1/config/environments", `{"id":1,"components":["puppet"],"hierarchy_levels":["nodes"]}`, 201, "")
+	c.do("POST", "/api/v1/nodes", `{"id":7,"fqdn":"node-7.example.com","environment_id":1}`, 201, "")
 	doc := "/api/v1/config/environments/1/nodes/7/resources/override/configuration/values"
 
 	c.do("PUT", doc, `{"configuration":{"package":{"mc":"absent"}}}`, 400, "configuration.package.mc")

@@ -33,10 +33,12 @@ type services struct {
 }
 
 func newServices(b store.Backend, cfg Config, logger *slog.Logger) (*services, error) {
-	config := configdb.NewService(b.Index, b.Blobs)
+	registry := &registryNodes{}
+	config := configdb.NewService(b.Index, b.Blobs, configdb.WithNodes(registry))
 	// Resource definitions whose content names this validator hold override data (spec 001).
 	config.RegisterValidator(overrides.ValidatorName, overrides.ValidateData)
 	nodeRegistry := nodes.NewService(b.Index, configEnvironments{config})
+	registry.svc = nodeRegistry
 	s := &services{
 		config:    config,
 		overrides: overrides.NewService(configEffective{config}),
@@ -58,6 +60,25 @@ func (c configEnvironments) Environment(ctx context.Context, ref string) (nodes.
 		return nodes.Environment{}, err
 	}
 	return nodes.Environment{ID: env.ID, UUID: env.UUID}, nil
+}
+
+// registryNodes lets the ConfigDB resolve its node level through the node registry.
+type registryNodes struct{ svc *nodes.Service }
+
+func (r *registryNodes) Resolve(ctx context.Context, ref string) (configdb.Node, error) {
+	n, err := r.svc.Resolve(ctx, ref)
+	return configNode(n), err
+}
+
+func (r *registryNodes) RecordKey(id int64) store.Key { return nodes.RecordKey(id) }
+
+func (r *registryNodes) DecodeRecord(value []byte) (configdb.Node, error) {
+	n, err := nodes.DecodeRecord(value)
+	return configNode(n), err
+}
+
+func configNode(n nodes.Node) configdb.Node {
+	return configdb.Node{ID: n.ID, UUID: n.UUID, FQDN: n.FQDN, Environment: n.EnvironmentID, Levels: n.Levels}
 }
 
 // environmentClusters lets the graphs domain treat ConfigDB environments as

@@ -39,6 +39,10 @@ type Service struct {
 	// guesses remembers which environment and resource definition a reference
 	// resolved to; a read confirms the guess from the items it fetches anyway.
 	guesses *cache.LRU[string, guess]
+	// nodes resolves the node-bound level (nil: it holds free values);
+	// placements remembers what node level paths resolved to, confirmed on every read.
+	nodes      NodeRegistry
+	placements *cache.LRU[string, *placement]
 	// envs and resdefs hold the parsed form of the last seen item bytes.
 	envs    *cache.LRU[int64, parsedItem[envRecord]]
 	resdefs *cache.LRU[int64, parsedItem[resdefRecord]]
@@ -79,6 +83,7 @@ func NewService(idx store.Index, blobs store.Blobs, opts ...Option) *Service {
 		validators: make(map[string]func([]byte) error),
 		merges:     cache.New[[32]byte](mergeCacheEntries, func(*merged) int64 { return 1 }),
 		guesses:    cache.New[string](entityCacheEntries, func(guess) int64 { return 1 }),
+		placements: cache.New[string](entityCacheEntries, func(*placement) int64 { return 1 }),
 		envs:       cache.New[int64](entityCacheEntries, func(parsedItem[envRecord]) int64 { return 1 }),
 		resdefs:    cache.New[int64](entityCacheEntries, func(parsedItem[resdefRecord]) int64 { return 1 }),
 	}

@@ -87,11 +87,18 @@ func (s *Service) load(ctx context.Context, ref DocRef, version int, vk Kind) (*
 			}
 			s.guesses.Add(guessKey, g)
 		}
-		sn, err := s.fetch(ctx, ref, g, version, vk)
+		p, err := s.place(ctx, g.env, ref.Levels)
+		if err != nil {
+			return nil, err
+		}
+		sn, err := s.fetch(ctx, ref, g, p, version, vk)
 		if err != nil || sn != nil {
 			return sn, err
 		}
 		s.guesses.Remove(guessKey)
+		if p != nil {
+			s.placements.Remove(placementKey(g.env, ref.Levels))
+		}
 	}
 	return nil, errs.Conflictf("environment %s changed during the request; try again", ref.Env)
 }
@@ -101,9 +108,6 @@ func (s *Service) load(ctx context.Context, ref DocRef, version int, vk Kind) (*
 func (s *Service) resolve(ctx context.Context, ref DocRef) (guess, error) {
 	env, _, err := s.envByRef(ctx, ref.Env)
 	if err != nil {
-		return guess{}, err
-	}
-	if err := checkLevels(env, ref.Levels); err != nil {
 		return guess{}, err
 	}
 	g := guess{env: env.ID}
@@ -178,7 +182,7 @@ func checkLevels(env envRecord, levels []LevelValue) error {
 		return errs.NotFoundf("environment %d has %d hierarchy levels; the URL names %d", env.ID, len(env.Levels), len(levels))
 	}
 	for i, lv := range levels {
-		if lv.Name != env.Levels[i].Name {
+		if !levelNameMatches(lv.Name, env.Levels[i].Name) {
 			return errs.NotFoundf("Unexpected level name '%s'. Expected '%s'.", lv.Name, env.Levels[i].Name)
 		}
 		if err := validLevelValue(lv); err != nil {
@@ -188,17 +192,22 @@ func checkLevels(env envRecord, levels []LevelValue) error {
 	return nil
 }
 
-// fetch reads everything in one BatchGet under guess g. It returns nil (and no
-// error) when the items show that the guess no longer holds.
-func (s *Service) fetch(ctx context.Context, ref DocRef, g guess, version int, vk Kind) (*snapshot, error) {
+// fetch reads everything in one BatchGet under guess g and placement p (nil:
+// the path names no node). It returns nil (and no error) when the items show
+// that the guess or the placement no longer holds.
+func (s *Service) fetch(ctx context.Context, ref DocRef, g guess, p *placement, version int, vk Kind) (*snapshot, error) {
 	r := parseRef(ref.Resource)
-	depth := len(ref.Levels)
-	keys := make([]store.Key, 0, 3+2*(depth+1)+len(g.components))
+	levels := ref.Levels
+	if p != nil {
+		levels = p.levels
+	}
+	depth := len(levels)
+	keys := make([]store.Key, 0, 4+2*(depth+1)+len(g.components))
 	keys = append(keys, envKey(g.env), resdefKey(g.resdef))
 	const firstHead = 2 // heads follow the environment and the definition, two per depth
 	paths := make([]string, depth+1)
 	for d := range paths {
-		paths[d] = levelPath(ref.Levels[:d])
+		paths[d] = levelPath(levels[:d])
 		for _, k := range kinds {
 			keys = append(keys, headKey(g.env, g.resdef, k, paths[d]))
 		}
@@ -212,6 +221,9 @@ func (s *Service) fetch(ctx context.Context, ref DocRef, g guess, version int, v
 	if r.kind == byName {
 		keys = append(keys, nameKeys(g.components, r.name)...)
 	}
+	if p != nil {
+		keys = append(keys, s.nodes.RecordKey(p.node.ID))
+	}
 	items, err := s.idx.BatchGet(ctx, keys)
 	if err != nil {
 		return nil, err
@@ -220,11 +232,24 @@ func (s *Service) fetch(ctx context.Context, ref DocRef, g guess, version int, v
 	if !ok {
 		return nil, nil
 	}
-	sn := &snapshot{envRev: envItem.Revision, levels: ref.Levels, heads: make([][2]*head, depth+1)}
+	sn := &snapshot{envRev: envItem.Revision, levels: levels, heads: make([][2]*head, depth+1)}
 	if sn.env, err = parsed(s.envs, g.env, envItem); err != nil {
 		return nil, err
 	}
-	if err := checkLevels(sn.env, ref.Levels); err != nil {
+	if p != nil {
+		it, ok := items[s.nodes.RecordKey(p.node.ID)]
+		if !ok {
+			return nil, nil
+		}
+		n, err := s.nodes.DecodeRecord(it.Value)
+		if err != nil {
+			return nil, err
+		}
+		if envItem.Revision != p.envRev || !p.holds(g.env, n) {
+			return nil, nil
+		}
+	}
+	if err := checkLevels(sn.env, levels); err != nil {
 		return nil, err
 	}
 	resItem, ok := items[resdefKey(g.resdef)]

@@ -112,6 +112,9 @@ func (s *Service) buildLevels(ctx context.Context, old []Level, names []string) 
 		}
 		seen[n] = true
 	}
+	if seen[NodeLevel] && seen[nodeLevelAlias] {
+		return nil, errs.Conflictf("an environment has one node level: %q or %q, not both", NodeLevel, nodeLevelAlias)
+	}
 	levels := make([]Level, 0, len(names))
 	for _, n := range names {
 		lvl, ok := levelNamed(old, n)
@@ -351,8 +354,10 @@ func (s *Service) RenameHierarchyLevel(ctx context.Context, envRef, levelRef, na
 		if err != nil {
 			return err
 		}
-		if other, taken := levelNamed(rec.Levels, name); taken && other.ID != rec.Levels[i].ID {
-			return errs.Conflictf("environment %d already has a hierarchy level named %q", rec.ID, name)
+		for _, other := range rec.Levels {
+			if other.ID != rec.Levels[i].ID && (other.Name == name || IsNodeLevel(other.Name) && IsNodeLevel(name)) {
+				return errs.Conflictf("environment %d already has a hierarchy level named %q", rec.ID, other.Name)
+			}
 		}
 		rec.Levels[i].Name = name
 		return s.idx.Write(ctx, store.Update(envKey(rec.ID), mustJSON(rec), rev))

@@ -3,6 +3,7 @@ package authapi_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -111,12 +112,15 @@ func (s *stack) must(t *testing.T, cred credential, method, target string, body 
 }
 
 // seedConfig creates a component with the astute resource and environment 1
-// with a "nodes" level, and values for nodes 7 and 8.
+// with a "nodes" level, registers nodes 7 and 8 there, and stores values for them.
 func (s *stack) seedConfig(t *testing.T) {
 	t.Helper()
 	const api = "/api/v1/config"
 	s.must(t, admin, "POST", api+"/components", map[string]any{"name": "fuel", "resource_definitions": []any{map[string]any{"name": "astute"}}}, http.StatusCreated)
 	s.must(t, admin, "POST", api+"/environments", map[string]any{"id": 1, "components": []string{"fuel"}, "hierarchy_levels": []string{"nodes"}}, http.StatusCreated)
+	for _, id := range []int{7, 8} {
+		s.must(t, admin, "POST", "/api/v1/nodes", map[string]any{"id": id, "fqdn": fmt.Sprintf("node-%d.example.com", id), "environment_id": 1}, http.StatusCreated)
+	}
 	s.must(t, admin, "PUT", api+"/environments/1/resources/astute/values", map[string]any{"region": "RegionOne"}, http.StatusNoContent)
 	s.must(t, admin, "PUT", api+"/environments/1/nodes/7/resources/astute/values", map[string]any{"debug": true}, http.StatusNoContent)
 	s.must(t, admin, "PUT", api+"/environments/1/nodes/8/resources/astute/values", map[string]any{"debug": false}, http.StatusNoContent)

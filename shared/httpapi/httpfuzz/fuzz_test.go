@@ -34,6 +34,9 @@ func newAPI(f *testing.F) http.Handler {
 	}{
 		{"POST", "/api/v1/config/components", `{"name":"fuel","resource_definitions":[{"name":"astute"}]}`},
 		{"POST", "/api/v1/config/environments", `{"id":1,"components":["fuel"],"hierarchy_levels":["role","nodes"]}`},
+		{"POST", "/api/v1/nodes", `{"id":7,"fqdn":"node-7.example.com","environment_id":1,"levels":{"role":"compute"}}`},
+		{"POST", "/api/v1/nodes", `{"id":8,"fqdn":"node-8.example.com","environment_id":1,"levels":{"role":"compute"}}`},
+		{"POST", "/api/v1/nodes", `{"id":9,"fqdn":"node-9.example.com","environment_id":1,"levels":{"role":"compute"}}`},
 		{"PUT", envPrefix + "1/resources/astute/values", `{"scope":"SCOPE-GLOBAL","global_only":{"a":[1,{"b":2}]}}`},
 		{"PUT", envPrefix + "1/role/compute/resources/astute/values", `{"scope":"SCOPE-ROLE"}`},
 		{"PUT", envPrefix + "1/role/compute/nodes/7/resources/astute/values", `{"scope":"SCOPE-NODE7","list":[0,1,2]}`},

@@ -1,0 +1,100 @@
+package configdb
+
+import (
+	"context"
+	"testing"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/nodes"
+	"github.com/tuningbox/tuningbox/shared/nodes/nodestest"
+	"github.com/tuningbox/tuningbox/shared/store"
+	"github.com/tuningbox/tuningbox/shared/store/bolt"
+)
+
+// registry adapts the node registry as shared/app does.
+type registry struct{ svc *nodes.Service }
+
+func (r registry) Resolve(ctx context.Context, ref string) (Node, error) {
+	n, err := r.svc.Resolve(ctx, ref)
+	return asNode(n), err
+}
+func (registry) RecordKey(id int64) store.Key { return nodes.RecordKey(id) }
+func (registry) DecodeRecord(v []byte) (Node, error) {
+	n, err := nodes.DecodeRecord(v)
+	return asNode(n), err
+}
+func asNode(n nodes.Node) Node {
+	return Node{ID: n.ID, UUID: n.UUID, FQDN: n.FQDN, Environment: n.EnvironmentID, Levels: n.Levels}
+}
+
+// TestWarmNodeReadIsOneIndexCall: resolving the node (by FQDN, UUID, or the
+// short path through its placement) adds no request to a warm read, and a
+// change of the node is seen by the very next read.
+func TestWarmNodeReadIsOneIndexCall(t *testing.T) {
+	b, err := bolt.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	idx, blobs := &countingIndex{Index: b.Index}, &countingBlobs{Blobs: b.Blobs}
+	reg := nodes.NewService(b.Index, nodestest.Environments{Count: 2})
+	s := NewService(idx, blobs, WithNodes(registry{reg}))
+	ctx := context.Background()
+	if _, err := s.CreateComponent(ctx, NewComponent{Name: "fuel", ResourceDefinitions: []NewResourceDefinition{{Name: "astute"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateEnvironment(ctx, NewEnvironment{ID: 1, Components: []string{"fuel"}, Levels: []string{"role", "nodes"}}); err != nil {
+		t.Fatal(err)
+	}
+	n, err := reg.Create(ctx, nodes.NewNode{ID: 3, FQDN: "node-3.example.com", Environment: "1", Levels: map[string]string{"role": "compute"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []upload{{lv(), Values, `{"a":1}`}, {lv("role", "compute"), Values, `{"b":1}`}, {lv("role", "compute", "nodes", "3"), Values, `{"c":1}`}} {
+		if _, err := s.PutDocument(ctx, DocRef{Env: "1", Levels: u.levels, Resource: "astute"}, u.kind, []byte(u.doc), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const want = `{"a":1,"b":1,"c":1}`
+	for _, path := range [][]LevelValue{
+		lv("role", "compute", "nodes", "node-3.example.com"),
+		lv("role", "compute", "nodes", n.UUID),
+		lv("nodes", "NODE-3.example.com"),
+		lv("node", "3"),
+	} {
+		q := EffectiveQuery{Env: "1", Levels: path, Resource: "astute"}
+		if d, err := s.Effective(ctx, q); err != nil || string(d.Body) != want { // warms the caches
+			t.Fatalf("%v: %v %v", path, d, err)
+		}
+		idx.calls.Store(0)
+		blobs.gets.Store(0)
+		if d, err := s.Effective(ctx, q); err != nil || string(d.Body) != want {
+			t.Fatalf("%v: %v %v", path, d, err)
+		}
+		if idx.calls.Load() != 1 || blobs.gets.Load() != 0 {
+			t.Errorf("warm read at %v: %d index calls and %d blob reads; want 1 and 0", path, idx.calls.Load(), blobs.gets.Load())
+		}
+	}
+	// The registry changes; the cached resolutions are not trusted.
+	short := EffectiveQuery{Env: "1", Levels: lv("nodes", "node-3.example.com"), Resource: "astute"}
+	role := "controller"
+	if _, err := reg.Update(ctx, "3", nodes.Update{Levels: &map[string]string{"role": role}}); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := s.Effective(ctx, short); err != nil || string(d.Body) != `{"a":1}` {
+		t.Fatalf("after the placement change: %v %v", d, err)
+	}
+	fqdn := "node-3b.example.com"
+	if _, err := reg.Update(ctx, "3", nodes.Update{FQDN: &fqdn}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Effective(ctx, short); !errs.Is(err, errs.NotFound) {
+		t.Fatalf("the old FQDN: %v, want not found", err)
+	}
+	if err := reg.Delete(ctx, "3"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Effective(ctx, EffectiveQuery{Env: "1", Levels: lv("role", "compute", "nodes", "3"), Resource: "astute"}); !errs.Is(err, errs.NotFound) {
+		t.Fatalf("a deleted node: %v, want not found", err)
+	}
+}

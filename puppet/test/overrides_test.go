@@ -183,6 +183,16 @@ configuration:
 			wantError: []string{"dependency cycle: File[DIR/b] -> File[DIR/a] -> File[DIR/b]"},
 		},
 		{
+			name: "an evaluated defined type's instance cannot be updated",
+			data: map[string]string{nodeOverrides: `
+configuration:
+  wrapped_file:
+    DIR/b: {content: "never\n"}
+`},
+			want:      map[string]string{"a": "pre-existing\n", "b": ""},
+			wantError: []string{"Wrapped_file[DIR/b] is an instance of the defined type Wrapped_file, already evaluated"},
+		},
+		{
 			name: "tuningbox unreachable fails the run",
 			data: map[string]string{nodeOverrides: `
 configuration:

@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
 
 func main() {
@@ -44,15 +46,18 @@ func newRootCmd() *cobra.Command {
 		newGraphCmd(),
 		newUserCmd(),
 		newTokenCmd(),
+		newStoreCmd(),
 	)
 	return root
 }
 
 // exitCode maps an error to the process exit status: 2 for usage errors,
-// 3 when the API answered "not found", 1 otherwise.
+// 3 when the API answered "not found", 4 for a damaged database file, 1 otherwise.
 func exitCode(err error) int {
 	var apiErr *apiError
 	switch {
+	case errors.Is(err, bolt.ErrDamaged):
+		return 4
 	case errors.As(err, &apiErr) && apiErr.Status == 404:
 		return 3
 	case errors.As(err, new(*usageError)):

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -43,7 +44,12 @@ func Open(dir string) (store.Backend, error) {
 		return store.Backend{}, fmt.Errorf("open %s: data directory is in use by another tuningbox process", path)
 	}
 	if err != nil {
-		return store.Backend{}, fmt.Errorf("open %s: %w", path, err)
+		return store.Backend{}, openError(path, err)
+	}
+	// Before anything touches a page: a write after a truncation would fault (SIGBUS).
+	if err := checkSize(db, path); err != nil {
+		db.Close()
+		return store.Backend{}, err
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
 		for _, name := range [][]byte{indexBucket, blobBucket} {
@@ -58,6 +64,87 @@ func Open(dir string) (store.Backend, error) {
 		return store.Backend{}, fmt.Errorf("initialise %s: %w", path, err)
 	}
 	return store.Backend{Index: &index{db: db}, Blobs: &blobs{db: db}, Close: db.Close}, nil
+}
+
+// ErrDamaged is returned (wrapped, with what is wrong) by Open and Check for a
+// database file that is truncated, has no valid metadata, or fails bbolt's
+// consistency check: the server refuses to start on it rather than fault later.
+var ErrDamaged = errors.New("the database file is damaged; restore it from a backup")
+
+// openError tells a damaged file from other failures of bbolt.Open.
+func openError(path string, err error) error {
+	for _, damage := range []error{berrors.ErrInvalid, berrors.ErrChecksum, berrors.ErrVersionMismatch, berrors.ErrInvalidMapping} {
+		if errors.Is(err, damage) {
+			return fmt.Errorf("open %s: %w (%v)", path, ErrDamaged, err)
+		}
+	}
+	if fi, serr := os.Stat(path); serr == nil && fi.Mode().IsRegular() && !errors.Is(err, os.ErrPermission) {
+		return fmt.Errorf("open %s: %w (%v)", path, ErrDamaged, err)
+	}
+	return fmt.Errorf("open %s: %w", path, err)
+}
+
+// checkSize compares the file's size with the size its metadata records: a
+// shorter file lost pages that bbolt would map and fault on.
+func checkSize(db *bbolt.DB, path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	var recorded int64
+	_ = db.View(func(tx *bbolt.Tx) error { recorded = tx.Size(); return nil })
+	if fi.Size() < recorded {
+		return fmt.Errorf("open %s: %w (the file has %d bytes, its metadata records %d: it was truncated)", path, ErrDamaged, fi.Size(), recorded)
+	}
+	return nil
+}
+
+// CheckReport describes a database file that passed Check.
+type CheckReport struct {
+	Path       string
+	Bytes      int64
+	IndexItems int
+	Blobs      int
+}
+
+// Check opens dir's database read-only and verifies it: metadata, size and
+// every page (bbolt's consistency check). A damaged file is ErrDamaged with
+// the problems found; a file in use by a server is an error too.
+func Check(dir string) (CheckReport, error) {
+	path := filepath.Join(dir, FileName)
+	rep := CheckReport{Path: path}
+	if _, err := os.Stat(path); err != nil {
+		return rep, err
+	}
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: time.Second})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return rep, fmt.Errorf("open %s: data directory is in use by a tuningbox process; stop it first", path)
+	}
+	if err != nil {
+		return rep, openError(path, err)
+	}
+	defer db.Close()
+	if err := checkSize(db, path); err != nil {
+		return rep, err
+	}
+	return rep, db.View(func(tx *bbolt.Tx) error {
+		rep.Bytes = tx.Size()
+		var problems []string
+		for err := range tx.Check() {
+			if len(problems) < 10 {
+				problems = append(problems, err.Error())
+			}
+		}
+		if len(problems) > 0 {
+			return fmt.Errorf("check %s: %w: %s", path, ErrDamaged, strings.Join(problems, "; "))
+		}
+		for name, n := range map[string]*int{string(indexBucket): &rep.IndexItems, string(blobBucket): &rep.Blobs} {
+			if b := tx.Bucket([]byte(name)); b != nil {
+				*n = b.Stats().KeyN
+			}
+		}
+		return nil
+	})
 }
 
 // index stores each item under a key made of the length-prefixed partition followed

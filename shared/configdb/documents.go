@@ -32,8 +32,9 @@ type parsedItem[T any] struct {
 
 // snapshot is one consistent read of everything a document operation needs.
 type snapshot struct {
-	env       envRecord
-	envRev    int64
+	env    envRecord
+	envRaw []byte // the environment item's stored bytes
+	envRev int64
 	resdef    resdefRecord
 	resdefRev int64
 	levels    []LevelValue
@@ -232,7 +233,7 @@ func (s *Service) fetch(ctx context.Context, ref DocRef, g guess, p *placement, 
 	if !ok {
 		return nil, nil
 	}
-	sn := &snapshot{envRev: envItem.Revision, levels: levels, heads: make([][2]*head, depth+1)}
+	sn := &snapshot{envRaw: envItem.Value, envRev: envItem.Revision, levels: levels, heads: make([][2]*head, depth+1)}
 	if sn.env, err = parsed(s.envs, g.env, envItem); err != nil {
 		return nil, err
 	}
@@ -436,13 +437,44 @@ func (s *Service) write(ctx context.Context, ref DocRef, kind Kind, ifMatch stri
 			ops = append(ops, store.Update(headKey(sn.env.ID, sn.resdef.ID, kind, path), value, cur.rev))
 		} else {
 			ops = append(ops, store.Create(headKey(sn.env.ID, sn.resdef.ID, kind, path), value))
-			for i, lv := range sn.levels {
-				ops = append(ops, store.Put(levelValueKey(sn.env.ID, sn.env.Levels[i].ID, lv.Value), []byte("{}")))
+			newValues, err := s.newLevelValues(ctx, sn)
+			if err != nil {
+				return err
+			}
+			ops = append(ops, newValues...)
+			if len(newValues) > 0 {
+				// A level gets its first documents: move the environment's revision
+				// (same bytes), so that a hierarchy change that found the level
+				// empty and updates the environment at the old revision fails.
+				ops[1] = store.Update(envKey(sn.env.ID), sn.envRaw, sn.envRev)
 			}
 		}
 		return s.idx.Write(ctx, ops...)
 	})
 	return stored, err
+}
+
+// newLevelValues returns the creates of the level-value items of sn's level
+// path that do not exist yet (the items that make a level "have documents").
+func (s *Service) newLevelValues(ctx context.Context, sn *snapshot) ([]store.Op, error) {
+	keys := make([]store.Key, len(sn.levels))
+	for i, lv := range sn.levels {
+		keys[i] = levelValueKey(sn.env.ID, sn.env.Levels[i].ID, lv.Value)
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	existing, err := s.idx.BatchGet(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	var ops []store.Op
+	for _, k := range keys {
+		if _, ok := existing[k]; !ok {
+			ops = append(ops, store.Create(k, []byte("{}")))
+		}
+	}
+	return ops, nil
 }
 
 // validate runs the validator the definition's content names, if any.

@@ -251,8 +251,9 @@ func (s *Service) UpdateEnvironment(ctx context.Context, envRef string, upd Envi
 
 // checkLevelsMovable refuses a new hierarchy that changes the position of a level
 // documents were stored under: level paths in keys are positional, so the documents
-// would silently change meaning. Document writes check the environment's revision,
-// so none can slip in between this check and the update.
+// would silently change meaning. A document write that gives a level its first
+// value moves the environment's revision, and every document write checks it, so
+// none can slip in between this check and the update (configdbtest.HierarchyRace).
 func (s *Service) checkLevelsMovable(ctx context.Context, rec envRecord, levels []Level) error {
 	for i, old := range rec.Levels {
 		if i < len(levels) && levels[i].ID == old.ID {

@@ -32,9 +32,9 @@ type parsedItem[T any] struct {
 
 // snapshot is one consistent read of everything a document operation needs.
 type snapshot struct {
-	env    envRecord
-	envRaw []byte // the environment item's stored bytes
-	envRev int64
+	env       envRecord
+	envRaw    []byte // the environment item's stored bytes
+	envRev    int64
 	resdef    resdefRecord
 	resdefRev int64
 	levels    []LevelValue

@@ -232,13 +232,23 @@ func runOverrideScenario(t *testing.T, root string, srv *server, env int64, sc o
 		writeTestFile(t, filepath.Join(dir, "a"), "pre-existing\n")
 	}
 
+	before := len(srv.requests())
 	stdout, stderr, wall, err := p.apply(manifest)
 	summary := firstLine(stdout, "Notice: tuningbox::override_resources:")
 	if len(sc.wantError) == 0 {
 		if err != nil {
 			t.Fatalf("puppet apply: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
 		}
-		t.Logf("%5d ms  %s", wall.Milliseconds(), summary)
+		var planned []time.Duration
+		for _, r := range srv.requests()[before:] {
+			if r.Path == "/api/v1/config/overrides/apply" {
+				planned = append(planned, r.Duration)
+			}
+		}
+		if len(planned) != 1 {
+			t.Errorf("the run asked for %d plans, want exactly 1", len(planned))
+		}
+		t.Logf("%5d ms  %s (plan: %v on the server)", wall.Milliseconds(), summary, planned)
 	} else {
 		if err == nil {
 			t.Fatalf("puppet apply succeeded, want a failure naming %q\nstdout:\n%s", sc.wantError, stdout)

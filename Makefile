@@ -5,7 +5,7 @@ LISTEN ?= 127.0.0.1:8080
 DATA ?= ./data
 FUNCTIONS := $(notdir $(wildcard functions/*))
 
-.PHONY: run build test unit vet bench fmt integration hiera synth deploy fuzz
+.PHONY: run build test unit vet bench fmt integration hiera keystone synth deploy fuzz
 
 # A local development administrator (admin/admin-password) unless the environment names
 # another; it is created only when missing. Never use these defaults on a shared server.
@@ -60,12 +60,16 @@ integration:
 hiera:
 	puppet/test/run.sh
 
+# X-Auth-Token against a real Keystone on SQLite (installs Debian's python3-keystone once).
+keystone:
+	keystone/run.sh
+
 # Every fuzz target of the tree for FUZZTIME each (`unit` already runs their seed corpora).
 FUZZTIME ?= 10s
 fuzz:
 	FUZZTIME=$(FUZZTIME) .ci/fuzz.sh
 
-test: vet unit integration hiera fuzz
+test: vet unit integration hiera keystone fuzz
 
 bench:
 	bash .ci/bench.sh

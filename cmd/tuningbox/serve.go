@@ -9,12 +9,16 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tuningbox/tuningbox/shared/app"
+	"github.com/tuningbox/tuningbox/shared/auth"
 	"github.com/tuningbox/tuningbox/shared/auth/clientcert"
+	"github.com/tuningbox/tuningbox/shared/auth/keystone"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 )
 
@@ -79,6 +83,12 @@ uses a DynamoDB table and an S3 bucket (endpoints from AWS_ENDPOINT_URL*).`,
 	f.StringVar(&clientCA, "client-ca", os.Getenv("TUNINGBOX_CLIENT_CA"), "accept client certificates signed by this CA (PEM, e.g. the Puppet CA's ca.pem)")
 	f.StringVar(&crl, "client-crl", os.Getenv("TUNINGBOX_CLIENT_CRL"), "refuse client certificates this CRL revokes (PEM, e.g. the Puppet CA's crl.pem; re-read when it changes)")
 	f.StringSliceVar(&cfg.ServerCertnames, "server-certname", cfg.ServerCertnames, "certname of a Puppet server whose certificate reads every node as an observer (repeatable)")
+	f.StringVar(&cfg.Keystone.URL, "keystone-url", cfg.Keystone.URL, "accept Keystone tokens (X-Auth-Token) validated by this Keystone v3 endpoint")
+	f.StringVar(&cfg.Keystone.User, "keystone-user", cfg.Keystone.User, "service user that validates Keystone tokens (password from TUNINGBOX_KEYSTONE_PASSWORD)")
+	f.StringVar(&cfg.Keystone.ServiceProject, "keystone-service-project", cfg.Keystone.ServiceProject, "project of the Keystone service user")
+	f.StringVar(&cfg.Keystone.Project, "keystone-project", cfg.Keystone.Project, "project (id, or name in TUNINGBOX_KEYSTONE_PROJECT_DOMAIN) whose Keystone tokens are accepted")
+	f.Var(keystoneRolesFlag{&cfg.Keystone.Roles}, "keystone-roles", "Keystone roles in that project mapped to tuningbox roles: keystoneRole=admin|observer,...")
+	f.DurationVar(&cfg.Keystone.CacheBound, "keystone-cache", cfg.Keystone.CacheBound, "longest time a Keystone token is trusted without asking Keystone again (a revoked token works at most this long)")
 	f.DurationVar(&shutdownDeadline, "shutdown-timeout", 10*time.Second, "how long to let requests finish on shutdown")
 	return cmd
 }
@@ -152,3 +162,28 @@ func serve(ctx context.Context, cfg app.Config, listen, tlsCert, tlsKey string, 
 	}
 	return nil
 }
+
+// keystoneRolesFlag sets a Keystone role mapping from "keystoneRole=role,...".
+type keystoneRolesFlag struct{ roles *map[string]auth.Role }
+
+func (f keystoneRolesFlag) String() string {
+	if f.roles == nil {
+		return ""
+	}
+	var parts []string
+	for ks, tb := range *f.roles {
+		parts = append(parts, ks+"="+string(tb))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ",")
+}
+
+func (f keystoneRolesFlag) Set(v string) error {
+	roles, err := keystone.ParseRoles(v)
+	if err == nil {
+		*f.roles = roles
+	}
+	return err
+}
+
+func (keystoneRolesFlag) Type() string { return "mapping" }

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/tuningbox/tuningbox/shared/auth"
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
+	"github.com/tuningbox/tuningbox/shared/auth/keystone"
 	"github.com/tuningbox/tuningbox/shared/httpapi/authapi"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
@@ -25,7 +28,15 @@ func newGuard(idx store.Index, s *services, cfg Config, logger *slog.Logger) (*a
 			logger.Info("created the bootstrap administrator", "user", cfg.AdminUser)
 		}
 	}
-	return authapi.New(users, audit.New(idx, nil), configEnvironmentIDs{s}, logger), nil
+	m := authapi.New(users, audit.New(idx, nil), configEnvironmentIDs{s}, logger)
+	if cfg.Keystone.URL != "" {
+		v, err := keystone.New(cfg.Keystone, &http.Client{Timeout: 10 * time.Second}, time.Now)
+		if err != nil {
+			return nil, err
+		}
+		m.UseKeystone(v)
+	}
+	return m, nil
 }
 
 // registryNodeNames gives a node user every name of its node in the registry.

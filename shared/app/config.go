@@ -5,9 +5,12 @@ package app
 
 import (
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/tuningbox/tuningbox/shared/auth/keystone"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 )
 
@@ -40,13 +43,18 @@ type Config struct {
 	// observers (Puppet servers); every other verified certificate is the node
 	// registered under its certname.
 	ServerCertnames []string
+	// Keystone validates X-Auth-Token headers when its URL is set.
+	Keystone keystone.Config
 }
 
 // LoadConfig reads the configuration from environment variables through getenv:
 // TUNINGBOX_BACKEND, TUNINGBOX_DATA, TUNINGBOX_TABLE, TUNINGBOX_BUCKET,
 // TUNINGBOX_S3_PATH_STYLE, TUNINGBOX_CREATE_RESOURCES, TUNINGBOX_MAX_BODY,
 // TUNINGBOX_BLOB_CACHE_BYTES, TUNINGBOX_ADMIN_USER, TUNINGBOX_ADMIN_PASSWORD,
-// TUNINGBOX_SERVER_CERTNAMES (comma-separated).
+// TUNINGBOX_SERVER_CERTNAMES (comma-separated), and for Keystone
+// TUNINGBOX_KEYSTONE_URL, _USER, _PASSWORD, _USER_DOMAIN, _SERVICE_PROJECT,
+// _SERVICE_PROJECT_DOMAIN, _PROJECT, _PROJECT_DOMAIN, _ROLES (keystoneRole=role,...)
+// and _CACHE (a duration).
 // AWS endpoints come from the SDK's own AWS_ENDPOINT_URL* variables. Callers apply their own overrides (flags), then Validate.
 func LoadConfig(getenv func(string) string) (Config, error) {
 	cfg := Config{
@@ -67,7 +75,28 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	setString(&cfg.AdminUser, "TUNINGBOX_ADMIN_USER")
 	cfg.AdminPassword = getenv("TUNINGBOX_ADMIN_PASSWORD") // as given: spaces may be part of it
 	cfg.ServerCertnames = splitList(getenv("TUNINGBOX_SERVER_CERTNAMES"))
+	ks := &cfg.Keystone
+	ks.UserDomain, ks.ServiceProject, ks.ServiceProjectDomain, ks.ProjectDomain = keystone.DefaultDomain, "service", keystone.DefaultDomain, keystone.DefaultDomain
+	setString(&ks.URL, "TUNINGBOX_KEYSTONE_URL")
+	setString(&ks.User, "TUNINGBOX_KEYSTONE_USER")
+	ks.Password = getenv("TUNINGBOX_KEYSTONE_PASSWORD")
+	setString(&ks.UserDomain, "TUNINGBOX_KEYSTONE_USER_DOMAIN")
+	setString(&ks.ServiceProject, "TUNINGBOX_KEYSTONE_SERVICE_PROJECT")
+	setString(&ks.ServiceProjectDomain, "TUNINGBOX_KEYSTONE_SERVICE_PROJECT_DOMAIN")
+	setString(&ks.Project, "TUNINGBOX_KEYSTONE_PROJECT")
+	setString(&ks.ProjectDomain, "TUNINGBOX_KEYSTONE_PROJECT_DOMAIN")
+	roles := keystone.DefaultRoles
+	setString(&roles, "TUNINGBOX_KEYSTONE_ROLES")
 	var err error
+	if ks.Roles, err = keystone.ParseRoles(roles); err != nil {
+		return cfg, err
+	}
+	ks.CacheBound = keystone.DefaultCacheBound
+	if v := strings.TrimSpace(getenv("TUNINGBOX_KEYSTONE_CACHE")); v != "" {
+		if ks.CacheBound, err = time.ParseDuration(v); err != nil || ks.CacheBound <= 0 {
+			return cfg, fmt.Errorf("TUNINGBOX_KEYSTONE_CACHE: %q is not a positive duration", v)
+		}
+	}
 	if cfg.S3PathStyle, err = parseBool(getenv, "TUNINGBOX_S3_PATH_STYLE", false); err != nil {
 		return cfg, err
 	}
@@ -102,6 +131,11 @@ func (c Config) Validate() error {
 	}
 	if (c.AdminUser == "") != (c.AdminPassword == "") {
 		return fmt.Errorf("TUNINGBOX_ADMIN_USER and TUNINGBOX_ADMIN_PASSWORD go together")
+	}
+	if c.Keystone.URL != "" {
+		if _, err := keystone.New(c.Keystone, http.DefaultClient, time.Now); err != nil {
+			return err
+		}
 	}
 	return nil
 }

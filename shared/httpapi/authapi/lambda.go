@@ -99,11 +99,17 @@ func (m *Middleware) AuthorizeRESTAPI(ctx context.Context, ev events.APIGatewayC
 // client certificate (PEM) API Gateway's mutual TLS verified against the
 // truststore and put into the request context — never anything the client sends as a header.
 func (m *Middleware) authorizerVerify(ctx context.Context, headers map[string]string, clientCertPEM, remote string) (auth.Principal, error) {
-	var header string
+	var header, keystoneToken string
 	for k, v := range headers {
-		if strings.EqualFold(k, "Authorization") {
+		switch {
+		case strings.EqualFold(k, "Authorization"):
 			header = v
+		case strings.EqualFold(k, KeystoneHeader):
+			keystoneToken = v
 		}
+	}
+	if header == "" && keystoneToken != "" {
+		return m.verifyKeystone(ctx, keystoneToken, remote)
 	}
 	if header == "" && clientCertPEM != "" {
 		cert, err := clientcert.ParsePEM(clientCertPEM)
@@ -123,9 +129,10 @@ func (m *Middleware) authorizerVerify(ctx context.Context, headers map[string]st
 }
 
 // refused reports whether an authorizer answers err with "not authorized":
-// bad credentials, or a throttled login (an authorizer cannot answer 429).
+// bad credentials, a throttled login (an authorizer cannot answer 429), or a
+// Keystone identity with no tuningbox role.
 func refused(err error) bool {
-	return errs.Is(err, errs.Unauthenticated) || errs.Is(err, errs.TooManyRequests)
+	return errs.Is(err, errs.Unauthenticated) || errs.Is(err, errs.TooManyRequests) || errs.Is(err, errs.Forbidden)
 }
 
 // wholeAPI turns a method ARN (arn:...:api-id/stage/METHOD/path) into the ARN

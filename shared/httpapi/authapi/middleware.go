@@ -38,11 +38,20 @@ type EnvironmentIDs interface {
 
 // Middleware checks every request and audits every write.
 type Middleware struct {
-	svc    *auth.Service
-	audit  *audit.Log
-	envs   EnvironmentIDs
-	logger *slog.Logger
+	svc      *auth.Service
+	audit    *audit.Log
+	envs     EnvironmentIDs
+	logger   *slog.Logger
+	keystone TokenValidator
 }
+
+// TokenValidator verifies the tokens of an external identity service (Keystone's X-Auth-Token).
+type TokenValidator interface {
+	Verify(ctx context.Context, token string) (auth.Principal, error)
+}
+
+// UseKeystone makes the middleware accept X-Auth-Token headers, validated by v.
+func (m *Middleware) UseKeystone(v TokenValidator) { m.keystone = v }
 
 // New returns the middleware over the user service, the audit log and the
 // environment resolver; logger receives failed logins and audit failures.
@@ -88,6 +97,9 @@ func (m *Middleware) authenticate(r *http.Request) (auth.Principal, error) {
 	}
 	header := r.Header.Get("Authorization")
 	if header == "" {
+		if token := r.Header.Get(KeystoneHeader); token != "" {
+			return m.verifyKeystone(r.Context(), token, r.RemoteAddr)
+		}
 		if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 {
 			return m.verifyCertificate(r.Context(), r.TLS.VerifiedChains[0][0], r.RemoteAddr)
 		}
@@ -118,6 +130,21 @@ func (m *Middleware) verify(ctx context.Context, header, remote string) (auth.Pr
 		p, err = m.svc.VerifyPassword(ctx, cred.User, cred.Password)
 	}
 	return p, cred, err
+}
+
+// KeystoneHeader carries a Keystone token.
+const KeystoneHeader = "X-Auth-Token"
+
+// verifyKeystone validates a Keystone token, when Keystone is configured.
+func (m *Middleware) verifyKeystone(ctx context.Context, token, remote string) (auth.Principal, error) {
+	if m.keystone == nil {
+		return auth.Principal{}, errs.New(errs.Unauthenticated, "this server accepts no Keystone tokens (no Keystone configured)")
+	}
+	p, err := m.keystone.Verify(ctx, token)
+	if errs.Is(err, errs.Unauthenticated) || errs.Is(err, errs.Forbidden) {
+		m.logFailure(ctx, remote, Credentials{Scheme: "keystone", User: p.User}, err)
+	}
+	return p, err
 }
 
 // verifyCertificate maps a client certificate the TLS layer (or API Gateway's

@@ -58,3 +58,6 @@ grep -E 'VmRSS|VmHWM' "/proc/$SERVER_PID/status"
 
 echo "== a good user's cached reads alone, then during a 16-client wrong-password flood on the same user"
 go run ./.ci/loginflood -url "$BASE" -user "$TUNINGBOX_ADMIN_USER" -password "$TUNINGBOX_ADMIN_PASSWORD" -duration "${FLOOD_SECONDS:-5}s"
+
+echo "== kill -9 rounds: acknowledged writes vs versions vs audit records"
+go run ./.ci/killrounds -bin "$WORK/tuningbox" -data "$WORK/killrounds" -rounds "${KILL_ROUNDS:-6}"

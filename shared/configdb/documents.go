@@ -449,9 +449,25 @@ func (s *Service) write(ctx context.Context, ref DocRef, kind Kind, ifMatch stri
 				ops[1] = store.Update(envKey(sn.env.ID), sn.envRaw, sn.envRev)
 			}
 		}
+		if record, ok := ctx.Value(recorderKey{}).(WriteRecorder); ok {
+			ops = append(ops, record(sn.env.ID, stored.Version)...)
+		}
 		return s.idx.Write(ctx, ops...)
 	})
 	return stored, err
+}
+
+type recorderKey struct{}
+
+// WriteRecorder returns the operations that record a document write, such as
+// its audit record: they are committed in the same atomic write as the version,
+// so a version never exists without its record, nor a record without its version.
+// It is called once per attempt of the write.
+type WriteRecorder func(env int64, version int) []store.Op
+
+// WithWriteRecorder makes document writes under ctx commit rec's operations with their version.
+func WithWriteRecorder(ctx context.Context, rec WriteRecorder) context.Context {
+	return context.WithValue(ctx, recorderKey{}, rec)
 }
 
 // newLevelValues returns the creates of the level-value items of sn's level

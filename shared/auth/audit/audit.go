@@ -65,24 +65,34 @@ func New(idx store.Index, now func() time.Time) *Log {
 
 // Append stores rec, setting its ID and Time.
 func (l *Log) Append(ctx context.Context, rec Record) (Record, error) {
-	var suffix [6]byte
-	if _, err := rand.Read(suffix[:]); err != nil {
-		return Record{}, fmt.Errorf("audit id randomness: %w", err)
-	}
-	rec.Time = l.now()
-	rec.ID = store.SortID(rec.Time.UnixNano()) + "-" + hex.EncodeToString(suffix[:])
-	value, err := json.Marshal(rec)
+	rec, ops, err := l.Ops(rec)
 	if err != nil {
 		return Record{}, err
-	}
-	ops := []store.Op{store.Create(store.Key{Partition: pAll, Sort: rec.ID}, value)}
-	if rec.Environment != "" {
-		ops = append(ops, store.Create(store.Key{Partition: envPartition(rec.Environment), Sort: rec.ID}, value))
 	}
 	if err := l.idx.Write(ctx, ops...); err != nil {
 		return Record{}, fmt.Errorf("append audit record: %w", err)
 	}
 	return rec, nil
+}
+
+// Ops sets rec's ID and Time and returns the write operations that store it,
+// for a caller that commits them in the same atomic write as what rec records.
+func (l *Log) Ops(rec Record) (Record, []store.Op, error) {
+	var suffix [6]byte
+	if _, err := rand.Read(suffix[:]); err != nil {
+		return Record{}, nil, fmt.Errorf("audit id randomness: %w", err)
+	}
+	rec.Time = l.now()
+	rec.ID = store.SortID(rec.Time.UnixNano()) + "-" + hex.EncodeToString(suffix[:])
+	value, err := json.Marshal(rec)
+	if err != nil {
+		return Record{}, nil, err
+	}
+	ops := []store.Op{store.Create(store.Key{Partition: pAll, Sort: rec.ID}, value)}
+	if rec.Environment != "" {
+		ops = append(ops, store.Create(store.Key{Partition: envPartition(rec.Environment), Sort: rec.ID}, value))
+	}
+	return rec, ops, nil
 }
 
 func envPartition(env string) string { return fmt.Sprintf(pEnvFmt, env) }

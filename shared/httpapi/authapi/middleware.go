@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/tuningbox/tuningbox/shared/auth"
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
@@ -23,6 +24,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi/configapi"
+	"github.com/tuningbox/tuningbox/shared/store"
 )
 
 // MaxJSONDepth is the deepest nesting of arrays and objects a request body may
@@ -232,28 +234,43 @@ func CheckDepth(body []byte, max int) error {
 	return nil
 }
 
-// Audit wraps the routes: every successful write (2xx) is appended to the
+// Audit wraps the routes: every successful write (2xx) is recorded in the
 // audit log with the principal, the environment it was under and, for
-// ConfigDB documents, the version it created.
+// ConfigDB documents, the version it created. A document version and its
+// record are committed in one atomic write (configdb.WithWriteRecorder); any
+// other write is recorded after it succeeded.
 func (m *Middleware) Audit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !IsWrite(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
+		p, _ := PrincipalFrom(r.Context())
+		base := audit.Record{
+			Principal: p.User, Role: string(p.Role), TokenID: p.TokenID,
+			Method: r.Method, Path: r.URL.EscapedPath(),
+		}
+		var withVersion atomic.Bool // a document write committed the record itself
+		r = r.WithContext(configdb.WithWriteRecorder(r.Context(), func(env int64, version int) []store.Op {
+			record := base
+			record.Status, record.Environment, record.Version = http.StatusNoContent, strconv.FormatInt(env, 10), version
+			_, ops, err := m.audit.Ops(record)
+			if err != nil {
+				return nil // recorded after the write instead
+			}
+			withVersion.Store(true)
+			return ops
+		}))
 		rec := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
 		if rec.status == 0 {
 			rec.status = http.StatusOK // the handler wrote nothing: net/http answers 200
 		}
-		if rec.status < 200 || rec.status > 299 {
+		if rec.status < 200 || rec.status > 299 || withVersion.Load() {
 			return
 		}
-		p, _ := PrincipalFrom(r.Context())
-		record := audit.Record{
-			Principal: p.User, Role: string(p.Role), TokenID: p.TokenID,
-			Method: r.Method, Path: r.URL.EscapedPath(), Status: rec.status,
-		}
+		record := base
+		record.Status = rec.status
 		record.Version, _ = strconv.Atoi(w.Header().Get(configapi.VersionHeader))
 		ctx := context.WithoutCancel(r.Context())
 		if ref := environmentRef(r.URL.EscapedPath(), w.Header().Get("Location")); ref != "" {

@@ -414,3 +414,51 @@ func TestHTTPEntities(t *testing.T) {
 		t.Fatalf("content %v, want x=1 y=2", def.Content)
 	}
 }
+
+// TestHTTPNodeUserConfined: a node user reads its own node's documents by every
+// path form and gets 403 for another environment, role or node.
+func TestHTTPNodeUserConfined(t *testing.T) {
+	f := newFixture(t)
+	f.registerNode(t)
+	other := setUp(t, f.client)
+	other.registerNode(t)
+	id := strconv.FormatInt(f.node.ID, 10)
+	own := []string{"zone", "z1", "role", "compute", "nodes", id}
+	f.want(http.StatusNoContent, "PUT", f.doc("astute", "values"), `{"scope":"global"}`)
+	f.want(http.StatusNoContent, "PUT", f.doc("astute", "values", "zone", "z1", "role", "controller"), `{"secret":"CONTROLLER"}`)
+	f.want(http.StatusNoContent, "PUT", f.doc("astute", "values", own...), `{"own":"OWN"}`)
+	f.want(http.StatusNoContent, "PUT", other.doc("astute", "values", "zone", "z1", "role", "compute", "nodes", strconv.FormatInt(other.node.ID, 10)), `{"other":"OTHER-NODE"}`)
+
+	admin := f.under("/api/v1")
+	user, password := "bb-node-"+randomSuffix(), "pw-"+randomSuffix()+randomSuffix()
+	admin.want(http.StatusCreated, "POST", "/users", map[string]any{"name": user, "password": password, "role": "node", "node": f.node.FQDN})
+	t.Cleanup(func() { admin.want(http.StatusNoContent, "DELETE", "/users/"+user, nil) })
+	node := clientFor(t, f.server)
+	node.authorize = func(r *http.Request) { r.SetBasicAuth(user, password) }
+
+	for _, path := range []string{
+		f.doc("astute", "values", own...) + "?effective",
+		f.doc("astute", "values", "nodes", f.node.FQDN) + "?effective",
+		f.doc("astute", "values", "nodes", strings.ToUpper(f.node.FQDN)) + "?effective&show_lookup",
+		f.doc("astute", "values", "node", f.node.UUID) + "?effective",
+		f.doc("astute", "values", "zone", "z1", "role", "compute", "nodes", f.node.FQDN),
+	} {
+		if r := node.want(http.StatusOK, "GET", path, nil); !strings.Contains(string(r.body), "OWN") || strings.Contains(string(r.body), "CONTROLLER") {
+			t.Errorf("own %s: %s", path, r.body)
+		}
+	}
+	otherID := strconv.FormatInt(other.node.ID, 10)
+	for _, path := range []string{
+		other.doc("astute", "values", "nodes", f.node.FQDN) + "?effective",                              // other environment
+		other.doc("astute", "values", "zone", "z1", "role", "compute", "nodes", otherID) + "?effective", // other environment's node
+		f.doc("astute", "values", "zone", "z1", "role", "controller", "nodes", id) + "?effective",       // other role
+		f.doc("astute", "values", "zone", "z2", "role", "compute", "nodes", f.node.FQDN) + "?effective", // other zone
+		f.doc("astute", "values", "zone", "z1", "role", "controller"),                                   // a role level alone
+		f.doc("astute", "values"), // global
+		f.doc("astute", "values", "nodes", other.node.FQDN) + "?effective",             // other node
+		f.doc("astute", "values", "nodes", "unregistered-"+f.node.FQDN) + "?effective", // no such node
+	} {
+		node.want(http.StatusForbidden, "GET", path, nil)
+	}
+	node.want(http.StatusForbidden, "PUT", f.doc("astute", "values", own...), `{"own":"changed"}`)
+}

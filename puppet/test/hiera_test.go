@@ -185,8 +185,8 @@ func seed(t *testing.T, s *server) {
 	s.cli(t, "", "comp", "create", "--name", "fuel",
 		"--definition", "astute", "--definition", "globals", "--definition", "override/plugins", "--definition", "override/node")
 	s.cli(t, "", "env", "create", "--id", "1", "--components", "fuel", "--levels", "role,nodes")
-	s.post(t, "/api/v1/nodes", `{"id": 7, "fqdn": "node-1.domain.tld", "environment_id": 1, "roles": ["controller"]}`)
-	s.post(t, "/api/v1/nodes", `{"id": 8, "fqdn": "node-2.domain.tld", "environment_id": 1, "roles": ["compute"]}`)
+	s.post(t, "/api/v1/nodes", `{"id": 7, "fqdn": "node-1.domain.tld", "environment_id": 1, "roles": ["controller"], "levels": {"role": "controller"}}`)
+	s.post(t, "/api/v1/nodes", `{"id": 8, "fqdn": "node-2.domain.tld", "environment_id": 1, "roles": ["compute"], "levels": {"role": "compute"}}`)
 
 	set := func(level, resource, yaml string) {
 		args := []string{"config", "set", "--env", "1", "--resource", resource, "--format", "yaml"}

@@ -39,15 +39,20 @@ func newGuard(idx store.Index, s *services, cfg Config, logger *slog.Logger) (*a
 	return m, nil
 }
 
-// registryNodeNames gives a node user every name of its node in the registry.
+// registryNodeNames gives a node user every name of its node in the registry,
+// its environment and its placement.
 type registryNodeNames struct{ s *services }
 
-func (r registryNodeNames) NodeNames(ctx context.Context, ref string) ([]string, error) {
+func (r registryNodeNames) NodeNames(ctx context.Context, ref string) (auth.NodeIdentity, error) {
 	n, err := r.s.nodes.Resolve(ctx, ref)
 	if err != nil {
-		return nil, err
+		return auth.NodeIdentity{}, err
 	}
-	return []string{strconv.FormatInt(n.ID, 10), n.FQDN, n.UUID}, nil
+	return auth.NodeIdentity{
+		Names:       []string{strconv.FormatInt(n.ID, 10), n.FQDN, n.UUID},
+		Environment: []string{strconv.FormatInt(n.EnvironmentID, 10), n.EnvironmentUUID},
+		Levels:      n.Levels,
+	}, nil
 }
 
 // configEnvironmentIDs resolves environment references for the audit log.
@@ -66,6 +71,11 @@ func LambdaAuthorizer(ctx context.Context, getenv func(string) string, logger *s
 	if err != nil {
 		return nil, err
 	}
+	return Authorizer(b, cfg, logger)
+}
+
+// Authorizer returns the authorizer's event handler over backend b.
+func Authorizer(b store.Backend, cfg Config, logger *slog.Logger) (func(context.Context, json.RawMessage) (any, error), error) {
 	s, err := newServices(b, cfg, logger)
 	if err != nil {
 		return nil, err

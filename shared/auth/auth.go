@@ -56,14 +56,30 @@ type Principal struct {
 	// NodeNames are the level values the node's data is filed under (its id,
 	// FQDN and UUID as far as they are known); set for the Node role only.
 	NodeNames []string
+	// NodeEnvironment (the environment's id and UUID) and NodeLevels (the
+	// node's placement above the node level) confine a Node principal's reads
+	// to its own documents; empty for a node the registry does not know.
+	NodeEnvironment []string
+	NodeLevels      map[string]string
 	// TokenID identifies the API token used, empty for a password login.
 	TokenID string
 }
 
 // NodeNames resolves a node reference (id, UUID or FQDN) to every name of
-// that node. An unknown node is errs.NotFound. shared/app adapts the node registry to it.
+// that node, its environment and placement. An unknown node is errs.NotFound.
+// shared/app adapts the node registry to it.
 type NodeNames interface {
-	NodeNames(ctx context.Context, ref string) ([]string, error)
+	NodeNames(ctx context.Context, ref string) (NodeIdentity, error)
+}
+
+// NodeIdentity is what the registry knows of a node, for its principal.
+type NodeIdentity struct {
+	// Names are its id, FQDN and UUID.
+	Names []string
+	// Environment is its environment's id and UUID.
+	Environment []string
+	// Levels is its placement: its values for the levels above the node level.
+	Levels map[string]string
 }
 
 // Defaults of the verification cache.
@@ -300,18 +316,19 @@ func (s *Service) principal(ctx context.Context, rec userRecord, tokenID string)
 	if s.nodes == nil {
 		return p, nil
 	}
-	names, err := s.nodes.NodeNames(ctx, rec.Node)
+	node, err := s.nodes.NodeNames(ctx, rec.Node)
 	switch {
 	case errs.Is(err, errs.NotFound):
-		// Not in the registry (yet): the data is addressed by the reference itself.
+		// Not in the registry (yet): no environment, so no configuration to read.
 	case err != nil:
 		return Principal{}, err
 	default:
-		for _, n := range names {
+		for _, n := range node.Names {
 			if n != rec.Node {
 				p.NodeNames = append(p.NodeNames, n)
 			}
 		}
+		p.NodeEnvironment, p.NodeLevels = node.Environment, node.Levels
 	}
 	return p, nil
 }

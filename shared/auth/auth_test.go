@@ -39,11 +39,11 @@ func (c *countingIndex) Get(ctx context.Context, k store.Key) (store.Item, error
 
 type fakeNodes map[string][]string
 
-func (f fakeNodes) NodeNames(_ context.Context, ref string) ([]string, error) {
+func (f fakeNodes) NodeNames(_ context.Context, ref string) (auth.NodeIdentity, error) {
 	if names, ok := f[ref]; ok {
-		return names, nil
+		return auth.NodeIdentity{Names: names, Environment: []string{"1"}}, nil
 	}
-	return nil, errs.NotFoundf("node %q not found", ref)
+	return auth.NodeIdentity{}, errs.NotFoundf("node %q not found", ref)
 }
 
 func newService(t *testing.T, opts ...auth.Option) (*auth.Service, *countingIndex) {

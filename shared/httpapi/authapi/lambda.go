@@ -34,7 +34,9 @@ const (
 	ctxUser      = "tuningbox_user"
 	ctxRole      = "tuningbox_role"
 	ctxTokenID   = "tuningbox_token_id"
-	ctxNodeNames = "tuningbox_node_names" // a JSON array, as context values are scalars
+	ctxNodeNames = "tuningbox_node_names"       // a JSON array, as context values are scalars
+	ctxNodeEnv   = "tuningbox_node_environment" // a JSON array
+	ctxNodeLevel = "tuningbox_node_levels"      // a JSON object
 )
 
 // errUnauthorized is the exact error text that makes a REST API answer 401.
@@ -150,9 +152,18 @@ func principalContext(p auth.Principal) map[string]any {
 	if p.TokenID != "" {
 		c[ctxTokenID] = p.TokenID
 	}
+	// Slices and maps of strings always encode.
 	if len(p.NodeNames) > 0 {
-		names, _ := json.Marshal(p.NodeNames) // a []string always encodes
+		names, _ := json.Marshal(p.NodeNames)
 		c[ctxNodeNames] = string(names)
+	}
+	if len(p.NodeEnvironment) > 0 {
+		env, _ := json.Marshal(p.NodeEnvironment)
+		c[ctxNodeEnv] = string(env)
+	}
+	if len(p.NodeLevels) > 0 {
+		levels, _ := json.Marshal(p.NodeLevels)
+		c[ctxNodeLevel] = string(levels)
 	}
 	return c
 }
@@ -174,9 +185,11 @@ func authorizerPrincipal(ctx context.Context) (auth.Principal, bool) {
 	}
 	p := auth.Principal{User: user, Role: auth.Role(role)}
 	p.TokenID, _ = c[ctxTokenID].(string)
-	if names, ok := c[ctxNodeNames].(string); ok {
-		if err := json.Unmarshal([]byte(names), &p.NodeNames); err != nil {
-			return auth.Principal{}, false
+	for key, dst := range map[string]any{ctxNodeNames: &p.NodeNames, ctxNodeEnv: &p.NodeEnvironment, ctxNodeLevel: &p.NodeLevels} {
+		if v, ok := c[key].(string); ok {
+			if err := json.Unmarshal([]byte(v), dst); err != nil {
+				return auth.Principal{}, false
+			}
 		}
 	}
 	return p, true

@@ -157,13 +157,13 @@ func TestFailedLoginsAreLogged(t *testing.T) {
 }
 
 // staticNodes resolves node references from a fixed table (the registry's part in shared/app).
-type staticNodes map[string][]string
+type staticNodes map[string]auth.NodeIdentity
 
-func (n staticNodes) NodeNames(_ context.Context, ref string) ([]string, error) {
-	if names, ok := n[ref]; ok {
-		return names, nil
+func (n staticNodes) NodeNames(_ context.Context, ref string) (auth.NodeIdentity, error) {
+	if node, ok := n[ref]; ok {
+		return node, nil
 	}
-	return nil, errs.NotFoundf("node %q not found", ref)
+	return auth.NodeIdentity{}, errs.NotFoundf("node %q not found", ref)
 }
 
 // TestLambdaAuthorizerClientCertificate: behind API Gateway's mutual TLS the
@@ -182,7 +182,7 @@ func TestLambdaAuthorizerClientCertificate(t *testing.T) {
 		return string(raw)
 	}
 	users := auth.NewService(s.backend.Index, auth.WithBcryptCost(bcrypt.MinCost),
-		auth.WithNodeNames(staticNodes{"node-7.example.com": {"7", "node-7.example.com"}}),
+		auth.WithNodeNames(staticNodes{"node-7.example.com": {Names: []string{"7", "node-7.example.com"}, Environment: []string{"1"}}}),
 		auth.WithServerCertnames([]string{"puppet.example.com"}))
 	m := authapi.New(users, audit.New(s.backend.Index, nil), nil, slog.New(slog.DiscardHandler))
 	ctx := context.Background()

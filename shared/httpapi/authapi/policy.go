@@ -26,7 +26,7 @@ import (
 //   - write: everything else.
 //
 // Admins may do everything; observers may read; a node may read only its own
-// node's configuration (see nodeMayRead) and, as the deployment agent on that
+// node's configuration, in its environment at its placement (see nodeMayRead) and, as the deployment agent on that
 // node, claim its tasks of a transaction and report their results (nodeMayRun).
 
 type access int
@@ -105,7 +105,7 @@ func Authorize(p auth.Principal, r *http.Request) error {
 	case auth.Observer:
 		allowed = need == accessPublic || need == accessRead
 	case auth.Node:
-		allowed = need == accessPublic || isSafeMethod(r.Method) && need == accessRead && nodeMayRead(p.NodeNames, r) ||
+		allowed = need == accessPublic || isSafeMethod(r.Method) && need == accessRead && nodeMayRead(p, r) ||
 			nodeMayRun(p.NodeNames, r)
 	}
 	if !allowed {
@@ -115,34 +115,57 @@ func Authorize(p auth.Principal, r *http.Request) error {
 }
 
 // nodeMayRead allows a node its own data and nothing else:
-//   - ConfigDB documents at a level path whose "nodes" level value is one of its names
-//     (GET /api/v1/config/environments/{env}/.../nodes/{name}/.../resources/...);
+//   - ConfigDB documents of its own environment (by id or UUID) whose node level
+//     names the node (id, FQDN or UUID): by the short path (the node level first,
+//     the levels above it from the registry) or by the full path of its own
+//     placement; another environment, role or node is refused without a lookup,
+//     so the 403 never tells whether it exists;
 //   - its own registry entry, by name or by the exact host name search Hiera
 //     backends use to map an FQDN to the node id (GET /api/v1/nodes?hostname={fqdn}).
-func nodeMayRead(names []string, r *http.Request) bool {
+func nodeMayRead(p auth.Principal, r *http.Request) bool {
 	segs, ok := pathSegments(r.URL.EscapedPath())
 	if !ok {
 		return false
 	}
 	switch {
 	case hasPrefix(segs, "api", "v1", "config", "environments"):
-		// A document path after {env}, read as configapi routes it; a node may read
-		// it when one of its "nodes" level values names the node.
-		levels, _, err := configapi.SplitLevelPath(segs[min(5, len(segs)):])
-		return len(segs) > 4 && err == nil && slices.ContainsFunc(levels, func(l configdb.LevelValue) bool {
-			return l.Name == "nodes" && slices.Contains(names, l.Value)
-		})
+		// A document path after {env}, read as configapi routes it.
+		if len(segs) < 5 || !slices.ContainsFunc(p.NodeEnvironment, func(e string) bool { return strings.EqualFold(e, segs[4]) }) {
+			return false
+		}
+		levels, _, err := configapi.SplitLevelPath(segs[5:])
+		return err == nil && ownPlacement(p, levels)
 	case hasPrefix(segs, "api", "v1", "nodes") && len(segs) == 4:
-		return slices.Contains(names, segs[3])
+		return slices.Contains(p.NodeNames, segs[3])
 	case hasPrefix(segs, "api", "v1", "nodes") && len(segs) == 3:
 		q, err := url.ParseQuery(r.URL.RawQuery)
 		if err != nil || len(q) != 1 || len(q["hostname"]) != 1 {
 			return false
 		}
 		host := strings.ToLower(strings.TrimSuffix(q.Get("hostname"), "."))
-		return slices.Contains(names, host)
+		return slices.Contains(p.NodeNames, host)
 	}
 	return false
+}
+
+// ownPlacement reports whether a level path is the node's own: its node level
+// names the node, and every level before it has the node's placement value
+// (none on the short path). Levels below the node's are its own too.
+func ownPlacement(p auth.Principal, levels []configdb.LevelValue) bool {
+	at := slices.IndexFunc(levels, func(l configdb.LevelValue) bool { return configdb.IsNodeLevel(l.Name) })
+	if at < 0 {
+		return false
+	}
+	node := strings.TrimSuffix(levels[at].Value, ".")
+	if !slices.ContainsFunc(p.NodeNames, func(n string) bool { return strings.EqualFold(n, node) }) {
+		return false
+	}
+	for _, l := range levels[:at] {
+		if v, ok := p.NodeLevels[l.Name]; !ok || v != l.Value {
+			return false
+		}
+	}
+	return true
 }
 
 // nodeMayRun allows a node's agent the calls of the graphs agent protocol

@@ -2,6 +2,7 @@ package authapi
 
 import (
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/auth"
@@ -11,8 +12,11 @@ import (
 func TestAuthorize(t *testing.T) {
 	admin := auth.Principal{User: "root", Role: auth.Admin}
 	observer := auth.Principal{User: "watcher", Role: auth.Observer}
-	node := auth.Principal{User: "n7", Role: auth.Node, NodeNames: []string{"7", "node-7.example.com"}}
+	const env1UUID = "5f3c2a1b-0000-4000-8000-000000000001"
+	node := auth.Principal{User: "n7", Role: auth.Node, NodeNames: []string{"7", "node-7.example.com", "0b5a2c1e-0000-4000-8000-000000000007"},
+		NodeEnvironment: []string{"1", env1UUID}, NodeLevels: map[string]string{"role": "compute"}}
 	const doc = "/api/v1/config/environments/1/nodes/7/resources/astute/values?effective"
+	const cfg = "/api/v1/config/environments/"
 	const tx = "0b1c9a5e-2f4d-4e8a-9c3b-7d6e5f4a3b2c"
 	tests := []struct {
 		method, target        string
@@ -33,6 +37,19 @@ func TestAuthorize(t *testing.T) {
 		{"GET", "/api/v1/config/environments/1/nodes/7/resources/astute/values/versions", true, true, true, false, false},
 		{"GET", "/api/v1/config/environments/1/role/compute/nodes/node-7.example.com/resources/override/plugins/values", true, true, true, false, false},
 		{"GET", "/api/v1/config/environments/1/nodes/8/resources/astute/values", true, true, false, false, false},
+		// Confinement: own environment (id or UUID), own node (any name, any case), own placement or the short path.
+		{"GET", cfg + "1/role/compute/nodes/7/resources/astute/values?effective", true, true, true, false, false},
+		{"GET", cfg + env1UUID + "/nodes/NODE-7.example.com./resources/astute/values?effective", true, true, true, false, false},
+		{"GET", cfg + strings.ToUpper(env1UUID) + "/node/0B5A2C1E-0000-4000-8000-000000000007/resources/astute/values?effective&show_lookup", true, true, true, false, false},
+		{"GET", cfg + "1/role/compute/nodes/7/service/nova/resources/astute/values", true, true, true, false, false},
+		{"GET", cfg + "2/nodes/7/resources/astute/values?effective", true, true, false, false, false},
+		{"GET", cfg + "2/role/compute/nodes/7/resources/astute/values?effective", true, true, false, false, false},
+		{"GET", cfg + "5f3c2a1b-0000-4000-8000-000000000002/nodes/7/resources/astute/values", true, true, false, false, false},
+		{"GET", cfg + "1/role/controller/nodes/7/resources/astute/values?effective", true, true, false, false, false},
+		{"GET", cfg + "1/rack/r1/nodes/7/resources/astute/values?effective", true, true, false, false, false},
+		{"GET", cfg + "1/role/compute/resources/astute/values?effective", true, true, false, false, false},
+		{"GET", cfg + "1/role/compute/nodes/node-8.example.com/resources/astute/values?effective", true, true, false, false, false},
+		{"GET", cfg + "1/nodes/node-7.example.com.evil/resources/astute/values", true, true, false, false, false},
 		{"GET", "/api/v1/config/environments/1/resources/astute/values", true, true, false, false, false},
 		{"GET", "/api/v1/config/environments/1/role/7/resources/astute/values", true, true, false, false, false},
 		{"GET", "/api/v1/config/environments/1/nodes/7%2F8/resources/astute/values", true, true, false, false, false},

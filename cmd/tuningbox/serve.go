@@ -18,8 +18,8 @@ import (
 	"github.com/tuningbox/tuningbox/shared/app"
 	"github.com/tuningbox/tuningbox/shared/auth"
 	"github.com/tuningbox/tuningbox/shared/auth/clientcert"
-	"github.com/tuningbox/tuningbox/shared/auth/keystone"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/keystone"
 )
 
 func newServeCmd() *cobra.Command {

@@ -40,10 +40,11 @@ const (
 
 // server is a running `tuningbox serve` (or local API Gateway) and the request log it writes.
 type server struct {
-	url string
-	bin string
-	mu  sync.Mutex
-	log []requestLog
+	url    string
+	bin    string
+	caFile string // the CA clients trust, for an https server
+	mu     sync.Mutex
+	log    []requestLog
 }
 
 // requestLog is one request line of the server's JSON log.
@@ -82,8 +83,9 @@ func repoRoot(t *testing.T) string {
 }
 
 // startServer builds tuningbox, starts `serve` on a free loopback port over a
-// temporary data directory, and stops it (by its PID) when the test ends.
-func startServer(t *testing.T, root string) *server {
+// temporary data directory with the extra serve arguments, and stops it (by
+// its PID) when the test ends.
+func startServer(t *testing.T, root string, serveArgs ...string) *server {
 	t.Helper()
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "tuningbox")
@@ -94,10 +96,12 @@ func startServer(t *testing.T, root string) *server {
 	}
 	s := &server{bin: bin}
 	// Through the local API Gateway and the Lambda functions when run-integration.sh asks for it.
-	if s.url = apptest.StartGateway(t, adminUser, adminPassword, s.logLine); s.url != "" {
-		return s
+	if len(serveArgs) == 0 {
+		if s.url = apptest.StartGateway(t, adminUser, adminPassword, s.logLine); s.url != "" {
+			return s
+		}
 	}
-	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--data", filepath.Join(tmp, "data"))
+	cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--data", filepath.Join(tmp, "data")}, serveArgs...)...)
 	cmd.Env = append(os.Environ(), "TUNINGBOX_BACKEND=embedded",
 		"TUNINGBOX_ADMIN_USER="+adminUser, "TUNINGBOX_ADMIN_PASSWORD="+adminPassword)
 	stderr, err := cmd.StderrPipe()
@@ -140,7 +144,7 @@ func startServer(t *testing.T, root string) *server {
 	case <-time.After(30 * time.Second):
 		t.Fatal("tuningbox serve did not start listening within 30 s")
 	}
-	if !strings.HasPrefix(s.url, "http://127.0.0.1:") {
+	if !strings.HasPrefix(s.url, "http://127.0.0.1:") && !strings.HasPrefix(s.url, "https://127.0.0.1:") {
 		t.Fatalf("server listens on %s, want loopback", s.url)
 	}
 	return s
@@ -150,7 +154,7 @@ func startServer(t *testing.T, root string) *server {
 func (s *server) cli(t *testing.T, stdin string, args ...string) {
 	t.Helper()
 	cmd := exec.Command(s.bin, append([]string{"--url", s.url, "--user", adminUser}, args...)...)
-	cmd.Env = append(os.Environ(), "TUNINGBOX_PASSWORD="+adminPassword)
+	cmd.Env = append(os.Environ(), "TUNINGBOX_PASSWORD="+adminPassword, "TUNINGBOX_CACERT="+s.caFile)
 	cmd.Stdin = strings.NewReader(stdin)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("tuningbox %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -165,7 +169,7 @@ func (s *server) post(t *testing.T, path, body string) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.SetBasicAuth(adminUser, adminPassword)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.client(t).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

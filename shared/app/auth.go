@@ -10,8 +10,8 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/auth"
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
-	"github.com/tuningbox/tuningbox/shared/auth/keystone"
 	"github.com/tuningbox/tuningbox/shared/httpapi/authapi"
+	"github.com/tuningbox/tuningbox/shared/keystone"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tuningbox/tuningbox/shared/auth/keystone"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/keystone"
 )
 
 // Backend names.

@@ -23,6 +23,10 @@ module PuppetX
     #   split         Fuel-style: read resource's dirname and return the hash under its
     #                 basename, so `override/node/%{facts.fqdn}` is key fqdn of override/node
     #   user, password  Basic auth credentials
+    #   ssl_cert, ssl_key  client certificate and key (PEM) instead of a password, for a
+    #                 server started with --client-ca: a Puppet server's or node's own
+    #                 host certificate (e.g. /etc/puppetlabs/puppet/ssl/certs/<certname>.pem
+    #                 and .../ssl/private_keys/<certname>.pem)
     #   ca_file       CA certificate(s) to trust for https
     #   open_timeout, read_timeout  seconds (defaults 5 and 10)
     class Source
@@ -75,6 +79,10 @@ module PuppetX
         @user = options['user']&.to_s
         @password = options['password'].to_s
         @ca_file = options['ca_file']&.to_s
+        @ssl_cert = options['ssl_cert']&.to_s
+        @ssl_key = options['ssl_key']&.to_s
+        raise Error, 'options ssl_cert and ssl_key go together' if @ssl_cert.nil? != @ssl_key.nil?
+        raise Error, 'options ssl_cert and ssl_key need an https uri' if @ssl_cert && !@base.start_with?('https:')
         @open_timeout = seconds(options, 'open_timeout', 5)
         @read_timeout = seconds(options, 'read_timeout', 10)
       end
@@ -173,9 +181,13 @@ module PuppetX
           http.use_ssl = true
           http.verify_mode = OpenSSL::SSL::VERIFY_PEER
           http.ca_file = @ca_file if @ca_file
+          if @ssl_cert
+            http.cert = OpenSSL::X509::Certificate.new(File.read(@ssl_cert))
+            http.key = OpenSSL::PKey.read(File.read(@ssl_key))
+          end
         end
         http.start { |h| h.request(request) }
-      rescue SystemCallError, IOError, Timeout::Error, OpenSSL::SSL::SSLError, SocketError => e
+      rescue SystemCallError, IOError, Timeout::Error, OpenSSL::OpenSSLError, SocketError => e
         raise Error, "GET #{target}: #{e.class}: #{e.message}"
       end
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/auth"
-	"github.com/tuningbox/tuningbox/shared/auth/keystone"
+	"github.com/tuningbox/tuningbox/shared/keystone"
 )
 
 // The validation itself runs against a real Keystone in keystone/run.sh;

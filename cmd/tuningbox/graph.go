@@ -119,18 +119,28 @@ func newGraphUploadCmd() *cobra.Command {
 		graphType string
 		file, dir string
 		validate  bool
+		yes       bool
 	)
 	cmd := &cobra.Command{
-		Use:   "upload (-e ENV | -r RELEASE | -p PLUGIN) [-t TYPE] (-f FILE | -d DIR) [--validate]",
+		Use:   "upload (-e ENV | -r RELEASE | -p PLUGIN) [-t TYPE] (-f FILE | -d DIR) [--validate] [--yes]",
 		Short: "Create or replace a graph from a YAML/JSON file or a directory",
 		Long: `Create or replace a graph. -f names a YAML or JSON file holding either a
 list of tasks or a graph {name, tasks, node_filter, on_success, on_error,
 on_stop}, "-" standard input; -d names a directory with tasks.yaml and an optional metadata.yaml.
 An existing graph of the type is replaced (tasks and the given metadata),
 otherwise one is created. --validate makes the server check the merged graph
-of every environment the graph takes part in before storing it.`,
+of every environment the graph takes part in before storing it.
+
+Without -t the graph is the "default" one, which every deployment runs: the
+command asks to confirm that on a terminal; --yes confirms beforehand, and
+without a terminal and without --yes nothing is written.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("type") && !yes {
+				if err := confirmDefaultType(cmd, file); err != nil {
+					return err
+				}
+			}
 			path, err := owner.path(graphType)
 			if err != nil {
 				return err
@@ -186,7 +196,37 @@ of every environment the graph takes part in before storing it.`,
 	f.StringVarP(&file, "file", "f", "", "YAML or JSON file with the tasks or the graph (- for standard input)")
 	f.StringVarP(&dir, "dir", "d", "", "directory with tasks.yaml and an optional metadata.yaml")
 	f.BoolVar(&validate, "validate", false, "reject the graph unless the merged graphs it takes part in are valid")
+	f.BoolVarP(&yes, "yes", "y", false, "without --type, upload as the default graph without asking")
 	return cmd
+}
+
+// stdinIsTerminal reports whether r is an interactive terminal (a variable for the tests).
+var stdinIsTerminal = func(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// confirmDefaultType asks, on a terminal, whether an upload without --type
+// is meant for the default graph (spec 002: "'default' graph type with
+// confirmation"). Anything but yes writes nothing.
+func confirmDefaultType(cmd *cobra.Command, file string) error {
+	in := cmd.InOrStdin()
+	if file == "-" || !stdinIsTerminal(in) {
+		return usagef("no --type given: pass --type default (or --yes) to upload the default graph")
+	}
+	fmt.Fprint(cmd.ErrOrStderr(), `No --type given: upload as the "default" graph, which every deployment runs? [y/N] `)
+	var answer string
+	if _, err := fmt.Fscanln(in, &answer); err != nil && err.Error() != "unexpected newline" {
+		return usagef("upload cancelled")
+	}
+	if a := strings.ToLower(answer); a != "y" && a != "yes" {
+		return usagef("upload cancelled")
+	}
+	return nil
 }
 
 // readValue reads a JSON or YAML file ("-" is standard input) as a decoded JSON value.
@@ -371,16 +411,17 @@ func newGraphExecuteCmd() *cobra.Command {
 		force, dryRun, noop, debug bool
 	)
 	cmd := &cobra.Command{
-		Use:   "execute -e ENV -t TYPE[,TYPE...] [-n NODE,...] [-T TASK,...] [--force] [--dry-run | --noop] [--debug]",
+		Use:   "execute -e ENV [-t TYPE[,TYPE...]] [-n NODE,...] [-T TASK,...] [--force] [--dry-run | --noop] [--debug]",
 		Short: "Execute graphs on an environment, one after another",
-		Long: `Execute graphs on an environment. Each type becomes a sub-transaction,
-run in the order given; -n limits every graph to some nodes and -T to some
-tasks (the others are sent as skipped). Prints the new transaction; agents
-on the nodes then claim and report its tasks (see docs/graphs.md).`,
+		Long: `Execute graphs on an environment. Each type (default: "default") becomes a
+sub-transaction, run in the order given; --node limits every graph to some
+nodes (--nodes is the same) and -T to some tasks (the others are sent as
+skipped). Prints the new transaction; the agents on the nodes (tuningbox
+agent) then run it (see docs/graphs.md).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if env == "" || len(types) == 0 {
-				return usagef("--env and --type are required")
+			if env == "" {
+				return usagef("--env is required")
 			}
 			if dryRun && noop {
 				return usagef("--dry-run and --noop do not go together")
@@ -418,8 +459,9 @@ on the nodes then claim and report its tasks (see docs/graphs.md).`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&env, "env", "e", "", "environment (cluster) id")
-	f.StringSliceVarP(&types, "type", "t", nil, "graph types to run, in order (repeat or comma-separate)")
-	f.StringSliceVarP(&nodes, "nodes", "n", nil, "node ids to run on (default: all the environment's)")
+	f.StringSliceVarP(&types, "type", "t", []string{"default"}, "graph types to run, in order (repeat or comma-separate)")
+	f.StringSliceVarP(&nodes, "node", "n", nil, "node ids to run on (default: all the environment's)")
+	f.StringSliceVar(&nodes, "nodes", nil, "the same as --node")
 	f.StringSliceVarP(&tasks, "tasks", "T", nil, "task ids to run; the others are skipped")
 	f.BoolVar(&force, "force", false, "ask agents to run tasks even when nothing changed")
 	f.BoolVar(&dryRun, "dry-run", false, "ask agents to report tasks without running them")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -66,13 +67,13 @@ func TestGraphCommands(t *testing.T) {
 	writeTreeFile(t, graphDir, "metadata.yaml", "name: Fixes\non_success: {node_attributes: {status: ready}}\n")
 	writeTreeFile(t, graphDir, "tasks.yaml", "- {id: netconfig, type: shell, requires: [hiera]}\n")
 
-	if out := mustCLI(t, url, "", "graph", "upload", "-r", "1", "-f", release); !strings.Contains(out, "Deployment graph created (id 1, type default)") {
+	if out := mustCLI(t, url, "", "graph", "upload", "-r", "1", "-f", release, "--yes"); !strings.Contains(out, "Deployment graph created (id 1, type default)") {
 		t.Fatalf("upload release: %s", out)
 	}
-	mustCLI(t, url, pluginJSON, "graph", "upload", "-p", "1", "-f", "-")
-	mustCLI(t, url, "", "graph", "upload", "-e", "1", "-d", graphDir, "--validate")
+	mustCLI(t, url, pluginJSON, "graph", "upload", "-p", "1", "-t", "default", "-f", "-")
+	mustCLI(t, url, "", "graph", "upload", "-e", "1", "-d", graphDir, "--validate", "-y")
 	// A second upload replaces the graph.
-	if out := mustCLI(t, url, "", "graph", "upload", "-e", "1", "-d", graphDir); !strings.Contains(out, "Deployment graph updated (id 3") {
+	if out := mustCLI(t, url, "", "graph", "upload", "-e", "1", "-d", graphDir, "--yes"); !strings.Contains(out, "Deployment graph updated (id 3") {
 		t.Fatalf("re-upload: %s", out)
 	}
 	bad := writeFile(t, "bad.yaml", "- {id: x, type: shell, requires: [nowhere]}\n")
@@ -98,12 +99,14 @@ func TestGraphCommands(t *testing.T) {
 		t.Fatalf("release download: %v %s", err, data)
 	}
 
-	out := mustCLI(t, url, "", "graph", "execute", "-e", "1", "-t", "default", "-n", "2", "-T", "ldap", "--noop", "--format", "json")
+	// The type is "default" unless given.
+	out := mustCLI(t, url, "", "graph", "execute", "-e", "1", "--node", "2", "-T", "ldap", "--noop", "--format", "json")
 	tx := jsonOut(t, out).(map[string]any)
-	if tx["status"] != "running" || tx["dry_run"] != true || tx["noop_run"] != true {
+	subs, _ := tx["sub_transactions"].([]any)
+	if tx["status"] != "running" || tx["dry_run"] != true || tx["noop_run"] != true || len(subs) != 1 || subs[0].(map[string]any)["graph_type"] != "default" {
 		t.Fatalf("execute: %s", out)
 	}
-	if _, err := cli(t, url, "", "graph", "execute", "-e", "1", "-t", "default"); err == nil || !strings.Contains(err.Error(), "already runs transaction") {
+	if _, err := cli(t, url, "", "graph", "execute", "-e", "1", "-t", "default", "--nodes", "1,2"); err == nil || !strings.Contains(err.Error(), "already runs transaction") {
 		t.Fatalf("second execute: %v", err)
 	}
 
@@ -125,7 +128,7 @@ func TestGraphCommandUsage(t *testing.T) {
 		{"graph", "download", "-e", "1"},
 		{"graph", "download", "-e", "1", "-a", "-c"},
 		{"graph", "download", "-a"},
-		{"graph", "execute", "-e", "1"},
+		{"graph", "execute", "-t", "default"},
 		{"graph", "execute", "-e", "x", "-t", "default"},
 		{"graph", "execute", "-e", "1", "-t", "default", "--dry-run", "--noop"},
 		{"graph", "delete", "-e", "1"},
@@ -135,5 +138,33 @@ func TestGraphCommandUsage(t *testing.T) {
 		if exitCode(err) != 2 {
 			t.Errorf("%v: err %v, want a usage error", args, err)
 		}
+	}
+}
+
+// Without --type an upload is for the default graph only once confirmed:
+// on a terminal by answering yes, otherwise with --yes; nothing is written before.
+func TestGraphUploadConfirmsDefaultType(t *testing.T) {
+	url := graphServer(t)
+	tasks := writeFile(t, "tasks.yaml", "- {id: a, type: shell}\n")
+	graphCount := func() int {
+		return strings.Count(mustCLI(t, url, "", "graph", "list", "--format", "json"), `"relations"`)
+	}
+	_, err := cli(t, url, "", "graph", "upload", "-e", "1", "-f", tasks)
+	if exitCode(err) != 2 || !strings.Contains(err.Error(), "no --type given") || graphCount() != 0 {
+		t.Fatalf("upload without a terminal: %v, %d graphs", err, graphCount())
+	}
+	terminal := stdinIsTerminal
+	t.Cleanup(func() { stdinIsTerminal = terminal })
+	stdinIsTerminal = func(io.Reader) bool { return true }
+	for _, answer := range []string{"n\n", "\n", "maybe\n", ""} {
+		if _, err := cli(t, url, answer, "graph", "upload", "-e", "1", "-f", tasks); exitCode(err) != 2 || !strings.Contains(err.Error(), "upload cancelled") {
+			t.Fatalf("answer %q: %v", answer, err)
+		}
+	}
+	if graphCount() != 0 {
+		t.Fatal("a cancelled upload wrote a graph")
+	}
+	if out := mustCLI(t, url, "yes\n", "graph", "upload", "-e", "1", "-f", tasks); !strings.Contains(out, "created (id 1, type default)") {
+		t.Fatalf("confirmed upload: %s", out)
 	}
 }

@@ -44,6 +44,7 @@ func newRootCmd() *cobra.Command {
 		newTemplateCmd(),
 		newNodeCmd(),
 		newGraphCmd(),
+		newAgentCmd(),
 		newUserCmd(),
 		newTokenCmd(),
 		newStoreCmd(),

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
@@ -38,11 +40,38 @@ type NodeProgress struct {
 
 // TaskResult is the reported outcome of one task on one node.
 type TaskResult struct {
-	Task      string    `json:"task"`
-	Status    string    `json:"status"`
-	Message   string    `json:"message,omitempty"`
+	Task    string `json:"task"`
+	Status  string `json:"status"`
+	Message string `json:"message,omitempty"`
+	TaskRun
 	TimeStart time.Time `json:"time_start"`
 	TimeEnd   time.Time `json:"time_end"`
+}
+
+// TaskRun is what an agent tells of a task it ran.
+type TaskRun struct {
+	// ExitCode is the exit status of the task's process.
+	ExitCode *int `json:"exit_code,omitempty"`
+	// Duration is the run time the agent measured, in seconds.
+	Duration *float64 `json:"duration,omitempty"`
+	// Output is the tail of the task's output.
+	Output string `json:"output,omitempty"`
+}
+
+// MaxReportOutput bounds the output tail a report may carry. A node's
+// results share one index item, so a result keeps the whole tail only when
+// the task failed, and the last keptOutput bytes otherwise.
+const (
+	MaxReportOutput = 4 << 10
+	keptOutput      = 256
+)
+
+// kept returns the run as a result stores it.
+func (r TaskRun) kept(status string) TaskRun {
+	if status != StatusError && len(r.Output) > keptOutput {
+		r.Output = strings.ToValidUTF8(r.Output[len(r.Output)-keptOutput:], "")
+	}
+	return r
 }
 
 // Plan is the frozen plan of a sub-transaction: Tasks in dependency order,
@@ -108,6 +137,7 @@ type TaskReport struct {
 	// Status is ready, skipped (the agent decided not to run it) or error.
 	Status  string `json:"status"`
 	Message string `json:"message"`
+	TaskRun
 }
 
 func parentView(parent txRecord, subs []txRecord) Transaction {
@@ -440,6 +470,12 @@ func (s *Service) Report(ctx context.Context, txID, node string, rep TaskReport)
 	if rep.Status != StatusReady && rep.Status != StatusError && rep.Status != "skipped" {
 		return NodeProgress{}, errs.Invalidf("status: %q is not one of ready, skipped, error", rep.Status)
 	}
+	if len(rep.Output) > MaxReportOutput {
+		return NodeProgress{}, errs.Invalidf("output: at most %d bytes (the tail of the task's output)", MaxReportOutput)
+	}
+	if rep.Duration != nil && (*rep.Duration < 0 || math.IsInf(*rep.Duration, 0) || math.IsNaN(*rep.Duration)) {
+		return NodeProgress{}, errs.Invalidf("duration: must be a number of seconds, at least 0")
+	}
 	var out NodeProgress
 	err := retryOnConflict(ctx, func() error {
 		st, err := s.loadTx(ctx, txID)
@@ -465,7 +501,7 @@ func (s *Service) Report(ctx context.Context, txID, node string, rep TaskReport)
 			return errs.Conflictf("Task %s is not running on node %s", taskID, node)
 		}
 		now := s.now()
-		p.Results = append(p.Results, TaskResult{Task: taskID, Status: rep.Status, Message: rep.Message, TimeStart: *p.CurrentStart, TimeEnd: now})
+		p.Results = append(p.Results, TaskResult{Task: taskID, Status: rep.Status, Message: rep.Message, TaskRun: rep.TaskRun.kept(rep.Status), TimeStart: *p.CurrentStart, TimeEnd: now})
 		p.CurrentTask, p.CurrentStart = "", nil
 		p.Next++
 		var ops []store.Op

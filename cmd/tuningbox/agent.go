@@ -1,0 +1,601 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// agentOptions are the flags of `tuningbox agent`.
+type agentOptions struct {
+	node        string
+	once        bool
+	workdir     string
+	wait        time.Duration
+	allowReboot bool
+	puppet      string
+	stopGrace   time.Duration
+}
+
+func newAgentCmd() *cobra.Command {
+	var opts agentOptions
+	cmd := &cobra.Command{
+		Use:   "agent --node FQDN|ID|UUID",
+		Short: "Run this node's tasks of the deployment graphs executed on its cluster",
+		Long: `Runs on a node: claims the node's tasks of the transactions running on its
+cluster (its environment), runs them (shell, puppet apply, upload_file,
+copy_files, sync; reboot only with --allow-reboot) and reports each result with
+its exit code, duration and the tail of its output. Credentials as for every
+command (TUNINGBOX_URL, TUNINGBOX_USER/TUNINGBOX_PASSWORD or TUNINGBOX_TOKEN);
+the node's own user (role node) is enough.
+
+Without work it waits in a long poll (--wait), so idle agents cost the server
+a few requests a minute. With --once it exits when the node has nothing left
+to do in the transactions it found: 0, or 1 when one of its tasks failed.
+SIGINT/SIGTERM stop the task in flight (its process group gets SIGTERM, then
+SIGKILL after --stop-grace), report it failed and exit.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.node == "" {
+				return usagef("--node is required")
+			}
+			if opts.wait < 0 || opts.wait > 25*time.Second {
+				return usagef("--wait must be between 0s and 25s")
+			}
+			c, err := newAPIClient()
+			if err != nil {
+				return err
+			}
+			// A long poll must not outlast the client's own timeout.
+			c.http.Timeout = max(c.http.Timeout, opts.wait+15*time.Second)
+			if opts.workdir == "" {
+				opts.workdir = filepath.Join(os.TempDir(), "tuningbox-agent-"+pathSafe(opts.node))
+			}
+			a := &agent{api: c, opts: opts, log: slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))}
+			return a.run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.node, "node", "", "this node: FQDN, id or UUID")
+	f.BoolVar(&opts.once, "once", false, "exit when the node has no more work in the running transactions")
+	f.StringVar(&opts.workdir, "workdir", "", "working directory of tasks and their logs (default: a directory under $TMPDIR)")
+	f.DurationVar(&opts.wait, "wait", 20*time.Second, "how long one request waits for work on the server (long poll; 0 polls)")
+	f.BoolVar(&opts.allowReboot, "allow-reboot", false, "really reboot for reboot tasks (otherwise they are reported, not performed)")
+	f.StringVar(&opts.puppet, "puppet", "puppet", "the puppet command puppet tasks run")
+	f.DurationVar(&opts.stopGrace, "stop-grace", 5*time.Second, "how long a stopped task may take to exit after SIGTERM before SIGKILL")
+	return cmd
+}
+
+// pathSafe makes a node reference usable as a file name.
+func pathSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == os.PathSeparator || r < ' ' {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// agentNode is what the agent knows of its node.
+type agentNode struct {
+	ID            int64  `json:"id"`
+	UUID          string `json:"uuid"`
+	FQDN          string `json:"fqdn"`
+	EnvironmentID int64  `json:"environment_id"`
+}
+
+// agentClaim is the server's answer to a claim (graphs.Claim).
+type agentClaim struct {
+	Action         string     `json:"action"`
+	Transaction    string     `json:"transaction"`
+	SubTransaction string     `json:"sub_transaction"`
+	GraphType      string     `json:"graph_type"`
+	Task           *agentTask `json:"task"`
+	DryRun         bool       `json:"dry_run"`
+	NoopRun        bool       `json:"noop_run"`
+}
+
+// agentTask is the part of a task the agent reads.
+type agentTask struct {
+	ID         string          `json:"id"`
+	Type       string          `json:"type"`
+	Parameters json.RawMessage `json:"parameters"`
+}
+
+// taskReport is the result the agent reports (graphs.TaskReport).
+type taskReport struct {
+	Task     string   `json:"task"`
+	Status   string   `json:"status"`
+	Message  string   `json:"message,omitempty"`
+	ExitCode *int     `json:"exit_code,omitempty"`
+	Duration *float64 `json:"duration,omitempty"`
+	Output   string   `json:"output,omitempty"`
+}
+
+type agent struct {
+	api  *apiClient
+	opts agentOptions
+	log  *slog.Logger
+	node agentNode
+}
+
+// Back-off of claims answered "wait" (other nodes are still on what this node waits for),
+// and of idle polls when --wait is 0.
+const (
+	waitBackoffMin = 100 * time.Millisecond
+	waitBackoffMax = 2 * time.Second
+	idleBackoffMax = 30 * time.Second
+)
+
+// errTaskFailed makes the exit status 1 of `agent --once` when one of its tasks failed.
+var errTaskFailed = errors.New("a task of this node failed")
+
+func (a *agent) run(ctx context.Context) error {
+	path, err := nodePath(ctx, a.api, a.opts.node)
+	if err != nil {
+		return fmt.Errorf("node %s: %w", a.opts.node, err)
+	}
+	var found struct {
+		Node agentNode `json:"node"`
+	}
+	if err := a.api.getJSON(ctx, path, nil, &found); err != nil {
+		return fmt.Errorf("node %s: %w", a.opts.node, err)
+	}
+	a.node = found.Node
+	if err := os.MkdirAll(a.opts.workdir, 0o700); err != nil {
+		return err
+	}
+	a.log.Info("agent started", "node", a.node.ID, "fqdn", a.node.FQDN, "cluster", a.node.EnvironmentID, "once", a.opts.once)
+	failed := false
+	backoff := time.Duration(0)
+	for {
+		wait := a.opts.wait
+		if a.opts.once {
+			wait = 0
+		}
+		c, err := a.claim(ctx, wait)
+		if ctx.Err() != nil {
+			return a.stopped(failed)
+		}
+		if err != nil {
+			// The server may be restarting: retry after a pause, unless it refused us.
+			var apiErr *apiError
+			if errors.As(err, &apiErr) && apiErr.Status < 500 {
+				return err
+			}
+			a.log.Warn("claim failed", "err", err)
+			backoff = nextBackoff(backoff, waitBackoffMin, idleBackoffMax)
+			if !sleep(ctx, backoff) {
+				return a.stopped(failed)
+			}
+			continue
+		}
+		switch c.Action {
+		case "task":
+			backoff = 0
+			ok, err := a.runAndReport(ctx, c)
+			if err != nil {
+				return err
+			}
+			failed = failed || !ok
+			if ctx.Err() != nil {
+				return a.stopped(failed)
+			}
+		case "wait":
+			backoff = nextBackoff(backoff, waitBackoffMin, waitBackoffMax)
+			if !sleep(ctx, backoff) {
+				return a.stopped(failed)
+			}
+		case "idle", "done":
+			if a.opts.once {
+				a.log.Info("no more work", "failed", failed)
+				if failed {
+					return errTaskFailed
+				}
+				return nil
+			}
+			// The server already waited for work (long poll); without it, back off.
+			if wait == 0 {
+				backoff = nextBackoff(backoff, time.Second, idleBackoffMax)
+				if !sleep(ctx, backoff) {
+					return a.stopped(failed)
+				}
+			}
+		default:
+			return fmt.Errorf("the server answered the claim with action %q", c.Action)
+		}
+	}
+}
+
+func (a *agent) stopped(failed bool) error {
+	a.log.Info("agent stopped")
+	if failed {
+		return errTaskFailed
+	}
+	return nil
+}
+
+// nextBackoff doubles d within [lo, hi], with jitter so that many agents spread out.
+func nextBackoff(d, lo, hi time.Duration) time.Duration {
+	d = min(max(2*d, lo), hi)
+	return d - time.Duration(rand.Int64N(int64(d)/4+1))
+}
+
+// sleep waits d; false when ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func (a *agent) claim(ctx context.Context, wait time.Duration) (agentClaim, error) {
+	path := fmt.Sprintf("/api/v1/clusters/%d/nodes/%d/claim", a.node.EnvironmentID, a.node.ID)
+	q := url.Values{"wait": {strconv.FormatFloat(wait.Seconds(), 'f', -1, 64)}}
+	resp, err := a.api.do(ctx, request{Method: http.MethodPost, Path: path, Query: q})
+	if err != nil {
+		return agentClaim{}, err
+	}
+	var c agentClaim
+	if err := json.Unmarshal(resp.Body, &c); err != nil {
+		return agentClaim{}, fmt.Errorf("claim answer: %w", err)
+	}
+	return c, nil
+}
+
+// runAndReport runs a claimed task and reports its result; ok is false when it failed.
+func (a *agent) runAndReport(ctx context.Context, c agentClaim) (ok bool, err error) {
+	t := c.Task
+	if t == nil {
+		return false, errors.New("the server handed out a task claim without a task")
+	}
+	start := time.Now()
+	rep := a.execute(ctx, c)
+	d := time.Since(start).Seconds()
+	rep.Task, rep.Duration = t.ID, &d
+	if ctx.Err() != nil && rep.Status == "error" {
+		rep.Message = "interrupted: the agent was stopped; " + rep.Message
+	}
+	a.log.Info("task finished", "transaction", c.Transaction, "task", t.ID, "type", t.Type, "status", rep.Status,
+		"exit_code", rep.ExitCode, "duration", d, "message", rep.Message)
+	// The report goes out even when the agent is being stopped.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	path := fmt.Sprintf("/api/v1/transactions/%s/nodes/%d/result", url.PathEscape(c.Transaction), a.node.ID)
+	var last error
+	for attempt := range 5 {
+		if _, last = a.api.do(rctx, request{Method: http.MethodPost, Path: path, Body: rep}); last == nil {
+			return rep.Status != "error", nil
+		}
+		var apiErr *apiError
+		if errors.As(last, &apiErr) && apiErr.Status < 500 {
+			// 409: the transaction ended meanwhile (stopped, or another node failed).
+			a.log.Warn("report refused", "task", t.ID, "err", last)
+			return rep.Status != "error", nil
+		}
+		if !sleep(rctx, time.Duration(attempt+1)*500*time.Millisecond) {
+			break
+		}
+	}
+	return false, fmt.Errorf("report %s: %w", t.ID, last)
+}
+
+// taskParams are the parameters the agent's task types read.
+type taskParams struct {
+	Cmd            string            `json:"cmd"`
+	Cwd            string            `json:"cwd"`
+	Timeout        float64           `json:"timeout"`
+	Retries        int               `json:"retries"`
+	Interval       float64           `json:"interval"`
+	Env            map[string]string `json:"env"`
+	PuppetManifest string            `json:"puppet_manifest"`
+	PuppetModules  string            `json:"puppet_modules"`
+	Path           string            `json:"path"`
+	Data           *string           `json:"data"`
+	Permissions    string            `json:"permissions"`
+	DirPermissions string            `json:"dir_permissions"`
+	Files          []struct {
+		Src string `json:"src"`
+		Dst string `json:"dst"`
+	} `json:"files"`
+	Src string `json:"src"`
+	Dst string `json:"dst"`
+}
+
+// defaultTaskTimeout is Nailgun's timeout of a shell or puppet task without one.
+const defaultTaskTimeout = 300 * time.Second
+
+// execute runs a task by its type and says how it went.
+func (a *agent) execute(ctx context.Context, c agentClaim) taskReport {
+	t := c.Task
+	var p taskParams
+	if len(t.Parameters) > 0 && string(t.Parameters) != "null" {
+		if err := json.Unmarshal(t.Parameters, &p); err != nil {
+			return taskReport{Status: "error", Message: "parameters: " + err.Error()}
+		}
+	}
+	switch {
+	case c.DryRun && !c.NoopRun:
+		return taskReport{Status: "ready", Message: "dry run: not run"}
+	case c.NoopRun && t.Type != "puppet":
+		return taskReport{Status: "skipped", Message: "noop run: only puppet tasks run (with --noop)"}
+	}
+	switch t.Type {
+	case "shell":
+		if p.Cmd == "" {
+			return taskReport{Status: "error", Message: "parameters.cmd is required"}
+		}
+		return a.runWithRetries(ctx, c, p, []string{"/bin/sh", "-c", p.Cmd}, isZero)
+	case "puppet":
+		if p.PuppetManifest == "" {
+			return taskReport{Status: "error", Message: "parameters.puppet_manifest is required"}
+		}
+		pdir := filepath.Join(a.opts.workdir, "puppet")
+		args := []string{a.opts.puppet, "apply", "--detailed-exitcodes", "--color=false",
+			"--vardir=" + filepath.Join(pdir, "var"), "--logdir=" + filepath.Join(pdir, "log")}
+		if p.PuppetModules != "" {
+			args = append(args, "--modulepath="+p.PuppetModules)
+		}
+		if c.NoopRun {
+			args = append(args, "--noop")
+		}
+		args = append(args, p.PuppetManifest)
+		// --detailed-exitcodes: 0 no changes, 2 changes; 4 and 6 mean failures.
+		return a.runWithRetries(ctx, c, p, args, func(code int) bool { return code == 0 || code == 2 })
+	case "upload_file":
+		return fileReport(uploadFile(p))
+	case "copy_files":
+		return fileReport(copyFiles(p))
+	case "sync":
+		if p.Src == "" || p.Dst == "" {
+			return taskReport{Status: "error", Message: "parameters.src and parameters.dst are required"}
+		}
+		return a.runWithRetries(ctx, c, p, []string{"rsync", "-a", "--delete", p.Src, p.Dst}, isZero)
+	case "reboot":
+		if !a.opts.allowReboot {
+			return taskReport{Status: "skipped", Message: "reboot not performed: the agent runs without --allow-reboot"}
+		}
+		// The report goes out first; the machine reboots a minute later.
+		return a.runWithRetries(ctx, c, p, []string{"shutdown", "-r", "+1"}, isZero)
+	case "role":
+		return taskReport{Status: "skipped", Message: "role tasks only group others"}
+	default:
+		return taskReport{Status: "error", Message: fmt.Sprintf("task type %s is not run by the tuningbox agent", t.Type)}
+	}
+}
+
+func isZero(code int) bool { return code == 0 }
+
+func fileReport(msg string, err error) taskReport {
+	if err != nil {
+		return taskReport{Status: "error", Message: err.Error()}
+	}
+	return taskReport{Status: "ready", Message: msg}
+}
+
+func parseMode(s string, def os.FileMode) (os.FileMode, error) {
+	if s == "" {
+		return def, nil
+	}
+	m, err := strconv.ParseUint(s, 8, 32)
+	if err != nil || m > 0o7777 {
+		return 0, fmt.Errorf("permissions %q: expected an octal mode such as 0644", s)
+	}
+	return os.FileMode(m), nil
+}
+
+// uploadFile writes parameters.data to parameters.path.
+func uploadFile(p taskParams) (string, error) {
+	if p.Path == "" || p.Data == nil {
+		return "", errors.New("parameters.path and parameters.data are required")
+	}
+	return writeFileAtomic(p.Path, strings.NewReader(*p.Data), p)
+}
+
+// copyFiles copies parameters.files[].src to .dst on this node.
+func copyFiles(p taskParams) (string, error) {
+	if len(p.Files) == 0 {
+		return "", errors.New("parameters.files is required")
+	}
+	for _, f := range p.Files {
+		if f.Src == "" || f.Dst == "" {
+			return "", errors.New("parameters.files[]: src and dst are required")
+		}
+		in, err := os.Open(f.Src)
+		if err != nil {
+			return "", err
+		}
+		_, err = writeFileAtomic(f.Dst, in, p)
+		in.Close()
+		if err != nil {
+			return "", err
+		}
+	}
+	return fmt.Sprintf("copied %d files", len(p.Files)), nil
+}
+
+// writeFileAtomic writes r to path through a temporary file, so the file is
+// either the old one or the whole new one.
+func writeFileAtomic(path string, r io.Reader, p taskParams) (string, error) {
+	mode, err := parseMode(p.Permissions, 0o644)
+	if err != nil {
+		return "", err
+	}
+	dirMode, err := parseMode(p.DirPermissions, 0o755)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), dirMode); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tuningbox-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	n, err := io.Copy(tmp, r)
+	if err == nil {
+		err = tmp.Chmod(mode)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("wrote %d bytes to %s", n, path), nil
+}
+
+// outputTail is how much of a task's output goes into its report.
+const outputTail = 4096
+
+// runWithRetries runs argv as the task, again up to parameters.retries times
+// while it fails, parameters.interval seconds apart.
+func (a *agent) runWithRetries(ctx context.Context, c agentClaim, p taskParams, argv []string, success func(int) bool) taskReport {
+	var rep taskReport
+	for attempt := 0; ; attempt++ {
+		rep = a.runProcess(ctx, c, p, argv, success)
+		if rep.Status != "error" || attempt >= p.Retries || ctx.Err() != nil {
+			if attempt > 0 {
+				rep.Message = fmt.Sprintf("%s (attempt %d of %d)", rep.Message, attempt+1, p.Retries+1)
+			}
+			return rep
+		}
+		if !sleep(ctx, time.Duration(max(p.Interval, 1)*float64(time.Second))) {
+			return rep
+		}
+	}
+}
+
+// runProcess runs argv in its own process group with the task's environment,
+// keeps its whole output in the workdir's log and its tail for the report,
+// and ends the group on timeout or when the agent stops.
+func (a *agent) runProcess(ctx context.Context, c agentClaim, p taskParams, argv []string, success func(int) bool) taskReport {
+	timeout := defaultTaskTimeout
+	if p.Timeout > 0 {
+		timeout = time.Duration(p.Timeout * float64(time.Second))
+	}
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	logDir := filepath.Join(a.opts.workdir, "logs", pathSafe(c.Transaction))
+	if err := os.MkdirAll(logDir, 0o700); err != nil {
+		return taskReport{Status: "error", Message: err.Error()}
+	}
+	logFile, err := os.OpenFile(filepath.Join(logDir, pathSafe(c.Task.ID)+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return taskReport{Status: "error", Message: err.Error()}
+	}
+	defer logFile.Close()
+	tail := &tailBuffer{max: outputTail}
+	cmd := exec.CommandContext(tctx, argv[0], argv[1:]...)
+	cmd.Dir = p.Cwd
+	if cmd.Dir == "" {
+		cmd.Dir = a.opts.workdir
+	}
+	cmd.Env = a.taskEnv(c, p)
+	cmd.Stdout = io.MultiWriter(logFile, tail)
+	cmd.Stderr = cmd.Stdout
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = a.opts.stopGrace
+	err = cmd.Run()
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // whatever of the group is left
+	}
+	code := -1
+	if cmd.ProcessState != nil {
+		code = cmd.ProcessState.ExitCode()
+	}
+	rep := taskReport{ExitCode: &code, Output: tail.String()}
+	var exitErr *exec.ExitError
+	switch {
+	case tctx.Err() == context.DeadlineExceeded && ctx.Err() == nil:
+		rep.Status, rep.Message = "error", fmt.Sprintf("timed out after %s", timeout)
+	case ctx.Err() != nil:
+		rep.Status, rep.Message = "error", "task stopped"
+	case err != nil && !errors.As(err, &exitErr):
+		rep.Status, rep.Message, rep.ExitCode = "error", err.Error(), nil
+	case success(code):
+		rep.Status, rep.Message = "ready", fmt.Sprintf("exit status %d", code)
+	default:
+		rep.Status, rep.Message = "error", fmt.Sprintf("exit status %d", code)
+		if last := lastLine(rep.Output); last != "" {
+			rep.Message += ": " + last
+		}
+	}
+	return rep
+}
+
+// taskEnv is the agent's environment without its credentials, the task's
+// env parameter and the TUNINGBOX_ variables naming the node, transaction and task.
+func (a *agent) taskEnv(c agentClaim, p taskParams) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if name != "TUNINGBOX_PASSWORD" && name != "TUNINGBOX_TOKEN" {
+			env = append(env, kv)
+		}
+	}
+	for k, v := range p.Env {
+		env = append(env, k+"="+v)
+	}
+	return append(env,
+		"TUNINGBOX_NODE_FQDN="+a.node.FQDN,
+		"TUNINGBOX_NODE_ID="+strconv.FormatInt(a.node.ID, 10),
+		"TUNINGBOX_NODE_UUID="+a.node.UUID,
+		"TUNINGBOX_TRANSACTION_ID="+c.Transaction,
+		"TUNINGBOX_GRAPH_TYPE="+c.GraphType,
+		"TUNINGBOX_TASK_ID="+c.Task.ID,
+	)
+}
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	return strings.TrimSpace(s[strings.LastIndexByte(s, '\n')+1:])
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.ToValidUTF8(string(t.buf), "")
+}

@@ -117,3 +117,36 @@ func TestGraphsRunOnEnvironmentsAndRegisteredNodes(t *testing.T) {
 	c.do("POST", "/api/v1/transactions/"+tx.UUID+"/nodes/5/claim", "", 200, `"id":"ntp"`)
 	c.do("POST", "/api/v1/graphs/execute", `{"cluster":1,"graphs":[{"type":"default"}]}`, 409, "")
 }
+
+// Deleting an environment deletes its cluster graphs and settings in the
+// same atomic write, and is refused while the cluster runs a transaction.
+func TestDeletingAnEnvironmentDeletesItsGraphs(t *testing.T) {
+	c := newClient(t)
+	c.do("POST", "/api/v1/config/components", `{"name":"c","resource_definitions":[{"name":"r","content":{}}]}`, 201, "")
+	c.do("POST", "/api/v1/config/environments", `{"id":30,"components":["c"],"hierarchy_levels":["nodes"]}`, 201, "")
+	c.do("POST", "/api/v1/nodes", `{"fqdn":"n1.example.com","environment_id":30,"roles":["controller"]}`, 201, "")
+	c.do("POST", "/api/v1/releases", `{"name":"r","version":"1"}`, 201, "")
+	c.do("PUT", "/api/v1/clusters/30", `{"release_id":1}`, 200, "")
+	c.do("POST", "/api/v1/releases/1/deployment_graphs/default", `{"tasks":[{"id":"r","type":"shell"}]}`, 201, "")
+	c.do("POST", "/api/v1/clusters/30/deployment_graphs/default", `{"tasks":[{"id":"a","type":"shell"}]}`, 201, `"id":2`)
+	c.do("POST", "/api/v1/clusters/30/deployment_graphs/upgrade", `{"tasks":[{"id":"u","type":"shell"}]}`, 201, `"id":3`)
+
+	var tx struct {
+		UUID string `json:"uuid"`
+	}
+	if err := json.Unmarshal([]byte(c.do("PUT", "/api/v1/clusters/30/deploy?graph_type=upgrade", "", 202, "")), &tx); err != nil {
+		t.Fatal(err)
+	}
+	c.do("DELETE", "/api/v1/config/environments/30", "", 409, "already runs transaction "+tx.UUID)
+	c.do("GET", "/api/v1/graphs/2", "", 200, "")
+	c.do("POST", "/api/v1/transactions/"+tx.UUID+"/stop", "", 200, "")
+
+	c.do("DELETE", "/api/v1/config/environments/30", "", 204, "")
+	c.do("GET", "/api/v1/graphs/2", "", 404, "")
+	c.do("GET", "/api/v1/graphs/3", "", 404, "")
+	c.do("GET", "/api/v1/graphs/1", "", 200, `"model":"release"`)
+	c.do("GET", "/api/v1/graphs", "", 200, `"id":1`)
+	c.do("GET", "/api/v1/transactions/"+tx.UUID, "", 200, `"status":"error"`)
+	// The release is no longer used by the cluster.
+	c.do("DELETE", "/api/v1/releases/1", "", 204, "")
+}

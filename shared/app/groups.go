@@ -46,6 +46,8 @@ func newServices(b store.Backend, cfg Config, logger *slog.Logger) (*services, e
 		templates: templates.NewService(b.Index),
 		graphs:    graphs.NewService(b.Index, b.Blobs, environmentClusters{config, nodeRegistry}),
 	}
+	// Deleting an environment deletes its deployment graphs in the same atomic write.
+	config.OnDeleteEnvironment(s.graphs.DeleteClusterOps)
 	var err error
 	s.guard, err = newGuard(b.Index, s, cfg, logger)
 	return s, err

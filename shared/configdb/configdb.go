@@ -30,6 +30,9 @@ type Service struct {
 	validatorsMu sync.RWMutex
 	validators   map[string]func(doc []byte) error
 
+	// cascades add other domains' writes to the deletion of an environment.
+	cascades []EnvironmentCascade
+
 	// docs holds parsed documents by SHA-256: immutable, so never stale.
 	docs *cache.LRU[string, *parsedDoc]
 	// merges holds effective merges by the identity of their layers.
@@ -102,6 +105,17 @@ func (s *Service) RegisterValidator(name string, fn func(doc []byte) error) {
 	s.validatorsMu.Lock()
 	defer s.validatorsMu.Unlock()
 	s.validators[name] = fn
+}
+
+// EnvironmentCascade returns the writes that belong in the same atomic write
+// as the deletion of environment envID (another domain's data about it), or
+// an error that refuses the deletion.
+type EnvironmentCascade func(ctx context.Context, envID int64) ([]store.Op, error)
+
+// OnDeleteEnvironment adds fn to every environment deletion. Call it while
+// wiring the services, before they serve.
+func (s *Service) OnDeleteEnvironment(fn EnvironmentCascade) {
+	s.cascades = append(s.cascades, fn)
 }
 
 func (s *Service) validator(name string) (func([]byte) error, bool) {

@@ -278,10 +278,22 @@ func (s *Service) DeleteEnvironment(ctx context.Context, envRef string) error {
 		if err != nil {
 			return err
 		}
-		return s.idx.Write(ctx,
+		ops := []store.Op{
 			store.DeleteAt(envKey(rec.ID), rev),
 			store.Delete(uuidKey(rec.UUID)),
-			store.Put(envRetiredKey(rec.ID), []byte("{}")))
+			store.Put(envRetiredKey(rec.ID), []byte("{}")),
+		}
+		for _, cascade := range s.cascades {
+			more, err := cascade(ctx, rec.ID)
+			if err != nil {
+				return err
+			}
+			ops = append(ops, more...)
+		}
+		if len(ops) > store.MaxWriteBatch {
+			return errs.Conflictf("environment %d has too much attached to delete in one atomic write (%d items, at most %d): delete its deployment graphs first", rec.ID, len(ops), store.MaxWriteBatch)
+		}
+		return s.idx.Write(ctx, ops...)
 	})
 }
 

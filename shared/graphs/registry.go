@@ -283,3 +283,27 @@ func joinIDs(ids []int64) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// DeleteClusterOps returns the writes that delete a cluster's graphs and
+// settings; the environment's deletion makes them in its own atomic write
+// (configdb.Service.OnDeleteEnvironment). A cluster that runs a transaction
+// cannot go (409): stop the transaction first. Its transaction history stays.
+func (s *Service) DeleteClusterOps(ctx context.Context, cluster int64) ([]store.Op, error) {
+	if err := s.runningOn(ctx, cluster); err != nil {
+		return nil, errs.Conflictf("%s: stop it first (POST /api/v1/transactions/{uuid}/stop)", errs.Message(err))
+	}
+	// The lock must still be absent when the deletion is written.
+	ops := []store.Op{store.Check(lockKey(cluster), store.Cond{Kind: store.MustNotExist}), store.Delete(clusterKey(cluster))}
+	owned, err := s.idx.Query(ctx, store.Query{Partition: ownerPartition(Owner{Kind: Cluster, ID: cluster})})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range owned {
+		var ptr graphPointer
+		if err := decodeItem(p, &ptr); err != nil {
+			return nil, err
+		}
+		ops = append(ops, store.DeleteAt(p.Key, p.Revision), store.Delete(graphKey(ptr.GraphID)))
+	}
+	return ops, nil
+}

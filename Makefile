@@ -5,7 +5,7 @@ LISTEN ?= 127.0.0.1:8080
 DATA ?= ./data
 FUNCTIONS := $(notdir $(wildcard functions/*))
 
-.PHONY: run build test unit vet bench fmt integration hiera keystone synth deploy fuzz
+.PHONY: run build test unit vet bench fmt integration hiera keystone synth deploy fuzz agent
 
 # A local development administrator (admin/admin-password) unless the environment names
 # another; it is created only when missing. Never use these defaults on a shared server.
@@ -64,12 +64,16 @@ hiera:
 keystone:
 	keystone/run.sh
 
+# Deployment graphs end to end: tuningbox serve, three tuningbox agent processes, real shell and puppet apply tasks.
+agent:
+	agent/test/run.sh
+
 # Every fuzz target of the tree for FUZZTIME each (`unit` already runs their seed corpora).
 FUZZTIME ?= 10s
 fuzz:
 	FUZZTIME=$(FUZZTIME) .ci/fuzz.sh
 
-test: vet unit integration hiera keystone fuzz
+test: vet unit integration hiera keystone agent fuzz
 
 bench:
 	bash .ci/bench.sh

@@ -171,7 +171,7 @@ func (a *agent) run(ctx context.Context) error {
 		}
 		c, err := a.claim(ctx, wait)
 		if ctx.Err() != nil {
-			return a.stopped(failed)
+			return a.stopped(failed, false)
 		}
 		if err != nil {
 			// The server may be restarting: retry after a pause, unless it refused us.
@@ -182,7 +182,7 @@ func (a *agent) run(ctx context.Context) error {
 			a.log.Warn("claim failed", "err", err)
 			backoff = nextBackoff(backoff, waitBackoffMin, idleBackoffMax)
 			if !sleep(ctx, backoff) {
-				return a.stopped(failed)
+				return a.stopped(failed, false)
 			}
 			continue
 		}
@@ -195,12 +195,12 @@ func (a *agent) run(ctx context.Context) error {
 			}
 			failed = failed || !ok
 			if ctx.Err() != nil {
-				return a.stopped(failed)
+				return a.stopped(failed, !ok)
 			}
 		case "wait":
 			backoff = nextBackoff(backoff, waitBackoffMin, waitBackoffMax)
 			if !sleep(ctx, backoff) {
-				return a.stopped(failed)
+				return a.stopped(failed, false)
 			}
 		case "idle", "done":
 			if a.opts.once {
@@ -214,7 +214,7 @@ func (a *agent) run(ctx context.Context) error {
 			if wait == 0 {
 				backoff = nextBackoff(backoff, time.Second, idleBackoffMax)
 				if !sleep(ctx, backoff) {
-					return a.stopped(failed)
+					return a.stopped(failed, false)
 				}
 			}
 		default:
@@ -223,9 +223,14 @@ func (a *agent) run(ctx context.Context) error {
 	}
 }
 
-func (a *agent) stopped(failed bool) error {
-	a.log.Info("agent stopped")
-	if failed {
+// stopped ends the agent on SIGINT/SIGTERM: an error when the stop
+// interrupted a task, or, with --once, when one of its tasks failed.
+func (a *agent) stopped(failed, interrupted bool) error {
+	a.log.Info("agent stopped", "interrupted_task", interrupted)
+	switch {
+	case interrupted:
+		return errors.New("stopped while running a task (reported failed)")
+	case a.opts.once && failed:
 		return errTaskFailed
 	}
 	return nil

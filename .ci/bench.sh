@@ -61,3 +61,6 @@ go run ./.ci/loginflood -url "$BASE" -user "$TUNINGBOX_ADMIN_USER" -password "$T
 
 echo "== kill -9 rounds: acknowledged writes vs versions vs audit records"
 go run ./.ci/killrounds -bin "$WORK/tuningbox" -data "$WORK/killrounds" -rounds "${KILL_ROUNDS:-6}"
+
+# Deployment graphs: execute-to-ready with 3 agents, and what idle agents cost.
+bash .ci/bench_graphs.sh

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
@@ -34,7 +35,7 @@ type services struct {
 
 func newServices(b store.Backend, cfg Config, logger *slog.Logger) (*services, error) {
 	registry := &registryNodes{}
-	config := configdb.NewService(b.Index, b.Blobs, configdb.WithNodes(registry))
+	config := configdb.NewService(b.Index, b.Blobs, configdb.WithNodes(registry), configdb.WithWriters(authapi.VersionWriters(audit.New(b.Index, nil))))
 	// Resource definitions whose content names this validator hold override data (spec 001).
 	config.RegisterValidator(overrides.ValidatorName, overrides.ValidateData)
 	nodeRegistry := nodes.NewService(b.Index, configEnvironments{config})

@@ -46,6 +46,9 @@ type Service struct {
 	// placements remembers what node level paths resolved to, confirmed on every read.
 	nodes      NodeRegistry
 	placements *cache.LRU[string, *placement]
+	// writers finds who wrote a version (explain); writerCache keeps what it found.
+	writers     WriterLookup
+	writerCache *cache.LRU[string, *Writer]
 	// envs and resdefs hold the parsed form of the last seen item bytes.
 	envs    *cache.LRU[int64, parsedItem[envRecord]]
 	resdefs *cache.LRU[int64, parsedItem[resdefRecord]]
@@ -79,16 +82,17 @@ const (
 // NewService returns a ConfigDB service over idx and blobs.
 func NewService(idx store.Index, blobs store.Blobs, opts ...Option) *Service {
 	s := &Service{
-		idx:        idx,
-		blobs:      blobs,
-		now:        time.Now,
-		newUUID:    func() string { return uuid.NewString() },
-		validators: make(map[string]func([]byte) error),
-		merges:     cache.New[[32]byte](mergeCacheEntries, func(*merged) int64 { return 1 }),
-		guesses:    cache.New[string](entityCacheEntries, func(guess) int64 { return 1 }),
-		placements: cache.New[string](entityCacheEntries, func(*placement) int64 { return 1 }),
-		envs:       cache.New[int64](entityCacheEntries, func(parsedItem[envRecord]) int64 { return 1 }),
-		resdefs:    cache.New[int64](entityCacheEntries, func(parsedItem[resdefRecord]) int64 { return 1 }),
+		idx:         idx,
+		blobs:       blobs,
+		now:         time.Now,
+		newUUID:     func() string { return uuid.NewString() },
+		validators:  make(map[string]func([]byte) error),
+		merges:      cache.New[[32]byte](mergeCacheEntries, func(*merged) int64 { return 1 }),
+		guesses:     cache.New[string](entityCacheEntries, func(guess) int64 { return 1 }),
+		placements:  cache.New[string](entityCacheEntries, func(*placement) int64 { return 1 }),
+		writerCache: cache.New[string](entityCacheEntries, func(*Writer) int64 { return 1 }),
+		envs:        cache.New[int64](entityCacheEntries, func(parsedItem[envRecord]) int64 { return 1 }),
+		resdefs:     cache.New[int64](entityCacheEntries, func(parsedItem[resdefRecord]) int64 { return 1 }),
 	}
 	WithCacheSizes(defaultDocumentCacheBytes, defaultResponseCacheBytes)(s)
 	for _, o := range opts {

@@ -42,6 +42,8 @@ type snapshot struct {
 	heads [][2]*head
 	// version is the requested version of the addressed document, when one was asked for.
 	version *Version
+	// placement is what a path naming a node resolved to (nil: it names none).
+	placement *placement
 }
 
 // head is a document's current version with the revision of its head item.
@@ -233,7 +235,7 @@ func (s *Service) fetch(ctx context.Context, ref DocRef, g guess, p *placement, 
 	if !ok {
 		return nil, nil
 	}
-	sn := &snapshot{envRaw: envItem.Value, envRev: envItem.Revision, levels: levels, heads: make([][2]*head, depth+1)}
+	sn := &snapshot{envRaw: envItem.Value, envRev: envItem.Revision, levels: levels, heads: make([][2]*head, depth+1), placement: p}
 	if sn.env, err = parsed(s.envs, g.env, envItem); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
@@ -28,6 +29,12 @@ type ReadQuery struct {
 	// Version, when > 0, reads that version of the addressed document (with
 	// Effective: the addressed level's Kind document; every other one is at its latest).
 	Version int
+	// Merge (effective only) selects the merge; "" takes the definition's default.
+	Merge MergeMode
+	// Explain (effective only) answers where each key's value came from (see Explain).
+	Explain bool
+	// AsOf, when set, reads every document as it was at that instant.
+	AsOf time.Time
 }
 
 // Effective returns the effective values document: what Hiera reads.
@@ -51,21 +58,29 @@ func (s *Service) Read(ctx context.Context, q ReadQuery) (*Document, error) {
 	if q.Version < 0 {
 		return nil, errs.Invalidf("version must be a positive integer")
 	}
+	if err := q.checkOptions(); err != nil {
+		return nil, err
+	}
 	sn, err := s.load(ctx, q.DocRef, q.Version, q.Kind)
 	if err != nil {
 		return nil, err
 	}
+	if !q.AsOf.IsZero() {
+		if err := s.rewind(ctx, sn, q.AsOf); err != nil {
+			return nil, err
+		}
+	}
 	var layers []layer
 	addLayer := func(d int, k Kind) {
-		sha := ""
+		var v *Version
 		if h := sn.heads[d][kindIndex(k)]; h != nil {
-			sha = h.SHA256
+			v = &h.Version
 		}
 		if d == sn.depth() && k == q.Kind && sn.version != nil {
-			sha = sn.version.SHA256
+			v = sn.version
 		}
-		if sha != "" {
-			layers = append(layers, layer{depth: d, sha: sha})
+		if v != nil {
+			layers = append(layers, layer{depth: d, sha: v.SHA256, kind: k, version: v})
 		}
 	}
 	if q.Effective {
@@ -88,32 +103,45 @@ func (s *Service) Read(ctx context.Context, q ReadQuery) (*Document, error) {
 		}
 	}
 	var labels []string
-	if q.ShowLookup {
+	if q.ShowLookup || q.Explain {
 		labels = make([]string, sn.depth()+1)
 		for d := range labels {
 			labels[d] = lookupLabel(sn.env, sn.levels[:d])
 		}
 	}
-	return s.render(ctx, layers, labels, q.Key)
+	mode := MergeShallow
+	if q.Effective {
+		mode = mergeMode(q.Merge, sn.resdef)
+	}
+	if q.Explain {
+		return s.explain(ctx, sn, layers, labels, mode, q.Key)
+	}
+	return s.render(ctx, layers, labels, q.Key, mode)
 }
 
 // layer is one stored document in merge order, at a depth of the level path.
 type layer struct {
-	depth int
-	sha   string
+	depth   int
+	sha     string
+	kind    Kind
+	version *Version
 }
 
 // render merges layers and encodes the answer, through the response cache.
 // labels (show_lookup) are the lookup paths by depth; nil for plain values.
-func (s *Service) render(ctx context.Context, layers []layer, labels []string, key string) (*Document, error) {
-	mergeKey, responseKey := identities(layers, labels, key)
+func (s *Service) render(ctx context.Context, layers []layer, labels []string, key string, mode MergeMode) (*Document, error) {
+	mergeKey, responseKey := identities(layers, labels, key, mode)
 	if d, ok := s.responses.Get(responseKey); ok {
 		return d, nil
 	}
 	m, ok := s.merges.Get(mergeKey)
 	if !ok {
 		var err error
-		if m, err = s.merge(ctx, layers); err != nil {
+		merge := s.merge
+		if mode == MergeDeep {
+			merge = s.deepMerge
+		}
+		if m, err = merge(ctx, layers); err != nil {
 			return nil, err
 		}
 		s.merges.Add(mergeKey, m)
@@ -129,8 +157,12 @@ func (s *Service) render(ctx context.Context, layers []layer, labels []string, k
 
 // identities returns the identity of a merge (its ordered documents) and of an
 // answer (the merge, the lookup labels and the key); the latter is the ETag.
-func identities(layers []layer, labels []string, key string) (merge, response [32]byte) {
+// A shallow merge's identities are those of tuning-box's merge (no mode written).
+func identities(layers []layer, labels []string, key string, mode MergeMode) (merge, response [32]byte) {
 	h := sha256.New()
+	if mode == MergeDeep {
+		h.Write([]byte("merge=deep\x00"))
+	}
 	for _, l := range layers {
 		h.Write([]byte(l.sha))
 		h.Write([]byte{0})

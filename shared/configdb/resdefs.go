@@ -42,6 +42,9 @@ func (s *Service) checkContent(content json.RawMessage) (json.RawMessage, error)
 	if len(canon) > maxContentBytes {
 		return nil, errs.New(errs.TooLarge, "resource definition content is larger than %d bytes", maxContentBytes)
 	}
+	if err := checkDefinitionMerge(canon); err != nil {
+		return nil, err
+	}
 	if name, ok := validatorName(canon); ok {
 		if _, known := s.validator(name); !known {
 			return nil, errs.Invalidf("unknown validator %q", name)

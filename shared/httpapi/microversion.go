@@ -31,9 +31,13 @@ var (
 	V1_1 = Version{1, 1}
 	// V1_2: UUID identities: every "id" in a response is the entity's UUID and path ids must be UUIDs.
 	V1_2 = Version{1, 2}
+	// V1_3: ConfigDB reads and writes take merge, explain, as_of, wait and dry_run,
+	// and POST /api/v1/config/diff exists; older versions refuse these parameters
+	// (400) rather than ignore them, so a write meant as a dry run is never stored.
+	V1_3 = Version{1, 3}
 
 	MinVersion = V1_0
-	MaxVersion = V1_2
+	MaxVersion = V1_3
 )
 
 // ServiceType names the API in the OpenStack-API-Version header: "OpenStack-API-Version: config 1.2".

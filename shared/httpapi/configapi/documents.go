@@ -123,6 +123,12 @@ func (h *handlers) getDocument(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if len(q) > 1 || !rq.Effective {
+		if err := readOptions(r, q, &rq); err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+	}
 	doc, err := h.svc.Read(r.Context(), rq)
 	if err != nil {
 		httpapi.Error(w, r, err)

@@ -29,7 +29,7 @@ func TestMicroversions(t *testing.T) {
 		}{
 			{"", "", "1.0"},
 			{"OpenStack-API-Version", "config 1.1", "1.1"},
-			{"OpenStack-API-Version", "config latest", "1.2"},
+			{"OpenStack-API-Version", "config latest", "1.3"},
 			{"OpenStack-API-Version", "compute 2.53, config 1.2", "1.2"},
 			{"X-OpenStack-Config-API-Version", "1.2", "1.2"},
 		} {
@@ -52,8 +52,8 @@ func TestMicroversions(t *testing.T) {
 	})
 	t.Run("2 malformed 400, out of range 406", func(t *testing.T) {
 		a.Expect(a.Do("GET", "/api/v1/nodes", "one.two", ""), http.StatusBadRequest, "invalid API version")
-		a.Expect(a.Do("GET", "/api/v1/nodes", "1.3", ""), http.StatusNotAcceptable,
-			"Version 1.3 is not supported by the API. Minimum is 1.0 and maximum is 1.2.")
+		a.Expect(a.Do("GET", "/api/v1/nodes", "1.4", ""), http.StatusNotAcceptable,
+			"Version 1.4 is not supported by the API. Minimum is 1.0 and maximum is 1.3.")
 		a.Expect(a.Do("GET", "/api/v1/nodes", "0.9", ""), http.StatusNotAcceptable, "Minimum is 1.0")
 	})
 	t.Run("4 every response echoes the version and Vary", func(t *testing.T) {
@@ -66,7 +66,7 @@ func TestMicroversions(t *testing.T) {
 	t.Run("5 root document lists min and max", func(t *testing.T) {
 		r := a.Do("GET", "/", "", "")
 		v, _ := r.Body["version"].(map[string]any)
-		if v["min_version"] != "1.0" || v["version"] != "1.2" {
+		if v["min_version"] != "1.0" || v["version"] != "1.3" {
 			t.Errorf("root document %v", r.Body)
 		}
 	})

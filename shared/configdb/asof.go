@@ -1,0 +1,76 @@
+package configdb
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/store"
+)
+
+// checkOptions refuses combinations of read options that mean nothing.
+func (q ReadQuery) checkOptions() error {
+	switch {
+	case q.Explain && !q.Effective:
+		return errs.Invalidf("explain needs effective")
+	case q.Merge != MergeDefault && !q.Effective:
+		return errs.Invalidf("merge needs effective")
+	case q.Explain && q.ShowLookup:
+		return errs.Invalidf("explain and show_lookup exclude each other")
+	case q.Version > 0 && !q.AsOf.IsZero():
+		return errs.Invalidf("version and as_of exclude each other")
+	}
+	return nil
+}
+
+// versionsPage is how many versions one step back in time reads.
+const versionsPage = 16
+
+// rewind replaces every head of sn by the version that was current at asOf:
+// the newest version created at or before it (none: the document did not exist
+// yet). Only documents changed since asOf cost a query. The environment's
+// hierarchy and the resource definition are read as they are now.
+func (s *Service) rewind(ctx context.Context, sn *snapshot, asOf time.Time) error {
+	for d := range sn.heads {
+		for i, k := range kinds {
+			h := sn.heads[d][i]
+			if h == nil || !h.CreatedAt.After(asOf) {
+				continue
+			}
+			v, err := s.versionAt(ctx, versionsPartition(sn.env.ID, sn.resdef.ID, k, levelPath(sn.levels[:d])), h.Version.Version, asOf)
+			if err != nil {
+				return err
+			}
+			sn.heads[d][i] = nil
+			if v != nil {
+				sn.heads[d][i] = &head{Version: *v}
+			}
+		}
+	}
+	return nil
+}
+
+// versionAt returns the newest version older than before created at or before asOf (nil: none).
+func (s *Service) versionAt(ctx context.Context, partition string, before int, asOf time.Time) (*Version, error) {
+	after := store.SortID(int64(before))
+	for {
+		items, err := s.idx.Query(ctx, store.Query{Partition: partition, After: after, Limit: versionsPage, Reverse: true})
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			var v Version
+			if err := json.Unmarshal(it.Value, &v); err != nil {
+				return nil, err
+			}
+			if !v.CreatedAt.After(asOf) {
+				return &v, nil
+			}
+			after = it.Sort
+		}
+		if len(items) < versionsPage {
+			return nil, nil
+		}
+	}
+}

@@ -1,0 +1,235 @@
+package configdb
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Explain answers, for every key of an effective document (every leaf under a
+// deep merge: nested objects are walked, lists and scalars are leaves), its value
+// and where it came from: the level path, values or overrides, the version of
+// that document, who wrote that version and when (from its audit record), and
+// the lower layers it shadows. Under a deep merge a list that merged lists of
+// lower layers names them in merged_from.
+//
+//	{"merge": "deep", "keys": {"nova.workers": {"value": 32, "from": {...}, "shadows": [{..., "value": 16}]}}}
+
+// Writer is who wrote a document version and when, as the audit log recorded it.
+type Writer struct {
+	Principal string    `json:"principal"`
+	Role      string    `json:"role,omitempty"`
+	Time      time.Time `json:"time"`
+}
+
+// WrittenDoc identifies one stored document version, for finding its writer.
+type WrittenDoc struct {
+	Env      int64
+	Resource ResourceDefinition
+	Kind     Kind
+	// Levels is the canonical level path, with the environment's level names.
+	Levels []LevelValue
+	// Node is the node of the node-bound level, when the path names one.
+	Node    *Node
+	Version Version
+}
+
+// WriterLookup finds the writer of a document version; nil (no error) when no
+// record of it is found.
+type WriterLookup func(ctx context.Context, d WrittenDoc) (*Writer, error)
+
+// WithWriters sets how explain finds who wrote a version (shared/app: the audit log).
+func WithWriters(fn WriterLookup) Option { return func(s *Service) { s.writers = fn } }
+
+// explainedLayer is one layer as explain shows it.
+type explainedLayer struct {
+	Level     string    `json:"level"`
+	Kind      Kind      `json:"kind"`
+	Version   int       `json:"version"`
+	CreatedAt time.Time `json:"created_at"`
+	WrittenBy *Writer   `json:"written_by"`
+	// Value is the shadowed layer's own value at the key (shadows only).
+	Value any `json:"value,omitempty"`
+}
+
+type explainedKey struct {
+	Value      any              `json:"value"`
+	From       explainedLayer   `json:"from"`
+	MergedFrom []explainedLayer `json:"merged_from,omitempty"`
+	Shadows    []explainedLayer `json:"shadows"`
+}
+
+// origin tracks where a merged value came from.
+type origin struct {
+	value any
+	// kids is set for an object walked by the deep merge.
+	kids    map[string]*origin
+	from    int
+	merged  []int
+	shadows []int
+}
+
+// layersBelow lists every layer that contributed to o (or anything below it).
+func (o *origin) layersBelow(out []int) []int {
+	out = append(out, o.from)
+	out = append(out, o.merged...)
+	out = append(out, o.shadows...)
+	for _, k := range o.kids {
+		out = k.layersBelow(out)
+	}
+	return out
+}
+
+func newOrigin(v any, layer int, deep bool) *origin {
+	o := &origin{value: v, from: layer}
+	if m, ok := v.(map[string]any); ok && deep {
+		o.kids = make(map[string]*origin, len(m))
+		for k, c := range m {
+			o.kids[k] = newOrigin(c, layer, deep)
+		}
+	}
+	return o
+}
+
+// place puts v of layer over old (nil: nothing there yet), as the merge does.
+func place(old *origin, v any, layer int, deep bool) *origin {
+	if old != nil && deep {
+		if m, ok := v.(map[string]any); ok && old.kids != nil {
+			for k, c := range m {
+				old.kids[k] = place(old.kids[k], c, layer, deep)
+			}
+			old.from = layer
+			return old
+		}
+		if hi, ok := v.([]any); ok {
+			if lo, ok := old.value.([]any); ok && old.kids == nil {
+				return &origin{value: mergeLists(hi, lo), from: layer, merged: append(slices.Clone(old.merged), old.from), shadows: old.shadows}
+			}
+		}
+	}
+	o := newOrigin(v, layer, deep)
+	if old != nil {
+		below := old.layersBelow(nil)
+		slices.Sort(below)
+		o.shadows = slices.Compact(below)
+	}
+	return o
+}
+
+func (s *Service) explain(ctx context.Context, sn *snapshot, layers []layer, labels []string, mode MergeMode, key string) (*Document, error) {
+	deep := mode == MergeDeep
+	docs := make([]map[string]any, len(layers))
+	root := make(map[string]*origin)
+	for i, l := range layers {
+		d, err := s.document(ctx, l.sha)
+		if err != nil {
+			return nil, err
+		}
+		v, err := decodeJSON(d.raw)
+		if err != nil {
+			return nil, err
+		}
+		docs[i] = v.(map[string]any)
+		// A second decoding: the merge may modify what it is given, the shadows read docs[i].
+		v, err = decodeJSON(d.raw)
+		if err != nil {
+			return nil, err
+		}
+		for k, c := range v.(map[string]any) {
+			root[k] = place(root[k], c, i, deep)
+		}
+	}
+	views := make([]*explainedLayer, len(layers))
+	view := func(i int) (explainedLayer, error) {
+		if views[i] == nil {
+			l := layers[i]
+			w, err := s.writer(ctx, sn, l)
+			if err != nil {
+				return explainedLayer{}, err
+			}
+			views[i] = &explainedLayer{Level: labels[l.depth], Kind: l.kind, Version: l.version.Version, CreatedAt: l.version.CreatedAt, WrittenBy: w}
+		}
+		return *views[i], nil
+	}
+	keys := make(map[string]explainedKey)
+	var walk func(path []string, o *origin) error
+	walk = func(path []string, o *origin) error {
+		if len(o.kids) > 0 {
+			for k, c := range o.kids {
+				if err := walk(append(path, k), c); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		dotted := strings.Join(path, ".")
+		if key != "" && dotted != key && !strings.HasPrefix(dotted, key+".") {
+			return nil
+		}
+		from, err := view(o.from)
+		if err != nil {
+			return err
+		}
+		e := explainedKey{Value: o.value, From: from, Shadows: []explainedLayer{}}
+		if o.kids != nil {
+			e.Value = map[string]any{}
+		}
+		for _, i := range o.merged {
+			v, err := view(i)
+			if err != nil {
+				return err
+			}
+			e.MergedFrom = append(e.MergedFrom, v)
+		}
+		for _, i := range o.shadows {
+			v, err := view(i)
+			if err != nil {
+				return err
+			}
+			v.Value, _ = lookupPath(docs[i], path)
+			e.Shadows = append(e.Shadows, v)
+		}
+		keys[dotted] = e
+		return nil
+	}
+	for k, o := range root {
+		if err := walk([]string{k}, o); err != nil {
+			return nil, err
+		}
+	}
+	if key != "" && len(keys) == 0 {
+		return nil, errNoKeysPath
+	}
+	body := encodeJSON(struct {
+		Merge MergeMode               `json:"merge"`
+		Keys  map[string]explainedKey `json:"keys"`
+	}{mode, keys})
+	return &Document{Body: body, ETag: quote(sha256Hex(body))}, nil
+}
+
+// writer finds who wrote layer l's version, through the cache of found writers.
+func (s *Service) writer(ctx context.Context, sn *snapshot, l layer) (*Writer, error) {
+	if s.writers == nil {
+		return nil, nil
+	}
+	levels := make([]LevelValue, l.depth)
+	for i := range levels {
+		levels[i] = LevelValue{Name: sn.env.Levels[i].Name, Value: sn.levels[i].Value}
+	}
+	cacheKey := strconv.FormatInt(sn.env.ID, 10) + "\x00" + strconv.FormatInt(sn.resdef.ID, 10) + "\x00" + string(l.kind) + "\x00" + levelPath(levels) + "\x00" + strconv.Itoa(l.version.Version) + "\x00" + l.sha
+	if w, ok := s.writerCache.Get(cacheKey); ok {
+		return w, nil
+	}
+	d := WrittenDoc{Env: sn.env.ID, Resource: sn.resdef.definition(), Kind: l.kind, Levels: levels, Version: *l.version}
+	if sn.placement != nil && sn.placement.above < l.depth {
+		d.Node = &sn.placement.node
+	}
+	w, err := s.writers(ctx, d)
+	if err != nil || w == nil {
+		return nil, err
+	}
+	s.writerCache.Add(cacheKey, w)
+	return w, nil
+}

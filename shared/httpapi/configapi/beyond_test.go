@@ -1,0 +1,163 @@
+package configapi_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tuningbox/tuningbox/shared/httpapi"
+)
+
+// v13 is the header asking for microversion 1.3.
+var v13 = []string{"OpenStack-API-Version", "config 1.3"}
+
+// envPaths returns environment 1's path by UUID (paths take UUIDs from 1.2 on)
+// and its controller and node-1 level paths.
+func (a *api) envPaths() (env, ctrl, node string) {
+	a.t.Helper()
+	var e struct{ UUID string }
+	a.must(http.StatusOK, "GET", env1, "").json(a.t, &e)
+	env = "/environments/" + e.UUID
+	return env, env + "/role/controller", env + "/role/controller/nodes/node-1"
+}
+
+func TestDeepMerge(t *testing.T) {
+	a := newAPI(t, httpapi.Options{})
+	a.seed()
+	env1, controller, node1 := a.envPaths()
+	a.put(env1+"/resources/astute/values", `{"nova":{"workers":8,"debug":false,"filters":["a","b"]},"ntp":["pool"],"name":"g"}`)
+	a.put(controller+"/resources/astute/values", `{"nova":{"workers":16,"filters":["c","a"],"extra":{"x":1}},"ntp":"local"}`)
+	a.put(node1+"/resources/astute/overrides", `{"nova":{"debug":true}}`)
+
+	shallow := a.get(node1+"/resources/astute/values?effective", v13...)
+	expectJSON(t, "shallow (default)", shallow, `{"nova":{"debug":true},"ntp":"local","name":"g"}`)
+	expectJSON(t, "merge=shallow", a.get(node1+"/resources/astute/values?effective&merge=shallow", v13...), shallow)
+
+	deep := a.must(http.StatusOK, "GET", node1+"/resources/astute/values?effective&merge=deep", "", v13...)
+	// Lists: the higher layer's elements first, then the lower's it lacks; a type change replaces.
+	want := `{"nova":{"workers":16,"debug":true,"filters":["c","a","b"],"extra":{"x":1}},"ntp":"local","name":"g"}`
+	expectJSON(t, "merge=deep", deep.String(), want)
+	if deep.header.Get("ETag") == a.must(http.StatusOK, "GET", node1+"/resources/astute/values?effective", "", v13...).header.Get("ETag") {
+		t.Fatal("deep and shallow merges share an ETag")
+	}
+	expectJSON(t, "merge=deep&key", a.get(node1+"/resources/astute/values?effective&merge=deep&key=nova.filters", v13...), `["c","a","b"]`)
+
+	// A definition's default merge applies to plain effective reads, at every microversion.
+	a.must(http.StatusNoContent, "PUT", "/resource_definitions/1", `{"content":{"merge":"deep"}}`)
+	expectJSON(t, "definition default", a.get(node1+"/resources/astute/values?effective"), want)
+	expectJSON(t, "explicit shallow beats the definition", a.get(node1+"/resources/astute/values?effective&merge=shallow", v13...), shallow)
+
+	if msg := a.must(http.StatusBadRequest, "PUT", "/resource_definitions/1", `{"content":{"merge":"hash"}}`).errorMessage(t); !strings.Contains(msg, "content.merge") {
+		t.Errorf("bad definition merge: %q", msg)
+	}
+	if msg := a.must(http.StatusBadRequest, "GET", node1+"/resources/astute/values?effective&merge=deeper", "", v13...).errorMessage(t); !strings.Contains(msg, "merge must be") {
+		t.Errorf("bad merge: %q", msg)
+	}
+	a.must(http.StatusBadRequest, "GET", node1+"/resources/astute/values?merge=deep", "", v13...)
+	if msg := a.must(http.StatusBadRequest, "GET", node1+"/resources/astute/values?effective&merge=deep", "").errorMessage(t); !strings.Contains(msg, "1.3") {
+		t.Errorf("merge at 1.0: %q", msg)
+	}
+}
+
+func TestExplain(t *testing.T) {
+	a := newAPI(t, httpapi.Options{})
+	a.seed()
+	env1, controller, node1 := a.envPaths()
+	a.put(env1+"/resources/astute/values", `{"nova":{"workers":8,"debug":false},"name":"g"}`)
+	a.put(env1+"/resources/astute/values", `{"nova":{"workers":8,"debug":false},"name":"g2"}`)
+	a.put(controller+"/resources/astute/values", `{"nova":{"workers":16}}`)
+	a.put(node1+"/resources/astute/overrides", `{"nova":{"debug":true},"name":"n1"}`)
+
+	type layer struct {
+		Level   string `json:"level"`
+		Kind    string `json:"kind"`
+		Version int    `json:"version"`
+		Value   any    `json:"value"`
+	}
+	type key struct {
+		Value      any     `json:"value"`
+		From       layer   `json:"from"`
+		MergedFrom []layer `json:"merged_from"`
+		Shadows    []layer `json:"shadows"`
+	}
+	var deep struct {
+		Merge string         `json:"merge"`
+		Keys  map[string]key `json:"keys"`
+	}
+	a.must(http.StatusOK, "GET", node1+"/resources/astute/values?effective&merge=deep&explain", "", v13...).json(t, &deep)
+	if deep.Merge != "deep" || len(deep.Keys) != 3 {
+		t.Fatalf("deep explain: %+v", deep)
+	}
+	w := deep.Keys["nova.workers"]
+	if w.Value != float64(16) || w.From != (layer{Level: "/role/controller/", Kind: "values", Version: 1}) ||
+		len(w.Shadows) != 1 || w.Shadows[0] != (layer{Level: "/", Kind: "values", Version: 2, Value: float64(8)}) {
+		t.Errorf("nova.workers: %+v", w)
+	}
+	if d := deep.Keys["nova.debug"]; d.Value != true || d.From.Level != "/role/controller/nodes/node-1/" || d.From.Kind != "overrides" || len(d.Shadows) != 1 {
+		t.Errorf("nova.debug: %+v", d)
+	}
+	if n := deep.Keys["name"]; n.Value != "n1" || n.From.Kind != "overrides" || n.Shadows[0].Value != "g2" {
+		t.Errorf("name: %+v", n)
+	}
+
+	var shallow struct {
+		Merge string         `json:"merge"`
+		Keys  map[string]key `json:"keys"`
+	}
+	a.must(http.StatusOK, "GET", node1+"/resources/astute/values?effective&explain", "", v13...).json(t, &shallow)
+	nova := shallow.Keys["nova"]
+	if shallow.Merge != "shallow" || len(shallow.Keys) != 2 || nova.From.Kind != "overrides" || len(nova.Shadows) != 2 {
+		t.Errorf("shallow explain: %+v", shallow)
+	}
+	var one struct {
+		Keys map[string]key `json:"keys"`
+	}
+	a.must(http.StatusOK, "GET", node1+"/resources/astute/values?effective&merge=deep&explain&key=nova", "", v13...).json(t, &one)
+	if len(one.Keys) != 2 {
+		t.Errorf("explain with key=nova: %+v", one.Keys)
+	}
+	a.must(http.StatusConflict, "GET", node1+"/resources/astute/values?effective&explain&key=missing", "", v13...)
+	a.must(http.StatusBadRequest, "GET", node1+"/resources/astute/values?explain", "", v13...)
+	a.must(http.StatusBadRequest, "GET", node1+"/resources/astute/values?effective&explain&show_lookup", "", v13...)
+}
+
+func TestAsOf(t *testing.T) {
+	a := newAPI(t, httpapi.Options{})
+	a.seed()
+	env1, _, node1 := a.envPaths()
+	instant := func() string {
+		time.Sleep(5 * time.Millisecond)
+		defer time.Sleep(5 * time.Millisecond)
+		return time.Now().UTC().Format(time.RFC3339Nano)
+	}
+	before := instant()
+	a.put(env1+"/resources/astute/values", `{"a":1,"b":1}`)
+	t1 := instant()
+	a.put(node1+"/resources/astute/values", `{"b":2}`)
+	a.put(env1+"/resources/astute/values", `{"a":3,"b":1}`)
+	t2 := instant()
+	a.put(node1+"/resources/astute/overrides", `{"a":4}`)
+
+	eff := node1 + "/resources/astute/values?effective"
+	expectJSON(t, "now", a.get(eff, v13...), `{"a":4,"b":2}`)
+	expectJSON(t, "at t2", a.get(eff+"&as_of="+t2, v13...), `{"a":3,"b":2}`)
+	expectJSON(t, "at t1", a.get(eff+"&as_of="+t1, v13...), `{"a":1,"b":1}`)
+	expectJSON(t, "before anything", a.get(eff+"&as_of="+before, v13...), `{}`)
+	expectJSON(t, "raw at t1", a.get(env1+"/resources/astute/values?as_of="+t1, v13...), `{"a":1,"b":1}`)
+	expectJSON(t, "raw overrides at t2", a.get(node1+"/resources/astute/overrides?as_of="+t2, v13...), `{}`)
+
+	var ex struct {
+		Keys map[string]struct {
+			From struct{ Version int } `json:"from"`
+		} `json:"keys"`
+	}
+	a.must(http.StatusOK, "GET", eff+"&explain&as_of="+t2, "", v13...).json(t, &ex)
+	if ex.Keys["a"].From.Version != 2 || ex.Keys["b"].From.Version != 1 {
+		t.Errorf("explain at t2: %+v", ex)
+	}
+	if msg := a.must(http.StatusBadRequest, "GET", eff+"&as_of=yesterday", "", v13...).errorMessage(t); !strings.Contains(msg, "RFC 3339") {
+		t.Errorf("bad as_of: %q", msg)
+	}
+	a.must(http.StatusBadRequest, "GET", env1+"/resources/astute/values?version=1&as_of="+t1, "", v13...)
+}

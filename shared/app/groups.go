@@ -96,6 +96,14 @@ func (c environmentClusters) Exists(ctx context.Context, id string) error {
 	return err
 }
 
+func (c environmentClusters) Identify(ctx context.Context, ref string) (graphs.ClusterIdentity, error) {
+	env, err := c.db.GetEnvironment(ctx, ref)
+	if err != nil {
+		return graphs.ClusterIdentity{}, err
+	}
+	return graphs.ClusterIdentity{ID: env.ID, UUID: env.UUID}, nil
+}
+
 func (c environmentClusters) Nodes(ctx context.Context, id string) ([]graphs.ClusterNode, error) {
 	env, err := c.db.GetEnvironment(ctx, id)
 	if err != nil {

@@ -41,6 +41,7 @@ type Metadata struct {
 // Graph is a deployment graph with its owner.
 type Graph struct {
 	ID    int64
+	UUID  string
 	Name  string
 	Type  string
 	Owner Owner
@@ -55,7 +56,7 @@ type Relation struct {
 	ModelID int64     `json:"model_id"`
 }
 
-// MarshalJSON writes the API form: {id, name, node_filter?, on_*?, tasks, relations}.
+// MarshalJSON writes the API form before microversion 1.2: {id, uuid, name, node_filter?, on_*?, tasks, relations}.
 func (g Graph) MarshalJSON() ([]byte, error) {
 	tasks := g.Tasks
 	if tasks == nil {
@@ -63,11 +64,12 @@ func (g Graph) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(struct {
 		ID   int64  `json:"id"`
+		UUID string `json:"uuid,omitempty"`
 		Name string `json:"name"`
 		Metadata
 		Tasks     []Task     `json:"tasks"`
 		Relations []Relation `json:"relations"`
-	}{g.ID, g.Name, g.Metadata, tasks, []Relation{{Type: g.Type, Model: g.Owner.Kind, ModelID: g.Owner.ID}}})
+	}{g.ID, g.UUID, g.Name, g.Metadata, tasks, []Relation{{Type: g.Type, Model: g.Owner.Kind, ModelID: g.Owner.ID}}})
 }
 
 // GraphInput is the body that creates or updates a graph. Absent fields are
@@ -112,6 +114,7 @@ func (in GraphInput) apply(g *Graph) error {
 // record would not fit an index item.
 type graphRecord struct {
 	ID        int64     `json:"id"`
+	UUID      string    `json:"uuid"`
 	Name      string    `json:"name"`
 	Type      string    `json:"type"`
 	OwnerKind OwnerKind `json:"owner_kind"`
@@ -123,7 +126,8 @@ type graphRecord struct {
 
 // graphPointer is the (owner, type) -> graph id item.
 type graphPointer struct {
-	GraphID int64 `json:"graph_id"`
+	GraphID   int64  `json:"graph_id"`
+	GraphUUID string `json:"graph_uuid"`
 }
 
 // inlineLimit is the largest graph record kept whole in the index: below
@@ -139,7 +143,7 @@ func (s *Service) encodeGraph(ctx context.Context, g Graph) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := graphRecord{ID: g.ID, Name: g.Name, Type: g.Type, OwnerKind: g.Owner.Kind, OwnerID: g.Owner.ID, Metadata: g.Metadata, Tasks: rawTasks}
+	rec := graphRecord{ID: g.ID, UUID: g.UUID, Name: g.Name, Type: g.Type, OwnerKind: g.Owner.Kind, OwnerID: g.Owner.ID, Metadata: g.Metadata, Tasks: rawTasks}
 	b := mustJSON(rec)
 	if len(b) <= inlineLimit {
 		return b, nil
@@ -167,7 +171,7 @@ func (s *Service) decodeGraph(ctx context.Context, it store.Item) (Graph, error)
 	if err != nil {
 		return Graph{}, fmt.Errorf("graph %d: %w", rec.ID, err)
 	}
-	return Graph{ID: rec.ID, Name: rec.Name, Type: rec.Type, Owner: Owner{Kind: rec.OwnerKind, ID: rec.OwnerID}, Metadata: rec.Metadata, Tasks: tasks}, nil
+	return Graph{ID: rec.ID, UUID: rec.UUID, Name: rec.Name, Type: rec.Type, Owner: Owner{Kind: rec.OwnerKind, ID: rec.OwnerID}, Metadata: rec.Metadata, Tasks: tasks}, nil
 }
 
 func graphNotDefined(graphType string) error {
@@ -204,13 +208,15 @@ func (s *Service) CreateGraph(ctx context.Context, o Owner, graphType string, in
 		if g.ID, err = store.NextID(ctx, s.idx, store.Key{Partition: counterPartition, Sort: "graph"}); err != nil {
 			return err
 		}
+		g.UUID = newEntityUUID()
 		value, err := s.encodeGraph(ctx, g)
 		if err != nil {
 			return err
 		}
 		return s.idx.Write(ctx, append(guard,
-			store.Create(ownerGraphKey(o, graphType), mustJSON(graphPointer{GraphID: g.ID})),
-			store.Create(graphKey(g.ID), value))...)
+			store.Create(ownerGraphKey(o, graphType), mustJSON(graphPointer{GraphID: g.ID, GraphUUID: g.UUID})),
+			store.Create(graphKey(g.ID), value),
+			uuidAlias(GraphKind, g.ID, g.UUID))...)
 	})
 	return g, err
 }
@@ -339,9 +345,10 @@ func (s *Service) DeleteGraph(ctx context.Context, id int64) error {
 		if err := decodeItem(it, &rec); err != nil {
 			return err
 		}
-		return s.idx.Write(ctx,
+		return s.idx.Write(ctx, append([]store.Op{
 			store.DeleteAt(graphKey(id), it.Revision),
-			store.Delete(ownerGraphKey(Owner{Kind: rec.OwnerKind, ID: rec.OwnerID}, rec.Type)))
+			store.Delete(ownerGraphKey(Owner{Kind: rec.OwnerKind, ID: rec.OwnerID}, rec.Type))},
+			uuidDelete(rec.UUID)...)...)
 	})
 }
 

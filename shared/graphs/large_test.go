@@ -185,6 +185,11 @@ func (oneNodeCluster) Exists(ctx context.Context, id string) error {
 	return err
 }
 
+func (oneNodeCluster) Identify(ctx context.Context, ref string) (ClusterIdentity, error) {
+	_, err := oneNodeCluster{}.Nodes(ctx, ref)
+	return ClusterIdentity{ID: 1, UUID: "00000000-0000-4000-8000-000000000001"}, err
+}
+
 func (oneNodeCluster) Nodes(_ context.Context, id string) ([]ClusterNode, error) {
 	if id != "1" {
 		return nil, errs.NotFoundf("Cluster %s not found", id)

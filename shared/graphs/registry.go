@@ -32,6 +32,7 @@ func (k OwnerKind) title() string { return strings.ToUpper(string(k[:1])) + stri
 // Entry is a release or a plugin: an id, a name and a version.
 type Entry struct {
 	ID      int64  `json:"id"`
+	UUID    string `json:"uuid"`
 	Name    string `json:"name"`
 	Version string `json:"version"`
 }
@@ -77,10 +78,11 @@ func (s *Service) CreateEntry(ctx context.Context, kind OwnerKind, in EntryInput
 	if err != nil {
 		return Entry{}, err
 	}
-	e := Entry{ID: id, Name: in.Name, Version: in.Version}
+	e := Entry{ID: id, UUID: newEntityUUID(), Name: in.Name, Version: in.Version}
 	err = s.idx.Write(ctx,
 		store.Create(entryKey(kind, id), mustJSON(e)),
-		store.Create(nameKey, mustJSON(e)))
+		store.Create(nameKey, mustJSON(e)),
+		uuidAlias(string(kind), id, e.UUID))
 	if errors.Is(err, store.ErrConflict) {
 		return Entry{}, errs.Conflictf("%s %s %s already exists", kind.title(), in.Name, in.Version)
 	}
@@ -127,7 +129,7 @@ func (s *Service) DeleteEntry(ctx context.Context, kind OwnerKind, id int64) err
 	if len(users) > 0 {
 		return errs.Conflictf("%s %d is used by clusters %s", kind.title(), id, joinIDs(users))
 	}
-	ops := []store.Op{store.DeleteAt(entryKey(kind, id), it.Revision), store.Delete(entryNameKey(kind, e.Name, e.Version))}
+	ops := append([]store.Op{store.DeleteAt(entryKey(kind, id), it.Revision), store.Delete(entryNameKey(kind, e.Name, e.Version))}, uuidDelete(e.UUID)...)
 	owned, err := s.idx.Query(ctx, store.Query{Partition: ownerPartition(Owner{Kind: kind, ID: id})})
 	if err != nil {
 		return err
@@ -137,7 +139,7 @@ func (s *Service) DeleteEntry(ctx context.Context, kind OwnerKind, id int64) err
 		if err := decodeItem(p, &ptr); err != nil {
 			return err
 		}
-		ops = append(ops, store.Delete(p.Key), store.Delete(graphKey(ptr.GraphID)))
+		ops = append(append(ops, store.Delete(p.Key), store.Delete(graphKey(ptr.GraphID))), uuidDelete(ptr.GraphUUID)...)
 	}
 	// The entry goes in the first batch: once it is gone its graphs are unreachable
 	// even if a later batch of the cascade fails.

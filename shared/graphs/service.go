@@ -21,6 +21,9 @@ type Clusters interface {
 	// Nodes returns the cluster's nodes with their roles, and an errs.NotFound
 	// error when the cluster does not exist.
 	Nodes(ctx context.Context, id string) ([]ClusterNode, error)
+	// Identify resolves a cluster given by integer id or UUID, and answers an
+	// errs.NotFound error when it does not exist.
+	Identify(ctx context.Context, ref string) (ClusterIdentity, error)
 }
 
 // Service implements the deployment graph domain over the index and blobs.

@@ -4,6 +4,9 @@ package graphstest
 import (
 	"context"
 	"slices"
+	"strconv"
+
+	"github.com/google/uuid"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/graphs"
@@ -35,4 +38,18 @@ func (c Clusters) Nodes(ctx context.Context, id string) ([]graphs.ClusterNode, e
 		return nil, err
 	}
 	return slices.Clone(c[id]), nil
+}
+
+// UUID is the UUID Identify gives the cluster with the id.
+func UUID(id string) string { return uuid.NewSHA1(uuid.NameSpaceOID, []byte("cluster/"+id)).String() }
+
+// Identify implements graphs.Clusters: a cluster by id or by its UUID.
+func (c Clusters) Identify(_ context.Context, ref string) (graphs.ClusterIdentity, error) {
+	for id := range c {
+		if id == ref || UUID(id) == ref {
+			n, err := strconv.ParseInt(id, 10, 64)
+			return graphs.ClusterIdentity{ID: n, UUID: UUID(id)}, err
+		}
+	}
+	return graphs.ClusterIdentity{}, errs.NotFoundf("Cluster %s not found", ref)
 }

@@ -4,6 +4,7 @@
 package graphsapi
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -47,7 +48,7 @@ func Register(mux *http.ServeMux, svc *graphs.Service) {
 			handle("DELETE "+registry+"/{id}", h.deleteEntry(o.kind))
 		}
 		if o.kind == graphs.Release {
-			handle("GET "+base+"/releases/{id}/deployment_tasks", withID("release", h.releaseTasks), "graph_type")
+			handle("GET "+base+"/releases/{id}/deployment_tasks", h.withID("release", h.releaseTasks), "graph_type")
 		}
 		owned := base + "/" + o.plural + "/{id}/deployment_graphs"
 		handle("GET "+owned, h.listOwned(o.kind))
@@ -58,22 +59,22 @@ func Register(mux *http.ServeMux, svc *graphs.Service) {
 		handle("DELETE "+owned+"/{type}", h.deleteOwned(o.kind))
 	}
 	clusters := base + "/clusters/{id}"
-	handle("GET "+clusters, withID("cluster", h.getCluster))
-	handle("PUT "+clusters, withID("cluster", h.putCluster))
+	handle("GET "+clusters, h.withID("cluster", h.getCluster))
+	handle("PUT "+clusters, h.withID("cluster", h.putCluster))
 	handle("GET "+clusters+"/deployment_tasks", h.deploymentTasks(graphs.Merged), "graph_type")
 	handle("GET "+clusters+"/deployment_tasks/own", h.deploymentTasks(graphs.Own), "graph_type")
 	handle("GET "+clusters+"/deployment_tasks/plugins", h.deploymentTasks(graphs.Plugins), "graph_type")
 	handle("GET "+clusters+"/deployment_tasks/release", h.deploymentTasks(graphs.ReleaseOnly), "graph_type")
-	handle("GET "+clusters+"/serialized_tasks", withID("cluster", h.serializedTasks), "graph_type", "nodes")
-	handle("PUT "+clusters+"/deploy", withID("cluster", h.deploy), "graph_type", "nodes", "dry_run", "noop_run", "force", "debug")
-	handle("POST "+clusters+"/nodes/{node}/claim", withID("cluster", h.clusterClaim), "wait")
+	handle("GET "+clusters+"/serialized_tasks", h.withID("cluster", h.serializedTasks), "graph_type", "nodes")
+	handle("PUT "+clusters+"/deploy", h.withID("cluster", h.deploy), "graph_type", "nodes", "dry_run", "noop_run", "force", "debug")
+	handle("POST "+clusters+"/nodes/{node}/claim", h.withID("cluster", h.clusterClaim), "wait")
 	mux.HandleFunc("GET "+clusters+"/deploy_tasks/graph.gv", httpapi.WithQuery(h.graphviz, "graph_type", "tasks", "parents_for", "remove"))
 
 	handle("GET "+base+"/graphs", h.listGraphs, "releases_ids", "plugins_ids", "clusters_ids", "graph_types", "fetch_related")
-	handle("GET "+base+"/graphs/{id}", withID("graph", h.getGraph))
-	handle("PUT "+base+"/graphs/{id}", withID("graph", h.updateGraph), "validate")
-	handle("PATCH "+base+"/graphs/{id}", withID("graph", h.updateGraph), "validate")
-	handle("DELETE "+base+"/graphs/{id}", withID("graph", h.deleteGraph))
+	handle("GET "+base+"/graphs/{id}", h.withID("graph", h.getGraph))
+	handle("PUT "+base+"/graphs/{id}", h.withID("graph", h.updateGraph), "validate")
+	handle("PATCH "+base+"/graphs/{id}", h.withID("graph", h.updateGraph), "validate")
+	handle("DELETE "+base+"/graphs/{id}", h.withID("graph", h.deleteGraph))
 	handle("POST "+base+"/graphs/execute", h.execute)
 
 	tx := base + "/transactions/{uuid}"
@@ -135,10 +136,11 @@ func parseID(s, what string) (int64, error) {
 	return id, nil
 }
 
-func idList(q map[string]string, name string) ([]int64, error) {
+// idList reads a comma-separated query list of ids of entities of kind.
+func (h *handlers) idList(r *http.Request, q map[string]string, name, kind string) ([]int64, error) {
 	var out []int64
 	for _, item := range list(q, name) {
-		id, err := parseID(item, name)
+		id, err := h.resolveID(r, item, kind)
 		if err != nil {
 			return nil, err
 		}
@@ -147,15 +149,13 @@ func idList(q map[string]string, name string) ([]int64, error) {
 	return out, nil
 }
 
-func pathID(r *http.Request, what string) (int64, error) { return parseID(r.PathValue("id"), what) }
-
-// idHandler is a route body for a path with an integer {id}.
+// idHandler is a route body for a path with an entity's {id} (integer or UUID), resolved to the integer id.
 type idHandler func(w http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error)
 
-// withID parses the path's {id} (what names it in errors) before fn.
-func withID(what string, fn idHandler) handler {
+// withID resolves the path's {id} of an entity of kind what before fn.
+func (h *handlers) withID(what string, fn idHandler) handler {
 	return func(w http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
-		id, err := pathID(r, what)
+		id, err := h.resolveID(r, r.PathValue("id"), what)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -182,6 +182,9 @@ func nonNil[T any](items []T) []T {
 func (h *handlers) listEntries(kind graphs.OwnerKind) handler {
 	return func(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 		entries, err := h.svc.Entries(r.Context(), kind)
+		if u := h.viewFor(r); u != nil && err == nil {
+			return http.StatusOK, u.entries(entries), nil
+		}
 		return http.StatusOK, nonNil(entries), err
 	}
 }
@@ -193,22 +196,30 @@ func (h *handlers) createEntry(kind graphs.OwnerKind, path string) handler {
 			return 0, nil, err
 		}
 		e, err := h.svc.CreateEntry(r.Context(), kind, in)
-		if err == nil {
-			w.Header().Set("Location", fmt.Sprintf("%s/%d", path, e.ID))
+		if err != nil {
+			return 0, nil, err
 		}
-		return http.StatusCreated, e, err
+		if u := h.viewFor(r); u != nil {
+			w.Header().Set("Location", path+"/"+e.UUID)
+			return http.StatusCreated, u.entry(e), nil
+		}
+		w.Header().Set("Location", fmt.Sprintf("%s/%d", path, e.ID))
+		return http.StatusCreated, e, nil
 	}
 }
 
 func (h *handlers) getEntry(kind graphs.OwnerKind) handler {
-	return withID(string(kind), func(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
+	return h.withID(string(kind), func(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
 		e, err := h.svc.Entry(r.Context(), kind, id)
+		if u := h.viewFor(r); u != nil && err == nil {
+			return http.StatusOK, u.entry(e), nil
+		}
 		return http.StatusOK, e, err
 	})
 }
 
 func (h *handlers) deleteEntry(kind graphs.OwnerKind) handler {
-	return withID(string(kind), func(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
+	return h.withID(string(kind), func(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
 		return http.StatusNoContent, nil, h.svc.DeleteEntry(r.Context(), kind, id)
 	})
 }
@@ -217,23 +228,23 @@ func (h *handlers) deleteEntry(kind graphs.OwnerKind) handler {
 type ownerHandler func(w http.ResponseWriter, r *http.Request, q map[string]string, o graphs.Owner) (int, any, error)
 
 // withOwner reads the owner of the kind from the path's {id} before fn.
-func withOwner(kind graphs.OwnerKind, fn ownerHandler) handler {
-	return withID(string(kind), func(w http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
+func (h *handlers) withOwner(kind graphs.OwnerKind, fn ownerHandler) handler {
+	return h.withID(string(kind), func(w http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
 		return fn(w, r, q, graphs.Owner{Kind: kind, ID: id})
 	})
 }
 
 func (h *handlers) listOwned(kind graphs.OwnerKind) handler {
-	return withOwner(kind, func(_ http.ResponseWriter, r *http.Request, _ map[string]string, o graphs.Owner) (int, any, error) {
+	return h.withOwner(kind, func(_ http.ResponseWriter, r *http.Request, _ map[string]string, o graphs.Owner) (int, any, error) {
 		gs, err := h.svc.GraphsOf(r.Context(), o)
-		return http.StatusOK, nonNil(gs), err
+		return h.graphsAnswer(r, gs, err)
 	})
 }
 
 func (h *handlers) getOwned(kind graphs.OwnerKind) handler {
-	return withOwner(kind, func(_ http.ResponseWriter, r *http.Request, _ map[string]string, o graphs.Owner) (int, any, error) {
+	return h.withOwner(kind, func(_ http.ResponseWriter, r *http.Request, _ map[string]string, o graphs.Owner) (int, any, error) {
 		g, err := h.svc.GraphOf(r.Context(), o, r.PathValue("type"))
-		return http.StatusOK, g, err
+		return h.graphAnswer(r, http.StatusOK, g, err)
 	})
 }
 
@@ -248,59 +259,85 @@ func graphBody(r *http.Request, q map[string]string) (graphs.GraphInput, bool, e
 }
 
 func (h *handlers) createOwned(kind graphs.OwnerKind) handler {
-	return withOwner(kind, func(w http.ResponseWriter, r *http.Request, q map[string]string, o graphs.Owner) (int, any, error) {
+	return h.withOwner(kind, func(w http.ResponseWriter, r *http.Request, q map[string]string, o graphs.Owner) (int, any, error) {
 		in, validate, err := graphBody(r, q)
 		if err != nil {
 			return 0, nil, err
 		}
 		g, err := h.svc.CreateGraph(r.Context(), o, r.PathValue("type"), in, validate)
 		if err == nil {
-			w.Header().Set("Location", fmt.Sprintf("%s/graphs/%d", base, g.ID))
+			if httpapi.UUIDIdentities(r) {
+				w.Header().Set("Location", base+"/graphs/"+g.UUID)
+			} else {
+				w.Header().Set("Location", fmt.Sprintf("%s/graphs/%d", base, g.ID))
+			}
 		}
-		return http.StatusCreated, g, err
+		return h.graphAnswer(r, http.StatusCreated, g, err)
 	})
 }
 
 func (h *handlers) updateOwned(kind graphs.OwnerKind) handler {
-	return withOwner(kind, func(_ http.ResponseWriter, r *http.Request, q map[string]string, o graphs.Owner) (int, any, error) {
+	return h.withOwner(kind, func(_ http.ResponseWriter, r *http.Request, q map[string]string, o graphs.Owner) (int, any, error) {
 		in, validate, err := graphBody(r, q)
 		if err != nil {
 			return 0, nil, err
 		}
 		g, err := h.svc.UpdateGraphOf(r.Context(), o, r.PathValue("type"), in, validate)
-		return http.StatusOK, g, err
+		return h.graphAnswer(r, http.StatusOK, g, err)
 	})
 }
 
 func (h *handlers) deleteOwned(kind graphs.OwnerKind) handler {
-	return withOwner(kind, func(_ http.ResponseWriter, r *http.Request, _ map[string]string, o graphs.Owner) (int, any, error) {
+	return h.withOwner(kind, func(_ http.ResponseWriter, r *http.Request, _ map[string]string, o graphs.Owner) (int, any, error) {
 		return http.StatusNoContent, nil, h.svc.DeleteGraphOf(r.Context(), o, r.PathValue("type"))
 	})
 }
 
 func (h *handlers) getCluster(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
 	c, err := h.svc.Cluster(r.Context(), id)
-	return http.StatusOK, c, err
+	return h.clusterAnswer(r, c, err)
 }
 
 func (h *handlers) putCluster(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
-	var in graphs.ClusterInput
-	if err := httpapi.Decode(r, &in); err != nil {
+	// Release and plugins are ids or UUIDs (httpapi.CheckPathID's rules).
+	var body struct {
+		ReleaseID json.RawMessage   `json:"release_id"`
+		Plugins   []json.RawMessage `json:"plugins"`
+	}
+	if err := httpapi.Decode(r, &body); err != nil {
 		return 0, nil, err
 	}
+	var in graphs.ClusterInput
+	if len(body.ReleaseID) > 0 && string(body.ReleaseID) != "null" {
+		rel, err := h.bodyID(r, body.ReleaseID, string(graphs.Release))
+		if err != nil {
+			return 0, nil, err
+		}
+		in.ReleaseID = &rel
+	}
+	if body.Plugins != nil {
+		in.Plugins = []int64{}
+	}
+	for _, raw := range body.Plugins {
+		p, err := h.bodyID(r, raw, string(graphs.Plugin))
+		if err != nil {
+			return 0, nil, err
+		}
+		in.Plugins = append(in.Plugins, p)
+	}
 	c, err := h.svc.SetCluster(r.Context(), id, in)
-	return http.StatusOK, c, err
+	return h.clusterAnswer(r, c, err)
 }
 
 func (h *handlers) deploymentTasks(from graphs.Source) handler {
-	return withID("cluster", func(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
+	return h.withID("cluster", func(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
 		tasks, err := h.svc.DeploymentTasks(r.Context(), id, graphType(q), from)
 		return http.StatusOK, tasks, err
 	})
 }
 
 func (h *handlers) graphviz(w http.ResponseWriter, r *http.Request, q map[string]string) {
-	id, err := pathID(r, "cluster")
+	id, err := h.resolveID(r, r.PathValue("id"), string(graphs.Cluster))
 	var dot string
 	if err == nil {
 		opts := graphs.DOTOptions{Tasks: list(q, "tasks"), ParentsFor: q["parents_for"], Remove: list(q, "remove")}
@@ -317,13 +354,13 @@ func (h *handlers) graphviz(w http.ResponseWriter, r *http.Request, q map[string
 func (h *handlers) listGraphs(_ http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
 	var f graphs.GraphFilter
 	var err error
-	if f.Releases, err = idList(q, "releases_ids"); err != nil {
+	if f.Releases, err = h.idList(r, q, "releases_ids", string(graphs.Release)); err != nil {
 		return 0, nil, err
 	}
-	if f.Plugins, err = idList(q, "plugins_ids"); err != nil {
+	if f.Plugins, err = h.idList(r, q, "plugins_ids", string(graphs.Plugin)); err != nil {
 		return 0, nil, err
 	}
-	if f.Clusters, err = idList(q, "clusters_ids"); err != nil {
+	if f.Clusters, err = h.idList(r, q, "clusters_ids", string(graphs.Cluster)); err != nil {
 		return 0, nil, err
 	}
 	if f.FetchRelated, err = flag(q, "fetch_related"); err != nil {
@@ -331,12 +368,12 @@ func (h *handlers) listGraphs(_ http.ResponseWriter, r *http.Request, q map[stri
 	}
 	f.Types = list(q, "graph_types")
 	gs, err := h.svc.ListGraphs(r.Context(), f)
-	return http.StatusOK, nonNil(gs), err
+	return h.graphsAnswer(r, gs, err)
 }
 
 func (h *handlers) getGraph(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
 	g, err := h.svc.Graph(r.Context(), id)
-	return http.StatusOK, g, err
+	return h.graphAnswer(r, http.StatusOK, g, err)
 }
 
 func (h *handlers) updateGraph(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
@@ -345,7 +382,7 @@ func (h *handlers) updateGraph(_ http.ResponseWriter, r *http.Request, q map[str
 		return 0, nil, err
 	}
 	g, err := h.svc.UpdateGraph(r.Context(), id, in, validate)
-	return http.StatusOK, g, err
+	return h.graphAnswer(r, http.StatusOK, g, err)
 }
 
 func (h *handlers) deleteGraph(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
@@ -353,15 +390,27 @@ func (h *handlers) deleteGraph(_ http.ResponseWriter, r *http.Request, _ map[str
 }
 
 func (h *handlers) execute(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
-	var req graphs.ExecuteRequest
-	if err := httpapi.Decode(r, &req); err != nil {
+	// The cluster is an id or a UUID (httpapi.CheckPathID's rules).
+	var body struct {
+		graphs.ExecuteRequest
+		Cluster json.RawMessage `json:"cluster"`
+	}
+	if err := httpapi.Decode(r, &body); err != nil {
 		return 0, nil, err
+	}
+	req := body.ExecuteRequest
+	if len(body.Cluster) > 0 && string(body.Cluster) != "null" {
+		id, err := h.bodyID(r, body.Cluster, string(graphs.Cluster))
+		if err != nil {
+			return 0, nil, err
+		}
+		req.Cluster = &id
 	}
 	tx, err := h.svc.Execute(r.Context(), req)
 	if err == nil {
 		w.Header().Set("Location", base+"/transactions/"+tx.UUID)
 	}
-	return http.StatusAccepted, tx, err
+	return h.transactionAnswer(r, http.StatusAccepted, tx, err)
 }
 
 var txStatuses = []string{graphs.StatusPending, graphs.StatusRunning, graphs.StatusReady, graphs.StatusError}
@@ -372,7 +421,7 @@ const maxTransactions = 1000
 func (h *handlers) listTransactions(_ http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
 	f := graphs.TransactionFilter{Status: q["status"], Limit: maxTransactions}
 	if v, ok := q["cluster_id"]; ok {
-		id, err := parseID(v, "cluster")
+		id, err := h.resolveID(r, v, string(graphs.Cluster))
 		if err != nil {
 			return 0, nil, err
 		}
@@ -389,12 +438,16 @@ func (h *handlers) listTransactions(_ http.ResponseWriter, r *http.Request, q ma
 		f.Limit = n
 	}
 	txs, err := h.svc.Transactions(r.Context(), f)
+	if u := h.viewFor(r); u != nil && err == nil {
+		v, err := u.transactions(txs)
+		return http.StatusOK, v, err
+	}
 	return http.StatusOK, nonNil(txs), err
 }
 
 func (h *handlers) getTransaction(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	tx, err := h.svc.Transaction(r.Context(), r.PathValue("uuid"))
-	return http.StatusOK, tx, err
+	return h.transactionAnswer(r, http.StatusOK, tx, err)
 }
 
 func (h *handlers) getPlan(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
@@ -404,7 +457,7 @@ func (h *handlers) getPlan(_ http.ResponseWriter, r *http.Request, _ map[string]
 
 func (h *handlers) stop(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	tx, err := h.svc.Stop(r.Context(), r.PathValue("uuid"))
-	return http.StatusOK, tx, err
+	return h.transactionAnswer(r, http.StatusOK, tx, err)
 }
 
 func (h *handlers) claim(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
@@ -453,7 +506,7 @@ func (h *handlers) deploy(w http.ResponseWriter, r *http.Request, q map[string]s
 	if err == nil {
 		w.Header().Set("Location", base+"/transactions/"+tx.UUID)
 	}
-	return http.StatusAccepted, tx, err
+	return h.transactionAnswer(r, http.StatusAccepted, tx, err)
 }
 
 // clusterClaim is the agent's claim in whatever transaction runs on the

@@ -18,6 +18,8 @@ import (
 type api struct {
 	t *testing.T
 	h http.Handler
+	// version is the microversion requests ask for ("" = none: 1.0).
+	version string
 }
 
 // newAPI serves the graphs routes over a fresh embedded store, with clusters
@@ -48,6 +50,9 @@ func (a *api) do(method, path, body string) response {
 	} else {
 		req = httptest.NewRequest(method, path, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if a.version != "" {
+		req.Header.Set("OpenStack-API-Version", "config "+a.version)
 	}
 	rec := httptest.NewRecorder()
 	a.h.ServeHTTP(rec, req)
@@ -111,7 +116,7 @@ func TestGraphLifecycle(t *testing.T) {
 	a.expect("GET", "/api/v1/clusters/7/deployment_graphs/fixes", "", 404, "Cluster 7 not found")
 	a.expect("POST", "/api/v1/releases/7/deployment_graphs/fixes", `{}`, 404, "Release 7 not found")
 	a.expect("GET", "/api/v1/graphs/99", "", 404, "Graph 99 not found")
-	a.expect("GET", "/api/v1/graphs/x", "", 400, `invalid graph id "x"`)
+	a.expect("GET", "/api/v1/graphs/x", "", 400, `Invalid id x: expected an integer id or a UUID`)
 	a.expect("POST", "/api/v1/clusters/1/deployment_graphs/bad.type", `{}`, 400, "must match")
 
 	a.expect("PATCH", g, `{"name":"Renamed"}`, 200, `"tasks":[{"id":"a"`)
@@ -127,7 +132,7 @@ func TestGraphLifecycle(t *testing.T) {
 	a.expect("GET", "/api/v1/clusters/1/deployment_graphs", "", 200, `"name":"Renamed"`)
 	a.expect("GET", "/api/v1/graphs?clusters_ids=1&graph_types=fixes", "", 200, `"id":1`)
 	a.expect("GET", "/api/v1/graphs?cluster_ids=1", "", 400, `unknown query parameter "cluster_ids"`)
-	a.expect("GET", "/api/v1/graphs?clusters_ids=x", "", 400, `invalid clusters_ids id`)
+	a.expect("GET", "/api/v1/graphs?clusters_ids=x", "", 400, `Invalid id x`)
 
 	a.expect("DELETE", g, "", 204, "")
 	a.expect("DELETE", g, "", 404, "Graph with type: fixes is not defined")
@@ -143,7 +148,8 @@ func TestRegistriesAndClusters(t *testing.T) {
 	a.expect("POST", "/api/v1/releases", `{"name":"mitaka","version":"9.0"}`, 409, "already exists")
 	a.expect("POST", "/api/v1/releases", `{"name":"mitaka","version":"9.0","id":4}`, 400, `unknown field "id"`)
 	a.expect("POST", "/api/v1/plugins", `{"name":"ldap","version":"3.0.0"}`, 201, `"name":"ldap"`)
-	a.expect("GET", "/api/v1/plugins", "", 200, `[{"id":1,"name":"ldap","version":"3.0.0"}]`)
+	a.expect("GET", "/api/v1/plugins", "", 200, `[{"id":1,"uuid":"`)
+	a.expect("GET", "/api/v1/plugins", "", 200, `"name":"ldap","version":"3.0.0"}]`)
 	a.expect("GET", "/api/v1/plugins/2", "", 404, "Plugin 2 not found")
 	a.expect("GET", "/api/v1/clusters/1", "", 200, `{"id":1,"release_id":null,"plugins":[]}`)
 	a.expect("PUT", "/api/v1/clusters/1", `{"release_id":1,"plugins":[1]}`, 200, `{"id":1,"release_id":1,"plugins":[1]}`)

@@ -18,7 +18,8 @@ import (
 
 // TestClientCertificates serves HTTPS with --client-ca and --client-crl of a
 // Puppet-like CA and reads with the CLI's --client-cert/--client-key: a node's certificate
-// is that node (its own data, 403 on another's, no writes), the Puppet
+// is that node (its own data, 403 on another node's or another environment's,
+// no writes), the Puppet
 // server's certname reads every node, a certificate of another CA and a
 // revoked one are refused in the TLS handshake, an unregistered certname is 401.
 func TestClientCertificates(t *testing.T) {
@@ -70,6 +71,8 @@ func TestClientCertificates(t *testing.T) {
 	mustCLI(t, url, "deployment_id: 1\n", "config", "set", "--env", "1", "--resource", "astute", "--format", "yaml")
 	mustCLI(t, url, "uid: \"7\"\n", "config", "set", "--env", "1", "--level", "nodes=node-1.domain.tld", "--resource", "astute", "--format", "yaml")
 	mustCLI(t, url, "uid: \"8\"\n", "config", "set", "--env", "1", "--level", "nodes=node-2.domain.tld", "--resource", "astute", "--format", "yaml")
+	// Another environment: node-1 is registered in environment 1 only.
+	mustCLI(t, url, "", "env", "create", "--id", "2", "--components", "fuel", "--levels", "nodes")
 	t.Setenv("TUNINGBOX_USER", "")
 	t.Setenv("TUNINGBOX_PASSWORD", "")
 
@@ -111,6 +114,9 @@ func TestClientCertificates(t *testing.T) {
 	wantStatus(err, http.StatusForbidden, "node-1's certificate on node-2")
 	_, err = get(node2, "node-1.domain.tld")
 	wantStatus(err, http.StatusForbidden, "node-2's certificate on node-1")
+	_, err = cli(t, url, "", "--client-cert", node1.CertPEM, "--client-key", node1.KeyPEM,
+		"config", "get", "--env", "2", "--level", "nodes=node-1.domain.tld", "--resource", "astute")
+	wantStatus(err, http.StatusForbidden, "node-1's certificate in another environment")
 	_, err = cli(t, url, "uid: \"9\"\n", "--client-cert", node1.CertPEM, "--client-key", node1.KeyPEM,
 		"config", "set", "--env", "1", "--level", "nodes=node-1.domain.tld", "--resource", "astute", "--format", "yaml")
 	wantStatus(err, http.StatusForbidden, "node-1's certificate writing")

@@ -46,32 +46,65 @@ var authorizerCacheTTL = awscdk.Duration_Minutes(jsii.Number(5))
 
 // NewAPI creates the API of the given type with one proxy route per group
 // path and, when authorizer is not nil, that Lambda request authorizer in front
-// of every route. It returns the API's base URL.
-func NewAPI(scope constructs.Construct, id string, apiType APIType, routes []Route, authorizer awslambda.IFunction) *string {
+// of every route; ids may serve it on a custom domain with mutual TLS. It
+// returns the API's base URL.
+func NewAPI(scope constructs.Construct, id string, apiType APIType, routes []Route, authorizer awslambda.IFunction, ids Identities) *string {
 	if apiType == APIREST {
-		return newRESTAPI(scope, id, routes, authorizer)
+		return newRESTAPI(scope, id, routes, authorizer, ids)
 	}
-	return newHTTPAPI(scope, id, routes, authorizer)
+	return newHTTPAPI(scope, id, routes, authorizer, ids)
+}
+
+// authorizerCache returns the identity source and cache time of the
+// authorizer: the Authorization header for 5 minutes, or, when callers may
+// come without that header (see Identities.headerless), no cache and the
+// caller's address, a source every request has.
+func authorizerCache(ids Identities, authorizationHeader, sourceIP string) (*[]*string, awscdk.Duration) {
+	if ids.headerless() {
+		return jsii.Strings(sourceIP), awscdk.Duration_Seconds(jsii.Number(0))
+	}
+	return jsii.Strings(authorizationHeader), authorizerCacheTTL
+}
+
+// mtlsURL is the base URL on the custom domain; the domain's DNS target is an output.
+func mtlsURL(scope constructs.Construct, m MTLS, target *string) *string {
+	awscdk.NewCfnOutput(scope, jsii.String("MtlsDomainTarget"), &awscdk.CfnOutputProps{
+		Value:       target,
+		Description: jsii.String("CNAME (or alias) target for " + m.Domain),
+	})
+	return jsii.String("https://" + m.Domain + "/")
 }
 
 // The authorizer's answer is cached per Authorization header and serves every
 // route: it says who the caller is, and each function checks the caller's role.
 // An HTTP API asks it with payload 2.0 and takes a simple {isAuthorized} answer;
 // a REST API takes an IAM policy (shared/httpapi/authapi answers both).
-func newHTTPAPI(scope constructs.Construct, id string, routes []Route, authorizer awslambda.IFunction) *string {
+func newHTTPAPI(scope constructs.Construct, id string, routes []Route, authorizer awslambda.IFunction, ids Identities) *string {
 	var auth awsapigatewayv2.IHttpRouteAuthorizer
 	if authorizer != nil {
+		sources, ttl := authorizerCache(ids, "$request.header.Authorization", "$context.identity.sourceIp")
 		auth = awsapigatewayv2authorizers.NewHttpLambdaAuthorizer(jsii.String("Authorizer"), authorizer,
 			&awsapigatewayv2authorizers.HttpLambdaAuthorizerProps{
-				IdentitySource:  jsii.Strings("$request.header.Authorization"),
+				IdentitySource:  sources,
 				ResponseTypes:   &[]awsapigatewayv2authorizers.HttpLambdaResponseType{awsapigatewayv2authorizers.HttpLambdaResponseType_SIMPLE},
-				ResultsCacheTtl: authorizerCacheTTL,
+				ResultsCacheTtl: ttl,
 			})
 	}
-	api := awsapigatewayv2.NewHttpApi(scope, jsii.String(id), &awsapigatewayv2.HttpApiProps{
+	props := &awsapigatewayv2.HttpApiProps{
 		Description:       jsii.String("tuningbox API"),
 		DefaultAuthorizer: auth,
-	})
+	}
+	var domain awsapigatewayv2.DomainName
+	if m := ids.MTLS; m.Enabled() {
+		domain = awsapigatewayv2.NewDomainName(scope, jsii.String(id+"Domain"), &awsapigatewayv2.DomainNameProps{
+			DomainName:  jsii.String(m.Domain),
+			Certificate: m.certificate(scope),
+			Mtls:        &awsapigatewayv2.MTLSConfig{Bucket: m.bucket(scope), Key: jsii.String(m.TruststoreKey), Version: m.version()},
+		})
+		props.DefaultDomainMapping = &awsapigatewayv2.DomainMappingOptions{DomainName: domain}
+		props.DisableExecuteApiEndpoint = jsii.Bool(true)
+	}
+	api := awsapigatewayv2.NewHttpApi(scope, jsii.String(id), props)
 	for _, r := range routes {
 		// One integration and one invoke permission per function, whatever its number of routes.
 		integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(r.Group.Name), r.Function,
@@ -94,24 +127,39 @@ func newHTTPAPI(scope constructs.Construct, id string, routes []Route, authorize
 			})
 		}
 	}
+	if domain != nil {
+		return mtlsURL(scope, ids.MTLS, domain.RegionalDomainName())
+	}
 	return api.Url()
 }
 
-func newRESTAPI(scope constructs.Construct, id string, routes []Route, authorizer awslambda.IFunction) *string {
+func newRESTAPI(scope constructs.Construct, id string, routes []Route, authorizer awslambda.IFunction, ids Identities) *string {
 	var methods *awsapigateway.MethodOptions
 	if authorizer != nil {
+		sources, ttl := authorizerCache(ids, *awsapigateway.IdentitySource_Header(jsii.String("Authorization")),
+			*awsapigateway.IdentitySource_Context(jsii.String("identity.sourceIp")))
 		auth := awsapigateway.NewRequestAuthorizer(scope, jsii.String(id+"Authorizer"), &awsapigateway.RequestAuthorizerProps{
 			Handler:         authorizer,
-			IdentitySources: jsii.Strings(*awsapigateway.IdentitySource_Header(jsii.String("Authorization"))),
-			ResultsCacheTtl: authorizerCacheTTL,
+			IdentitySources: sources,
+			ResultsCacheTtl: ttl,
 		})
 		methods = &awsapigateway.MethodOptions{Authorizer: auth, AuthorizationType: awsapigateway.AuthorizationType_CUSTOM}
 	}
-	api := awsapigateway.NewRestApi(scope, jsii.String(id), &awsapigateway.RestApiProps{
+	props := &awsapigateway.RestApiProps{
 		Description:          jsii.String("tuningbox API"),
 		CloudWatchRole:       jsii.Bool(false),
 		DefaultMethodOptions: methods,
-	})
+	}
+	if m := ids.MTLS; m.Enabled() {
+		props.DomainName = &awsapigateway.DomainNameOptions{
+			DomainName:   jsii.String(m.Domain),
+			Certificate:  m.certificate(scope),
+			EndpointType: awsapigateway.EndpointType_REGIONAL,
+			Mtls:         &awsapigateway.MTLSConfig{Bucket: m.bucket(scope), Key: jsii.String(m.TruststoreKey), Version: m.version()},
+		}
+		props.DisableExecuteApiEndpoint = jsii.Bool(true)
+	}
+	api := awsapigateway.NewRestApi(scope, jsii.String(id), props)
 	for _, r := range routes {
 		integration := awsapigateway.NewLambdaIntegration(r.Function,
 			&awsapigateway.LambdaIntegrationOptions{ScopePermissionToMethod: jsii.Bool(false)})
@@ -124,6 +172,9 @@ func newRESTAPI(scope constructs.Construct, id string, routes []Route, authorize
 			api.Root().ResourceForPath(jsii.String(p)).AddMethod(jsii.String("GET"), integration,
 				&awsapigateway.MethodOptions{AuthorizationType: awsapigateway.AuthorizationType_NONE})
 		}
+	}
+	if ids.MTLS.Enabled() {
+		return mtlsURL(scope, ids.MTLS, api.DomainName().DomainNameAliasDomainName())
 	}
 	return api.Url()
 }

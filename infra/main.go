@@ -2,7 +2,8 @@
 // cdk.out/Tuningbox.template.json, `make deploy` deploys it. It deploys every
 // function that exists under functions/, from the bootstraps `make build`
 // writes to bin/. Context: -c apiType=rest puts a REST API in front instead of
-// an HTTP API (for LocalStack Community).
+// an HTTP API (for LocalStack Community); -c keystone=true and the mtls* values
+// add Keystone tokens and mutual TLS (see Identities).
 package main
 
 import (
@@ -39,6 +40,10 @@ func run(functionsDir, binDir string) error {
 	if err != nil {
 		return err
 	}
+	identities, err := ParseIdentities(func(key string) string { return contextString(app, key) })
+	if err != nil {
+		return err
+	}
 	functions, err := discoverFunctions(functionsDir)
 	if err != nil {
 		return err
@@ -57,6 +62,7 @@ func run(functionsDir, binDir string) error {
 		API:        apiType,
 		Functions:  functions,
 		BinDir:     binDir,
+		Identities: identities,
 	})
 	app.Synth(nil)
 	return nil

@@ -17,6 +17,8 @@ type StackProps struct {
 	Functions Functions
 	// BinDir holds <name>/bootstrap for every function (make build writes bin/).
 	BinDir string
+	// Identities adds Keystone tokens and mutual TLS (context values, see Identities).
+	Identities Identities
 }
 
 // Stack is one tuningbox deployment: storage, a function per endpoint group,
@@ -50,10 +52,12 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	var authorizer awslambda.IFunction
 	if props.Functions.Authorizer {
 		// Checking credentials only reads users and tokens.
-		authorizer = newFunction(authorizerName, false, BlobsNone)
+		fn := newFunction(authorizerName, false, BlobsNone)
+		props.Identities.configureAuthorizer(stack, fn)
+		authorizer = fn
 	}
 
-	url := NewAPI(stack, "Api", props.API, routes, authorizer)
+	url := NewAPI(stack, "Api", props.API, routes, authorizer, props.Identities)
 	awscdk.NewCfnOutput(stack, jsii.String("ApiUrl"), &awscdk.CfnOutputProps{
 		Value:       url,
 		Description: jsii.String("Base URL of the tuningbox API"),

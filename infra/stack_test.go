@@ -40,8 +40,14 @@ type resource struct {
 // template only records the asset's hash) and synthesizes it offline.
 func synth(t *testing.T, apiType APIType, functions Functions) *synthesized {
 	t.Helper()
+	return synthStack(t, StackProps{API: apiType, Functions: functions})
+}
+
+// synthStack is synth with every stack property but BinDir.
+func synthStack(t *testing.T, props StackProps) *synthesized {
+	t.Helper()
 	bin := t.TempDir()
-	for _, name := range functions.Names() {
+	for _, name := range props.Functions.Names() {
 		dir := filepath.Join(bin, name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -53,7 +59,8 @@ func synth(t *testing.T, apiType APIType, functions Functions) *synthesized {
 	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
 	var s synthesized
 	assert(t, "synthesize", func() {
-		s.stack = NewStack(app, stackName, &StackProps{API: apiType, Functions: functions, BinDir: bin})
+		props.BinDir = bin
+		s.stack = NewStack(app, stackName, &props)
 		s.template = assertions.Template_FromStack(s.stack.Stack, nil)
 	})
 	tpl := *s.template.ToJSON()

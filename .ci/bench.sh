@@ -64,3 +64,6 @@ go run ./.ci/killrounds -bin "$WORK/tuningbox" -data "$WORK/killrounds" -rounds 
 
 # Deployment graphs: execute-to-ready with 3 agents, and what idle agents cost.
 bash .ci/bench_graphs.sh
+
+echo "== contention run (emulators and embedded store)"
+.ci/contention.sh

@@ -78,7 +78,7 @@ func (s *Service) CreateComponent(ctx context.Context, in NewComponent) (Compone
 			uuidAlias(kindResdef, did))
 		comp.ResourceDefinitions = append(comp.ResourceDefinitions, def.definition())
 	}
-	err = retryConflicts(ctx, "create component", func() error {
+	err = store.RetryConflicts(ctx, "create component", func() error {
 		if err := s.mustBeFree(ctx, componentNameKey(in.Name), "component %q already exists", in.Name); err != nil {
 			return err
 		}
@@ -239,7 +239,7 @@ func (s *Service) UpdateComponent(ctx context.Context, ref string, upd Component
 			return err
 		}
 	}
-	return retryConflicts(ctx, "update component", func() error {
+	return store.RetryConflicts(ctx, "update component", func() error {
 		rec, rev, err := s.componentByRef(ctx, ref)
 		if err != nil {
 			return err
@@ -326,7 +326,7 @@ func (s *Service) attachExactly(ctx context.Context, component Ident, refs []str
 // DeleteComponent deletes a component and every definition attached to it.
 // Documents stored for those definitions stay unreachable: ids are never reused.
 func (s *Service) DeleteComponent(ctx context.Context, ref string) error {
-	return retryConflicts(ctx, "delete component", func() error {
+	return store.RetryConflicts(ctx, "delete component", func() error {
 		rec, rev, err := s.componentByRef(ctx, ref)
 		if err != nil {
 			return err

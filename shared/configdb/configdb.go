@@ -52,6 +52,8 @@ type Service struct {
 	// envs and resdefs hold the parsed form of the last seen item bytes.
 	envs    *cache.LRU[int64, parsedItem[envRecord]]
 	resdefs *cache.LRU[int64, parsedItem[resdefRecord]]
+	// writers queues the writers of each document (see docLocks).
+	writers docLocks
 }
 
 // Option configures a Service.
@@ -127,26 +129,6 @@ func (s *Service) validator(name string) (func([]byte) error, bool) {
 	defer s.validatorsMu.RUnlock()
 	fn, ok := s.validators[name]
 	return fn, ok
-}
-
-// maxAttempts bounds the optimistic-concurrency retries of one write.
-const maxAttempts = 1000
-
-// retryConflicts runs attempt until it returns something other than
-// store.ErrConflict. An attempt reads fresh state, checks every condition it is
-// about to write (answering duplicates and missing entities itself) and writes
-// conditionally, so a conflict means another writer got in between.
-func retryConflicts(ctx context.Context, what string, attempt func() error) error {
-	for range maxAttempts {
-		err := attempt()
-		if !errors.Is(err, store.ErrConflict) {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-	}
-	return errs.Conflictf("%s: too many concurrent changes; try again", what)
 }
 
 // getRecord reads and decodes the item at k; a missing item is store.ErrNotFound.

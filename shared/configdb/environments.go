@@ -55,7 +55,7 @@ func (s *Service) CreateEnvironment(ctx context.Context, in NewEnvironment) (Env
 		uuidAlias(kindEnv, id),
 		store.Check(envRetiredKey(id.ID), store.Cond{Kind: store.MustNotExist}),
 	}, checks...)
-	err = retryConflicts(ctx, "create environment", func() error {
+	err = store.RetryConflicts(ctx, "create environment", func() error {
 		if err := s.mustBeFree(ctx, envKey(id.ID), "environment %d already exists", id.ID); err != nil {
 			return err
 		}
@@ -224,7 +224,7 @@ func (s *Service) withLiveComponents(ctx context.Context, recs []envRecord) ([]E
 
 // UpdateEnvironment changes an environment's components and/or hierarchy levels.
 func (s *Service) UpdateEnvironment(ctx context.Context, envRef string, upd EnvironmentUpdate) error {
-	return retryConflicts(ctx, "update environment", func() error {
+	return store.RetryConflicts(ctx, "update environment", func() error {
 		rec, rev, err := s.envByRef(ctx, envRef)
 		if err != nil {
 			return err
@@ -273,7 +273,7 @@ func (s *Service) checkLevelsMovable(ctx context.Context, rec envRecord, levels 
 // DeleteEnvironment deletes an environment. Its id is retired: it is never handed
 // out or accepted again, so its documents can never reappear.
 func (s *Service) DeleteEnvironment(ctx context.Context, envRef string) error {
-	return retryConflicts(ctx, "delete environment", func() error {
+	return store.RetryConflicts(ctx, "delete environment", func() error {
 		rec, rev, err := s.envByRef(ctx, envRef)
 		if err != nil {
 			return err
@@ -358,7 +358,7 @@ func (s *Service) RenameHierarchyLevel(ctx context.Context, envRef, levelRef, na
 	if err := validLevelName(name); err != nil {
 		return err
 	}
-	return retryConflicts(ctx, "rename hierarchy level", func() error {
+	return store.RetryConflicts(ctx, "rename hierarchy level", func() error {
 		rec, rev, err := s.envByRef(ctx, envRef)
 		if err != nil {
 			return err

@@ -95,7 +95,7 @@ func (s *Service) CreateResourceDefinition(ctx context.Context, in NewResourceDe
 	if component != nil {
 		ops = append(ops, store.Check(componentKey(component.ID), store.Cond{Kind: store.MustExist}))
 	}
-	err = retryConflicts(ctx, "create resource definition", func() error {
+	err = store.RetryConflicts(ctx, "create resource definition", func() error {
 		if err := s.nameFree(ctx, component, in.Name); err != nil {
 			return err
 		}
@@ -226,7 +226,7 @@ func (s *Service) UpdateResourceDefinition(ctx context.Context, ref string, upd 
 			return err
 		}
 	}
-	return retryConflicts(ctx, "update resource definition", func() error {
+	return store.RetryConflicts(ctx, "update resource definition", func() error {
 		d, err := s.resdefByRef(ctx, ref)
 		if err != nil {
 			return err
@@ -265,7 +265,7 @@ func (s *Service) UpdateResourceDefinition(ctx context.Context, ref string, upd 
 // EditResourceDefinitionKeys applies a keys/set (set true) or keys/delete batch to
 // a definition's content, all or nothing.
 func (s *Service) EditResourceDefinitionKeys(ctx context.Context, ref string, ops []KeyOp, set bool) error {
-	return retryConflicts(ctx, "edit resource definition", func() error {
+	return store.RetryConflicts(ctx, "edit resource definition", func() error {
 		d, err := s.resdefByRef(ctx, ref)
 		if err != nil {
 			return err
@@ -284,7 +284,7 @@ func (s *Service) EditResourceDefinitionKeys(ctx context.Context, ref string, op
 // DeleteResourceDefinition deletes a definition. Its documents stay unreachable:
 // definition ids are never reused.
 func (s *Service) DeleteResourceDefinition(ctx context.Context, ref string) error {
-	return retryConflicts(ctx, "delete resource definition", func() error {
+	return store.RetryConflicts(ctx, "delete resource definition", func() error {
 		d, err := s.resdefByRef(ctx, ref)
 		if err != nil {
 			return err

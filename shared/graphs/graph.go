@@ -186,7 +186,7 @@ func (s *Service) CreateGraph(ctx context.Context, o Owner, graphType string, in
 	}
 	var g Graph
 	// A lost race (the pair just created, the owner just deleted) is decided by the next attempt.
-	err := retryOnConflict(ctx, func() error {
+	err := store.RetryConflicts(ctx, "create graph", func() error {
 		guard, err := s.ownerGuard(ctx, o)
 		if err != nil {
 			return err
@@ -309,7 +309,7 @@ func (s *Service) Graph(ctx context.Context, id int64) (Graph, error) {
 // UpdateGraph applies in to the graph with the given id.
 func (s *Service) UpdateGraph(ctx context.Context, id int64, in GraphInput, validate bool) (Graph, error) {
 	var g Graph
-	err := retryOnConflict(ctx, func() error {
+	err := store.RetryConflicts(ctx, "update graph", func() error {
 		it, err := s.idx.Get(ctx, graphKey(id))
 		if err != nil {
 			return notFoundIf(err, graphNotFound(id))
@@ -336,7 +336,7 @@ func (s *Service) UpdateGraph(ctx context.Context, id int64, in GraphInput, vali
 
 // DeleteGraph deletes a graph by id.
 func (s *Service) DeleteGraph(ctx context.Context, id int64) error {
-	return retryOnConflict(ctx, func() error {
+	return store.RetryConflicts(ctx, "delete graph", func() error {
 		it, err := s.idx.Get(ctx, graphKey(id))
 		if err != nil {
 			return notFoundIf(err, graphNotFound(id))

@@ -143,20 +143,6 @@ func decodeItem(it store.Item, v any) error {
 	return nil
 }
 
-// retryOnConflict runs attempt until it does not fail with store.ErrConflict:
-// attempt reads, decides and writes conditionally, so a lost race is simply redone.
-func retryOnConflict(ctx context.Context, attempt func() error) error {
-	for {
-		err := attempt()
-		if !errors.Is(err, store.ErrConflict) {
-			return err
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-	}
-}
-
 // notFoundIf turns store.ErrNotFound into the given domain error and leaves other errors alone.
 func notFoundIf(err error, nf error) error {
 	if errors.Is(err, store.ErrNotFound) {

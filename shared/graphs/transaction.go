@@ -391,16 +391,16 @@ func allPassed(refs []StepRef, passed func(StepRef) bool) bool {
 // Claim hands a node's agent its next task in a running transaction. Claiming
 // again before reporting returns the same task, so a lost answer is harmless.
 func (s *Service) Claim(ctx context.Context, txID, node string) (Claim, error) {
-	for {
-		c, again, err := s.claimOnce(ctx, txID, node)
-		if errors.Is(err, store.ErrConflict) || (err == nil && again) {
-			if ctx.Err() != nil {
-				return Claim{}, ctx.Err()
-			}
-			continue
+	var c Claim
+	err := store.RetryConflicts(ctx, "claim a task", func() error {
+		var again bool
+		var err error
+		if c, again, err = s.claimOnce(ctx, txID, node); err == nil && again {
+			return store.ErrConflict // the node finished a sub-transaction: decide afresh
 		}
-		return c, err
-	}
+		return err
+	})
+	return c, err
 }
 
 // claimOnce makes one attempt at Claim; again means the state moved on (the
@@ -477,7 +477,7 @@ func (s *Service) Report(ctx context.Context, txID, node string, rep TaskReport)
 		return NodeProgress{}, errs.Invalidf("duration: must be a number of seconds, at least 0")
 	}
 	var out NodeProgress
-	err := retryOnConflict(ctx, func() error {
+	err := store.RetryConflicts(ctx, "report a task", func() error {
 		st, err := s.loadTx(ctx, txID)
 		if err != nil {
 			return err
@@ -557,7 +557,7 @@ func (s *Service) reported(ctx context.Context, st *txState, node, taskID, statu
 // and releasing the cluster; agents learn it from their next claim.
 func (s *Service) Stop(ctx context.Context, txID string) (Transaction, error) {
 	var out Transaction
-	err := retryOnConflict(ctx, func() error {
+	err := store.RetryConflicts(ctx, "stop transaction", func() error {
 		st, err := s.loadTx(ctx, txID)
 		if err != nil {
 			return err

@@ -41,7 +41,15 @@ type Options struct {
 	Logger *slog.Logger
 	// Authenticate, when set, runs before every route; it returns the request to continue with or an error.
 	Authenticate func(r *http.Request) (*http.Request, error)
+	// Timeout, when positive, is the deadline of every request's context: retries
+	// stop and no write starts after it (answered 503), so nothing commits once
+	// the server has given the client up (http.Server.WriteTimeout must be longer).
+	Timeout time.Duration
 }
+
+// DefaultTimeout is the request deadline of the server's handler, below the
+// local server's 60 s write timeout.
+const DefaultTimeout = 50 * time.Second
 
 // Wrap applies the shared middleware to h: path safety, body cap, microversion
 // negotiation and echo, authentication, and request logging.
@@ -77,6 +85,11 @@ func Wrap(h http.Handler, opts Options) http.Handler {
 		w.Header().Set(versionHeader, ServiceType+" "+v.String())
 		w.Header().Set(legacyVersionHeader, v.String())
 		ctx := context.WithValue(WithVersion(r.Context(), v), maxBodyKey{}, maxBody)
+		if opts.Timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
+			defer cancel()
+		}
 		if opts.Logger != nil {
 			ctx = context.WithValue(ctx, loggerKey{}, opts.Logger)
 		}

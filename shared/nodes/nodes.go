@@ -386,22 +386,19 @@ func (s *Service) InEnvironment(ctx context.Context, env int64) ([]Node, error) 
 	return out, nil
 }
 
-// maxAttempts bounds the optimistic-concurrency retries of Update and Delete.
-const maxAttempts = 5
-
 // Update applies u to the node named by ref and returns the updated node.
 // Status rules follow Nova's PUT os-services: enabling clears the reason, a
 // reason given with (or left on) an enabled node is invalid, and an update
 // that changes nothing is invalid ("No updates were requested").
 func (s *Service) Update(ctx context.Context, ref string, u Update) (Node, error) {
-	for range maxAttempts {
+	var n Node
+	err := store.RetryConflicts(ctx, "update node "+ref, func() error {
 		old, rev, err := s.resolve(ctx, ref)
 		if err != nil {
-			return Node{}, err
+			return err
 		}
-		n, err := s.apply(ctx, old, u)
-		if err != nil {
-			return Node{}, err
+		if n, err = s.apply(ctx, old, u); err != nil {
+			return err
 		}
 		ops := []store.Op{store.Update(recordKey(n.ID), mustJSON(n), rev)}
 		ptr := mustJSON(pointer{ID: n.ID})
@@ -412,20 +409,20 @@ func (s *Service) Update(ctx context.Context, ref string, u Update) (Node, error
 			ops = append(ops, store.Delete(envKey(old.EnvironmentID, n.ID)), store.Create(envKey(n.EnvironmentID, n.ID), ptr))
 		}
 		err = s.idx.Write(ctx, ops...)
-		if err == nil {
-			return n, nil
-		}
-		if !errors.Is(err, store.ErrConflict) {
-			return Node{}, fmt.Errorf("update node %s: %w", old.FQDN, err)
-		}
-		if n.FQDN != old.FQDN {
+		if errors.Is(err, store.ErrConflict) && n.FQDN != old.FQDN {
 			if _, err := s.idx.Get(ctx, fqdnKey(n.FQDN)); err == nil {
-				return Node{}, errs.Conflictf("a node with fqdn %s already exists", n.FQDN)
+				return errs.Conflictf("a node with fqdn %s already exists", n.FQDN)
 			}
 		}
-		// The node changed under us: read it again and re-apply.
+		if err != nil && !errors.Is(err, store.ErrConflict) {
+			return fmt.Errorf("update node %s: %w", old.FQDN, err)
+		}
+		return err // a conflict: the node changed under us; read it again and re-apply
+	})
+	if err != nil {
+		return Node{}, err
 	}
-	return Node{}, errs.Conflictf("node %s keeps changing concurrently; retry", ref)
+	return n, nil
 }
 
 // apply returns old with u applied, validated.
@@ -488,7 +485,7 @@ func (n Node) sameAs(o Node) bool {
 
 // Delete removes the node named by ref. Its legacy id is never handed out again.
 func (s *Service) Delete(ctx context.Context, ref string) error {
-	for range maxAttempts {
+	return store.RetryConflicts(ctx, "delete node "+ref, func() error {
 		n, rev, err := s.resolve(ctx, ref)
 		if err != nil {
 			return err
@@ -499,14 +496,11 @@ func (s *Service) Delete(ctx context.Context, ref string) error {
 			store.Delete(fqdnKey(n.FQDN)),
 			store.Delete(envKey(n.EnvironmentID, n.ID)),
 		)
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, store.ErrConflict) {
+		if err != nil && !errors.Is(err, store.ErrConflict) {
 			return fmt.Errorf("delete node %s: %w", n.FQDN, err)
 		}
-	}
-	return errs.Conflictf("node %s keeps changing concurrently; retry", ref)
+		return err
+	})
 }
 
 func decodeNodes(items []store.Item) ([]Node, error) {

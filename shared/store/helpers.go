@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/retry"
 )
 
 // SortID formats an integer id as a sort key that orders numerically (zero-padded to 20 digits).
@@ -69,37 +70,42 @@ func ReserveID(ctx context.Context, idx Index, k Key, id int64) error {
 }
 
 // advanceCounter moves the counter at k from its last value to next(last) with a
-// compare-and-swap, retrying when another writer moved it first.
+// compare-and-swap, retrying (RetryConflicts) when another writer moved it first.
 func advanceCounter(ctx context.Context, idx Index, k Key, next func(last int64) (int64, error)) (int64, error) {
-	for {
+	var n int64
+	err := RetryConflicts(ctx, "allocate an id", func() error {
 		var c counter
 		rev, err := GetJSON(ctx, idx, k, &c)
 		if err != nil && !errors.Is(err, ErrNotFound) {
-			return 0, err
+			return err
 		}
-		n, err := next(c.Last)
-		if err != nil {
-			return 0, err
+		if n, err = next(c.Last); err != nil {
+			return err
 		}
 		if rev > 0 && n == c.Last {
-			return n, nil
+			return nil
 		}
 		op := Create(k, mustJSON(counter{Last: n}))
 		if rev > 0 {
 			op = Update(k, mustJSON(counter{Last: n}), rev)
 		}
-		err = idx.Write(ctx, op)
-		if errors.Is(err, ErrConflict) {
-			if err := ctx.Err(); err != nil {
-				return 0, err
-			}
-			continue // another writer moved the counter; read it again
-		}
-		if err != nil {
-			return 0, err
-		}
-		return n, nil
+		return idx.Write(ctx, op)
+	})
+	return n, err
+}
+
+// RetryConflicts runs attempt again while it fails with ErrConflict, under the
+// one retry policy (retry.Default: bounded attempts, jittered exponential
+// backoff, the context's deadline respected). An attempt reads fresh state,
+// decides and writes conditionally, so a conflict means another writer got in
+// between and the attempt is simply redone. When the attempts are used up the
+// answer is a 409 naming what: too many concurrent changes, try again.
+func RetryConflicts(ctx context.Context, what string, attempt func() error) error {
+	err := retry.Default.Do(ctx, attempt, func(err error) bool { return errors.Is(err, ErrConflict) })
+	if errors.Is(err, retry.ErrExhausted) {
+		return errs.Conflictf("%s: too many concurrent changes; try again", what)
 	}
+	return err
 }
 
 func mustJSON(v any) []byte {

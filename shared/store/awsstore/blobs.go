@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/tuningbox/tuningbox/shared/retry"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 
@@ -45,8 +46,8 @@ func (b *blobs) Put(ctx context.Context, data []byte) (string, error) {
 		// a conditional put of stored content costs one request and no new version.
 		IfNoneMatch: aws.String("*"),
 	}
-	for attempt := 0; attempt < maxAttempts; attempt++ {
-		if err := backoff(ctx, attempt); err != nil {
+	for attempt := 0; attempt < retry.Default.Attempts; attempt++ {
+		if err := retry.Default.Wait(ctx, attempt); err != nil {
 			return "", err
 		}
 		in.Body = bytes.NewReader(data)
@@ -62,7 +63,7 @@ func (b *blobs) Put(ctx context.Context, data []byte) (string, error) {
 		}
 		return "", fmt.Errorf("put blob %s: %w", hash, err)
 	}
-	return "", fmt.Errorf("put blob %s: concurrent writes did not settle after %d attempts", hash, maxAttempts)
+	return "", fmt.Errorf("put blob %s: concurrent writes did not settle after %d attempts", hash, retry.Default.Attempts)
 }
 
 func (b *blobs) Get(ctx context.Context, hash string) ([]byte, error) {

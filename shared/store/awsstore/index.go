@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/tuningbox/tuningbox/shared/retry"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 
@@ -33,9 +32,6 @@ const (
 	attrRev = "rev"
 	attrVal = "val"
 )
-
-// maxAttempts bounds the retries of unprocessed batch keys, transaction conflicts and concurrent blob puts.
-const maxAttempts = 8
 
 // putExpression stores the value and moves the revision: ADD creates rev=1 on a new item.
 const putExpression = "SET " + attrVal + " = :val ADD " + attrRev + " :one"
@@ -85,10 +81,10 @@ func (x *index) BatchGet(ctx context.Context, keys []store.Key) (map[store.Key]s
 	}
 	request := map[string]types.KeysAndAttributes{x.table: {Keys: unique, ConsistentRead: aws.Bool(true)}}
 	for attempt := 0; len(request) > 0; attempt++ {
-		if attempt == maxAttempts {
+		if attempt == retry.Default.Attempts {
 			return nil, fmt.Errorf("batch get: keys still unprocessed after %d attempts", attempt)
 		}
-		if err := backoff(ctx, attempt); err != nil {
+		if err := retry.Default.Wait(ctx, attempt); err != nil {
 			return nil, err
 		}
 		out, err := x.ddb.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: request})
@@ -206,8 +202,8 @@ func (x *index) Write(ctx context.Context, ops ...store.Op) error {
 func (x *index) writeOne(ctx context.Context, op store.Op) error {
 	cond, values := condition(op.Cond)
 	var err error
-	for attempt := 0; attempt < maxAttempts; attempt++ {
-		if err := backoff(ctx, attempt); err != nil {
+	for attempt := 0; attempt < retry.Default.Attempts; attempt++ {
+		if err := retry.Default.Wait(ctx, attempt); err != nil {
 			return err
 		}
 		switch op.Kind {
@@ -295,8 +291,8 @@ func (x *index) transact(ctx context.Context, ops []store.Op) error {
 	}
 	in := &dynamodb.TransactWriteItemsInput{TransactItems: items}
 	var err error
-	for attempt := 0; attempt < maxAttempts; attempt++ {
-		if err := backoff(ctx, attempt); err != nil {
+	for attempt := 0; attempt < retry.Default.Attempts; attempt++ {
+		if err := retry.Default.Wait(ctx, attempt); err != nil {
 			return err
 		}
 		_, err = x.ddb.TransactWriteItems(ctx, in)
@@ -404,19 +400,3 @@ func decodeItem(av map[string]types.AttributeValue) (store.Item, error) {
 }
 
 func keyString(k store.Key) string { return strconv.Quote(k.Partition) + "/" + strconv.Quote(k.Sort) }
-
-// backoff waits before retry attempt n (no wait before the first): exponential, capped, with full jitter.
-func backoff(ctx context.Context, attempt int) error {
-	if attempt == 0 {
-		return nil
-	}
-	limit := min(10*time.Millisecond<<attempt, time.Second)
-	t := time.NewTimer(rand.N(limit))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}

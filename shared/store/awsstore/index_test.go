@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/tuningbox/tuningbox/shared/retry"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 
@@ -273,8 +274,8 @@ func TestBatchGetGivesUpOnKeysThatStayUnprocessed(t *testing.T) {
 	if _, err := idx.BatchGet(context.Background(), []store.Key{keyA}); err == nil {
 		t.Fatal("BatchGet succeeded with keys never processed")
 	}
-	if len(fake.calls) != maxAttempts {
-		t.Fatalf("%d calls, want %d", len(fake.calls), maxAttempts)
+	if len(fake.calls) != retry.Default.Attempts {
+		t.Fatalf("%d calls, want %d", len(fake.calls), retry.Default.Attempts)
 	}
 }
 

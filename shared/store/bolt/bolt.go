@@ -329,6 +329,11 @@ func (x *index) Write(ctx context.Context, ops ...store.Op) error {
 		keys[i] = storedKey(op.Key)
 	}
 	return x.db.Update(func(tx *bbolt.Tx) error {
+		// The writer lock may have been waited for: a request that ended
+		// meanwhile (its deadline passed) must not commit anything.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		b := tx.Bucket(indexBucket)
 		// Check every condition before changing anything; keys are distinct, so no
 		// op of the batch can change what another op's condition sees.

@@ -1,0 +1,96 @@
+package configdbtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/tuningbox/tuningbox/shared/configdb"
+	"github.com/tuningbox/tuningbox/shared/store"
+)
+
+// ContentionResult is what one contention run measured.
+type ContentionResult struct {
+	// Accepted writes, and the conditional writes that failed on the way.
+	Accepted, Conflicts int64
+	// Versions of the document afterwards (the initial one included).
+	Versions int
+}
+
+// conflictCounter counts the index writes that failed their condition.
+type conflictCounter struct {
+	store.Index
+	conflicts atomic.Int64
+}
+
+func (c *conflictCounter) Write(ctx context.Context, ops ...store.Op) error {
+	err := c.Index.Write(ctx, ops...)
+	if errors.Is(err, store.ErrConflict) {
+		c.conflicts.Add(1)
+	}
+	return err
+}
+
+// Contention runs writers concurrent writers of batches key batches each
+// (keys/set of 3 keys) against one 12 KB document on b. With instances == 1
+// they share one ConfigDB service, as the requests of one server do; with
+// instances == writers each has its own, as concurrent Lambda instances do.
+func Contention(t testing.TB, b store.Backend, name string, writers, batches, instances int) ContentionResult {
+	t.Helper()
+	ctx := context.Background()
+	counter := &conflictCounter{Index: b.Index}
+	services := make([]*configdb.Service, instances)
+	for i := range services {
+		services[i] = configdb.NewService(counter, b.Blobs)
+	}
+	comp, err := services[0].CreateComponent(ctx, configdb.NewComponent{
+		Name:                "contention-" + name,
+		ResourceDefinitions: []configdb.NewResourceDefinition{{Name: "contention-data-" + name}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := services[0].CreateEnvironment(ctx, configdb.NewEnvironment{Components: []string{comp.Name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := configdb.DocRef{Env: fmt.Sprint(env.ID), Resource: comp.ResourceDefinitions[0].Name}
+	var doc strings.Builder
+	doc.WriteString(`{"base":"` + strings.Repeat("x", 12<<10) + `"`)
+	for w := range writers {
+		fmt.Fprintf(&doc, `,"w%d":{}`, w)
+	}
+	doc.WriteString("}")
+	if _, err := services[0].PutDocument(ctx, ref, configdb.Values, []byte(doc.String()), ""); err != nil {
+		t.Fatal(err)
+	}
+	counter.conflicts.Store(0)
+	var accepted atomic.Int64
+	var wg sync.WaitGroup
+	for w := range writers {
+		svc := services[w%instances]
+		wg.Go(func() {
+			for n := range batches {
+				ops := make([]configdb.KeyOp, 3)
+				for k := range ops {
+					ops[k] = configdb.KeyOp{[]byte(fmt.Sprintf(`"w%d"`, w)), []byte(fmt.Sprintf(`"k%d"`, k)), []byte(fmt.Sprint(n))}
+				}
+				if _, err := svc.SetKeys(ctx, ref, configdb.Values, ops, ""); err != nil {
+					t.Errorf("writer %d batch %d: %v", w, n, err)
+					return
+				}
+				accepted.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	versions, err := services[0].ListVersions(ctx, ref, configdb.Values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ContentionResult{Accepted: accepted.Load(), Conflicts: counter.conflicts.Load(), Versions: len(versions)}
+}

@@ -52,8 +52,8 @@ type Service struct {
 	// envs and resdefs hold the parsed form of the last seen item bytes.
 	envs    *cache.LRU[int64, parsedItem[envRecord]]
 	resdefs *cache.LRU[int64, parsedItem[resdefRecord]]
-	// writers queues the writers of each document (see docLocks).
-	writers docLocks
+	// docWriters queues the writers of each document (see docLocks).
+	docWriters docLocks
 }
 
 // Option configures a Service.

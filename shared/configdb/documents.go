@@ -390,7 +390,7 @@ var emptyDocument = []byte("{}")
 // concurrent writers each get their own version; with ifMatch, a retry happens
 // only while the current ETag still matches, else 412.
 func (s *Service) write(ctx context.Context, ref DocRef, kind Kind, ifMatch string, edit func(current []byte, exists bool) ([]byte, error)) (Version, error) {
-	unlock, err := s.writers.lock(ctx, docLockKey(ref, kind))
+	unlock, err := s.docWriters.lock(ctx, docLockKey(ref, kind))
 	if err != nil {
 		return Version{}, err
 	}

@@ -148,7 +148,7 @@ func (c *apiClient) do(ctx context.Context, req request) (*response, error) {
 		hr.Header.Set("Content-Type", "application/json")
 	}
 	hr.Header.Set("Accept", "application/json")
-	if c.opts.apiVersion != "" {
+	if c.opts.apiVersion != "" && hr.Header.Get("OpenStack-API-Version") == "" {
 		hr.Header.Set("OpenStack-API-Version", "config "+c.opts.apiVersion)
 	}
 	switch {

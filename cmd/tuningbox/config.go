@@ -40,6 +40,9 @@ func newConfigGetCmd() *cobra.Command {
 		format     string
 		version    int
 		showLookup bool
+		merge      string
+		explain    bool
+		asOf       string
 	)
 	cmd := &cobra.Command{
 		Use:   "get --env ID [--level nodes=ID|FQDN] --resource NAME [--key a.b] [--format json|yaml|plain]",
@@ -50,7 +53,10 @@ every level from global down to the given one, merged.
 With --key the output is {key: value} (json, yaml) or just the value (plain).
 --show-lookup prints each top-level value as [value, "/level/value/"], the
 level path where it was last set. --version N reads version N of this level's
-values document.`,
+values document. --merge deep merges objects recursively (lists: the more
+specific level's elements first, duplicates removed); --explain prints, for
+every key, its level, version, writer and the layers it shadows; --as-of reads
+every document as it was at that instant (RFC 3339).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if format == formatPlain && key == "" {
@@ -70,7 +76,25 @@ values document.`,
 			if version > 0 {
 				q.Set("version", fmt.Sprint(version))
 			}
-			resp, err := c.do(cmd.Context(), request{Method: http.MethodGet, Path: ref.path(kindValues), Query: q})
+			var header http.Header
+			if merge != "" || explain || asOf != "" {
+				if asOf, err = parseAsOf(asOf); err != nil {
+					return err
+				}
+				for name, v := range map[string]string{"merge": merge, "as_of": asOf} {
+					if v != "" {
+						q.Set(name, v)
+					}
+				}
+				if explain {
+					q.Set("explain", "true")
+				}
+				if ref, err = at13(cmd.Context(), c, ref); err != nil {
+					return err
+				}
+				header = v13()
+			}
+			resp, err := c.do(cmd.Context(), request{Method: http.MethodGet, Path: ref.path(kindValues), Query: q, Header: header})
 			if err != nil {
 				return err
 			}
@@ -90,6 +114,9 @@ values document.`,
 	f.StringVarP(&format, "format", "f", formatJSON, "output format: json, yaml or plain (plain needs --key)")
 	f.IntVar(&version, "version", 0, "version of this level's values document (latest when omitted)")
 	f.BoolVarP(&showLookup, "show-lookup", "s", false, "show the level path each top-level value comes from")
+	f.StringVar(&merge, "merge", "", "deep or shallow (default: the resource definition's, else shallow)")
+	f.BoolVar(&explain, "explain", false, "for every key: its level, version, writer and the layers it shadows")
+	f.StringVar(&asOf, "as-of", "", "read every document as it was at this RFC 3339 instant")
 	return cmd
 }
 

@@ -94,16 +94,27 @@ func newConfigDiffCmd() *cobra.Command {
 		doc      docFlags
 		override bool
 		from, to int
+		toNode   string
+		toEnv    string
+		asOf     string
 	)
 	cmd := &cobra.Command{
-		Use:   "diff --env ID [--level nodes=ID|FQDN] --resource NAME --from N [--to M] [--override]",
-		Short: "Show what changed between two versions of a resource's values, key by key",
+		Use:   "diff --env ID [--level nodes=ID|FQDN] --resource NAME (--from N [--to M] [--override] | --to-node N | --to-env E | --as-of T)",
+		Short: "Show what changed between two versions of a resource's values, two nodes, two environments or two instants, key by key",
 		Long: `Show what changed between two versions of a resource's values (or overrides)
 at a level, one line per key path: "+ key: value" added, "- key: value" removed,
 "~ key: old -> new" changed. Nested objects are compared key by key; lists and
-scalars as whole values. --to defaults to the latest version.`,
+scalars as whole values. --to defaults to the latest version.
+
+With --to-node, --to-env or --as-of the server compares effective documents
+(POST /api/v1/config/diff): this level's against the same level of node
+--to-node, or of environment --to-env, and --as-of T compares this level as
+it was at T (RFC 3339) with now.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if toNode != "" || toEnv != "" || asOf != "" {
+				return effectiveDiff(cmd, doc, toNode, toEnv, asOf)
+			}
 			if from <= 0 {
 				return usagef("--from must name a version (1, 2, ...)")
 			}
@@ -143,7 +154,57 @@ scalars as whole values. --to defaults to the latest version.`,
 	f := cmd.Flags()
 	f.IntVar(&from, "from", 0, "older version (required)")
 	f.IntVar(&to, "to", 0, "newer version (latest when omitted)")
+	f.StringVar(&toNode, "to-node", "", "compare with this node's effective document (id, FQDN or UUID)")
+	f.StringVar(&toEnv, "to-env", "", "compare with the same level of this environment")
+	f.StringVar(&asOf, "as-of", "", "compare this level as it was at this RFC 3339 instant with now")
 	return cmd
+}
+
+// effectiveDiff asks the server for the diff of two effective documents.
+func effectiveDiff(cmd *cobra.Command, doc docFlags, toNode, toEnv, asOf string) error {
+	asOf, err := parseAsOf(asOf)
+	if err != nil {
+		return err
+	}
+	c, ref, err := doc.connect(cmd.Context())
+	if err != nil {
+		return err
+	}
+	type side struct {
+		Environment string            `json:"environment"`
+		Levels      map[string]string `json:"levels"`
+		Resource    string            `json:"resource"`
+		Effective   bool              `json:"effective"`
+		AsOf        string            `json:"as_of,omitempty"`
+	}
+	fromSide := side{Environment: ref.Env, Levels: levelMap(ref.Levels), Resource: ref.Resource, Effective: true, AsOf: asOf}
+	toSide := fromSide
+	toSide.AsOf = ""
+	toRef := ref
+	if toEnv != "" {
+		toSide.Environment, toRef.Env = toEnv, toEnv
+	}
+	if toNode != "" {
+		toRef.Levels = withNode(ref.Levels, toNode)
+		toSide.Levels = levelMap(toRef.Levels)
+	}
+	resp, err := c.do(cmd.Context(), request{Method: http.MethodPost, Path: configBase + "/diff", Header: v13(),
+		Body: map[string]side{"from": fromSide, "to": toSide}})
+	if err != nil {
+		return err
+	}
+	var d serverDiff
+	if err := json.Unmarshal(resp.Body, &d); err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	fromLabel, toLabel := ref.String(), toRef.String()
+	if asOf != "" {
+		fromLabel += " as of " + asOf
+		toLabel += " now"
+	}
+	fmt.Fprintf(w, "--- %s, effective\n+++ %s, effective\n", fromLabel, toLabel)
+	return writeDiff(w, d.changes())
 }
 
 // change is one key-level difference between two documents.

@@ -74,3 +74,10 @@ func (s *Service) versionAt(ctx context.Context, partition string, before int, a
 		}
 	}
 }
+
+// ReadAt selects a past state of a document: at an instant, or (the addressed
+// document) a version; zero values read the latest.
+type ReadAt struct {
+	AsOf    time.Time
+	Version int
+}

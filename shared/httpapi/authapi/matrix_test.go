@@ -43,6 +43,7 @@ func TestRoleMatrix(t *testing.T) {
 		{"write component", "POST", "/api/v1/config/components", map[string]any{"name": "extra"}},
 		{"list users", "GET", "/api/v1/users", nil},
 		{"read audit", "GET", "/api/v1/audit?environment=1", nil},
+		{"compute-only diff", "POST", "/api/v1/config/diff", map[string]any{}},
 	}
 	// Expected classes: "ok" = neither 401 nor 403 (the route's own answer), or the exact status.
 	const ok = 0
@@ -51,11 +52,11 @@ func TestRoleMatrix(t *testing.T) {
 		cred credential
 		want []int
 	}{
-		{"admin", admin, []int{ok, ok, ok, ok, ok, ok, ok, ok}},
-		{"observer", basicAuth("watcher", "watch-password"), []int{ok, ok, ok, ok, 403, 403, 403, ok}},
-		{"observer token", bearer(created.Secret), []int{ok, ok, ok, ok, 403, 403, 403, ok}},
-		{"node", basicAuth("node-7", "node-password"), []int{ok, 403, 403, 403, 403, 403, 403, 403}},
-		{"anonymous", nil, []int{401, 401, 401, 401, 401, 401, 401, 401}},
+		{"admin", admin, []int{ok, ok, ok, ok, ok, ok, ok, ok, ok}},
+		{"observer", basicAuth("watcher", "watch-password"), []int{ok, ok, ok, ok, 403, 403, 403, ok, ok}},
+		{"observer token", bearer(created.Secret), []int{ok, ok, ok, ok, 403, 403, 403, ok, ok}},
+		{"node", basicAuth("node-7", "node-password"), []int{ok, 403, 403, 403, 403, 403, 403, 403, 403}},
+		{"anonymous", nil, []int{401, 401, 401, 401, 401, 401, 401, 401, 401}},
 	}
 	for _, p := range principals {
 		for i, req := range requests {

@@ -41,6 +41,7 @@ const (
 // computeOnly lists the POST routes that change nothing.
 var computeOnly = []string{
 	"POST /api/v1/config/overrides/apply",
+	"POST /api/v1/config/diff",
 	"POST /api/v1/nodes/{id}/deploy_steps",
 }
 

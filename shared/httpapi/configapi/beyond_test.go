@@ -161,3 +161,51 @@ func TestAsOf(t *testing.T) {
 	}
 	a.must(http.StatusBadRequest, "GET", env1+"/resources/astute/values?version=1&as_of="+t1, "", v13...)
 }
+
+func TestDiff(t *testing.T) {
+	a := newAPI(t, httpapi.Options{})
+	a.seed()
+	env1, controller, node1 := a.envPaths()
+	_, _, node2 := a.envPaths()
+	node2 = strings.Replace(node2, "node-1", "node-2", 1)
+	a.put(env1+"/resources/astute/values", `{"nova":{"workers":8,"debug":false},"ntp":["a"],"region":"r1"}`)
+	a.put(controller+"/resources/astute/values", `{"nova":{"workers":16,"debug":false}}`)
+	a.put(node1+"/resources/astute/overrides", `{"nova":{"workers":16,"debug":true},"extra":{"x":1,"y":{}}}`)
+	t1 := time.Now().UTC().Format(time.RFC3339Nano)
+	time.Sleep(5 * time.Millisecond)
+	a.put(node2+"/resources/astute/overrides", `{"region":"r2"}`)
+
+	diff := func(body string) string {
+		return a.must(http.StatusOK, "POST", "/diff", body, v13...).String()
+	}
+	// Two nodes: "to" takes what it leaves out from "from".
+	expectJSON(t, "node-1 -> node-2", diff(`{"from":{"environment":1,"levels":{"nodes":"node-1","role":"controller"},"resource":"astute","effective":true},"to":{"levels":{"role":"controller","nodes":"node-2"}}}`),
+		`{"added":{},"removed":{"extra.x":1,"extra.y":{}},"changed":{"nova.debug":{"from":true,"to":false},"region":{"from":"r1","to":"r2"}}}`)
+	// Two instants of one node, and two versions (same level, raw documents).
+	expectJSON(t, "node-2 at t1 -> now", diff(`{"from":{"environment":"1","levels":{"role":"controller","nodes":"node-2"},"resource":"astute","effective":true,"as_of":"`+t1+`"},"to":{}}`),
+		`{"added":{},"removed":{},"changed":{"region":{"from":"r1","to":"r2"}}}`)
+	a.put(env1+"/resources/astute/values", `{"nova":{"workers":8},"ntp":["a","b"],"region":"r1"}`)
+	expectJSON(t, "versions 1 -> 2", diff(`{"from":{"environment":1,"resource":"astute","version":1},"to":{"version":2}}`),
+		`{"added":{},"removed":{"nova.debug":false},"changed":{"ntp":{"from":["a"],"to":["a","b"]}}}`)
+	// Two environments.
+	a.must(http.StatusCreated, "POST", "/environments", `{"id":2,"components":["fuel"],"hierarchy_levels":["role","nodes"]}`)
+	a.put("/environments/2/resources/astute/values", `{"region":"r1"}`)
+	expectJSON(t, "env 1 -> env 2", diff(`{"from":{"environment":1,"resource":"astute","effective":true},"to":{"environment":2}}`),
+		`{"added":{},"removed":{"nova.workers":8,"ntp":["a","b"]},"changed":{}}`)
+	// Deep merge on both sides.
+	expectJSON(t, "deep", diff(`{"from":{"environment":1,"levels":{"role":"controller"},"resource":"astute","effective":true,"merge":"deep"},"to":{"levels":{"role":"controller","nodes":"node-1"}}}`),
+		`{"added":{"extra.x":1,"extra.y":{}},"removed":{},"changed":{"nova.debug":{"from":false,"to":true}}}`)
+
+	for _, bad := range []struct{ body, want string }{
+		{`{"from":{"environment":1,"resource":"astute"}}`, `"from" and "to"`},
+		{`{"from":{"environment":1,"resource":"astute","levels":{"rack":"1"}},"to":{}}`, "no level named rack"},
+		{`{"from":{"environment":1,"resource":"astute","as_of":"now"},"to":{}}`, "RFC 3339"},
+		{`{"from":{"resource":"astute"},"to":{}}`, "environment"},
+	} {
+		if msg := a.must(http.StatusBadRequest, "POST", "/diff", bad.body, v13...).errorMessage(t); !strings.Contains(msg, bad.want) {
+			t.Errorf("%s: %q", bad.body, msg)
+		}
+	}
+	a.must(http.StatusNotFound, "POST", "/diff", `{"from":{"environment":9,"resource":"astute"},"to":{}}`, v13...)
+	a.must(http.StatusNotFound, "POST", "/diff", `{"from":{"environment":1,"resource":"astute"},"to":{}}`)
+}

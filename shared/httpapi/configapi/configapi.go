@@ -45,6 +45,7 @@ func Register(mux *http.ServeMux, svc *configdb.Service) {
 		"GET /environments/{env}/{rest...}":                  h.getDocument,
 		"PUT /environments/{env}/{rest...}":                  h.putDocument,
 		"PATCH /environments/{env}/{rest...}":                h.editDocumentKeys,
+		"POST /diff":                                         h.diff,
 	}
 	for pattern, fn := range routes {
 		method, path, _ := strings.Cut(pattern, " ")

@@ -1,0 +1,150 @@
+package configdb
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
+)
+
+// DiffSide is one side of a diff: a document (raw or effective) of a resource at
+// a level path of an environment, now, at an instant or at a version.
+type DiffSide struct {
+	Env string
+	// Levels maps level names to values; they are put in the environment's order.
+	Levels   map[string]string
+	Resource string
+	Kind     Kind
+	// Effective compares effective documents (merged with Merge) rather than stored ones.
+	Effective bool
+	Merge     MergeMode
+	ReadAt
+}
+
+// Diff is what changed from one document to another, by dot key path: objects
+// are compared key by key, lists and scalars (and empty objects) as whole values.
+type Diff struct {
+	Added   map[string]any    `json:"added"`
+	Removed map[string]any    `json:"removed"`
+	Changed map[string]Change `json:"changed"`
+}
+
+// Change is one changed value.
+type Change struct {
+	From any `json:"from"`
+	To   any `json:"to"`
+}
+
+// Empty reports whether the two documents were equal.
+func (d Diff) Empty() bool { return len(d.Added)+len(d.Removed)+len(d.Changed) == 0 }
+
+// Diff compares the documents of two sides.
+func (s *Service) Diff(ctx context.Context, from, to DiffSide) (Diff, error) {
+	a, err := s.sideDocument(ctx, from)
+	if err != nil {
+		return Diff{}, err
+	}
+	b, err := s.sideDocument(ctx, to)
+	if err != nil {
+		return Diff{}, err
+	}
+	return diffValues(a, b), nil
+}
+
+// sideDocument reads and decodes one side's document.
+func (s *Service) sideDocument(ctx context.Context, side DiffSide) (any, error) {
+	env, err := s.GetEnvironment(ctx, side.Env)
+	if err != nil {
+		return nil, err
+	}
+	levels, err := orderLevels(env, side.Levels)
+	if err != nil {
+		return nil, err
+	}
+	if side.Kind == "" {
+		side.Kind = Values
+	}
+	d, err := s.Read(ctx, ReadQuery{
+		DocRef: DocRef{Env: side.Env, Levels: levels, Resource: side.Resource}, Kind: side.Kind,
+		Effective: side.Effective, Merge: side.Merge, Version: side.Version, AsOf: side.AsOf,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return decodeJSON(d.Body)
+}
+
+// orderLevels puts named level values in the environment's hierarchy order.
+func orderLevels(env Environment, named map[string]string) ([]LevelValue, error) {
+	var levels []LevelValue
+	seen := 0
+	for _, l := range env.Levels {
+		for name, value := range named {
+			if levelNameMatches(name, l.Name) {
+				levels = append(levels, LevelValue{Name: name, Value: value})
+				seen++
+			}
+		}
+	}
+	if seen != len(named) {
+		var unknown []string
+		for name := range named {
+			if !slices.ContainsFunc(env.Levels, func(l Level) bool { return levelNameMatches(name, l.Name) }) {
+				unknown = append(unknown, name)
+			}
+		}
+		slices.Sort(unknown)
+		return nil, errs.Invalidf("environment %d has no level named %s", env.ID, strings.Join(unknown, ", "))
+	}
+	return levels, nil
+}
+
+// diffValues compares a and b.
+func diffValues(a, b any) Diff {
+	d := Diff{Added: map[string]any{}, Removed: map[string]any{}, Changed: map[string]Change{}}
+	var walk func(path string, a, b any)
+	walk = func(path string, a, b any) {
+		am, aObj := a.(map[string]any)
+		bm, bObj := b.(map[string]any)
+		if aObj && bObj && (len(am) > 0 && len(bm) > 0 || path == "") {
+			for _, k := range slices.Sorted(maps.Keys(am)) {
+				if bv, ok := bm[k]; ok {
+					walk(join(path, k), am[k], bv)
+				} else {
+					leaves(join(path, k), am[k], d.Removed)
+				}
+			}
+			for k, bv := range bm {
+				if _, ok := am[k]; !ok {
+					leaves(join(path, k), bv, d.Added)
+				}
+			}
+			return
+		}
+		if string(encodeJSON(a)) != string(encodeJSON(b)) {
+			d.Changed[path] = Change{From: a, To: b}
+		}
+	}
+	walk("", a, b)
+	return d
+}
+
+// leaves adds every leaf of v under path to out.
+func leaves(path string, v any, out map[string]any) {
+	if m, ok := v.(map[string]any); ok && len(m) > 0 {
+		for k, c := range m {
+			leaves(join(path, k), c, out)
+		}
+		return
+	}
+	out[path] = v
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}

@@ -1,0 +1,120 @@
+package configapi
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/tuningbox/tuningbox/shared/configdb"
+	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/httpapi"
+)
+
+// diffSide is one side of POST /diff. In "to", a field left out takes the value
+// "from" gave it, except as_of and version (left out: the latest).
+type diffSide struct {
+	Environment json.RawMessage    `json:"environment"`
+	Levels      *map[string]string `json:"levels"`
+	Resource    json.RawMessage    `json:"resource"`
+	Kind        *string            `json:"kind"`
+	Effective   *bool              `json:"effective"`
+	Merge       *string            `json:"merge"`
+	AsOf        string             `json:"as_of"`
+	Version     int                `json:"version"`
+}
+
+// diff answers POST /api/v1/config/diff (microversion 1.3): what changed from
+// one document to another, {"added", "removed", "changed"} by dot key path.
+// It computes and stores nothing, so observers may call it.
+func (h *handlers) diff(w http.ResponseWriter, r *http.Request) {
+	if !httpapi.RequestVersion(r).AtLeast(httpapi.V1_3) {
+		httpapi.Error(w, r, errs.NotFoundf("POST %s/diff needs API microversion 1.3 (OpenStack-API-Version: config 1.3)", Prefix))
+		return
+	}
+	var body struct {
+		From *diffSide `json:"from"`
+		To   *diffSide `json:"to"`
+	}
+	if err := httpapi.Decode(r, &body); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	if body.From == nil || body.To == nil {
+		httpapi.Error(w, r, errs.Invalidf(`a diff needs "from" and "to"`))
+		return
+	}
+	from, err := body.From.side("from")
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	body.To.inherit(body.From)
+	to, err := body.To.side("to")
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	d, err := h.svc.Diff(r.Context(), from, to)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	httpapi.JSON(w, http.StatusOK, d)
+}
+
+// inherit fills the fields "to" left out from "from".
+func (s *diffSide) inherit(from *diffSide) {
+	if s.Environment == nil {
+		s.Environment = from.Environment
+	}
+	if s.Levels == nil {
+		s.Levels = from.Levels
+	}
+	if s.Resource == nil {
+		s.Resource = from.Resource
+	}
+	if s.Kind == nil {
+		s.Kind = from.Kind
+	}
+	if s.Effective == nil {
+		s.Effective = from.Effective
+	}
+	if s.Merge == nil {
+		s.Merge = from.Merge
+	}
+}
+
+func (s *diffSide) side(name string) (configdb.DiffSide, error) {
+	var (
+		out configdb.DiffSide
+		err error
+	)
+	if out.Env, err = bodyRef(name+".environment", s.Environment); err != nil {
+		return out, err
+	}
+	if out.Resource, err = bodyRef(name+".resource", s.Resource); err != nil {
+		return out, err
+	}
+	if s.Levels != nil {
+		out.Levels = *s.Levels
+	}
+	out.Kind = configdb.Values
+	if s.Kind != nil {
+		k, ok := configdb.ParseKind(*s.Kind)
+		if !ok {
+			return out, errs.Invalidf("%s.kind must be values or overrides", name)
+		}
+		out.Kind = k
+	}
+	out.Effective = s.Effective != nil && *s.Effective
+	if s.Merge != nil {
+		if out.Merge, err = configdb.ParseMergeMode(*s.Merge); err != nil {
+			return out, err
+		}
+	}
+	if s.Version < 0 {
+		return out, errs.Invalidf("%s.version must be a positive integer", name)
+	}
+	out.Version = s.Version
+	out.AsOf, err = parseAsOf(s.AsOf)
+	return out, err
+}

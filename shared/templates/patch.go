@@ -32,22 +32,24 @@ func (s *Service) Patch(ctx context.Context, ident string, patchDoc []byte) (Tem
 	if err != nil {
 		return Template{}, err
 	}
-	for range maxAttempts {
+	var out Template
+	err = store.RetryConflicts(ctx, "patch deploy template "+ident, func() error {
 		rec, rev, err := s.get(ctx, ident)
 		if err != nil {
-			return Template{}, err
+			return err
 		}
 		current := mustJSON(document{UUID: rec.UUID, Name: rec.Name, Steps: rec.Steps, Extra: rec.Extra})
 		patched, err := patch.ApplyWithOptions(current, patchOptions)
 		if err != nil {
-			return Template{}, errs.Wrap(errs.Invalid, err, "cannot apply patch: "+patchErrorText(err))
+			return errs.Wrap(errs.Invalid, err, "cannot apply patch: "+patchErrorText(err))
 		}
 		d, err := parseDocument(patched)
 		if err != nil {
-			return Template{}, err
+			return err
 		}
 		if jsonpatch.Equal(mustJSON(d), current) {
-			return rec.Template, nil
+			out = rec.Template
+			return nil
 		}
 		old := rec
 		now := s.now()
@@ -58,17 +60,21 @@ func (s *Service) Patch(ctx context.Context, ident string, patchDoc []byte) (Tem
 		}
 		err = s.idx.Write(ctx, ops...)
 		if err == nil {
-			return rec.Template, nil
+			out = rec.Template
+			return nil
 		}
 		if !errors.Is(err, store.ErrConflict) {
-			return Template{}, fmt.Errorf("update deploy template %s: %w", old.Name, err)
+			return fmt.Errorf("update deploy template %s: %w", old.Name, err)
 		}
 		if rec.Name != old.Name && s.exists(ctx, nameKey(rec.Name)) {
-			return Template{}, errs.Conflictf("a deploy template with name %s already exists", rec.Name)
+			return errs.Conflictf("a deploy template with name %s already exists", rec.Name)
 		}
-		// The template changed under us: read it again and re-apply the patch.
+		return err // the template changed under us: read it again and re-apply the patch
+	})
+	if err != nil {
+		return Template{}, err
 	}
-	return Template{}, errs.Conflictf("deploy template %s keeps changing concurrently; retry", ident)
+	return out, nil
 }
 
 // decodePatch parses a JSON Patch and checks every operation's kind and path.

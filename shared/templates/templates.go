@@ -296,12 +296,9 @@ func (s *Service) all(ctx context.Context) ([]record, error) {
 	return out, nil
 }
 
-// maxAttempts bounds the optimistic-concurrency retries of Patch and Delete.
-const maxAttempts = 5
-
 // Delete removes the template named by ref.
 func (s *Service) Delete(ctx context.Context, ref string) error {
-	for range maxAttempts {
+	return store.RetryConflicts(ctx, "delete deploy template "+ref, func() error {
 		rec, rev, err := s.get(ctx, ref)
 		if err != nil {
 			return err
@@ -311,14 +308,11 @@ func (s *Service) Delete(ctx context.Context, ref string) error {
 			store.Delete(uuidKey(rec.UUID)),
 			store.Delete(nameKey(rec.Name)),
 		)
-		if !errors.Is(err, store.ErrConflict) {
-			if err != nil {
-				return fmt.Errorf("delete deploy template %s: %w", rec.Name, err)
-			}
-			return nil
+		if err != nil && !errors.Is(err, store.ErrConflict) {
+			return fmt.Errorf("delete deploy template %s: %w", rec.Name, err)
 		}
-	}
-	return errs.Conflictf("deploy template %s keeps changing concurrently; retry", ref)
+		return err
+	})
 }
 
 // ByNames returns the templates whose names are among names, keyed by name.

@@ -110,4 +110,37 @@ func TestHTTPNodesTemplatesAndGraphs(t *testing.T) {
 	if tx.Status != "ready" {
 		t.Errorf("transaction status %q after every task, want ready", tx.Status)
 	}
+
+	// Spec 002's deploy, serialized_tasks, and the agent's claim by cluster:
+	// a task, then, once the transaction is stopped, idle after a 1 s long poll.
+	var serialized struct {
+		Nodes []struct {
+			Tasks []struct {
+				Task struct {
+					ID string `json:"id"`
+				} `json:"task"`
+			} `json:"tasks"`
+		} `json:"nodes"`
+	}
+	api.want(http.StatusOK, "GET", cluster+"/serialized_tasks/", nil).decode(t, &serialized)
+	if len(serialized.Nodes) != 1 || len(serialized.Nodes[0].Tasks) != 3 || serialized.Nodes[0].Tasks[2].Task.ID != "ntp" {
+		t.Errorf("serialized tasks %+v", serialized)
+	}
+	api.want(http.StatusAccepted, "PUT", cluster+"/deploy?graph_type=default", nil).decode(t, &tx)
+	var claim struct {
+		Action string `json:"action"`
+		Task   struct {
+			ID string `json:"id"`
+		} `json:"task"`
+	}
+	byCluster := fmt.Sprintf("%s/nodes/%d/claim", cluster, node.Node.ID)
+	api.want(http.StatusOK, "POST", byCluster, nil).decode(t, &claim)
+	if claim.Action != "task" || claim.Task.ID != "hiera" {
+		t.Errorf("claim by cluster = %+v", claim)
+	}
+	api.want(http.StatusOK, "POST", "/transactions/"+tx.UUID+"/stop", nil)
+	api.want(http.StatusOK, "POST", byCluster+"?wait=1", nil).decode(t, &claim)
+	if claim.Action != "idle" {
+		t.Errorf("claim with no transaction = %+v", claim)
+	}
 }

@@ -283,27 +283,41 @@ func (a *agent) runAndReport(ctx context.Context, c agentClaim) (ok bool, err er
 	}
 	a.log.Info("task finished", "transaction", c.Transaction, "task", t.ID, "type", t.Type, "status", rep.Status,
 		"exit_code", rep.ExitCode, "duration", d, "message", rep.Message)
-	// The report goes out even when the agent is being stopped.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	path := fmt.Sprintf("/api/v1/transactions/%s/nodes/%d/result", url.PathEscape(c.Transaction), a.node.ID)
-	var last error
-	for attempt := range 5 {
-		if _, last = a.api.do(rctx, request{Method: http.MethodPost, Path: path, Body: rep}); last == nil {
-			return rep.Status != "error", nil
-		}
-		var apiErr *apiError
-		if errors.As(last, &apiErr) && apiErr.Status < 500 {
-			// 409: the transaction ended meanwhile (stopped, or another node failed).
-			a.log.Warn("report refused", "task", t.ID, "err", last)
-			return rep.Status != "error", nil
-		}
-		if !sleep(rctx, time.Duration(attempt+1)*500*time.Millisecond) {
-			break
-		}
+	// The report goes out even when the agent is being stopped, retried while
+	// the server is unreachable or failing: for reportPatience, or a short
+	// while when the agent is stopping.
+	rctx := context.WithoutCancel(ctx)
+	deadline := time.Now().Add(reportPatience)
+	if ctx.Err() != nil {
+		deadline = time.Now().Add(stopReportPatience)
 	}
-	return false, fmt.Errorf("report %s: %w", t.ID, last)
+	path := fmt.Sprintf("/api/v1/transactions/%s/nodes/%d/result", url.PathEscape(c.Transaction), a.node.ID)
+	var pause time.Duration
+	for {
+		_, err := a.api.do(rctx, request{Method: http.MethodPost, Path: path, Body: rep})
+		var apiErr *apiError
+		switch {
+		case err == nil:
+			return rep.Status != "error", nil
+		case errors.As(err, &apiErr) && apiErr.Status < 500:
+			// 409: the transaction ended meanwhile (stopped, or another node failed).
+			a.log.Warn("report refused", "task", t.ID, "err", err)
+			return rep.Status != "error", nil
+		case time.Now().After(deadline):
+			return false, fmt.Errorf("report %s: %w", t.ID, err)
+		}
+		a.log.Warn("report failed; retrying", "task", t.ID, "err", err)
+		pause = nextBackoff(pause, waitBackoffMin, waitBackoffMax*5)
+		sleep(rctx, pause)
+	}
 }
+
+// How long a task's report is retried while the server is unreachable: a
+// restarting server is waited for; a stopping agent waits only briefly.
+const (
+	reportPatience     = 2 * time.Minute
+	stopReportPatience = 10 * time.Second
+)
 
 // taskParams are the parameters the agent's task types read.
 type taskParams struct {

@@ -31,6 +31,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/tuningbox/tuningbox/shared/auth"
 	"github.com/tuningbox/tuningbox/shared/cache"
 	"github.com/tuningbox/tuningbox/shared/errs"
@@ -99,6 +101,8 @@ type Validator struct {
 	now    func() time.Time
 
 	answers *cache.LRU[[32]byte, answer]
+	// asking joins concurrent validations of one token into one Keystone call.
+	asking singleflight.Group
 
 	mu             sync.Mutex
 	serviceToken   string
@@ -148,17 +152,24 @@ func (v *Validator) Verify(ctx context.Context, token string) (auth.Principal, e
 	if a, ok := v.answers.Get(key); ok && now.Before(a.until) {
 		return a.principal, a.err
 	}
-	tok, err := v.validate(ctx, token)
-	if err != nil && !errs.Is(err, errs.Unauthenticated) {
-		return auth.Principal{}, err // Keystone unreachable or confused: nothing to remember
+	got, err, _ := v.asking.Do(string(key[:]), func() (any, error) {
+		tok, err := v.validate(ctx, token)
+		if err != nil && !errs.Is(err, errs.Unauthenticated) {
+			return nil, err // Keystone unreachable or confused: nothing to remember
+		}
+		until := now.Add(v.cfg.CacheBound)
+		a := answer{err: err, until: until}
+		if err == nil {
+			a.principal, a.err = v.principal(tok)
+			a.until = minTime(until, tok.ExpiresAt)
+		}
+		v.answers.Add(key, a)
+		return a, nil
+	})
+	if err != nil {
+		return auth.Principal{}, err
 	}
-	until := now.Add(v.cfg.CacheBound)
-	a := answer{err: err, until: until}
-	if err == nil {
-		a.principal, a.err = v.principal(tok)
-		a.until = minTime(until, tok.ExpiresAt)
-	}
-	v.answers.Add(key, a)
+	a := got.(answer)
 	return a.principal, a.err
 }
 

@@ -165,7 +165,7 @@ func status(t *testing.T, base, method, path, token, body string) int {
 }
 
 // bound is the cache bound of the server under test.
-const bound = 3 * time.Second
+const bound = 8 * time.Second
 
 func TestKeystone(t *testing.T) {
 	url := os.Getenv("TUNINGBOX_TEST_KEYSTONE_URL")

@@ -38,7 +38,9 @@ func newServeCmd() *cobra.Command {
 Settings come from TUNINGBOX_* environment variables, overridden by flags.
 With --client-ca, a client may authenticate with a certificate of that CA
 instead of a password: a --server-certname reads every node as an observer,
-any other certname is the registered node of that FQDN.
+any other certname is the registered node of that FQDN. With --keystone-url,
+Keystone tokens (X-Auth-Token) of --keystone-project are accepted, their
+roles mapped by --keystone-roles.
 The embedded backend keeps everything in DATA/tuningbox.db; the aws backend
 uses a DynamoDB table and an S3 bucket (endpoints from AWS_ENDPOINT_URL*).`,
 		Args: cobra.NoArgs,

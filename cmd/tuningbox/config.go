@@ -128,6 +128,7 @@ func newConfigSetCmd(kind string) *cobra.Command {
 		value  string
 		typ    string
 		format string
+		dry    bool
 	)
 	use, short := "set", "Set a resource's values at a level: a whole document from stdin, or one key"
 	if kind == kindOverrides {
@@ -166,7 +167,7 @@ Every change is a new version of the document (see config history).`,
 				if err != nil {
 					return usagef("stdin: %v", err)
 				}
-				_, err = putDocument(cmd.Context(), c, ref, kind, document)
+				_, err = putDocument(cmd.Context(), c, ref, kind, document, dryOut(cmd, dry))
 				return err
 			}
 			path, err := splitKey(key)
@@ -177,10 +178,11 @@ Every change is a new version of the document (see config history).`,
 			if err != nil {
 				return err
 			}
-			return setKey(cmd, c, ref, kind, path, v)
+			return setKey(cmd, c, ref, kind, path, v, dryOut(cmd, dry))
 		},
 	}
 	doc.register(cmd)
+	dryRunFlag(cmd, &dry)
 	f := cmd.Flags()
 	f.StringVarP(&key, "key", "k", "", "dot path of the value to set, e.g. deployment_id")
 	f.StringVarP(&value, "value", "v", "", "the value to set")
@@ -192,7 +194,7 @@ Every change is a new version of the document (see config history).`,
 // setKey sets one key of the document of kind at ref's level. A level that has
 // no document yet gets one holding just that key; otherwise the API's keys/set
 // changes the stored document atomically (every segment before the last must exist).
-func setKey(cmd *cobra.Command, c *apiClient, ref docRef, kind string, path []string, v any) error {
+func setKey(cmd *cobra.Command, c *apiClient, ref docRef, kind string, path []string, v any, dry io.Writer) error {
 	current, _, err := getDocument(cmd.Context(), c, ref, kind, 0)
 	if err != nil {
 		return err
@@ -202,7 +204,7 @@ func setKey(cmd *cobra.Command, c *apiClient, ref docRef, kind string, path []st
 		for i := len(path) - 1; i >= 0; i-- {
 			document = map[string]any{path[i]: document}
 		}
-		_, err := putDocument(cmd.Context(), c, ref, kind, document)
+		_, err := putDocument(cmd.Context(), c, ref, kind, document, dry)
 		return err
 	}
 	op := make([]any, 0, len(path)+1)
@@ -214,7 +216,7 @@ func setKey(cmd *cobra.Command, c *apiClient, ref docRef, kind string, path []st
 	if err != nil {
 		return err
 	}
-	_, err = c.do(cmd.Context(), request{Method: http.MethodPatch, Path: ref.path(kind) + "/keys/set", Body: body})
+	_, err = sendWrite(cmd.Context(), c, ref, kind, http.MethodPatch, "/keys/set", body, dry)
 	return err
 }
 
@@ -223,6 +225,7 @@ func newConfigDeleteCmd() *cobra.Command {
 		doc      docFlags
 		key      string
 		override bool
+		dry      bool
 	)
 	cmd := &cobra.Command{
 		Use:     "delete --env ID [--level nodes=ID|FQDN] --resource NAME --key a.b [--override]",
@@ -249,11 +252,12 @@ func newConfigDeleteCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = c.do(cmd.Context(), request{Method: http.MethodPatch, Path: ref.path(kind) + "/keys/delete", Body: body})
+			_, err = sendWrite(cmd.Context(), c, ref, kind, http.MethodPatch, "/keys/delete", body, dryOut(cmd, dry))
 			return err
 		},
 	}
 	doc.register(cmd)
+	dryRunFlag(cmd, &dry)
 	f := cmd.Flags()
 	f.StringVarP(&key, "key", "k", "", "dot path of the value to delete (required)")
 	f.BoolVar(&override, "override", false, "delete from the overrides instead of the values")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"context"
 	"encoding/json"
 	"errors"
@@ -176,16 +177,13 @@ const versionHeader = "X-Config-Version"
 
 // putDocument stores doc as a new version of the document of kind and
 // returns the version number the server gave it.
-func putDocument(ctx context.Context, c *apiClient, d docRef, kind string, doc any) (string, error) {
+// With dry (not nil) nothing is stored: the dry run's preview is printed to dry.
+func putDocument(ctx context.Context, c *apiClient, d docRef, kind string, doc any, dry io.Writer) (string, error) {
 	body, err := canonicalJSON(doc)
 	if err != nil {
 		return "", err
 	}
-	resp, err := c.do(ctx, request{Method: http.MethodPut, Path: d.path(kind), Body: body})
-	if err != nil {
-		return "", err
-	}
-	return resp.Header.Get(versionHeader), nil
+	return sendWrite(ctx, c, d, kind, http.MethodPut, "", body, dry)
 }
 
 // splitKey turns --key a.b.0 into path segments.

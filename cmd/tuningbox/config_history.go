@@ -302,6 +302,7 @@ func newConfigRollbackCmd() *cobra.Command {
 		doc      docFlags
 		override bool
 		to       int
+		dry      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "rollback --env ID [--level nodes=ID|FQDN] --resource NAME --to N [--override]",
@@ -323,8 +324,8 @@ rollback can itself be rolled back.`,
 			if err != nil {
 				return fmt.Errorf("version %d: %w", to, err)
 			}
-			version, err := putDocument(cmd.Context(), c, ref, kind, content)
-			if err != nil {
+			version, err := putDocument(cmd.Context(), c, ref, kind, content, dryOut(cmd, dry))
+			if err != nil || dry {
 				return err
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s %s: version %d written as version %s\n", ref, kind, to, version)
@@ -334,5 +335,6 @@ rollback can itself be rolled back.`,
 	doc.register(cmd)
 	kindFlag(cmd, &override)
 	cmd.Flags().IntVar(&to, "to", 0, "version whose content to restore (required)")
+	dryRunFlag(cmd, &dry)
 	return cmd
 }

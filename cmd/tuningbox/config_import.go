@@ -66,7 +66,7 @@ Each data source must be defined in a component of the environment.`,
 	f.StringVarP(&env, "env", "e", "", "environment id (required)")
 	f.StringVar(&node, "node", "", "FQDN (or id) of the node the files come from (required)")
 	f.StringVarP(&level, "level", "l", "", "levels before the node's, e.g. role=controller")
-	f.BoolVar(&dryRun, "dry-run", false, "only report what would be uploaded")
+	f.BoolVar(&dryRun, "dry-run", false, "store nothing: report what would be uploaded and how each affected node's effective document would change")
 	return cmd
 }
 
@@ -259,7 +259,11 @@ func importFiles(ctx context.Context, w io.Writer, c *apiClient, env string, lev
 	}
 	for _, u := range uploads {
 		ref := docRef{Env: env, Levels: levels, Resource: u.resource}
-		changed, version, err := importUpload(ctx, c, ref, u, defined, dryRun)
+		var dry io.Writer
+		if dryRun {
+			dry = w
+		}
+		changed, version, err := importUpload(ctx, c, ref, u, defined, dry)
 		var apiErr *apiError
 		if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
 			// Data sources were checked above: the environment or the node is unknown, for every file.
@@ -289,7 +293,8 @@ func importFiles(ctx context.Context, w io.Writer, c *apiClient, env string, lev
 
 // importUpload writes one data source unless the stored document already has
 // its content; it reports whether the content changed and the version written.
-func importUpload(ctx context.Context, c *apiClient, ref docRef, u *upload, defined map[string]bool, dryRun bool) (bool, string, error) {
+// A dry run (dry not nil) stores nothing and prints the server's preview to dry.
+func importUpload(ctx context.Context, c *apiClient, ref docRef, u *upload, defined map[string]bool, dry io.Writer) (bool, string, error) {
 	if !defined[u.resource] {
 		return false, "", fmt.Errorf("data source %s is not defined in environment %s", u.resource, ref.Env)
 	}
@@ -304,9 +309,6 @@ func importUpload(ctx context.Context, c *apiClient, ref docRef, u *upload, defi
 	if sameJSON(current, doc) {
 		return false, "", nil
 	}
-	if dryRun {
-		return true, "", nil
-	}
-	version, err := putDocument(ctx, c, ref, kindValues, doc)
+	version, err := putDocument(ctx, c, ref, kindValues, doc, dry)
 	return true, version, err
 }

@@ -4,11 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/tuningbox/tuningbox/shared/ident"
 )
@@ -96,4 +100,64 @@ func withNode(levels []levelPair, node string) []levelPair {
 		}
 	}
 	return append(out, levelPair{Name: "nodes", Value: node})
+}
+
+// dryRunFlag registers --dry-run on a command that writes a document.
+func dryRunFlag(cmd *cobra.Command, dry *bool) {
+	cmd.Flags().BoolVar(dry, "dry-run", false, "store nothing: print the version the write would create and how each affected node's effective document would change")
+}
+
+// sendWrite sends a document write (PUT of the document, or PATCH of its keys:
+// suffix "/keys/set" or "/keys/delete") and returns the version it created. With
+// dry (not nil) it is a dry run: nothing is stored and the preview is printed to dry.
+func sendWrite(ctx context.Context, c *apiClient, ref docRef, kind, method, suffix string, body []byte, dry io.Writer) (string, error) {
+	if dry == nil {
+		resp, err := c.do(ctx, request{Method: method, Path: ref.path(kind) + suffix, Body: body})
+		if err != nil {
+			return "", err
+		}
+		return resp.Header.Get(versionHeader), nil
+	}
+	ref13, err := at13(ctx, c, ref)
+	if err != nil {
+		return "", err
+	}
+	resp, err := c.do(ctx, request{Method: method, Path: ref13.path(kind) + suffix, Query: url.Values{"dry_run": {"true"}}, Header: v13(), Body: body})
+	if err != nil {
+		return "", err
+	}
+	var p struct {
+		Version  int `json:"version"`
+		Affected []struct {
+			Node    string     `json:"node"`
+			Changes serverDiff `json:"changes"`
+		} `json:"affected"`
+	}
+	if err := json.Unmarshal(resp.Body, &p); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(dry, "dry run: %s %s would become version %d; nothing stored\n", ref, kind, p.Version)
+	if len(p.Affected) == 0 {
+		fmt.Fprintln(dry, "no node's effective document would change")
+	}
+	for _, a := range p.Affected {
+		fmt.Fprintf(dry, "node %s:\n", a.Node)
+		for _, ch := range a.Changes.changes() {
+			var line strings.Builder
+			if err := writeDiff(&line, []change{ch}); err != nil {
+				return "", err
+			}
+			first, _, _ := strings.Cut(line.String(), "\n")
+			fmt.Fprintf(dry, "  %s\n", first)
+		}
+	}
+	return strconv.Itoa(p.Version), nil
+}
+
+// dryOut is where a dry run's preview goes: the command's output, or nil for a real write.
+func dryOut(cmd *cobra.Command, dry bool) io.Writer {
+	if dry {
+		return cmd.OutOrStdout()
+	}
+	return nil
 }

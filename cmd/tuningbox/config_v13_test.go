@@ -46,3 +46,40 @@ func TestConfigMergeExplainAsOfDiff(t *testing.T) {
 		t.Errorf("bad --as-of: %v", err)
 	}
 }
+
+// TestConfigDryRun: --dry-run on set, override, delete, rollback and import
+// stores nothing and prints the version and each affected node's changes.
+func TestConfigDryRun(t *testing.T) {
+	url := cliServer(t)
+	seedFuel(t, url)
+	global := []string{"--env", "1", "--resource", "astute"}
+	node1 := append([]string{"--level", "nodes=7"}, global...)
+	run := func(stdin string, args ...string) string { return mustCLI(t, url, stdin, args...) }
+	run(`{"a": 1, "b": {"c": 2}}`, append([]string{"config", "set"}, global...)...)
+	run(`{"a": 5}`, append([]string{"config", "set"}, global...)...)
+
+	out := run(`{"a": 2, "b": {"c": 2}}`, append([]string{"config", "set", "--dry-run"}, global...)...)
+	want := "dry run: astute of environment 1 at global values would become version 3; nothing stored\n" +
+		"node node-1.domain.tld:\n  ~ a: 5 -> 2\n  + b.c: 2\n" +
+		"node node-2.domain.tld:\n  ~ a: 5 -> 2\n  + b.c: 2\n"
+	if out != want {
+		t.Errorf("set --dry-run:\n%s\nwant:\n%s", out, want)
+	}
+	if out := run("", append([]string{"config", "override", "--dry-run", "--key", "a", "--value", "9"}, node1...)...); !strings.Contains(out, "version 1;") || !strings.Contains(out, "node node-1.domain.tld:\n  ~ a: 5 -> 9\n") || strings.Contains(out, "node-2") {
+		t.Errorf("override --dry-run:\n%s", out)
+	}
+	if out := run("", append([]string{"config", "delete", "--dry-run", "--key", "a"}, global...)...); !strings.Contains(out, "  - a: 5\n") {
+		t.Errorf("delete --dry-run:\n%s", out)
+	}
+	if out := run("", append([]string{"config", "rollback", "--dry-run", "--to", "1"}, global...)...); !strings.Contains(out, "would become version 3") || !strings.Contains(out, "  + b.c: 2\n") {
+		t.Errorf("rollback --dry-run:\n%s", out)
+	}
+	if out := run("", append([]string{"config", "set", "--dry-run", "--key", "a", "--value", "5"}, global...)...); !strings.Contains(out, "no node's effective document would change") {
+		t.Errorf("a write that changes nothing:\n%s", out)
+	}
+	// Nothing was stored.
+	assertJSON(t, run("", append([]string{"config", "get"}, node1...)...), `{"a": 5}`)
+	if h := run("", append([]string{"config", "history"}, global...)...); strings.Count(strings.TrimSpace(h), "\n") != 2 {
+		t.Errorf("history after dry runs:\n%s", h)
+	}
+}

@@ -80,6 +80,16 @@ func (r *registryNodes) DecodeRecord(value []byte) (configdb.Node, error) {
 	return configNode(n), err
 }
 
+// InEnvironment lists an environment's nodes, for the ConfigDB's dry runs.
+func (r *registryNodes) InEnvironment(ctx context.Context, env int64) ([]configdb.Node, error) {
+	list, err := r.svc.InEnvironment(ctx, env)
+	out := make([]configdb.Node, len(list))
+	for i, n := range list {
+		out[i] = configNode(n)
+	}
+	return out, err
+}
+
 func configNode(n nodes.Node) configdb.Node {
 	return configdb.Node{ID: n.ID, UUID: n.UUID, FQDN: n.FQDN, Environment: n.EnvironmentID, Levels: n.Levels}
 }

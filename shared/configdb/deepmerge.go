@@ -87,7 +87,7 @@ func (s *Service) deepMerge(ctx context.Context, layers []layer) (*merged, error
 	}
 	setBy := make(map[string][]json.RawMessage)
 	for _, l := range layers {
-		d, err := s.document(ctx, l.sha)
+		d, err := s.layerDocument(ctx, l)
 		if err != nil {
 			return nil, err
 		}

@@ -353,11 +353,20 @@ func parsed[T any](c interface {
 // PutDocument stores body (a JSON object) as the next version of the kind document
 // at ref. With ifMatch, the current document's ETag must match it (412 otherwise).
 func (s *Service) PutDocument(ctx context.Context, ref DocRef, kind Kind, body []byte, ifMatch string) (Version, error) {
-	doc, err := canonicalDocument(body)
+	edit, err := putEdit(body)
 	if err != nil {
 		return Version{}, err
 	}
-	return s.write(ctx, ref, kind, ifMatch, func([]byte, bool) ([]byte, error) { return doc, nil })
+	return s.write(ctx, ref, kind, ifMatch, edit)
+}
+
+// putEdit replaces the document with body.
+func putEdit(body []byte) (documentEdit, error) {
+	doc, err := canonicalDocument(body)
+	if err != nil {
+		return nil, err
+	}
+	return func([]byte, bool) ([]byte, error) { return doc, nil }, nil
 }
 
 // SetKeys applies a keys/set batch to the newest kind document at ref, all or nothing.
@@ -372,12 +381,17 @@ func (s *Service) DeleteKeys(ctx context.Context, ref DocRef, kind Kind, ops []K
 }
 
 func (s *Service) editKeys(ctx context.Context, ref DocRef, kind Kind, ops []KeyOp, ifMatch string, set bool) (Version, error) {
-	return s.write(ctx, ref, kind, ifMatch, func(current []byte, exists bool) ([]byte, error) {
+	return s.write(ctx, ref, kind, ifMatch, keysEdit(ref, kind, ops, set))
+}
+
+// keysEdit applies a keys/set (set) or keys/delete batch to the stored document.
+func keysEdit(ref DocRef, kind Kind, ops []KeyOp, set bool) documentEdit {
+	return func(current []byte, exists bool) ([]byte, error) {
 		if !exists {
 			return nil, errs.NotFoundf("no %s of resource %s are stored at this level", kind, ref.Resource)
 		}
 		return applyKeyOps(current, ops, set)
-	})
+	}
 }
 
 // emptyDocument is what a level without a document reads as.
@@ -389,7 +403,7 @@ var emptyDocument = []byte("{}")
 // the definition did not change meanwhile. A conflict re-reads and retries, so
 // concurrent writers each get their own version; with ifMatch, a retry happens
 // only while the current ETag still matches, else 412.
-func (s *Service) write(ctx context.Context, ref DocRef, kind Kind, ifMatch string, edit func(current []byte, exists bool) ([]byte, error)) (Version, error) {
+func (s *Service) write(ctx context.Context, ref DocRef, kind Kind, ifMatch string, edit documentEdit) (Version, error) {
 	unlock, err := s.docWriters.lock(ctx, docLockKey(ref, kind))
 	if err != nil {
 		return Version{}, err
@@ -404,23 +418,8 @@ func (s *Service) write(ctx context.Context, ref DocRef, kind Kind, ifMatch stri
 		if err != nil {
 			return err
 		}
-		cur := sn.addressed(kind)
-		current, etag := emptyDocument, emptyETag
-		if cur != nil {
-			d, err := s.document(ctx, cur.SHA256)
-			if err != nil {
-				return err
-			}
-			current, etag = d.raw, d.etag
-		}
-		if ifMatch != "" && !ETagMatches(ifMatch, etag) {
-			return errs.New(errs.PreconditionFailed, "the %s document changed: its ETag is %s", kind, etag)
-		}
-		doc, err := edit(current, cur != nil)
+		cur, doc, err := s.nextDocument(ctx, sn, kind, ifMatch, edit)
 		if err != nil {
-			return err
-		}
-		if err := s.validate(sn.resdef, doc); err != nil {
 			return err
 		}
 		if putHash == "" || putHash != sha256Hex(doc) {
@@ -476,6 +475,33 @@ type WriteRecorder func(env int64, version int) []store.Op
 func WithWriteRecorder(ctx context.Context, rec WriteRecorder) context.Context {
 	return context.WithValue(ctx, recorderKey{}, rec)
 }
+
+// nextDocument is the document a write would store after sn's addressed kind
+// document cur: ifMatch checked, edit applied, the definition's validation passed.
+func (s *Service) nextDocument(ctx context.Context, sn *snapshot, kind Kind, ifMatch string, edit documentEdit) (cur *head, doc []byte, err error) {
+	cur = sn.addressed(kind)
+	current, etag := emptyDocument, emptyETag
+	if cur != nil {
+		d, err := s.document(ctx, cur.SHA256)
+		if err != nil {
+			return nil, nil, err
+		}
+		current, etag = d.raw, d.etag
+	}
+	if ifMatch != "" && !ETagMatches(ifMatch, etag) {
+		return nil, nil, errs.New(errs.PreconditionFailed, "the %s document changed: its ETag is %s", kind, etag)
+	}
+	if doc, err = edit(current, cur != nil); err != nil {
+		return nil, nil, err
+	}
+	if err := s.validate(sn.resdef, doc); err != nil {
+		return nil, nil, err
+	}
+	return cur, doc, nil
+}
+
+// documentEdit computes a new document from the current one (exists: one is stored).
+type documentEdit func(current []byte, exists bool) ([]byte, error)
 
 // newLevelValues returns the creates of the level-value items of sn's level
 // path that do not exist yet (the items that make a level "have documents").

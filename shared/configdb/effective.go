@@ -71,26 +71,10 @@ func (s *Service) Read(ctx context.Context, q ReadQuery) (*Document, error) {
 		}
 	}
 	var layers []layer
-	addLayer := func(d int, k Kind) {
-		var v *Version
-		if h := sn.heads[d][kindIndex(k)]; h != nil {
-			v = &h.Version
-		}
-		if d == sn.depth() && k == q.Kind && sn.version != nil {
-			v = sn.version
-		}
-		if v != nil {
-			layers = append(layers, layer{depth: d, sha: v.SHA256, kind: k, version: v})
-		}
-	}
 	if q.Effective {
-		for d := 0; d <= sn.depth(); d++ {
-			for _, k := range kinds {
-				addLayer(d, k)
-			}
-		}
+		layers = sn.effectiveLayers(q.Kind)
 	} else {
-		addLayer(sn.depth(), q.Kind)
+		layers = sn.addLayer(layers, sn.depth(), q.Kind, q.Kind)
 		if q.Key == "" {
 			if len(layers) == 0 {
 				return emptyDoc, nil
@@ -125,6 +109,44 @@ type layer struct {
 	sha     string
 	kind    Kind
 	version *Version
+	// doc, when set, is the document itself: one not stored (a dry run's).
+	doc *parsedDoc
+}
+
+// effectiveLayers lists the documents of sn in merge order: global .. addressed
+// level, values then overrides at each; the requested version replaces the
+// addressed level's document of kind addressed.
+func (sn *snapshot) effectiveLayers(addressed Kind) []layer {
+	layers := make([]layer, 0, 2*(sn.depth()+1))
+	for d := 0; d <= sn.depth(); d++ {
+		for _, k := range kinds {
+			layers = sn.addLayer(layers, d, k, addressed)
+		}
+	}
+	return layers
+}
+
+// addLayer appends the document of kind k at depth d, if one is stored.
+func (sn *snapshot) addLayer(layers []layer, d int, k, addressed Kind) []layer {
+	var v *Version
+	if h := sn.heads[d][kindIndex(k)]; h != nil {
+		v = &h.Version
+	}
+	if d == sn.depth() && k == addressed && sn.version != nil {
+		v = sn.version
+	}
+	if v == nil {
+		return layers
+	}
+	return append(layers, layer{depth: d, sha: v.SHA256, kind: k, version: v})
+}
+
+// layerDocument returns the document of l.
+func (s *Service) layerDocument(ctx context.Context, l layer) (*parsedDoc, error) {
+	if l.doc != nil {
+		return l.doc, nil
+	}
+	return s.document(ctx, l.sha)
 }
 
 // render merges layers and encodes the answer, through the response cache.
@@ -195,7 +217,7 @@ type mergedValue struct {
 func (s *Service) merge(ctx context.Context, layers []layer) (*merged, error) {
 	m := &merged{entries: make(map[string]mergedValue)}
 	for i, l := range layers {
-		d, err := s.document(ctx, l.sha)
+		d, err := s.layerDocument(ctx, l)
 		if err != nil {
 			return nil, err
 		}
@@ -308,12 +330,21 @@ func (s *Service) document(ctx context.Context, sha string) (*parsedDoc, error) 
 	if err != nil {
 		return nil, fmt.Errorf("document blob %s: %w", sha, err)
 	}
-	d := &parsedDoc{raw: raw, etag: quote(sha)}
-	if err := json.Unmarshal(raw, &d.fields); err != nil {
+	d, err := parseDocument(raw, sha)
+	if err != nil {
 		return nil, fmt.Errorf("document blob %s: %w", sha, err)
 	}
-	d.asDocument = &Document{Body: raw, ETag: d.etag}
 	s.docs.Add(sha, d)
+	return d, nil
+}
+
+// parseDocument parses a stored document's canonical bytes.
+func parseDocument(raw []byte, sha string) (*parsedDoc, error) {
+	d := &parsedDoc{raw: raw, etag: quote(sha)}
+	if err := json.Unmarshal(raw, &d.fields); err != nil {
+		return nil, err
+	}
+	d.asDocument = &Document{Body: raw, ETag: d.etag}
 	return d, nil
 }
 

@@ -123,7 +123,7 @@ func (s *Service) explain(ctx context.Context, sn *snapshot, layers []layer, lab
 	docs := make([]map[string]any, len(layers))
 	root := make(map[string]*origin)
 	for i, l := range layers {
-		d, err := s.document(ctx, l.sha)
+		d, err := s.layerDocument(ctx, l)
 		if err != nil {
 			return nil, err
 		}

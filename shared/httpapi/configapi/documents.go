@@ -154,6 +154,16 @@ func (h *handlers) putDocument(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, err)
 		return
 	}
+	dryRun, err := writeOptions(r)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	if dryRun {
+		p, err := h.svc.PreviewPut(r.Context(), dp.ref, dp.kind, body, r.Header.Get("If-Match"))
+		previewed(w, r, p, err)
+		return
+	}
 	v, err := h.svc.PutDocument(r.Context(), dp.ref, dp.kind, body, r.Header.Get("If-Match"))
 	stored(w, r, v, err)
 }
@@ -170,6 +180,16 @@ func (h *handlers) editDocumentKeys(w http.ResponseWriter, r *http.Request) {
 	var ops []configdb.KeyOp
 	if err := httpapi.Decode(r, &ops); err != nil {
 		httpapi.Error(w, r, err)
+		return
+	}
+	dryRun, err := writeOptions(r)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	if dryRun {
+		p, err := h.svc.PreviewKeys(r.Context(), dp.ref, dp.kind, ops, r.Header.Get("If-Match"), dp.keysOp == "set")
+		previewed(w, r, p, err)
 		return
 	}
 	edit := h.svc.DeleteKeys

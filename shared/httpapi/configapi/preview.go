@@ -1,0 +1,45 @@
+package configapi
+
+import (
+	"net/http"
+
+	"github.com/tuningbox/tuningbox/shared/configdb"
+	"github.com/tuningbox/tuningbox/shared/httpapi"
+)
+
+// writeOptions checks the query of a document write and reports whether it is
+// a dry run (?dry_run=true, microversion 1.3): nothing is stored, and the answer
+// is 200 with the version the write would create and the registered nodes of
+// the environment whose effective document it would change.
+func writeOptions(r *http.Request) (dryRun bool, err error) {
+	q := r.URL.Query()
+	if err := checkParameters(r, q); err != nil {
+		return false, err
+	}
+	return flag(q, "dry_run"), nil
+}
+
+type previewView struct {
+	Version  int            `json:"version"`
+	Affected []affectedView `json:"affected"`
+}
+
+type affectedView struct {
+	Node    string        `json:"node"`
+	NodeID  any           `json:"node_id"`
+	Changes configdb.Diff `json:"changes"`
+}
+
+// previewed answers a dry run.
+func previewed(w http.ResponseWriter, r *http.Request, p configdb.Preview, err error) {
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	v := idsFor(r)
+	out := previewView{Version: p.Version, Affected: make([]affectedView, len(p.Affected))}
+	for i, a := range p.Affected {
+		out.Affected[i] = affectedView{Node: a.Node.FQDN, NodeID: v.of(configdb.Ident{ID: a.Node.ID, UUID: a.Node.UUID}), Changes: a.Changes}
+	}
+	httpapi.JSON(w, http.StatusOK, out)
+}

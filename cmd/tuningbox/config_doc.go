@@ -1,11 +1,11 @@
 package main
 
 import (
-	"io"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"

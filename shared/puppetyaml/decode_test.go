@@ -119,7 +119,7 @@ func bomb() string {
 
 func TestEncodeRoundTrip(t *testing.T) {
 	in := `{"yes":"yes","time":"1:30","sym":":x","comma":"1,000","date":"2001-12-14","oct":"0755","e":"1.5e3","null":"~","word":"y",
-		"n":5400,"f":1500.0,"big":1.0e+20,"tiny":1e-7,"neg":-0.5,"t":true,"nil":null,"multi":"line1\nline2\n","s":"true","list":["on",1,{"1":"one"}],"huge":123456789012345678901234567890}`
+		"n":5400,"f":1500.0,"big":1.0e+20,"tiny":1e-7,"neg":-0.5,"t":true,"nil":null,"multi":"line1\nline2\n","s":"true","merge":{"<<":{"a":1}},"list":["on",1,{"1":"one"}],"huge":123456789012345678901234567890}`
 	v, err := Decode([]byte(in)) // JSON is YAML
 	if err != nil {
 		t.Fatal(err)

@@ -75,10 +75,13 @@ func node(v any) (*yaml.Node, error) {
 }
 
 // stringNode quotes s when Psych would not read it back as the same string.
+// "<<" is tagged instead: Psych merges at a quoted "<<" key too.
 func stringNode(s string) *yaml.Node {
 	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
 	if v, err := tokenize(s); err != nil || v != any(s) {
 		n.Style = yaml.DoubleQuotedStyle
+	} else if s == "<<" {
+		n.Style = yaml.TaggedStyle
 	}
 	return n
 }

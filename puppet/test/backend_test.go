@@ -68,13 +68,11 @@ puts JSON.generate(results)
 func fakeAPI(t *testing.T) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{prefix}/api/v1/nodes", func(w http.ResponseWriter, r *http.Request) {
-		// A substring search: the exact FQDN must be picked out of the matches.
-		if r.URL.Query().Get("hostname") != "node-1.example.com" {
-			http.Error(w, `{"error":{"code":404,"message":"no node matches"}}`, http.StatusNotFound)
-			return
-		}
-		w.Write([]byte(`{"nodes":[{"id":70,"fqdn":"xnode-1.example.com"},{"id":7,"fqdn":"node-1.example.com"}]}`))
+		t.Errorf("the backend asked the node registry (%s): the server resolves nodes itself", r.URL)
+		http.Error(w, `{"error":{"code":500,"message":"unexpected"}}`, http.StatusInternalServerError)
 	})
+	// The server resolves the node level: node 7 is node-1.example.com.
+	node := strings.NewReplacer("/nodes/node-1.example.com/", "/nodes/7/")
 	mux.HandleFunc("GET /{prefix}/api/v1/config/{rest...}", func(w http.ResponseWriter, r *http.Request) {
 		if !r.URL.Query().Has("effective") {
 			t.Errorf("request without ?effective: %s", r.URL)
@@ -87,13 +85,15 @@ func fakeAPI(t *testing.T) http.Handler {
 				http.Error(w, `{"error":{"code":401,"message":"authentication required"}}`, http.StatusUnauthorized)
 				return
 			}
-			switch r.URL.EscapedPath() {
+			switch path := node.Replace(r.URL.EscapedPath()); path {
 			case "/ok/api/v1/config/environments/1/role/a%20b/nodes/7/resources/override/plugins/values":
 				w.Write([]byte(`{"x": 1, "n": null}`))
 			case "/ok/api/v1/config/environments/1/nodes/7/resources/override/node/values":
 				w.Write([]byte(`{"node-1.example.com": {"k": "v"}, "node-2.example.com": {"k": "other"}, "scalar.example.com": 3}`))
+			case "/ok/api/v1/config/environments/1/nodes/7/resources/astute/values":
+				http.Error(w, `{"error":{"code":404,"message":"resource astute not found in environment 1"}}`, http.StatusNotFound)
 			default:
-				http.Error(w, `{"error":{"code":404,"message":"not found"}}`, http.StatusNotFound)
+				http.Error(w, `{"error":{"code":404,"message":"node `+strings.Split(strings.SplitAfter(path, "/nodes/")[1], "/")[0]+` not found"}}`, http.StatusNotFound)
 			}
 		case "broken":
 			http.Error(w, `{"error":{"code":500,"message":"internal error"}}`, http.StatusInternalServerError)
@@ -141,7 +141,7 @@ func TestBackendSource(t *testing.T) {
 	}
 	ok := plain.URL + "/ok"
 	cases := []backendCase{
-		{name: "levels in order, node FQDN mapped to its id, names escaped, Basic auth",
+		{name: "levels in order, node FQDN as given, names escaped, Basic auth",
 			options: opts(ok, map[string]any{"levels": map[string]any{"role": "a b"}, "resource": "override/plugins", "split": false}),
 			want:    `{"n":null,"x":1}`},
 		{name: "Fuel-style split: key fqdn of override/node", options: opts(ok, nil), want: `{"k":"v"}`},
@@ -152,7 +152,7 @@ func TestBackendSource(t *testing.T) {
 		{name: "401 names the credentials", options: opts(ok, map[string]any{"password": "wrong"}), wantErr: "HTTP 401 authentication required (check the user and password options)"},
 		{name: "5xx fails the lookup", options: opts(plain.URL+"/broken", map[string]any{"node": "7"}), wantErr: "HTTP 500 internal error"},
 		{name: "an answer that is not an object", options: opts(plain.URL+"/list", map[string]any{"node": "7"}), wantErr: "not a JSON object"},
-		{name: "a node the registry does not know", options: opts(ok, map[string]any{"node": "node-9.example.com"}), wantErr: "no node with FQDN"},
+		{name: "a node the server does not know fails the lookup", options: opts(ok, map[string]any{"node": "node-9.example.com"}), wantErr: "HTTP 404 node node-9.example.com not found"},
 		{name: "read timeout", options: opts(plain.URL+"/slow", map[string]any{"node": "7", "read_timeout": 0.2}), wantErr: "ReadTimeout"},
 		{name: "https with the CA file", options: opts(tlsSrv.URL+"/tls", map[string]any{"node": "7", "ca_file": caFile, "split": false}), want: `{"tls":true}`},
 		{name: "https without the CA file is refused", options: opts(tlsSrv.URL+"/tls", map[string]any{"node": "7", "split": false}), wantErr: "certificate verify failed"},

@@ -220,13 +220,21 @@ services: {nova: {workers: 8, api: true}}
 node-1.domain.tld: {ntp_server: 10.0.0.1, plugin_flag: node-override}
 node-2.domain.tld: {ntp_server: must-not-leak}
 `)
+	// Written by id, read by certname (checkStockHieraHTTP): in environment 1 ([role, nodes]) and
+	// environment 2 ([nodes]), where node-3 is node 9.
+	set("role=controller,nodes=7", "globals", "written_by: id 7\n")
+	s.cli(t, "", "env", "create", "--id", "2", "--components", "fuel", "--levels", "nodes")
+	s.post(t, "/api/v1/nodes", `{"id": 9, "fqdn": "node-3.domain.tld", "environment_id": 2}`)
+	s.cli(t, "deployment_id: 9\nwritten_by: id 9\n", "config", "set", "--env", "2", "--level", "nodes=9", "--resource", "astute", "--format", "yaml")
+	s.cli(t, "region: env-2\n", "config", "set", "--env", "2", "--resource", "astute", "--format", "yaml")
 	// Overrides: at node-1 over its own uploaded deployment_id; at the compute role over role_key.
 	s.cli(t, "", "config", "override", "--env", "1", "--level", "role=controller,nodes=node-1.domain.tld", "--resource", "astute", "--key", "deployment_id", "--value", "42")
 	s.cli(t, "", "config", "override", "--env", "1", "--level", "role=compute", "--resource", "astute", "--key", "role_key", "--value", "compute-override")
 }
 
 // hieraYAML is the hierarchy of the test: the Fuel order (override/node,
-// override/plugins, globals, astute), with the role level before the node.
+// override/plugins, globals, astute). Only the node is given, by certname: the
+// server takes its role from the registry (the short path).
 const hieraYAML = `version: 5
 defaults:
   data_hash: tuningbox::data_hash
@@ -235,7 +243,6 @@ hierarchy:
     uri: &tuningbox "%s"
     options: &node
       environment: "1"
-      levels: { role: "%%{facts.role}" }
       node: "%%{trusted.certname}"
       user: %s
       password: %s
@@ -253,6 +260,9 @@ hierarchy:
     uri: *tuningbox
     options: { <<: *node, resource: "astute", split: false }
 `
+
+// dataSources is the number of entries of hieraYAML: each costs one request per lookup.
+const dataSources = 4
 
 // puppet is a Puppet installation confined to a temporary directory, with the
 // tuningbox module on its module path.
@@ -378,6 +388,10 @@ func TestPuppetLookupThroughTuningbox(t *testing.T) {
 			shown = "(not found)"
 		}
 		t.Logf("%-18s %-14s = %-36s %5d ms, %d requests  (%s)", tt.node, tt.key, shown, wall.Milliseconds(), requests, tt.why)
+		// One request per data source of the hierarchy, none to the node registry.
+		if requests != dataSources {
+			t.Errorf("%s %s: %d requests, want %d (one per data source)", tt.node, tt.key, requests, dataSources)
+		}
 		switch {
 		case tt.want == "" && found:
 			t.Errorf("%s %s: found %s, want not found", tt.node, tt.key, got)
@@ -387,16 +401,22 @@ func TestPuppetLookupThroughTuningbox(t *testing.T) {
 			t.Errorf("%s %s = %s, want %s (%s)", tt.node, tt.key, got, tt.want, tt.why)
 		}
 	}
+	for _, r := range srv.requests() {
+		if r.Method == http.MethodGet && strings.HasPrefix(r.Path, "/api/v1/nodes") {
+			t.Errorf("Hiera asked the node registry: %s %s", r.Method, r.Path)
+		}
+	}
 	reportLatency(t, walls, srv.requests())
 	checkNodeCredentials(t, root, srv.url, node1, node2)
 	baselineLookup(t, root, node1)
 	checkRevalidation(t, root, srv)
+	checkStockHieraHTTP(t, root, srv, node1)
 }
 
 // checkNodeCredentials runs Hiera on node-1 as node-1's own `node` user: its
-// lookups work (the backend maps the FQDN to the node id through the registry,
-// which that user may ask about itself), and the same credentials cannot read
-// node-2's data: the lookup fails on the 403 instead of finding nothing.
+// lookups work (its own node by FQDN, at its own placement), and the same
+// credentials cannot read node-2's data: the lookup fails on the 403 instead
+// of finding nothing.
 func checkNodeCredentials(t *testing.T, root, url, node1Facts, node2Facts string) {
 	p := newPuppet(t, root, fmt.Sprintf(hieraYAML, url, nodeUser, nodePassword))
 	if got, found, _ := p.lookup(t, "node-1.domain.tld", node1Facts, "deployment_id"); !found || got != "42" {

@@ -3,6 +3,8 @@ package app_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -158,4 +160,37 @@ func TestShortNodePath(t *testing.T) {
 	c.do("GET", env+"/nodes/8/resources/astute/values?effective", "", 404, "not assigned to environment 2")
 	c.do("DELETE", "/api/v1/nodes/8", "", 204, "")
 	c.do("GET", "/api/v1/config/environments/1/nodes/8/resources/astute/values?effective", "", 404, "node 8 not found")
+}
+
+// TestStockHieraHTTPRequest sends the request stock hiera_http makes (through
+// lookup_http and Ruby's Net::HTTP) to a certname URI, in a [nodes] and a
+// [role, nodes] environment: the answer is the node's data written by id.
+func TestStockHieraHTTPRequest(t *testing.T) {
+	c := newClient(t)
+	seedNodeLevels(c)
+	c.do("PUT", "/api/v1/config/environments/1/resources/astute/values", `{"region":"One"}`, 204, "")
+	c.do("PUT", "/api/v1/config/environments/1/nodes/7/resources/astute/values", `{"written_by":"id 7"}`, 204, "")
+	c.do("PUT", "/api/v1/config/environments/2/role/compute/resources/astute/values", `{"role":"compute"}`, 204, "")
+	c.do("PUT", "/api/v1/config/environments/2/role/compute/nodes/8/resources/astute/values", `{"written_by":"id 8"}`, 204, "")
+	for certname, want := range map[string]string{
+		"/api/v1/config/environments/1/nodes/node-7.domain.tld/resources/astute/values?effective": `{"region":"One","written_by":"id 7"}`,
+		"/api/v1/config/environments/2/nodes/node-8.domain.tld/resources/astute/values?effective": `{"role":"compute","written_by":"id 8"}`,
+	} {
+		req, err := http.NewRequest(http.MethodGet, c.url+certname, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header = http.Header{"Accept": {"*/*"}, "User-Agent": {"Ruby"}, "Accept-Encoding": {"gzip;q=1.0,deflate;q=0.6,identity;q=0.3"}}
+		req.Close = true // Connection: close, as Net::HTTP sends outside a session
+		req.SetBasicAuth("admin", "wiring-test-password")
+		resp, err := (&http.Client{Transport: &http.Transport{DisableCompression: true}}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" || string(body) != want {
+			t.Errorf("GET %s: %d %s %s, want 200 %s", certname, resp.StatusCode, resp.Header.Get("Content-Type"), body, want)
+		}
+	}
 }

@@ -17,8 +17,9 @@ module PuppetX
     # reserves that name inside `options`):
     #   environment   environment id (required)
     #   levels        ordered hash of hierarchy level name => value, least specific first
-    #   node          shorthand for a last level named `nodes`; an FQDN is mapped to the
-    #                 node's id through GET /api/v1/nodes?hostname= (exact match)
+    #                 (optional: the server takes the node's from its placement)
+    #   node          shorthand for a last level named `nodes`: the node's FQDN, id or UUID,
+    #                 which the server resolves itself
     #   resource      data source name, may contain '/' (required)
     #   split         Fuel-style: read resource's dirname and return the hash under its
     #                 basename, so `override/node/%{facts.fqdn}` is key fqdn of override/node
@@ -32,11 +33,9 @@ module PuppetX
     class Source
       API_PREFIX = '/api/v1/config'
       NODE_LEVEL = 'nodes'
-      NODE_CACHE_TTL = 60
       MAX_CACHED_DOCUMENTS = 512
 
       @documents = {} # url => [etag, document], revalidated with If-None-Match
-      @node_ids = {}  # [base, fqdn] => [id, expiry]
       @lock = Mutex.new
 
       class << self
@@ -52,17 +51,6 @@ module PuppetX
             @documents.shift while @documents.size >= MAX_CACHED_DOCUMENTS
             @documents[url] = [etag, doc]
           end
-        end
-
-        def cached_node_id(key)
-          lock.synchronize do
-            id, expiry = @node_ids[key]
-            id if expiry && expiry > Process.clock_gettime(Process::CLOCK_MONOTONIC)
-          end
-        end
-
-        def store_node_id(key, id)
-          lock.synchronize { @node_ids[key] = [id, Process.clock_gettime(Process::CLOCK_MONOTONIC) + NODE_CACHE_TTL] }
         end
       end
 
@@ -109,12 +97,12 @@ module PuppetX
         value
       end
 
-      # url is the effective-values URL of this source (node FQDNs resolved).
+      # url is the effective-values URL of this source. The node goes as given:
+      # the server maps an FQDN or UUID to the node, and fills in the levels
+      # above it from the node's placement when they are not given.
       def url
         segments = ['environments', @environment]
-        @levels.each do |name, value|
-          segments << name << (name == NODE_LEVEL ? node_id(value) : value)
-        end
+        @levels.each { |name, value| segments << name << value }
         path = segments.map { |s| escape(s) }.join('/')
         resource = @resource.split('/').map { |s| escape(s) }.join('/')
         "#{@base}#{API_PREFIX}/#{path}/resources/#{resource}/values?effective"
@@ -137,37 +125,14 @@ module PuppetX
           self.class.store_document(target, response['ETag'], doc) if response['ETag']
           doc
         when Net::HTTPNotFound
+          # A node the server does not know (or not in this environment) is a
+          # configuration error, not an empty data source.
+          raise Error, failure(target, response) if error_message(response).to_s.start_with?('node ')
+
           {}
         else
           raise Error, failure(target, response)
         end
-      end
-
-      # node_id maps a node given by FQDN to its id; ids and UUIDs pass unchanged.
-      def node_id(value)
-        return value if value.match?(/\A[0-9]+\z/) || value.match?(/\A\h{8}-\h{4}-\h{4}-\h{4}-\h{12}\z/)
-
-        fqdn = value.downcase.chomp('.')
-        cache_key = [@base, fqdn]
-        cached = self.class.cached_node_id(cache_key)
-        return cached if cached
-
-        target = "#{@base}/api/v1/nodes?hostname=#{escape(fqdn)}"
-        response = get(target, {})
-        unregistered = "no node with FQDN #{fqdn} is registered in tuningbox (GET #{target} has no exact match)"
-        raise Error, unregistered if response.is_a?(Net::HTTPNotFound)
-        raise Error, failure(target, response) unless response.is_a?(Net::HTTPOK)
-
-        listed = JSON.parse(response.body)
-        listed = listed['nodes'] if listed.is_a?(Hash)
-        match = Array(listed).find { |n| n.is_a?(Hash) && n['fqdn'].to_s.downcase == fqdn }
-        raise Error, unregistered unless match
-
-        id = match['id'].to_s
-        self.class.store_node_id(cache_key, id)
-        id
-      rescue JSON::ParserError => e
-        raise Error, "GET #{target}: answer is not JSON: #{e.message}"
       end
 
       def get(target, headers)
@@ -200,12 +165,14 @@ module PuppetX
         raise Error, "GET #{target}: answer is not JSON: #{e.message}"
       end
 
+      def error_message(response)
+        JSON.parse(response.body).dig('error', 'message')
+      rescue JSON::ParserError, TypeError, NoMethodError
+        nil
+      end
+
       def failure(target, response)
-        message = begin
-          JSON.parse(response.body).dig('error', 'message')
-        rescue JSON::ParserError, TypeError, NoMethodError
-          nil
-        end
+        message = error_message(response)
         hint = response.is_a?(Net::HTTPUnauthorized) ? ' (check the user and password options)' : ''
         "GET #{target}: HTTP #{response.code} #{message || response.message}#{hint}"
       end

@@ -131,7 +131,7 @@ func TestYAMLAsPuppetReadsIt(t *testing.T) {
 	srv.cli(t, "", "comp", "create", "--name", "fuel",
 		"--definition", "astute", "--definition", "globals", "--definition", "override/plugins", "--definition", "override/node")
 	srv.cli(t, "", "env", "create", "--id", "1", "--components", "fuel", "--levels", "role,nodes")
-	srv.post(t, "/api/v1/nodes", `{"id": 7, "fqdn": "node-1.domain.tld", "environment_id": 1, "roles": ["controller"]}`)
+	srv.post(t, "/api/v1/nodes", `{"id": 7, "fqdn": "node-1.domain.tld", "environment_id": 1, "roles": ["controller"], "levels": {"role": "controller"}}`)
 	srv.cli(t, "", "config", "import", "--env", "1", "--node", "node-1.domain.tld", "--level", "role=controller", tree)
 
 	files := newPuppet(t, root, fmt.Sprintf(fileHieraYAML, tree))

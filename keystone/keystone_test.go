@@ -271,6 +271,31 @@ func TestKeystone(t *testing.T) {
 		}
 	})
 
+	t.Run("failed tokens throttle their client", func(t *testing.T) {
+		// A fresh server: its throttle has seen no failures.
+		tbFresh := server(t, env)
+		good, _ := k.token("bob", "bob-pw", "tuningbox")
+		if got := status(t, tbFresh, "GET", components, good, ""); got != http.StatusOK {
+			t.Fatalf("good token: %d", got)
+		}
+		// Over-long tokens fail without reaching Keystone and fill 127.0.0.1's bucket (30).
+		junk := strings.Repeat("x", 5000)
+		for i := range 30 {
+			if got := status(t, tbFresh, "GET", components, junk, ""); got != http.StatusUnauthorized {
+				t.Fatalf("junk token %d: %d", i, got)
+			}
+		}
+		// Past the rate, a token the cache cannot answer is refused before Keystone is asked ...
+		fresh, _ := k.token("alice", "alice-pw", "tuningbox")
+		if got := status(t, tbFresh, "GET", components, fresh, ""); got != http.StatusTooManyRequests {
+			t.Errorf("uncached token after 30 failures: HTTP %d, want 429", got)
+		}
+		// ... while a token validated before keeps working from its cached answer.
+		if got := status(t, tbFresh, "GET", components, good, ""); got != http.StatusOK {
+			t.Errorf("cached good token after 30 failures: HTTP %d, want 200", got)
+		}
+	})
+
 	t.Run("Lambda authorizer", func(t *testing.T) {
 		cfg, err := app.LoadConfig(func(k string) string { return env[k] })
 		if err != nil {

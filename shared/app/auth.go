@@ -34,6 +34,7 @@ func newGuard(idx store.Index, s *services, cfg Config, logger *slog.Logger) (*a
 		if err != nil {
 			return nil, err
 		}
+		v.LimitClients(users)
 		m.UseKeystone(v)
 	}
 	return m, nil

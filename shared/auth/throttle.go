@@ -129,3 +129,19 @@ func (bs *buckets) add(key string, now time.Time) {
 	}
 	b.level, b.at = bs.drained(b, now)+1, now
 }
+
+// CheckClient refuses with errs.TooManyRequests while the client address of
+// ctx (WithClientAddress) is over its failed-login rate: the same rule for
+// verifiers outside this service (Keystone tokens) before they ask anyone.
+func (s *Service) CheckClient(ctx context.Context) error {
+	if wait := s.throttle.addresses.wait(clientAddress(ctx), s.throttle.now()); wait > 0 {
+		return errs.Throttled(wait, "too many failed logins; try again in %d s", int(math.Ceil(wait.Seconds())))
+	}
+	return nil
+}
+
+// FailedClient records a failed verification outside this service from ctx's client address.
+func (s *Service) FailedClient(ctx context.Context) {
+	s.throttle.addresses.add(clientAddress(ctx), s.throttle.now())
+	s.failed.Add(1)
+}

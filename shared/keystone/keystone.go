@@ -15,7 +15,9 @@
 // expires or for at most the cache bound, whichever comes first, so a
 // revoked token is refused at the latest one bound after its revocation.
 // Invalid tokens are remembered for the same bound, so a client repeating a
-// bad token does not reach Keystone every time.
+// bad token does not reach Keystone every time, and count as failed logins of
+// the client's address: past the rate, its tokens the cache cannot answer are
+// refused (429) before Keystone is asked (LimitClients).
 package keystone
 
 import (
@@ -103,6 +105,7 @@ type Validator struct {
 	answers *cache.LRU[[32]byte, answer]
 	// asking joins concurrent validations of one token into one Keystone call.
 	asking singleflight.Group
+	limit  ClientLimiter
 
 	mu             sync.Mutex
 	serviceToken   string
@@ -138,6 +141,16 @@ func New(cfg Config, client *http.Client, now func() time.Time) (*Validator, err
 		answers: cache.New[[32]byte, answer](cacheEntries, func(answer) int64 { return 1 })}, nil
 }
 
+// ClientLimiter throttles clients whose tokens fail (auth.Service's per-address rule).
+type ClientLimiter interface {
+	CheckClient(ctx context.Context) error
+	FailedClient(ctx context.Context)
+}
+
+// LimitClients makes tokens that Keystone refuses count against their client,
+// and refuses a client over its rate before asking Keystone about a token.
+func (v *Validator) LimitClients(l ClientLimiter) { v.limit = l }
+
 var errBadToken = errs.New(errs.Unauthenticated, "invalid, expired or revoked Keystone token")
 
 // Verify returns the principal of a Keystone token: 401 for a token Keystone
@@ -145,12 +158,20 @@ var errBadToken = errs.New(errs.Unauthenticated, "invalid, expired or revoked Ke
 // tuningbox role in the configured project.
 func (v *Validator) Verify(ctx context.Context, token string) (auth.Principal, error) {
 	if token == "" || len(token) > maxTokenLen || strings.ContainsFunc(token, func(r rune) bool { return r <= ' ' || r >= 0x7f }) {
+		if v.limit != nil {
+			v.limit.FailedClient(ctx)
+		}
 		return auth.Principal{}, errBadToken
 	}
 	key := sha256.Sum256([]byte(token))
 	now := v.now()
 	if a, ok := v.answers.Get(key); ok && now.Before(a.until) {
 		return a.principal, a.err
+	}
+	if v.limit != nil {
+		if err := v.limit.CheckClient(ctx); err != nil {
+			return auth.Principal{}, err
+		}
 	}
 	got, err, _ := v.asking.Do(string(key[:]), func() (any, error) {
 		tok, err := v.validate(ctx, token)
@@ -170,6 +191,9 @@ func (v *Validator) Verify(ctx context.Context, token string) (auth.Principal, e
 		return auth.Principal{}, err
 	}
 	a := got.(answer)
+	if v.limit != nil && errs.Is(a.err, errs.Unauthenticated) {
+		v.limit.FailedClient(ctx)
+	}
 	return a.principal, a.err
 }
 

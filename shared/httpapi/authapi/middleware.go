@@ -121,10 +121,7 @@ func (m *Middleware) verify(ctx context.Context, header, remote string) (auth.Pr
 	if err != nil {
 		return auth.Principal{}, cred, err
 	}
-	if host, _, err := net.SplitHostPort(remote); err == nil {
-		remote = host
-	}
-	ctx = auth.WithClientAddress(ctx, remote)
+	ctx = withClientHost(ctx, remote)
 	var p auth.Principal
 	if cred.Scheme == SchemeBearer {
 		p, err = m.svc.VerifyToken(ctx, cred.Token)
@@ -132,6 +129,14 @@ func (m *Middleware) verify(ctx context.Context, header, remote string) (auth.Pr
 		p, err = m.svc.VerifyPassword(ctx, cred.User, cred.Password)
 	}
 	return p, cred, err
+}
+
+// withClientHost records the client's address (without the port) for the failed-login throttle.
+func withClientHost(ctx context.Context, remote string) context.Context {
+	if host, _, err := net.SplitHostPort(remote); err == nil {
+		remote = host
+	}
+	return auth.WithClientAddress(ctx, remote)
 }
 
 // KeystoneHeader carries a Keystone token.
@@ -142,7 +147,7 @@ func (m *Middleware) verifyKeystone(ctx context.Context, token, remote string) (
 	if m.keystone == nil {
 		return auth.Principal{}, errs.New(errs.Unauthenticated, "this server accepts no Keystone tokens (no Keystone configured)")
 	}
-	p, err := m.keystone.Verify(ctx, token)
+	p, err := m.keystone.Verify(withClientHost(ctx, remote), token)
 	if errs.Is(err, errs.Unauthenticated) || errs.Is(err, errs.Forbidden) {
 		m.logFailure(ctx, remote, Credentials{Scheme: "keystone", User: p.User}, err)
 	}

@@ -15,9 +15,12 @@ func newConfigCmd() *cobra.Command {
 		Short: "Read and change resource values and overrides (spec 000's fuel config)",
 		Long: `Read and change the documents of a resource (data source) at a level of an environment.
 
---level names the level path, e.g. nodes=7; a node may be given by FQDN
-(nodes=node-1.example.com), which is mapped to its id through the node
-registry. Without --level the environment-wide (global) document is used.`,
+--level names the level path, e.g. nodes=7. The node level (nodes, or node as
+spec 000 writes it) takes a registered node by id, FQDN or UUID: the server
+resolves it, so every form addresses the same documents. In an environment
+with levels above the node (role, ...), --level nodes=FQDN alone reads the
+node's placement from the registry. Without --level the environment-wide
+(global) document is used.`,
 	}
 	cmd.SetFlagErrorFunc(flagError)
 	cmd.AddCommand(

@@ -417,3 +417,45 @@ func TestEnvCompDefLvlCommands(t *testing.T) {
 		t.Errorf("comp show of a deleted component: %v", err)
 	}
 }
+
+// TestConfigNodeForms: --level nodes=ID, nodes=FQDN, nodes=UUID and spec 000's
+// node=FQDN address one document, its history included; in a [role, nodes]
+// environment the node's placement (node create --levels) gives the short form.
+func TestConfigNodeForms(t *testing.T) {
+	url := cliServer(t)
+	seedFuel(t, url)
+	var node struct {
+		UUID string `json:"uuid"`
+	}
+	if err := json.Unmarshal([]byte(mustCLI(t, url, "", "node", "show", "7", "--format", "json")), &node); err != nil || node.UUID == "" {
+		t.Fatalf("node 7: %v", err)
+	}
+	forms := []string{"nodes=7", "nodes=NODE-1.domain.tld", "nodes=" + node.UUID, "node=node-1.domain.tld"}
+	for i, form := range forms {
+		mustCLI(t, url, "", "config", "set", "--env", "1", "--level", form, "--resource", "astute", "--key", "set_by", "--value", fmt.Sprint(i), "--type", "int")
+	}
+	var histories []string
+	for _, form := range forms {
+		assertJSON(t, mustCLI(t, url, "", "config", "get", "--env", "1", "--level", form, "--resource", "astute"), `{"set_by": 3}`)
+		histories = append(histories, mustCLI(t, url, "", "config", "history", "--env", "1", "--level", form, "--resource", "astute", "--format", "json"))
+	}
+	for _, h := range histories[1:] {
+		if h != histories[0] {
+			t.Errorf("histories differ:\n%s\n%s", h, histories[0])
+		}
+	}
+	if n := strings.Count(histories[0], `"version"`); n != len(forms) {
+		t.Errorf("history has %d versions, want %d:\n%s", n, len(forms), histories[0])
+	}
+
+	mustCLI(t, url, "", "env", "create", "--id", "2", "--components", "fuel", "--levels", "role,nodes")
+	mustCLI(t, url, "", "node", "create", "--fqdn", "node-3.domain.tld", "--env", "2", "--id", "9", "--levels", "role=compute")
+	mustCLI(t, url, `{"role": "compute"}`, "config", "set", "--env", "2", "--level", "role=compute", "--resource", "astute")
+	mustCLI(t, url, `{"node": 9}`, "config", "set", "--env", "2", "--level", "role=compute,nodes=9", "--resource", "astute")
+	assertJSON(t, mustCLI(t, url, "", "config", "get", "--env", "2", "--level", "nodes=node-3.domain.tld", "--resource", "astute"), `{"node": 9, "role": "compute"}`)
+	mustCLI(t, url, "", "node", "set", "node-3.domain.tld", "--levels", "role=controller")
+	assertJSON(t, mustCLI(t, url, "", "config", "get", "--env", "2", "--level", "nodes=node-3.domain.tld", "--resource", "astute"), `{}`)
+	if _, err := cli(t, url, "", "config", "get", "--env", "2", "--level", "nodes=node-1.domain.tld", "--resource", "astute"); exitCode(err) != 3 || !strings.Contains(err.Error(), "not assigned to environment 2") {
+		t.Errorf("node of another environment: %v", err)
+	}
+}

@@ -13,7 +13,7 @@ const nodesPath = "/api/v1/nodes"
 
 // nodeColumns are what node tables show; before microversion 1.2 "id" is the
 // legacy integer id and "uuid" the UUID, from 1.2 on "id" is the UUID.
-var nodeColumns = []string{"id", "uuid", "fqdn", "environment_id", "roles", "traits", "status", "disabled_reason", "maintenance"}
+var nodeColumns = []string{"id", "uuid", "fqdn", "environment_id", "levels", "roles", "traits", "status", "disabled_reason", "maintenance"}
 
 // deployStepsVersion is the microversion `node steps` asks for unless
 // --api-version says otherwise: deploy steps exist from 1.1, which still takes integer ids.
@@ -143,12 +143,12 @@ func newNodeShowCmd() *cobra.Command {
 
 func newNodeCreateCmd() *cobra.Command {
 	var (
-		fqdn, env, uuid, format string
-		id                      int64
-		roles, traits           []string
+		fqdn, env, uuid, format, levels string
+		id                              int64
+		roles, traits                   []string
 	)
 	cmd := &cobra.Command{
-		Use:   "create --fqdn FQDN --env ID|UUID [--role R]... [--trait T]...",
+		Use:   "create --fqdn FQDN --env ID|UUID [--levels role=R,...] [--role R]... [--trait T]...",
 		Short: "Register a node",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -168,6 +168,13 @@ func newNodeCreateCmd() *cobra.Command {
 			if id > 0 {
 				body["id"] = id
 			}
+			if levels != "" {
+				placement, err := placementOf(levels)
+				if err != nil {
+					return err
+				}
+				body["levels"] = placement
+			}
 			c, err := newAPIClient()
 			if err != nil {
 				return err
@@ -182,6 +189,7 @@ func newNodeCreateCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&fqdn, "fqdn", "", "the node's fully qualified domain name (required)")
 	f.StringVar(&env, "env", "", "id or UUID of the node's environment (required)")
+	f.StringVar(&levels, "levels", "", "the node's values for the ConfigDB levels above the node level, e.g. role=compute")
 	f.StringArrayVar(&roles, "role", nil, "a role of the node (repeatable)")
 	f.StringArrayVar(&traits, "trait", nil, "a trait of the node, e.g. CUSTOM_RAID_MIRROR (repeatable)")
 	f.StringVar(&uuid, "uuid", "", "UUID to give the node (default: generated)")
@@ -192,12 +200,12 @@ func newNodeCreateCmd() *cobra.Command {
 
 func newNodeSetCmd() *cobra.Command {
 	var (
-		status, reason, fqdn, env, format string
-		maintenance                       bool
-		roles, traits                     []string
+		status, reason, fqdn, env, format, levels string
+		maintenance                               bool
+		roles, traits                             []string
 	)
 	cmd := &cobra.Command{
-		Use:   "set UUID|ID|FQDN [--status enabled|disabled [--reason TEXT]] [--maintenance=BOOL] [--roles a,b] [--traits A,B] [--fqdn F] [--env E]",
+		Use:   "set UUID|ID|FQDN [--status enabled|disabled [--reason TEXT]] [--maintenance=BOOL] [--levels role=R,...] [--roles a,b] [--traits A,B] [--fqdn F] [--env E]",
 		Short: "Change a node: only the given flags are sent",
 		Args:  exactArgs("UUID|ID|FQDN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -218,8 +226,15 @@ func newNodeSetCmd() *cobra.Command {
 			if flags.Changed("traits") {
 				body["traits"] = append([]string{}, traits...)
 			}
+			if flags.Changed("levels") {
+				placement, err := placementOf(levels)
+				if err != nil {
+					return err
+				}
+				body["levels"] = placement
+			}
 			if len(body) == 0 {
-				return usagef("nothing to change: give at least one of --status, --reason, --maintenance, --roles, --traits, --fqdn, --env")
+				return usagef("nothing to change: give at least one of --status, --reason, --maintenance, --levels, --roles, --traits, --fqdn, --env")
 			}
 			c, err := newAPIClient()
 			if err != nil {
@@ -240,6 +255,7 @@ func newNodeSetCmd() *cobra.Command {
 	f.StringVar(&status, "status", "", "enabled or disabled")
 	f.StringVar(&reason, "reason", "", "why the node is disabled (with --status disabled)")
 	f.BoolVar(&maintenance, "maintenance", false, "put the node in maintenance (or --maintenance=false)")
+	f.StringVar(&levels, "levels", "", "replace the node's placement, e.g. role=compute (\"\" for none)")
 	f.StringSliceVar(&roles, "roles", nil, "replace the node's roles (comma-separated; \"\" for none)")
 	f.StringSliceVar(&traits, "traits", nil, "replace the node's traits (comma-separated; \"\" for none)")
 	f.StringVar(&fqdn, "fqdn", "", "new FQDN")
@@ -287,4 +303,17 @@ func newNodeStepsCmd() *cobra.Command {
 	cmd.Flags().StringArrayVar(&traits, "trait", nil, "a trait requested for the instance (repeatable)")
 	addListFormat(cmd, &format)
 	return cmd
+}
+
+// placementOf reads --levels "role=compute,rack=r1" as the node's placement.
+func placementOf(s string) (map[string]string, error) {
+	pairs, err := parseLevels(s)
+	if err != nil {
+		return nil, err
+	}
+	placement := make(map[string]string, len(pairs))
+	for _, p := range pairs {
+		placement[p.Name] = p.Value
+	}
+	return placement, nil
 }

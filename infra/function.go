@@ -29,20 +29,33 @@ type FunctionProps struct {
 	// TableWrite grants the write actions on the table besides the reads.
 	TableWrite bool
 	Blobs      BlobAccess
+	// LongPoll raises the timeout from defaultTimeout to longPollTimeout.
+	LongPoll bool
 }
+
+// Function timeouts: longPollTimeout stays below the 29 s API Gateway gives an
+// integration, and above the 25 s a ConfigDB wait may take.
+const (
+	defaultTimeout  = 10
+	longPollTimeout = 28
+)
 
 // NewFunction creates a Go Lambda function (provided.al2023 on arm64) that
 // reaches the storage through TUNINGBOX_TABLE and TUNINGBOX_BUCKET, with only
 // the table and bucket permissions that props grant.
 func NewFunction(scope constructs.Construct, id string, props FunctionProps) awslambda.Function {
 	c := constructs.NewConstruct(scope, jsii.String(id))
+	timeout := defaultTimeout
+	if props.LongPoll {
+		timeout = longPollTimeout
+	}
 	fn := awslambda.NewFunction(c, jsii.String("Function"), &awslambda.FunctionProps{
 		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
 		Architecture: awslambda.Architecture_ARM_64(),
 		Handler:      jsii.String("bootstrap"),
 		Code:         awslambda.Code_FromAsset(jsii.String(filepath.Clean(props.CodeDir)), nil),
 		MemorySize:   jsii.Number(256),
-		Timeout:      awscdk.Duration_Seconds(jsii.Number(10)),
+		Timeout:      awscdk.Duration_Seconds(jsii.Number(timeout)),
 		// The app reads both names at start-up whatever it touches.
 		Environment: &map[string]*string{
 			"TUNINGBOX_TABLE":  props.Storage.Table.TableName(),

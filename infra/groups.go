@@ -32,12 +32,15 @@ type EndpointGroup struct {
 	// GET route skips the authorizer (which refuses a request without an
 	// Authorization header before the function could answer it).
 	PublicGET []string
+	// LongPoll: the group holds requests (the ConfigDB's ?wait= reads, up to
+	// configdb.MaxWait = 25 s), so its function may run up to longPollTimeout.
+	LongPoll bool
 }
 
 // endpointGroups lists every group the API serves, in routing order.
 var endpointGroups = []EndpointGroup{
 	// GET /api/v1/config is the microversion document (authapi.PublicRoutes).
-	{Name: "config", Paths: []string{"/api/v1/config"}, Blobs: BlobsReadWrite, PublicGET: []string{"/api/v1/config"}},
+	{Name: "config", Paths: []string{"/api/v1/config"}, Blobs: BlobsReadWrite, PublicGET: []string{"/api/v1/config"}, LongPoll: true},
 	{Name: "graphs", Paths: []string{"/api/v1/releases", "/api/v1/plugins", "/api/v1/clusters", "/api/v1/graphs", "/api/v1/transactions"}, Blobs: BlobsReadWrite},
 	{Name: "templates", Paths: []string{"/api/v1/deploy_templates", "/api/v1/nodes", "/api/v1/deploy_steps"}, Blobs: BlobsNone},
 	{Name: "auth", Paths: []string{"/api/v1/users", "/api/v1/tokens", "/api/v1/audit"}, Blobs: BlobsNone},

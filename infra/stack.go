@@ -35,24 +35,25 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	stack := awscdk.NewStack(scope, jsii.String(id), &props.StackProps)
 	s := &Stack{Stack: stack, Storage: NewStorage(stack, "Storage"), Functions: map[string]awslambda.Function{}}
 
-	newFunction := func(name string, write bool, blobs BlobAccess) awslambda.Function {
+	newFunction := func(name string, write bool, blobs BlobAccess, longPoll bool) awslambda.Function {
 		fn := NewFunction(stack, constructID(name), FunctionProps{
 			CodeDir:    filepath.Join(props.BinDir, name),
 			Storage:    s.Storage,
 			TableWrite: write,
 			Blobs:      blobs,
+			LongPoll:   longPoll,
 		})
 		s.Functions[name] = fn
 		return fn
 	}
 	routes := make([]Route, 0, len(props.Functions.Groups))
 	for _, g := range props.Functions.Groups {
-		routes = append(routes, Route{Group: g, Function: newFunction(g.Name, true, g.Blobs)})
+		routes = append(routes, Route{Group: g, Function: newFunction(g.Name, true, g.Blobs, g.LongPoll)})
 	}
 	var authorizer awslambda.IFunction
 	if props.Functions.Authorizer {
 		// Checking credentials only reads users and tokens.
-		fn := newFunction(authorizerName, false, BlobsNone)
+		fn := newFunction(authorizerName, false, BlobsNone, false)
 		props.Identities.configureAuthorizer(stack, fn)
 		authorizer = fn
 	}

@@ -290,6 +290,14 @@ func TestFunctionsRunBootstrapOnARMWithStorageEnv(t *testing.T) {
 		if got := refs(env["TUNINGBOX_BUCKET"]); !slices.Equal(got, bucket) {
 			t.Errorf("%s: TUNINGBOX_BUCKET refers to %v, want the bucket %v", name, got, bucket)
 		}
+		// The config function holds ?wait= reads up to 25 s: its timeout stays below API Gateway's 29 s.
+		want := float64(defaultTimeout)
+		if name == "config" {
+			want = longPollTimeout
+		}
+		if p["Timeout"] != want {
+			t.Errorf("%s: timeout %v, want %v", name, p["Timeout"], want)
+		}
 	}
 }
 

@@ -46,6 +46,10 @@ type Service struct {
 	// placements remembers what node level paths resolved to, confirmed on every read.
 	nodes      NodeRegistry
 	placements *cache.LRU[string, *placement]
+	// watch holds the reads waiting for a change (Wait); they look for
+	// changes made by other processes every watchRecheck.
+	watch        watchHub
+	watchRecheck time.Duration
 	// writers finds who wrote a version (explain); writerCache keeps what it found.
 	writers     WriterLookup
 	writerCache *cache.LRU[string, *Writer]
@@ -84,17 +88,18 @@ const (
 // NewService returns a ConfigDB service over idx and blobs.
 func NewService(idx store.Index, blobs store.Blobs, opts ...Option) *Service {
 	s := &Service{
-		idx:         idx,
-		blobs:       blobs,
-		now:         time.Now,
-		newUUID:     func() string { return uuid.NewString() },
-		validators:  make(map[string]func([]byte) error),
-		merges:      cache.New[[32]byte](mergeCacheEntries, func(*merged) int64 { return 1 }),
-		guesses:     cache.New[string](entityCacheEntries, func(guess) int64 { return 1 }),
-		placements:  cache.New[string](entityCacheEntries, func(*placement) int64 { return 1 }),
-		writerCache: cache.New[string](entityCacheEntries, func(*Writer) int64 { return 1 }),
-		envs:        cache.New[int64](entityCacheEntries, func(parsedItem[envRecord]) int64 { return 1 }),
-		resdefs:     cache.New[int64](entityCacheEntries, func(parsedItem[resdefRecord]) int64 { return 1 }),
+		idx:          idx,
+		blobs:        blobs,
+		now:          time.Now,
+		newUUID:      func() string { return uuid.NewString() },
+		validators:   make(map[string]func([]byte) error),
+		watchRecheck: watchRecheck,
+		merges:       cache.New[[32]byte](mergeCacheEntries, func(*merged) int64 { return 1 }),
+		guesses:      cache.New[string](entityCacheEntries, func(guess) int64 { return 1 }),
+		placements:   cache.New[string](entityCacheEntries, func(*placement) int64 { return 1 }),
+		writerCache:  cache.New[string](entityCacheEntries, func(*Writer) int64 { return 1 }),
+		envs:         cache.New[int64](entityCacheEntries, func(parsedItem[envRecord]) int64 { return 1 }),
+		resdefs:      cache.New[int64](entityCacheEntries, func(parsedItem[resdefRecord]) int64 { return 1 }),
 	}
 	WithCacheSizes(defaultDocumentCacheBytes, defaultResponseCacheBytes)(s)
 	for _, o := range opts {

@@ -412,12 +412,14 @@ func (s *Service) write(ctx context.Context, ref DocRef, kind Kind, ifMatch stri
 	var (
 		stored  Version
 		putHash string
+		written watchKey
 	)
 	err = store.RetryConflicts(ctx, "write document", func() error {
 		sn, err := s.load(ctx, ref, 0, "")
 		if err != nil {
 			return err
 		}
+		written = watchKey{env: sn.env.ID, resdef: sn.resdef.ID}
 		cur, doc, err := s.nextDocument(ctx, sn, kind, ifMatch, edit)
 		if err != nil {
 			return err
@@ -460,6 +462,9 @@ func (s *Service) write(ctx context.Context, ref DocRef, kind Kind, ifMatch stri
 		}
 		return s.idx.Write(ctx, ops...)
 	})
+	if err == nil {
+		s.changed(written)
+	}
 	return stored, err
 }
 

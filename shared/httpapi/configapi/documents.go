@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/errs"
@@ -123,13 +124,19 @@ func (h *handlers) getDocument(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	var wait time.Duration
 	if len(q) > 1 || !rq.Effective {
-		if err := readOptions(r, q, &rq); err != nil {
+		if wait, err = readOptions(r, q, &rq); err != nil {
 			httpapi.Error(w, r, err)
 			return
 		}
 	}
-	doc, err := h.svc.Read(r.Context(), rq)
+	var doc *configdb.Document
+	if inm := r.Header.Get("If-None-Match"); wait > 0 && inm != "" {
+		doc, err = h.svc.Wait(r.Context(), rq, inm, wait)
+	} else {
+		doc, err = h.svc.Read(r.Context(), rq)
+	}
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return

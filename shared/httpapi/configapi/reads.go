@@ -1,8 +1,10 @@
 package configapi
 
 import (
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/configdb"
@@ -28,18 +30,27 @@ func checkParameters(r *http.Request, q url.Values) error {
 	return nil
 }
 
-// readOptions reads the 1.3 options of a document read into rq.
-func readOptions(r *http.Request, q url.Values, rq *configdb.ReadQuery) error {
+// readOptions reads the 1.3 options of a document read into rq, and its wait
+// (?wait=SECONDS: how long to hold the read while its ETag matches If-None-Match).
+func readOptions(r *http.Request, q url.Values, rq *configdb.ReadQuery) (wait time.Duration, err error) {
 	if err := checkParameters(r, q); err != nil {
-		return err
+		return 0, err
 	}
-	var err error
 	if rq.Merge, err = configdb.ParseMergeMode(q.Get("merge")); err != nil {
-		return err
+		return 0, err
 	}
 	rq.Explain = flag(q, "explain")
-	rq.AsOf, err = parseAsOf(q.Get("as_of"))
-	return err
+	if rq.AsOf, err = parseAsOf(q.Get("as_of")); err != nil {
+		return 0, err
+	}
+	if q.Has("wait") {
+		seconds, err := strconv.ParseFloat(q.Get("wait"), 64)
+		if err != nil || seconds < 0 || math.IsNaN(seconds) || math.IsInf(seconds, 0) {
+			return 0, errs.Invalidf("wait must be a number of seconds (at most %v are waited)", configdb.MaxWait.Seconds())
+		}
+		wait = time.Duration(min(seconds, configdb.MaxWait.Seconds()) * float64(time.Second))
+	}
+	return wait, nil
 }
 
 // parseAsOf reads an RFC 3339 instant ("" is none).

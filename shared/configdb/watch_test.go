@@ -1,0 +1,83 @@
+package configdb
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tuningbox/tuningbox/shared/store/bolt"
+)
+
+// TestWaitSharesOneRecheck: many reads waiting on one resource cost the store
+// one read each and then only their topic's rechecks, and a write through
+// another service (another process) wakes them at the next recheck.
+func TestWaitSharesOneRecheck(t *testing.T) {
+	b, err := bolt.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	idx := &countingIndex{Index: b.Index}
+	waiting := NewService(idx, b.Blobs)
+	waiting.watchRecheck = 50 * time.Millisecond
+	other := NewService(b.Index, b.Blobs)
+	ctx := context.Background()
+	if _, err := other.CreateComponent(ctx, NewComponent{Name: "fuel", ResourceDefinitions: []NewResourceDefinition{{Name: "astute"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.CreateEnvironment(ctx, NewEnvironment{ID: 1, Components: []string{"fuel"}, Levels: []string{"role"}}); err != nil {
+		t.Fatal(err)
+	}
+	global := DocRef{Env: "1", Resource: "astute"}
+	if _, err := other.PutDocument(ctx, global, Values, []byte(`{"a":1}`), ""); err != nil {
+		t.Fatal(err)
+	}
+	q := ReadQuery{DocRef: DocRef{Env: "1", Levels: lv("role", "compute"), Resource: "astute"}, Kind: Values, Effective: true}
+	doc, err := waiting.Read(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	const waiters = 50
+	idx.calls.Store(0)
+	var wg sync.WaitGroup
+	results := make(chan *Document, waiters)
+	for range waiters {
+		wg.Go(func() {
+			d, err := waiting.Wait(ctx, q, doc.ETag, 10*time.Second)
+			if err != nil {
+				t.Error(err)
+			}
+			results <- d
+		})
+	}
+	const idle = 500 * time.Millisecond
+	time.Sleep(idle)
+	idleCalls := idx.calls.Load()
+	// One read per waiter, the topic's first look (2) and about 2 per recheck.
+	if limit := int64(waiters + 2 + 2*(idle/(50*time.Millisecond)+2)); idleCalls > limit {
+		t.Errorf("%d waiters made %d index calls in %v, want at most %d", waiters, idleCalls, idle, limit)
+	}
+	start := time.Now()
+	if _, err := other.PutDocument(ctx, global, Values, []byte(`{"a":2}`), ""); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	close(results)
+	woke := time.Since(start)
+	for d := range results {
+		if d == nil || string(d.Body) != `{"a":2}` {
+			t.Fatalf("a waiter got %v", d)
+		}
+	}
+	if woke > 2*time.Second {
+		t.Errorf("waiters woke %v after another process's write", woke)
+	}
+	t.Logf("%d waiters: %d index calls in %v idle; woken %v after another process's write", waiters, idleCalls, idle, woke)
+	waiting.watch.mu.Lock()
+	defer waiting.watch.mu.Unlock()
+	if len(waiting.watch.topics) != 0 {
+		t.Errorf("topics left after every waiter returned: %v", waiting.watch.topics)
+	}
+}

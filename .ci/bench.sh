@@ -62,6 +62,9 @@ go run ./.ci/loginflood -url "$BASE" -user "$TUNINGBOX_ADMIN_USER" -password "$T
 echo "== kill -9 rounds: acknowledged writes vs versions vs audit records"
 go run ./.ci/killrounds -bin "$WORK/tuningbox" -data "$WORK/killrounds" -rounds "${KILL_ROUNDS:-6}"
 
+# ConfigDB 1.3: deep merge and explain on the ~520 KB document, and what 200 idle watchers cost.
+bash .ci/bench_history.sh
+
 # Deployment graphs: execute-to-ready with 3 agents, and what idle agents cost.
 bash .ci/bench_graphs.sh
 

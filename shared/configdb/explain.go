@@ -2,6 +2,7 @@ package configdb
 
 import (
 	"context"
+	"crypto/sha256"
 	"slices"
 	"strconv"
 	"strings"
@@ -116,6 +117,23 @@ func place(old *origin, v any, layer int, deep bool) *origin {
 		o.shadows = slices.Compact(below)
 	}
 	return o
+}
+
+// cachedExplain answers explain through the response cache: the answer is
+// fixed by the layers (immutable versions, whose audit records are written with
+// them), the labels, the key and the merge.
+func (s *Service) cachedExplain(ctx context.Context, sn *snapshot, layers []layer, labels []string, mode MergeMode, key string) (*Document, error) {
+	_, response := identities(layers, labels, key, mode)
+	cacheKey := sha256.Sum256(append(response[:], "explain"...))
+	if d, ok := s.responses.Get(cacheKey); ok {
+		return d, nil
+	}
+	d, err := s.explain(ctx, sn, layers, labels, mode, key)
+	if err != nil {
+		return nil, err
+	}
+	s.responses.Add(cacheKey, d)
+	return d, nil
 }
 
 func (s *Service) explain(ctx context.Context, sn *snapshot, layers []layer, labels []string, mode MergeMode, key string) (*Document, error) {

@@ -46,6 +46,8 @@ type Service struct {
 	// placements remembers what node level paths resolved to, confirmed on every read.
 	nodes      NodeRegistry
 	placements *cache.LRU[string, *placement]
+	// schemas holds the compiled JSON Schemas of definitions, by the schema's hash.
+	schemas *cache.LRU[[32]byte, *compiledSchema]
 	// watch holds the reads waiting for a change (Wait); they look for
 	// changes made by other processes every watchRecheck.
 	watch        watchHub
@@ -94,6 +96,7 @@ func NewService(idx store.Index, blobs store.Blobs, opts ...Option) *Service {
 		newUUID:      func() string { return uuid.NewString() },
 		validators:   make(map[string]func([]byte) error),
 		watchRecheck: watchRecheck,
+		schemas:      newSchemaCache(),
 		merges:       cache.New[[32]byte](mergeCacheEntries, func(*merged) int64 { return 1 }),
 		guesses:      cache.New[string](entityCacheEntries, func(guess) int64 { return 1 }),
 		placements:   cache.New[string](entityCacheEntries, func(*placement) int64 { return 1 }),

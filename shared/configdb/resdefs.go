@@ -45,6 +45,11 @@ func (s *Service) checkContent(content json.RawMessage) (json.RawMessage, error)
 	if err := checkDefinitionMerge(canon); err != nil {
 		return nil, err
 	}
+	if raw, ok := definitionSchema(canon); ok {
+		if _, err := compileSchema(raw); err != nil {
+			return nil, err
+		}
+	}
 	if name, ok := validatorName(canon); ok {
 		if _, known := s.validator(name); !known {
 			return nil, errs.Invalidf("unknown validator %q", name)

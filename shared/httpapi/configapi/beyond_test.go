@@ -250,3 +250,51 @@ func TestWatch(t *testing.T) {
 func configdbRef(env string) configdb.DocRef {
 	return configdb.DocRef{Env: strings.TrimPrefix(env, "/environments/"), Resource: "astute"}
 }
+
+func TestSchema(t *testing.T) {
+	a := newAPI(t, httpapi.Options{})
+	a.seed()
+	schema := `{"type":"object","required":["nova"],"properties":{
+		"nova":{"type":"object","required":["workers"],"properties":{"workers":{"type":"integer","minimum":1},"required":{"type":"boolean"}}},
+		"ntp":{"type":"array","items":{"type":"string","format":"hostname"}}},
+		"additionalProperties":false}`
+	a.must(http.StatusNoContent, "PUT", "/resource_definitions/1", `{"content":{"schema":`+schema+`}}`)
+	a.put(env1+"/resources/astute/values", `{"nova":{"workers":4},"ntp":["a.example.com"]}`)
+
+	refused := func(path, body, pointer, rule string) {
+		t.Helper()
+		msg := a.must(http.StatusBadRequest, "PUT", path, body).errorMessage(t)
+		if !strings.Contains(msg, `at "`+pointer+`"`) || !strings.Contains(msg, "rule "+rule) {
+			t.Errorf("PUT %s: %q, want pointer %s and rule %s", body, msg, pointer, rule)
+		}
+	}
+	refused(env1+"/resources/astute/values", `{"nova":{"workers":0}}`, "/nova/workers", "/properties/nova/properties/workers/minimum")
+	refused(env1+"/resources/astute/values", `{"nova":{}}`, "/nova", "/properties/nova/required")
+	refused(env1+"/resources/astute/values", `{"nova":{"workers":2},"extra":1}`, "", "/additionalProperties")
+	// Overrides are partial: nothing is required, but what they set must fit.
+	a.put(node1+"/resources/astute/overrides", `{"nova":{"required":true}}`)
+	a.put(node1+"/resources/astute/overrides", `{}`)
+	refused(node1+"/resources/astute/overrides", `{"nova":{"workers":"many"}}`, "/nova/workers", "/properties/nova/properties/workers/type")
+	refused(node1+"/resources/astute/overrides", `{"ntp":[1]}`, "/ntp/0", "/properties/ntp/items/type")
+	// keys/set and dry runs are validated like the write.
+	msg := a.must(http.StatusBadRequest, "PATCH", env1+"/resources/astute/values/keys/set", `[["nova","workers",-1]]`).errorMessage(t)
+	if !strings.Contains(msg, "minimum") {
+		t.Errorf("keys/set: %q", msg)
+	}
+	e, _, _ := a.envPaths()
+	a.must(http.StatusBadRequest, "PUT", e+"/resources/astute/values?dry_run=true", `{"nova":{"workers":0}}`, v13...)
+	expectJSON(t, "stored", a.get(env1+"/resources/astute/values"), `{"nova":{"workers":4},"ntp":["a.example.com"]}`)
+
+	// The schema itself is checked when the definition is saved.
+	for _, bad := range []string{
+		`{"content":{"schema":{"type":"nothing"}}}`,
+		`{"content":{"schema":{"$ref":"file:///etc/passwd"}}}`,
+		`{"content":{"schema":{"$ref":"https://example.com/schema.json"}}}`,
+	} {
+		if msg := a.must(http.StatusBadRequest, "PUT", "/resource_definitions/1", bad).errorMessage(t); !strings.Contains(msg, "content.schema") {
+			t.Errorf("%s: %q", bad, msg)
+		}
+	}
+	a.must(http.StatusNoContent, "PUT", "/resource_definitions/1", `{"content":{"schema":{"$defs":{"n":{"type":"integer"}},"properties":{"a":{"$ref":"#/$defs/n"}}}}}`)
+	refused(env1+"/resources/astute/values", `{"a":"x"}`, "/a", "/properties/a/$ref/type")
+}

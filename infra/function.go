@@ -31,6 +31,8 @@ type FunctionProps struct {
 	Blobs      BlobAccess
 	// LongPoll raises the timeout from defaultTimeout to longPollTimeout.
 	LongPoll bool
+	// TimeoutSeconds is the function's timeout when longer than the default.
+	TimeoutSeconds float64
 }
 
 // Function timeouts: longPollTimeout stays below the 29 s API Gateway gives an
@@ -55,7 +57,7 @@ func NewFunction(scope constructs.Construct, id string, props FunctionProps) aws
 		Handler:      jsii.String("bootstrap"),
 		Code:         awslambda.Code_FromAsset(jsii.String(filepath.Clean(props.CodeDir)), nil),
 		MemorySize:   jsii.Number(256),
-		Timeout:      awscdk.Duration_Seconds(jsii.Number(timeout)),
+		Timeout:      awscdk.Duration_Seconds(jsii.Number(max(float64(timeout), props.TimeoutSeconds))),
 		// The app reads both names at start-up whatever it touches.
 		Environment: &map[string]*string{
 			"TUNINGBOX_TABLE":  props.Storage.Table.TableName(),
@@ -77,8 +79,13 @@ func NewFunction(scope constructs.Construct, id string, props FunctionProps) aws
 	}
 	bucket := props.Storage.Bucket
 	objectActions := []string{"s3:GetObject"}
-	if props.Blobs == BlobsReadWrite {
+	bucketActions := []string{"s3:ListBucket"}
+	if props.Blobs >= BlobsReadWrite {
 		objectActions = append(objectActions, "s3:PutObject")
+	}
+	if props.Blobs == BlobsCollect {
+		objectActions = append(objectActions, "s3:DeleteObject", "s3:DeleteObjectVersion")
+		bucketActions = append(bucketActions, "s3:ListBucketVersions")
 	}
 	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings(objectActions...),
@@ -87,7 +94,7 @@ func NewFunction(scope constructs.Construct, id string, props FunctionProps) aws
 	// Without ListBucket, S3 answers a GET of a missing blob with 403 instead
 	// of 404, which the store would report as a failure rather than not-found.
 	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   jsii.Strings("s3:ListBucket"),
+		Actions:   jsii.Strings(bucketActions...),
 		Resources: jsii.Strings(*bucket.BucketArn()),
 	}))
 	return fn

@@ -18,6 +18,9 @@ const (
 	BlobsRead
 	// BlobsReadWrite: the group stores blobs and reads them back.
 	BlobsReadWrite
+	// BlobsCollect: BlobsReadWrite, and it lists and deletes unreferenced blobs
+	// (every version of them: the bucket keeps versions).
+	BlobsCollect
 )
 
 // EndpointGroup is one Lambda function and the API paths routed to it.
@@ -40,7 +43,8 @@ type EndpointGroup struct {
 // endpointGroups lists every group the API serves, in routing order.
 var endpointGroups = []EndpointGroup{
 	// GET /api/v1/config is the microversion document (authapi.PublicRoutes).
-	{Name: "config", Paths: []string{"/api/v1/config"}, Blobs: BlobsReadWrite, PublicGET: []string{"/api/v1/config"}, LongPoll: true},
+	// POST /api/v1/store/gc sweeps the blobs (admins only).
+	{Name: "config", Paths: []string{"/api/v1/config", "/api/v1/store"}, Blobs: BlobsCollect, PublicGET: []string{"/api/v1/config"}, LongPoll: true},
 	{Name: "graphs", Paths: []string{"/api/v1/releases", "/api/v1/plugins", "/api/v1/clusters", "/api/v1/graphs", "/api/v1/transactions"}, Blobs: BlobsReadWrite},
 	{Name: "templates", Paths: []string{"/api/v1/deploy_templates", "/api/v1/nodes", "/api/v1/deploy_steps"}, Blobs: BlobsNone},
 	{Name: "auth", Paths: []string{"/api/v1/users", "/api/v1/tokens", "/api/v1/audit"}, Blobs: BlobsNone},
@@ -49,21 +53,29 @@ var endpointGroups = []EndpointGroup{
 // authorizerName is the function directory of the Lambda request authorizer.
 const authorizerName = "authorizer"
 
+// gcName is the function directory of the scheduled blob garbage collector.
+const gcName = "gc"
+
 // Functions is the set of functions a deployment contains.
 type Functions struct {
 	Groups []EndpointGroup
 	// Authorizer puts the request authorizer in front of every route.
 	Authorizer bool
+	// GC runs the blob garbage collector on a schedule.
+	GC bool
 }
 
-// Names lists the function names, the authorizer last.
+// Names lists the function names, the authorizer and the collector last.
 func (f Functions) Names() []string {
-	names := make([]string, 0, len(f.Groups)+1)
+	names := make([]string, 0, len(f.Groups)+2)
 	for _, g := range f.Groups {
 		names = append(names, g.Name)
 	}
 	if f.Authorizer {
 		names = append(names, authorizerName)
+	}
+	if f.GC {
+		names = append(names, gcName)
 	}
 	return names
 }
@@ -89,9 +101,10 @@ func discoverFunctions(functionsDir string) (Functions, error) {
 		}
 	}
 	f.Authorizer = slices.Contains(dirs, authorizerName)
+	f.GC = slices.Contains(dirs, gcName)
 	var unknown []error
 	for _, d := range dirs {
-		if d != authorizerName && !slices.ContainsFunc(endpointGroups, func(g EndpointGroup) bool { return g.Name == d }) {
+		if d != authorizerName && d != gcName && !slices.ContainsFunc(endpointGroups, func(g EndpointGroup) bool { return g.Name == d }) {
 			unknown = append(unknown, fmt.Errorf("%s has no endpoint group in infra/groups.go", filepath.Join(functionsDir, d)))
 		}
 	}

@@ -17,7 +17,7 @@ func TestDiscoverFunctions(t *testing.T) {
 		wantErr        string
 	}{
 		{name: "config only", dirs: []string{"config"}, wantGroups: []string{"config"}},
-		{name: "all", dirs: []string{"authorizer", "templates", "auth", "config", "graphs"}, wantGroups: []string{"config", "graphs", "templates", "auth"}, wantAuthorizer: true},
+		{name: "all", dirs: []string{"authorizer", "gc", "templates", "auth", "config", "graphs"}, wantGroups: []string{"config", "graphs", "templates", "auth"}, wantAuthorizer: true},
 		{name: "unknown function", dirs: []string{"config", "nodes"}, wantErr: "nodes has no endpoint group"},
 		{name: "authorizer alone", dirs: []string{"authorizer"}, wantErr: "no endpoint group function"},
 		{name: "empty", wantErr: "no endpoint group function"},

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -56,6 +58,22 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 		fn := newFunction(authorizerName, false, BlobsNone, false)
 		props.Identities.configureAuthorizer(stack, fn)
 		authorizer = fn
+	}
+
+	if props.Functions.GC {
+		// The blob garbage collector: one sweep an hour (store.CollectGarbage).
+		fn := NewFunction(stack, constructID(gcName), FunctionProps{
+			CodeDir:        filepath.Join(props.BinDir, gcName),
+			Storage:        s.Storage,
+			TableWrite:     true,
+			Blobs:          BlobsCollect,
+			TimeoutSeconds: 900,
+		})
+		s.Functions[gcName] = fn
+		awsevents.NewRule(stack, jsii.String("GCSchedule"), &awsevents.RuleProps{
+			Schedule: awsevents.Schedule_Rate(awscdk.Duration_Hours(jsii.Number(1))),
+			Targets:  &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, nil)},
+		})
 	}
 
 	url := NewAPI(stack, "Api", props.API, routes, authorizer, props.Identities)

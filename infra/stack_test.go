@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 }
 
 // allFunctions is a deployment with every endpoint group and the authorizer.
-var allFunctions = Functions{Groups: endpointGroups, Authorizer: true}
+var allFunctions = Functions{Groups: endpointGroups, Authorizer: true, GC: true}
 
 // synthesized is a stack synthesized in a test, with its template as JSON.
 type synthesized struct {
@@ -193,16 +193,17 @@ func TestHTTPStackResourceCounts(t *testing.T) {
 		"AWS::DynamoDB::Table":           1,
 		"AWS::S3::Bucket":                1,
 		"AWS::S3::BucketPolicy":          1,
-		"AWS::Lambda::Function":          5, // config, graphs, templates, auth, authorizer
-		"AWS::Logs::LogGroup":            5,
-		"AWS::IAM::Role":                 5,
-		"AWS::IAM::Policy":               5,
-		"AWS::Lambda::Permission":        5, // one per integration, one for the authorizer
+		"AWS::Lambda::Function":          6, // config, graphs, templates, auth, authorizer, gc
+		"AWS::Logs::LogGroup":            6,
+		"AWS::IAM::Role":                 6,
+		"AWS::IAM::Policy":               6,
+		"AWS::Lambda::Permission":        6, // one per integration, one for the authorizer, one for the gc schedule
+		"AWS::Events::Rule":              1, // the hourly gc
 		"AWS::ApiGatewayV2::Api":         1,
 		"AWS::ApiGatewayV2::Stage":       1,
 		"AWS::ApiGatewayV2::Integration": 4,
 		"AWS::ApiGatewayV2::Authorizer":  1,
-		"AWS::ApiGatewayV2::Route":       25, // 12 group paths, each with and without {proxy+}, and the public GET /api/v1/config
+		"AWS::ApiGatewayV2::Route":       27, // 13 group paths, each with and without {proxy+}, and the public GET /api/v1/config
 	})
 }
 
@@ -274,7 +275,7 @@ func TestFunctionsRunBootstrapOnARMWithStorageEnv(t *testing.T) {
 	s := synth(t, APIHTTP, allFunctions)
 	table, bucket := s.ofType("AWS::DynamoDB::Table"), s.ofType("AWS::S3::Bucket")
 	functions := s.functionIDs(t)
-	if got := slices.Sorted(maps.Values(functions)); !slices.Equal(got, []string{"auth", "authorizer", "config", "graphs", "templates"}) {
+	if got := slices.Sorted(maps.Values(functions)); !slices.Equal(got, []string{"auth", "authorizer", "config", "gc", "graphs", "templates"}) {
 		t.Fatalf("functions %v", got)
 	}
 	for id, name := range functions {
@@ -292,8 +293,11 @@ func TestFunctionsRunBootstrapOnARMWithStorageEnv(t *testing.T) {
 		}
 		// The config function holds ?wait= reads up to 25 s: its timeout stays below API Gateway's 29 s.
 		want := float64(defaultTimeout)
-		if name == "config" {
+		switch name {
+		case "config":
 			want = longPollTimeout
+		case "gc": // a sweep, not a request (TestGCRunsHourly)
+			want = 900
 		}
 		if p["Timeout"] != want {
 			t.Errorf("%s: timeout %v, want %v", name, p["Timeout"], want)
@@ -353,8 +357,10 @@ func TestIAMGrantsOnlyTheStoreCalls(t *testing.T) {
 	tableRead := []string{"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query"}
 	tableWrite := []string{"dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:UpdateItem"}
 	blobReadWrite := []string{"s3:GetObject", "s3:ListBucket", "s3:PutObject"}
+	blobCollect := []string{"s3:DeleteObject", "s3:DeleteObjectVersion", "s3:ListBucketVersions"}
 	want := map[string][]string{
-		"config":     slices.Concat(tableRead, tableWrite, blobReadWrite),
+		"config":     slices.Concat(tableRead, tableWrite, blobReadWrite, blobCollect),
+		"gc":         slices.Concat(tableRead, tableWrite, blobReadWrite, blobCollect),
 		"graphs":     slices.Concat(tableRead, tableWrite, blobReadWrite),
 		"templates":  slices.Concat(tableRead, tableWrite),
 		"auth":       slices.Concat(tableRead, tableWrite),
@@ -422,17 +428,18 @@ func TestRESTVariant(t *testing.T) {
 		"AWS::DynamoDB::Table":        1,
 		"AWS::S3::Bucket":             1,
 		"AWS::S3::BucketPolicy":       1,
-		"AWS::Lambda::Function":       5,
-		"AWS::Logs::LogGroup":         5,
-		"AWS::IAM::Role":              5,
-		"AWS::IAM::Policy":            5,
-		"AWS::Lambda::Permission":     5,
+		"AWS::Lambda::Function":       6,
+		"AWS::Logs::LogGroup":         6,
+		"AWS::IAM::Role":              6,
+		"AWS::IAM::Policy":            6,
+		"AWS::Lambda::Permission":     6,
+		"AWS::Events::Rule":           1,
 		"AWS::ApiGateway::RestApi":    1,
 		"AWS::ApiGateway::Deployment": 1,
 		"AWS::ApiGateway::Stage":      1,
 		"AWS::ApiGateway::Authorizer": 1,
-		"AWS::ApiGateway::Resource":   26, // /api, /api/v1, 12 group paths, 12 {proxy+}
-		"AWS::ApiGateway::Method":     25, // ANY on each resource, and the public GET /api/v1/config
+		"AWS::ApiGateway::Resource":   28, // /api, /api/v1, 13 group paths, 13 {proxy+}
+		"AWS::ApiGateway::Method":     27, // ANY on each resource, and the public GET /api/v1/config
 	})
 	functions := s.functionIDs(t)
 	authorizers := s.ofType("AWS::ApiGateway::Authorizer")
@@ -491,8 +498,8 @@ func TestWithoutAuthorizerRoutesAreOpen(t *testing.T) {
 			}
 			routeType := map[APIType]string{APIHTTP: "AWS::ApiGatewayV2::Route", APIREST: "AWS::ApiGateway::Method"}[apiType]
 			routes := s.ofType(routeType)
-			if len(routes) != 3 {
-				t.Errorf("%d routes for the config group, want 3 (ANY with and without {proxy+}, public GET)", len(routes))
+			if len(routes) != 5 {
+				t.Errorf("%d routes for the config group, want 5 (ANY with and without {proxy+} for /api/v1/config and /api/v1/store, public GET)", len(routes))
 			}
 			for _, id := range routes {
 				if at := s.resources[id].Properties["AuthorizationType"]; at != "NONE" {
@@ -500,5 +507,32 @@ func TestWithoutAuthorizerRoutesAreOpen(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGCRunsHourly: the garbage collector function is the target of an hourly
+// EventBridge rule, with time for a long sweep.
+func TestGCRunsHourly(t *testing.T) {
+	s := synth(t, APIHTTP, allFunctions)
+	var gc string
+	for id, name := range s.functionIDs(t) {
+		if name == "gc" {
+			gc = id
+		}
+	}
+	if gc == "" || s.resources[gc].Properties["Timeout"] != float64(900) {
+		t.Fatalf("gc function %q: %v", gc, s.resources[gc].Properties["Timeout"])
+	}
+	rules := s.ofType("AWS::Events::Rule")
+	if len(rules) != 1 {
+		t.Fatalf("%d rules", len(rules))
+	}
+	p := s.resources[rules[0]].Properties
+	targets, _ := p["Targets"].([]any)
+	if p["ScheduleExpression"] != "rate(1 hour)" || len(targets) != 1 || !slices.Contains(refs(targets[0].(map[string]any)["Arn"]), gc) {
+		t.Fatalf("rule %v", p)
+	}
+	if len(s.ofType("AWS::Lambda::Permission")) == 0 {
+		t.Fatal("EventBridge may not invoke the function")
 	}
 }

@@ -80,6 +80,7 @@ uses a DynamoDB table and an S3 bucket (endpoints from AWS_ENDPOINT_URL*).`,
 	f.BoolVar(&cfg.S3PathStyle, "s3-path-style", cfg.S3PathStyle, "path-style S3 addressing (emulators)")
 	f.BoolVar(&cfg.CreateResources, "create-resources", cfg.CreateResources, "create the table and bucket if missing (emulators)")
 	f.Int64Var(&cfg.MaxBody, "max-body", cfg.MaxBody, "largest request body in bytes")
+	f.DurationVar(&cfg.GCInterval, "gc-interval", cfg.GCInterval, "how often to remove unreferenced blobs older than an hour (0: never)")
 	f.StringVar(&tlsCert, "tls-cert", "", "TLS certificate file (PEM); serve HTTPS")
 	f.StringVar(&tlsKey, "tls-key", "", "TLS private key file (PEM)")
 	f.StringVar(&clientCA, "client-ca", os.Getenv("TUNINGBOX_CLIENT_CA"), "accept client certificates signed by this CA (PEM, e.g. the Puppet CA's ca.pem)")
@@ -140,6 +141,11 @@ func serve(ctx context.Context, cfg app.Config, listen, tlsCert, tlsKey string, 
 	}
 	logger.Info("listening", "url", fmt.Sprintf("%s://%s", scheme, ln.Addr()), "backend", cfg.Backend)
 
+	if cfg.GCInterval > 0 {
+		gcCtx, stopGC := context.WithCancel(ctx)
+		defer stopGC()
+		go app.CollectGarbageEvery(gcCtx, backend, cfg.GCInterval, logger)
+	}
 	errc := make(chan error, 1)
 	go func() {
 		if tlsCert != "" {

@@ -35,6 +35,8 @@ type Config struct {
 	MaxBody int64
 	// BlobCacheBytes bounds the in-memory cache of immutable blobs.
 	BlobCacheBytes int64
+	// GCInterval is how often the local server sweeps unreferenced blobs (0: never).
+	GCInterval time.Duration
 	// AdminUser and AdminPassword name a bootstrap administrator, created at
 	// start-up when no user of that name exists (an existing one is left alone).
 	AdminUser     string
@@ -62,6 +64,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		DataDir:        "./data",
 		MaxBody:        httpapi.DefaultMaxBody,
 		BlobCacheBytes: 256 << 20,
+		GCInterval:     time.Hour,
 	}
 	setString := func(dst *string, name string) {
 		if v := strings.TrimSpace(getenv(name)); v != "" {
@@ -108,6 +111,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	if cfg.BlobCacheBytes, err = parseSize(getenv, "TUNINGBOX_BLOB_CACHE_BYTES", cfg.BlobCacheBytes); err != nil {
 		return cfg, err
+	}
+	if v := strings.TrimSpace(getenv("TUNINGBOX_GC_INTERVAL")); v != "" {
+		if cfg.GCInterval, err = time.ParseDuration(v); err != nil || cfg.GCInterval < 0 {
+			return cfg, fmt.Errorf("TUNINGBOX_GC_INTERVAL: %q is not a duration such as 1h (0 disables)", v)
+		}
 	}
 	return cfg, nil
 }

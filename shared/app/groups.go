@@ -15,6 +15,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi/graphsapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/nodesapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/overridesapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/storeapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/templatesapi"
 	"github.com/tuningbox/tuningbox/shared/nodes"
 	"github.com/tuningbox/tuningbox/shared/overrides"
@@ -24,6 +25,7 @@ import (
 
 // services holds one instance of every domain service over a backend.
 type services struct {
+	backend   store.Backend
 	config    *configdb.Service
 	overrides *overrides.Service
 	nodes     *nodes.Service
@@ -41,6 +43,7 @@ func newServices(b store.Backend, cfg Config, logger *slog.Logger) (*services, e
 	nodeRegistry := nodes.NewService(b.Index, configEnvironments{config})
 	registry.svc = nodeRegistry
 	s := &services{
+		backend:   b,
 		config:    config,
 		overrides: overrides.NewService(configEffective{config}),
 		nodes:     nodeRegistry,
@@ -155,6 +158,8 @@ var groupRoutes = map[string]func(mux *http.ServeMux, s *services){
 		mux.HandleFunc("GET /api/v1/config", httpapi.ServeVersions)
 		configapi.Register(mux, s.config)
 		overridesapi.Register(mux, s.overrides)
+		// Blob garbage collection: the blobs are the ConfigDB's documents (and graphs' tasks).
+		storeapi.Register(mux, s.backend)
 	},
 	// Releases, plugins, deployment graphs and their execution (environments act as clusters).
 	"graphs": func(mux *http.ServeMux, s *services) { graphsapi.Register(mux, s.graphs) },

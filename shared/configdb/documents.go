@@ -411,7 +411,6 @@ func (s *Service) write(ctx context.Context, ref DocRef, kind Kind, ifMatch stri
 	defer unlock()
 	var (
 		stored  Version
-		putHash string
 		written watchKey
 	)
 	err = store.RetryConflicts(ctx, "write document", func() error {
@@ -424,13 +423,13 @@ func (s *Service) write(ctx context.Context, ref DocRef, kind Kind, ifMatch stri
 		if err != nil {
 			return err
 		}
-		if putHash == "" || putHash != sha256Hex(doc) {
-			// The blob goes first: a failed index write leaves only an unreferenced blob.
-			if putHash, err = s.blobs.Put(ctx, doc); err != nil {
-				return err
-			}
+		// The blob goes first: a failed index write leaves only an unreferenced
+		// blob, which the garbage collector removes; its reference commits with the version.
+		blob, err := store.PutBlob(ctx, s.idx, s.blobs, doc)
+		if err != nil {
+			return err
 		}
-		stored = Version{Version: 1, CreatedAt: s.now().UTC(), Size: int64(len(doc)), SHA256: putHash}
+		stored = Version{Version: 1, CreatedAt: s.now().UTC(), Size: int64(len(doc)), SHA256: blob.Hash}
 		if cur != nil {
 			stored.Version = cur.Version.Version + 1
 		}
@@ -457,6 +456,7 @@ func (s *Service) write(ctx context.Context, ref DocRef, kind Kind, ifMatch stri
 				ops[1] = store.Update(envKey(sn.env.ID), sn.envRaw, sn.envRev)
 			}
 		}
+		ops = append(ops, blob.Ops...)
 		if record, ok := ctx.Value(recorderKey{}).(WriteRecorder); ok {
 			ops = append(ops, record(sn.env.ID, stored.Version)...)
 		}

@@ -168,6 +168,8 @@ func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (Transaction,
 		TimeCreated: now, TimeStart: &now,
 	}}
 	subs := make([]txRecord, len(req.Graphs))
+	plans := map[string][]store.Op{} // the references of the plans' blobs, by hash
+	var planHashes []string
 	for i, run := range req.Graphs {
 		src, err := s.loadSources(ctx, cid, run.Type, nil)
 		if err != nil {
@@ -189,9 +191,14 @@ func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (Transaction,
 		if err != nil {
 			return Transaction{}, err
 		}
-		hash, err := s.blobs.Put(ctx, mustJSON(frozenPlan{Tasks: tasks, Nodes: steps}))
+		plan, err := store.PutBlob(ctx, s.idx, s.blobs, mustJSON(frozenPlan{Tasks: tasks, Nodes: steps}))
 		if err != nil {
 			return Transaction{}, err
+		}
+		hash := plan.Hash
+		if _, seen := plans[hash]; !seen {
+			plans[hash] = plan.Ops // one reference per plan: sub-transactions may share one
+			planHashes = append(planHashes, hash)
 		}
 		info := parent.TransactionInfo
 		info.UUID, info.Name, info.Status, info.GraphType, info.ParentUUID = newUUID(), "deployment", StatusPending, run.Type, parent.UUID
@@ -209,6 +216,9 @@ func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (Transaction,
 	}
 	for _, sub := range subs {
 		ops = append(ops, store.Create(subKey(sub.UUID), mustJSON(sub)))
+	}
+	for _, h := range planHashes {
+		ops = append(ops, plans[h]...)
 	}
 	if err := s.idx.Write(ctx, ops...); err != nil {
 		if errors.Is(err, store.ErrConflict) {

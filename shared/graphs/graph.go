@@ -134,25 +134,28 @@ type graphPointer struct {
 // store.MaxValueSize with room for the backend's own attributes.
 const inlineLimit = store.MaxValueSize - 50<<10
 
-func (s *Service) encodeGraph(ctx context.Context, g Graph) ([]byte, error) {
+// encodeGraph returns the graph's record and, when its tasks went to a blob,
+// the operations that must commit with the record (store.PutBlob).
+func (s *Service) encodeGraph(ctx context.Context, g Graph) ([]byte, []store.Op, error) {
 	tasks := g.Tasks
 	if tasks == nil {
 		tasks = []Task{}
 	}
 	rawTasks, err := json.Marshal(tasks)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rec := graphRecord{ID: g.ID, UUID: g.UUID, Name: g.Name, Type: g.Type, OwnerKind: g.Owner.Kind, OwnerID: g.Owner.ID, Metadata: g.Metadata, Tasks: rawTasks}
 	b := mustJSON(rec)
 	if len(b) <= inlineLimit {
-		return b, nil
+		return b, nil, nil
 	}
-	if rec.TasksBlob, err = s.blobs.Put(ctx, rawTasks); err != nil {
-		return nil, err
+	ref, err := store.PutBlob(ctx, s.idx, s.blobs, rawTasks)
+	if err != nil {
+		return nil, nil, err
 	}
-	rec.Tasks = nil
-	return mustJSON(rec), nil
+	rec.Tasks, rec.TasksBlob = nil, ref.Hash
+	return mustJSON(rec), ref.Ops, nil
 }
 
 func (s *Service) decodeGraph(ctx context.Context, it store.Item) (Graph, error) {
@@ -209,14 +212,14 @@ func (s *Service) CreateGraph(ctx context.Context, o Owner, graphType string, in
 			return err
 		}
 		g.UUID = newEntityUUID()
-		value, err := s.encodeGraph(ctx, g)
+		value, blobOps, err := s.encodeGraph(ctx, g)
 		if err != nil {
 			return err
 		}
-		return s.idx.Write(ctx, append(guard,
+		return s.idx.Write(ctx, append(append(guard,
 			store.Create(ownerGraphKey(o, graphType), mustJSON(graphPointer{GraphID: g.ID, GraphUUID: g.UUID})),
 			store.Create(graphKey(g.ID), value),
-			uuidAlias(GraphKind, g.ID, g.UUID))...)
+			uuidAlias(GraphKind, g.ID, g.UUID)), blobOps...)...)
 	})
 	return g, err
 }
@@ -325,11 +328,11 @@ func (s *Service) UpdateGraph(ctx context.Context, id int64, in GraphInput, vali
 				return err
 			}
 		}
-		value, err := s.encodeGraph(ctx, g)
+		value, blobOps, err := s.encodeGraph(ctx, g)
 		if err != nil {
 			return err
 		}
-		return s.idx.Write(ctx, store.Update(graphKey(id), value, it.Revision))
+		return s.idx.Write(ctx, append([]store.Op{store.Update(graphKey(id), value, it.Revision)}, blobOps...)...)
 	})
 	return g, err
 }

@@ -32,6 +32,13 @@ func Authorizer() {
 	})
 }
 
+// GC runs one blob garbage collection sweep per invocation (an EventBridge schedule).
+func GC() {
+	start(func(ctx context.Context, logger *slog.Logger) (any, error) {
+		return app.LambdaGC(ctx, os.Getenv, logger)
+	})
+}
+
 // start builds the invocation handler and hands it to the runtime; a failed
 // start-up exits non-zero so Lambda reports an init error.
 func start(build func(context.Context, *slog.Logger) (any, error)) {

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -114,4 +116,10 @@ func mustJSON(v any) []byte {
 		panic(err) // only called with plain structs
 	}
 	return b
+}
+
+// HashOf is the name of data in a Blobs store: its hex SHA-256.
+func HashOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }

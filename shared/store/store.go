@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 )
@@ -168,6 +169,12 @@ type Blobs interface {
 	Put(ctx context.Context, data []byte) (hash string, err error)
 	// Get returns the content of hash, or ErrNotFound. The returned slice must not be modified.
 	Get(ctx context.Context, hash string) ([]byte, error)
+	// List calls fn with every stored blob's hash and the time it was first
+	// stored (the zero time when the backend does not know it), in no set order.
+	List(ctx context.Context, fn func(hash string, created time.Time) error) error
+	// Delete removes the blob (every stored version of it); a missing blob is not an error.
+	// Only the garbage collector (CollectGarbage) deletes blobs.
+	Delete(ctx context.Context, hash string) error
 }
 
 // Backend is a complete storage backend.

@@ -20,7 +20,7 @@ import (
 //     (the CLI, Hiera backends, load balancers' health checks) read it to
 //     negotiate a version before they have credentials, and it shows nothing
 //     but the supported version range. Every other route needs credentials.
-//   - admin-only: user and token management, whatever the method.
+//   - admin-only: user and token management and store maintenance, whatever the method.
 //   - read: GET and HEAD, plus the POSTs listed in computeOnly, which compute an
 //     answer from their body and change nothing.
 //   - write: everything else.
@@ -46,7 +46,7 @@ var computeOnly = []string{
 }
 
 // adminOnly lists the route trees only admins may use at all.
-var adminOnly = []string{"/api/v1/users", "/api/v1/users/", "/api/v1/tokens", "/api/v1/tokens/"}
+var adminOnly = []string{"/api/v1/users", "/api/v1/users/", "/api/v1/tokens", "/api/v1/tokens/", "/api/v1/store/"}
 
 // PublicRoutes are the routes answered without credentials (GET also matches HEAD).
 var PublicRoutes = []string{"GET /api/v1/config/{$}", "GET /api/v1/config"}

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -24,6 +26,9 @@ import (
 type S3API interface {
 	PutObject(context.Context, *s3.PutObjectInput, ...func(*s3.Options)) (*s3.PutObjectOutput, error)
 	GetObject(context.Context, *s3.GetObjectInput, ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+	ListObjectsV2(context.Context, *s3.ListObjectsV2Input, ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
+	ListObjectVersions(context.Context, *s3.ListObjectVersionsInput, ...func(*s3.Options)) (*s3.ListObjectVersionsOutput, error)
+	DeleteObject(context.Context, *s3.DeleteObjectInput, ...func(*s3.Options)) (*s3.DeleteObjectOutput, error)
 }
 
 // blobPrefix is the key prefix of every blob object.
@@ -83,6 +88,59 @@ func (b *blobs) Get(ctx context.Context, hash string) ([]byte, error) {
 		return nil, fmt.Errorf("get blob %s: %w", hash, err)
 	}
 	return data, nil
+}
+
+func (b *blobs) List(ctx context.Context, fn func(hash string, created time.Time) error) error {
+	pages := s3.NewListObjectsV2Paginator(b.s3, &s3.ListObjectsV2Input{Bucket: &b.bucket, Prefix: aws.String(blobPrefix)})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("list blobs: %w", err)
+		}
+		for _, o := range page.Contents {
+			hash := strings.TrimPrefix(aws.ToString(o.Key), blobPrefix)
+			if !isHash(hash) {
+				continue
+			}
+			if err := fn(hash, aws.ToTime(o.LastModified)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Delete removes every version of the blob's object (and any delete marker):
+// the bucket keeps versions, and a plain delete would only hide the bytes.
+func (b *blobs) Delete(ctx context.Context, hash string) error {
+	if !isHash(hash) {
+		return nil
+	}
+	key := blobPrefix + hash
+	out, err := b.s3.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: &b.bucket, Prefix: &key})
+	if err != nil {
+		return fmt.Errorf("delete blob %s: %w", hash, err)
+	}
+	var versions []*string
+	for _, v := range out.Versions {
+		if aws.ToString(v.Key) == key {
+			versions = append(versions, v.VersionId)
+		}
+	}
+	for _, m := range out.DeleteMarkers {
+		if aws.ToString(m.Key) == key {
+			versions = append(versions, m.VersionId)
+		}
+	}
+	if len(versions) == 0 { // an unversioned bucket lists no versions
+		versions = append(versions, nil)
+	}
+	for _, v := range versions {
+		if _, err := b.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &b.bucket, Key: &key, VersionId: v}); err != nil {
+			return fmt.Errorf("delete blob %s: %w", hash, err)
+		}
+	}
+	return nil
 }
 
 // statusOf returns the HTTP status of the response a call failed with (0 when there was none).

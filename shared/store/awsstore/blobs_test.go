@@ -19,6 +19,7 @@ import (
 )
 
 type fakeS3 struct {
+	S3API  // calls the tests do not script panic on the nil interface
 	puts   int
 	put    func(*s3.PutObjectInput) error
 	object map[string][]byte

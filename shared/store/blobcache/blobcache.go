@@ -6,6 +6,7 @@ package blobcache
 import (
 	"bytes"
 	"context"
+	"time"
 
 	"github.com/tuningbox/tuningbox/shared/cache"
 	"github.com/tuningbox/tuningbox/shared/store"
@@ -51,4 +52,14 @@ func (c *blobs) Get(ctx context.Context, hash string) ([]byte, error) {
 	}
 	c.cache.Add(hash, data)
 	return data, nil
+}
+
+func (c *blobs) List(ctx context.Context, fn func(hash string, created time.Time) error) error {
+	return c.next.List(ctx, fn)
+}
+
+// Delete removes the blob from the underlying store and from the cache.
+func (c *blobs) Delete(ctx context.Context, hash string) error {
+	c.cache.Remove(hash)
+	return c.next.Delete(ctx, hash)
 }

@@ -27,6 +27,9 @@ const FileName = "tuningbox.db"
 var (
 	indexBucket = []byte("index")
 	blobBucket  = []byte("blobs")
+	// blobTimeBucket holds when each blob was first stored (unix nanoseconds,
+	// big-endian); blobs stored before it existed have no entry.
+	blobTimeBucket = []byte("blob-times")
 )
 
 // revisionLen is the size of the big-endian revision that precedes every stored index value.
@@ -52,7 +55,7 @@ func Open(dir string) (store.Backend, error) {
 		return store.Backend{}, err
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
-		for _, name := range [][]byte{indexBucket, blobBucket} {
+		for _, name := range [][]byte{indexBucket, blobBucket, blobTimeBucket} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
@@ -430,6 +433,12 @@ func (s *blobs) Put(ctx context.Context, data []byte) (string, error) {
 	})
 	if err == nil && !exists {
 		err = s.db.Update(func(tx *bbolt.Tx) error {
+			if _, exists := lookupBlob(tx, key); exists {
+				return nil // stored meanwhile: keep its first time
+			}
+			if err := tx.Bucket(blobTimeBucket).Put(key, binary.BigEndian.AppendUint64(nil, uint64(time.Now().UnixNano()))); err != nil {
+				return err
+			}
 			return tx.Bucket(blobBucket).Put(key, data)
 		})
 	}
@@ -461,6 +470,50 @@ func (s *blobs) Get(ctx context.Context, hash string) ([]byte, error) {
 		return nil, fmt.Errorf("get blob %s: %w", hash, store.ErrNotFound)
 	}
 	return data, nil
+}
+
+func (s *blobs) List(ctx context.Context, fn func(hash string, created time.Time) error) error {
+	type entry struct {
+		hash    string
+		created time.Time
+	}
+	var all []entry
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		times := tx.Bucket(blobTimeBucket)
+		return tx.Bucket(blobBucket).ForEach(func(k, _ []byte) error {
+			e := entry{hash: string(k)}
+			if t := times.Get(k); len(t) == 8 {
+				e.created = time.Unix(0, int64(binary.BigEndian.Uint64(t)))
+			}
+			all = append(all, e)
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("list blobs: %w", err)
+	}
+	// fn runs outside the read transaction: it may write (delete) meanwhile.
+	for _, e := range all {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fn(e.hash, e.created); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *blobs) Delete(ctx context.Context, hash string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bbolt.Tx) error {
+		if err := tx.Bucket(blobTimeBucket).Delete([]byte(hash)); err != nil {
+			return err
+		}
+		return tx.Bucket(blobBucket).Delete([]byte(hash))
+	})
 }
 
 // lookupBlob finds the blob stored under key. It compares keys rather than testing

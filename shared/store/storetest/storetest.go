@@ -19,7 +19,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/store"
@@ -34,6 +36,162 @@ func Run(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 	t.Run("Blobs", func(t *testing.T) {
 		RunBlobs(t, func(t *testing.T) store.Blobs { return newBackend(t).Blobs })
 	})
+	t.Run("GC", func(t *testing.T) {
+		ns := runID(t) + "/gc/"
+		t.Run("SweepBetweenPutAndCommit", func(t *testing.T) { testSweepBetweenPutAndCommit(t, newBackend(t), ns) })
+		t.Run("SweepRacingWrites", func(t *testing.T) { testSweepRacingWrites(t, newBackend(t), ns) })
+	})
+}
+
+// testSweepBetweenPutAndCommit is the race at its worst, step by step: an old
+// orphan's content is written again; its put finds the blob stored, then a
+// sweep removes it before the write commits. The commit must fail (and the
+// retry store the blob again), or a committed item would name a missing blob.
+func testSweepBetweenPutAndCommit(t *testing.T, b store.Backend, ns string) {
+	ctx := t.Context()
+	if _, err := store.CollectGarbage(ctx, b.Index, b.Blobs, 0); err != nil { // sets the epoch
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // object stores keep times in whole seconds
+	data := []byte(ns + "orphan written again")
+	if _, err := b.Blobs.Put(ctx, data); err != nil { // an abandoned write's orphan
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	ref, err := store.PutBlob(ctx, b.Index, b.Blobs, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := store.CollectGarbage(ctx, b.Index, b.Blobs, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Blobs.Get(ctx, ref.Hash); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the sweep kept the unreferenced blob (%+v): %v", rep, err)
+	}
+	item := store.Create(store.Key{Partition: ns + "late", Sort: "1"}, []byte(ref.Hash))
+	if err := b.Index.Write(ctx, append([]store.Op{item}, ref.Ops...)...); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("commit after the blob was swept: %v, want ErrConflict", err)
+	}
+	if ref, err = store.PutBlob(ctx, b.Index, b.Blobs, data); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Index.Write(ctx, append([]store.Op{item}, ref.Ops...)...); err != nil {
+		t.Fatalf("commit after a new PutBlob: %v", err)
+	}
+	if _, err := store.CollectGarbage(ctx, b.Index, b.Blobs, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Blobs.Get(ctx, ref.Hash); err != nil {
+		t.Fatalf("a referenced blob after a sweep: %v", err)
+	}
+}
+
+// slowPuts widens the window between a writer's blob put and its commit,
+// where a sweep may find the blob unreferenced.
+type slowPuts struct{ store.Blobs }
+
+func (s slowPuts) Put(ctx context.Context, data []byte) (string, error) {
+	hash, err := s.Blobs.Put(ctx, data)
+	time.Sleep(5 * time.Millisecond)
+	return hash, err
+}
+
+// testSweepRacingWrites: writers store blobs and commit items referencing them
+// (store.PutBlob), half of the time abandoning the write after the blob put
+// (an orphan), reusing contents so that a content collected as an orphan is
+// written again, while sweeps with a 50 ms grace period run all along. A committed
+// item's blob is never removed; after a last sweep no orphan of the run is left.
+func testSweepRacingWrites(t *testing.T, b store.Backend, ns string) {
+	ctx := t.Context()
+	if _, err := store.CollectGarbage(ctx, b.Index, b.Blobs, 0); err != nil { // sets the epoch
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // object stores keep times in whole seconds
+	const writers, writes, contents = 4, 30, 24
+	content := func(i int) []byte { return []byte(fmt.Sprintf("%scontent-%d", ns, i)) }
+	var (
+		mu        sync.Mutex
+		committed = map[string]bool{} // hash -> referenced by a committed item
+		seq       atomic.Int64
+	)
+	done := make(chan struct{})
+	var sweeps atomic.Int64
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			// A short grace period: fresh blobs get to their commit, while
+			// orphans re-put by a later write are swept under its feet.
+			if _, err := store.CollectGarbage(ctx, b.Index, b.Blobs, 50*time.Millisecond); err != nil {
+				t.Errorf("sweep: %v", err)
+				return
+			}
+			sweeps.Add(1)
+		}
+	})
+	var writersWG sync.WaitGroup
+	for w := range writers {
+		writersWG.Go(func() {
+			for n := range writes {
+				data := content((w*7 + n*5) % contents)
+				abandon := n%3 != 2 // contents are abandoned (orphans) before they are committed
+				err := store.RetryConflicts(ctx, "gc test write", func() error {
+					ref, err := store.PutBlob(ctx, b.Index, slowPuts{b.Blobs}, data)
+					if err != nil || abandon {
+						return err
+					}
+					item := store.Create(store.Key{Partition: ns + "items", Sort: fmt.Sprint(seq.Add(1))}, []byte(ref.Hash))
+					if err := b.Index.Write(ctx, append([]store.Op{item}, ref.Ops...)...); err != nil {
+						return err
+					}
+					mu.Lock()
+					committed[ref.Hash] = true
+					mu.Unlock()
+					return nil
+				})
+				if err != nil {
+					t.Errorf("writer %d write %d: %v", w, n, err)
+					return
+				}
+			}
+		})
+	}
+	writersWG.Wait()
+	close(done)
+	wg.Wait()
+	items, err := b.Index.Query(ctx, store.Query{Partition: ns + "items"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		if _, err := b.Blobs.Get(ctx, string(it.Value)); err != nil {
+			t.Fatalf("the blob of committed item %s: %v", it.Sort, err)
+		}
+	}
+	rep, err := store.CollectGarbage(ctx, b.Index, b.Blobs, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphans := 0
+	for i := range contents {
+		hash := store.HashOf(content(i))
+		_, err := b.Blobs.Get(ctx, hash)
+		switch {
+		case committed[hash] && err != nil:
+			t.Fatalf("referenced blob %s after the last sweep: %v", hash, err)
+		case !committed[hash] && err == nil:
+			orphans++
+		}
+	}
+	if orphans > 0 {
+		t.Fatalf("%d orphans of the run left after the last sweep (%+v)", orphans, rep)
+	}
+	t.Logf("%d committed items, %d sweeps raced them; last sweep %+v", len(items), sweeps.Load(), rep)
 }
 
 // RunIndex runs the Index cases; newIndex is called once per case.
@@ -697,6 +855,50 @@ var blobCases = []struct {
 	{"Large", testBlobLarge},
 	{"Empty", testBlobEmpty},
 	{"ConcurrentPuts", testBlobConcurrentPuts},
+	{"ListAndDelete", testBlobListAndDelete},
+}
+
+// testBlobListAndDelete: List names a stored blob with about the time it was
+// stored; Delete removes it (Get: ErrNotFound, not listed); deleting again is fine.
+func testBlobListAndDelete(t *testing.T, f *blobFixture) {
+	before := time.Now().Add(-time.Minute)
+	hash, err := f.blobs.Put(f.ctx, []byte(f.ns+"listed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := func() (time.Time, bool) {
+		var at time.Time
+		found := false
+		if err := f.blobs.List(f.ctx, func(h string, created time.Time) error {
+			if h == hash {
+				at, found = created, true
+			}
+			return nil
+		}); err != nil {
+			t.Fatalf("List: %v", err)
+		}
+		return at, found
+	}
+	if at, ok := listed(); !ok || at.Before(before) || at.After(time.Now().Add(time.Minute)) {
+		t.Fatalf("List: %s listed %v at %v, want about now", hash, ok, at)
+	}
+	for range 2 {
+		if err := f.blobs.Delete(f.ctx, hash); err != nil {
+			t.Fatalf("Delete: %v", err)
+		}
+	}
+	if _, err := f.blobs.Get(f.ctx, hash); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("Get after Delete: %v", err)
+	}
+	if _, ok := listed(); ok {
+		t.Fatal("a deleted blob is still listed")
+	}
+	if h, err := f.blobs.Put(f.ctx, []byte(f.ns+"listed")); err != nil || h != hash {
+		t.Fatalf("Put after Delete: %s, %v", h, err)
+	}
+	if _, err := f.blobs.Get(f.ctx, hash); err != nil {
+		t.Fatalf("Get after a new Put: %v", err)
+	}
 }
 
 func testBlobRoundTrip(t *testing.T, f *blobFixture) {

@@ -1,0 +1,48 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/tuningbox/tuningbox/shared/store"
+)
+
+// CollectGarbage runs one blob garbage collection sweep over b (grace period
+// store.DefaultGCMinAge) and logs what it found.
+func CollectGarbage(ctx context.Context, b store.Backend, logger *slog.Logger) error {
+	start := time.Now()
+	rep, err := store.CollectGarbage(ctx, b.Index, b.Blobs, store.DefaultGCMinAge)
+	if err != nil {
+		logger.ErrorContext(ctx, "blob garbage collection failed", "err", err)
+		return err
+	}
+	logger.InfoContext(ctx, "blob garbage collection", "referenced", rep.Referenced, "unreferenced", rep.Unreferenced,
+		"removed", rep.Removed, "duration", time.Since(start))
+	return nil
+}
+
+// CollectGarbageEvery runs CollectGarbage every interval until ctx ends (the
+// local server's periodic sweep; on AWS a scheduled function runs it).
+func CollectGarbageEvery(ctx context.Context, b store.Backend, interval time.Duration, logger *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			_ = CollectGarbage(ctx, b, logger)
+		}
+	}
+}
+
+// LambdaGC is the start-up of the scheduled garbage collection function: its
+// handler runs one sweep per invocation (the EventBridge rule's event is ignored).
+func LambdaGC(ctx context.Context, getenv func(string) string, logger *slog.Logger) (func(context.Context) error, error) {
+	b, _, err := lambdaBackend(ctx, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) error { return CollectGarbage(ctx, b, logger) }, nil
+}

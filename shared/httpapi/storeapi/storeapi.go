@@ -1,0 +1,33 @@
+// Package storeapi serves store maintenance: POST /api/v1/store/gc runs a
+// blob garbage collection sweep (store.CollectGarbage). Admins only (authapi's policy).
+package storeapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/store"
+)
+
+// Register adds the store routes over backend b to mux.
+func Register(mux *http.ServeMux, b store.Backend) {
+	mux.HandleFunc("POST /api/v1/store/gc", httpapi.WithQuery(func(w http.ResponseWriter, r *http.Request, q map[string]string) {
+		minAge := store.DefaultGCMinAge
+		if s, ok := q["min_age"]; ok {
+			d, err := time.ParseDuration(s)
+			if err != nil || d < 0 {
+				httpapi.Error(w, r, errs.Invalidf("min_age must be a duration such as 30m or 2h, not %q", s))
+				return
+			}
+			minAge = d
+		}
+		rep, err := store.CollectGarbage(r.Context(), b.Index, b.Blobs, minAge)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		httpapi.JSON(w, http.StatusOK, rep)
+	}, "min_age"))
+}

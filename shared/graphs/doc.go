@@ -1,8 +1,10 @@
 // Package graphs keeps deployment graphs (spec 002): releases and plugins as
 // small registries, clusters (tuningbox environments) with their release and
 // enabled plugins, one graph per (owner, type), the merged and ordered task
-// list of a cluster, its DOT rendering, and executions as transactions whose
-// frozen plans an external agent drives through the API.
+// list of a cluster, its DOT rendering, each node's share of it (tasks chosen
+// by the node's roles, ordered across nodes by cross dependencies), and
+// executions as transactions whose frozen plans the nodes' agents (tuningbox
+// agent) drive through the API.
 //
 // Storage layout (all in the index, partition prefix "gr#"):
 //

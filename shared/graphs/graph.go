@@ -453,9 +453,10 @@ func (s *Service) loadGraphs(ctx context.Context, ids []int64) ([]Graph, error) 
 	return out, nil
 }
 
-// ReleaseTasks returns a release's tasks of a graph type, ordered, as Nailgun's
-// GET /releases/{id}/deployment_tasks did: empty when the release has no graph
-// of the type.
+// ReleaseTasks returns a release's tasks of a graph type as stored, as
+// Nailgun's GET /releases/{id}/deployment_tasks did (a release graph alone may
+// depend on tasks that plugins or clusters add, so it is not ordered): empty
+// when the release has no graph of the type.
 func (s *Service) ReleaseTasks(ctx context.Context, release int64, graphType string) ([]Task, error) {
 	g, err := s.GraphOf(ctx, Owner{Kind: Release, ID: release}, graphType)
 	if err != nil {
@@ -464,5 +465,5 @@ func (s *Service) ReleaseTasks(ctx context.Context, release int64, graphType str
 		}
 		return nil, err
 	}
-	return Order(g.Tasks)
+	return g.Tasks, nil
 }

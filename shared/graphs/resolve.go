@@ -1,6 +1,7 @@
 package graphs
 
 import (
+	"container/heap"
 	"context"
 	"fmt"
 	"regexp"
@@ -111,10 +112,8 @@ func crossRoleMatches(selection, nodeRoles []string, sameNode bool) bool {
 	return len(selection) == 0 || slices.Contains(selection, SelfRole) && sameNode || rolesMatch(selection, nodeRoles)
 }
 
-// resolveNodes gives each node its steps: the plan's tasks (already in
-// dependency order) that apply to the node, in that order, so requires and
-// required_for hold on every node, with the cross dependencies resolved to
-// steps of other nodes:
+// resolveNodes gives each node its steps: the plan's tasks that apply to
+// the node, with the cross dependencies resolved to steps of other nodes:
 //   - cross-depends {name, role, policy} on task T: T waits, on each node it runs
 //     on, for the task(s) named (an id or "/re/") on the nodes role selects;
 //   - cross-depended-by {name, role, policy} on task T: the task(s) named wait,
@@ -122,32 +121,29 @@ func crossRoleMatches(selection, nodeRoles []string, sameNode bool) bool {
 //   - policy all (the default) waits for every such step, any for one of them;
 //     a dependency that selects no step adds nothing, as in Nailgun.
 //
-// It fails when the dependencies across nodes form a cycle.
+// A node's order keeps every dependency of the graph between its tasks (also
+// through tasks it does not run) and puts a task after what it waits for
+// with policy all, on its own node or, transitively, on others; otherwise it
+// follows the plan's order (tasks is in dependency order). It fails when the
+// dependencies across nodes form a cycle.
 func resolveNodes(tasks []Task, nodes []ClusterNode) (map[string][]NodeStep, error) {
-	sel := newRoleSelector(tasks)
-	steps := make(map[string][]NodeStep, len(nodes))
-	at := make([]map[string]int, len(tasks)) // task -> node -> step
-	for _, n := range nodes {
-		list := []NodeStep{}
-		for i, t := range tasks {
-			if sel.applies(t, n.Roles) {
-				if at[i] == nil {
-					at[i] = map[string]int{}
-				}
-				at[i][n.ID] = len(list)
-				list = append(list, NodeStep{Task: i})
-			}
-		}
-		steps[n.ID] = list
+	g, err := newDepGraph(tasks)
+	if err != nil {
+		return nil, err
 	}
-	index := make(map[string]int, len(tasks))
-	for i, t := range tasks {
-		index[t.ID] = i
+	sel := newRoleSelector(tasks)
+	nt := len(tasks)
+	applies := make([][]bool, len(nodes))
+	for n, node := range nodes {
+		applies[n] = make([]bool, nt)
+		for i, t := range tasks {
+			applies[n][i] = sel.applies(t, node.Roles)
+		}
 	}
 	named := func(name string) ([]int, error) {
 		pattern, isRegex := groupPattern(name)
 		if !isRegex {
-			if i, ok := index[name]; ok {
+			if i, ok := g.index[name]; ok {
 				return []int{i}, nil
 			}
 			return nil, nil
@@ -164,26 +160,45 @@ func resolveNodes(tasks []Task, nodes []ClusterNode) (map[string][]NodeStep, err
 		}
 		return out, nil
 	}
+	// Vertex n*nt+i is task i on node n (a task that does not apply to the
+	// node only carries the order through). waitAll and waitAny hold the
+	// cross dependencies of each vertex.
+	vertex := func(n, i int) int { return n*nt + i }
+	waitAll := make([][]int, len(nodes)*nt)
+	waitAny := make([][][]int, len(nodes)*nt)
+	addWaits := func(v int, policy string, refs []int) {
+		if len(refs) == 0 {
+			return
+		}
+		if policy == "any" {
+			waitAny[v] = append(waitAny[v], refs)
+			return
+		}
+		for _, r := range refs {
+			if !slices.Contains(waitAll[v], r) {
+				waitAll[v] = append(waitAll[v], r)
+			}
+		}
+	}
 	for i, t := range tasks {
 		for _, cd := range t.CrossDepends {
 			targets, err := named(cd.Name)
 			if err != nil {
 				return nil, err
 			}
-			for _, n := range nodes {
-				k, ok := at[i][n.ID]
-				if !ok {
+			for n := range nodes {
+				if !applies[n][i] {
 					continue
 				}
-				var refs []StepRef
+				var refs []int
 				for _, j := range targets {
-					for _, m := range nodes {
-						if step, ok := at[j][m.ID]; ok && crossRoleMatches(cd.Role, m.Roles, m.ID == n.ID) {
-							refs = append(refs, StepRef{Node: m.ID, Step: step})
+					for m, other := range nodes {
+						if applies[m][j] && crossRoleMatches(cd.Role, other.Roles, m == n) {
+							refs = append(refs, vertex(m, j))
 						}
 					}
 				}
-				addWait(&steps[n.ID][k], n.ID, k, cd.Policy, refs)
+				addWaits(vertex(n, i), cd.Policy, refs)
 			}
 		}
 		for _, cd := range t.CrossDependedBy {
@@ -192,18 +207,56 @@ func resolveNodes(tasks []Task, nodes []ClusterNode) (map[string][]NodeStep, err
 				return nil, err
 			}
 			for _, j := range dependents {
-				for _, m := range nodes {
-					k, ok := at[j][m.ID]
-					if !ok {
+				for m, other := range nodes {
+					if !applies[m][j] {
 						continue
 					}
-					var refs []StepRef
-					for _, n := range nodes {
-						if step, ok := at[i][n.ID]; ok && crossRoleMatches(cd.Role, m.Roles, m.ID == n.ID) {
-							refs = append(refs, StepRef{Node: n.ID, Step: step})
+					var refs []int
+					for n := range nodes {
+						if applies[n][i] && crossRoleMatches(cd.Role, other.Roles, m == n) {
+							refs = append(refs, vertex(n, i))
 						}
 					}
-					addWait(&steps[m.ID][k], m.ID, k, cd.Policy, refs)
+					addWaits(vertex(m, j), cd.Policy, refs)
+				}
+			}
+		}
+	}
+	order, err := orderAcrossNodes(g, nodes, applies, waitAll)
+	if err != nil {
+		return nil, err
+	}
+	steps := make(map[string][]NodeStep, len(nodes))
+	stepOf := make([]StepRef, len(nodes)*nt)
+	for _, v := range order {
+		n, i := v/nt, v%nt
+		if applies[n][i] {
+			id := nodes[n].ID
+			stepOf[v] = StepRef{Node: id, Step: len(steps[id])}
+			steps[id] = append(steps[id], NodeStep{Task: i})
+		}
+	}
+	for n, node := range nodes {
+		if steps[node.ID] == nil {
+			steps[node.ID] = []NodeStep{}
+		}
+		for k := range steps[node.ID] {
+			v := vertex(n, steps[node.ID][k].Task)
+			// A step of the same node before this one is passed anyway: no
+			// wait; an "any" group holding one is met already.
+			implied := func(r int) bool { return stepOf[r].Node == node.ID && stepOf[r].Step < k }
+			for _, r := range waitAll[v] {
+				if !implied(r) {
+					steps[node.ID][k].After = append(steps[node.ID][k].After, stepOf[r])
+				}
+			}
+			for _, group := range waitAny[v] {
+				if !slices.ContainsFunc(group, implied) {
+					refs := make([]StepRef, len(group))
+					for x, r := range group {
+						refs[x] = stepOf[r]
+					}
+					steps[node.ID][k].AfterAny = append(steps[node.ID][k].AfterAny, refs)
 				}
 			}
 		}
@@ -211,22 +264,109 @@ func resolveNodes(tasks []Task, nodes []ClusterNode) (map[string][]NodeStep, err
 	return steps, checkNodeCycles(tasks, nodes, steps)
 }
 
-// addWait adds a cross dependency of step k of node to s. Steps of the same
-// node before k are passed anyway and need no wait; an "any" group that
-// holds one of them is met already.
-func addWait(s *NodeStep, node string, k int, policy string, refs []StepRef) {
-	implied := func(r StepRef) bool { return r.Node == node && r.Step < k }
-	if policy == "any" {
-		if len(refs) > 0 && !slices.ContainsFunc(refs, implied) {
-			s.AfterAny = append(s.AfterAny, refs)
-		}
-		return
+// orderAcrossNodes sorts every (node, task) vertex topologically: the
+// graph's edges on each node, and an edge from each step waited for (policy
+// all) to the waiting one. Among the vertices ready at any point the task
+// earliest in the plan (then the node listed first) goes first, so without
+// cross dependencies each node keeps the plan's order.
+func orderAcrossNodes(g *depGraph, nodes []ClusterNode, applies [][]bool, waitAll [][]int) ([]int, error) {
+	nt := len(g.tasks)
+	pos := make([]int, nt)
+	for p, i := range g.order {
+		pos[i] = p
 	}
-	for _, r := range refs {
-		if !implied(r) && !slices.Contains(s.After, r) {
-			s.After = append(s.After, r)
+	total := len(nodes) * nt
+	succ := make([][]int, total)
+	pred := make([][]int, total)
+	link := func(u, v int) {
+		succ[u] = append(succ[u], v)
+		pred[v] = append(pred[v], u)
+	}
+	for n := range nodes {
+		for u := range nt {
+			for _, w := range g.succ[u] {
+				link(n*nt+u, n*nt+w)
+			}
 		}
 	}
+	for v, refs := range waitAll {
+		for _, r := range refs {
+			link(r, v)
+		}
+	}
+	indegree := make([]int, total)
+	ready := &vertexHeap{less: func(a, b int) bool {
+		if pos[a%nt] != pos[b%nt] {
+			return pos[a%nt] < pos[b%nt]
+		}
+		return a/nt < b/nt
+	}}
+	for v := range total {
+		if indegree[v] = len(pred[v]); indegree[v] == 0 {
+			ready.items = append(ready.items, v)
+		}
+	}
+	heap.Init(ready)
+	order := make([]int, 0, total)
+	for ready.Len() > 0 {
+		u := heap.Pop(ready).(int)
+		order = append(order, u)
+		for _, v := range succ[u] {
+			if indegree[v]--; indegree[v] == 0 {
+				heap.Push(ready, v)
+			}
+		}
+	}
+	if len(order) == total {
+		return order, nil
+	}
+	// Walk back along predecessors left unsorted until one repeats; name the
+	// steps of the cycle (tasks a node does not run only carry the order).
+	start := slices.IndexFunc(indegree, func(d int) bool { return d > 0 })
+	seenAt := map[int]int{}
+	var path []int
+	for v := start; ; {
+		if at, ok := seenAt[v]; ok {
+			path = path[at:]
+			break
+		}
+		seenAt[v] = len(path)
+		path = append(path, v)
+		next := slices.IndexFunc(pred[v], func(p int) bool { return indegree[p] > 0 })
+		v = pred[v][next]
+	}
+	slices.Reverse(path)
+	var names []string
+	for _, v := range path {
+		if applies[v/nt][v%nt] {
+			names = append(names, fmt.Sprintf("%q on node %s", g.tasks[v%nt].ID, nodes[v/nt].ID))
+		}
+	}
+	first := 0
+	for i, name := range names {
+		if name < names[first] {
+			first = i
+		}
+	}
+	names = append(names[first:], names[:first]...)
+	return nil, errs.Invalidf("Tasks form a cycle across nodes: %s", strings.Join(append(names, names[0]), " -> "))
+}
+
+// vertexHeap is a heap of vertices ordered by less.
+type vertexHeap struct {
+	items []int
+	less  func(a, b int) bool
+}
+
+func (h *vertexHeap) Len() int           { return len(h.items) }
+func (h *vertexHeap) Less(i, j int) bool { return h.less(h.items[i], h.items[j]) }
+func (h *vertexHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *vertexHeap) Push(x any)         { h.items = append(h.items, x.(int)) }
+func (h *vertexHeap) Pop() any {
+	n := len(h.items) - 1
+	x := h.items[n]
+	h.items = h.items[:n]
+	return x
 }
 
 // checkNodeCycles plays the plan through: a step is done once the step before

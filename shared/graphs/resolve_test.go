@@ -3,7 +3,10 @@ package graphs_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
@@ -132,4 +135,121 @@ func TestCycleAcrossNodesRefused(t *testing.T) {
 	 {"id":"b","type":"shell","requires":["a"]}]`), false))
 	_, err = s.Execute(ctx, graphs.ExecuteRequest{Cluster: cluster3(), Graphs: []graphs.GraphRun{{Type: "default", Nodes: []graphs.NodeID{"3"}}}})
 	wantKind(t, err, errs.Invalid, `"a" on node 3 -> "b" on node 3 -> "a" on node 3`)
+}
+
+// Random graphs on cluster 3, driven by the three nodes' agents in turn:
+// every execution that is not refused as a cycle runs to ready without a
+// deadlock, and no task is handed out before what it waits for is reported.
+func TestRandomGraphsRunWithoutDeadlock(t *testing.T) {
+	ctx := context.Background()
+	roles := []string{"primary-controller", "controller", "compute", "*"}
+	types := []string{"shell", "shell", "shell", "puppet", "group", "skipped", "stage"}
+	ran, refused := 0, 0
+	for seed := range 60 {
+		rng := rand.New(rand.NewPCG(uint64(seed), 7))
+		s := newService(t)
+		var tasks []map[string]any
+		n := 6 + rng.IntN(10)
+		for i := range n {
+			task := map[string]any{"id": fmt.Sprintf("t%02d", i), "type": types[rng.IntN(len(types))]}
+			if rng.IntN(4) > 0 {
+				task["roles"] = []string{roles[rng.IntN(len(roles))]}
+			}
+			if i > 0 && rng.IntN(3) > 0 {
+				task["requires"] = []string{fmt.Sprintf("t%02d", rng.IntN(i))}
+			}
+			if rng.IntN(3) == 0 {
+				dep := map[string]any{"name": fmt.Sprintf("t%02d", rng.IntN(n)), "role": roles[rng.IntN(len(roles))], "policy": []string{"all", "any"}[rng.IntN(2)]}
+				task[[]string{"cross-depends", "cross-depended-by"}[rng.IntN(2)]] = []any{dep}
+			}
+			tasks = append(tasks, task)
+		}
+		raw, _ := json.Marshal(tasks)
+		must[graphs.Graph](t)(s.CreateGraph(ctx, graphs.Owner{Kind: graphs.Cluster, ID: 3}, "default", graphs.GraphInput{Tasks: raw}, false))
+		tx, err := s.Execute(ctx, graphs.ExecuteRequest{Cluster: cluster3(), Graphs: []graphs.GraphRun{{Type: "default"}}})
+		if err != nil {
+			if !strings.Contains(errs.Message(err), "cycle") {
+				t.Fatalf("seed %d: %v\n%s", seed, err, raw)
+			}
+			refused++
+			continue
+		}
+		ran++
+		plan := must[graphs.Plan](t)(s.Plan(ctx, tx.SubTransactions[0].UUID))
+		reported := map[graphs.NodeTaskRef]bool{}
+		pos := map[string]int{}
+		for i, task := range plan.Tasks {
+			pos[task.ID] = i
+		}
+		// A task a node runs is passed once reported. (When a group, stage or
+		// skipped task is passed depends on the node's order, which the plan
+		// does not show: those waits are not checked here, only that
+		// everything ends.)
+		passed := func(w graphs.NodeTaskRef) bool {
+			switch plan.Tasks[pos[w.Task]].Type {
+			case "group", "stage", "skipped":
+				return true
+			}
+			return reported[w]
+		}
+		done := map[string]bool{}
+		for round := 0; len(done) < 3; round++ {
+			if round > 500 {
+				t.Fatalf("seed %d: no progress (deadlock?); done %v, reported %v\n%s", seed, done, reported, raw)
+			}
+			for _, node := range []string{"1", "2", "3"} {
+				if done[node] {
+					continue
+				}
+				c := must[graphs.Claim](t)(s.Claim(ctx, tx.UUID, node))
+				switch c.Action {
+				case graphs.ActionDone:
+					done[node] = true
+				case graphs.ActionTask:
+					i := slices.IndexFunc(plan.NodeTasks[node], func(st graphs.SerializedTask) bool { return st.Task.ID == c.Task.ID })
+					st := plan.NodeTasks[node][i]
+					for _, w := range st.WaitFor {
+						if !passed(w) {
+							t.Fatalf("seed %d: %s on %s handed out before %+v\n%s", seed, c.Task.ID, node, w, raw)
+						}
+					}
+					for _, group := range st.WaitForAny {
+						if !slices.ContainsFunc(group, passed) {
+							t.Fatalf("seed %d: %s on %s handed out before any of %+v\n%s", seed, c.Task.ID, node, group, raw)
+						}
+					}
+					must[graphs.NodeProgress](t)(s.Report(ctx, tx.UUID, node, graphs.TaskReport{Task: c.Task.ID, Status: "ready"}))
+					reported[graphs.NodeTaskRef{Node: node, Task: c.Task.ID}] = true
+				}
+			}
+		}
+		if got := must[graphs.Transaction](t)(s.Transaction(ctx, tx.UUID)); got.Status != graphs.StatusReady {
+			t.Fatalf("seed %d: transaction %s", seed, got.Status)
+		}
+	}
+	t.Logf("%d random graphs ran to ready, %d refused as cycles", ran, refused)
+	if ran < 30 {
+		t.Fatalf("only %d of 60 random graphs ran", ran)
+	}
+}
+
+// A node's order follows its cross dependencies too: a task that waits for a
+// later task of its own node (role self), or for one that waits for a task
+// of this node elsewhere, moves after it instead of making a cycle.
+func TestNodeOrderFollowsCrossDependencies(t *testing.T) {
+	ctx := context.Background()
+	s := newService(t)
+	must[graphs.Graph](t)(s.CreateGraph(ctx, graphs.Owner{Kind: graphs.Cluster, ID: 3}, "default", tasksInput(`[
+	 {"id":"a","type":"shell","cross-depends":[{"name":"b","role":"self"}]},
+	 {"id":"b","type":"shell"},
+	 {"id":"c","type":"shell","roles":"compute","cross-depends":[{"name":"d","role":"controller"}]},
+	 {"id":"d","type":"shell","roles":"controller","cross-depends":[{"name":"e","role":"compute"}]},
+	 {"id":"e","type":"shell","roles":"compute"}]`), true))
+	got := must[graphs.ClusterTasks](t)(s.SerializedTasks(ctx, 3, "default", nil))
+	want := map[string][]string{"1": {"b", "a"}, "2": {"b", "a", "d"}, "3": {"b", "a", "e", "c"}}
+	for _, n := range got.Nodes {
+		if ids := nodeTaskIDs(n); !slices.Equal(ids, want[n.Node]) {
+			t.Errorf("node %s runs %v, want %v", n.Node, ids, want[n.Node])
+		}
+	}
 }

@@ -343,40 +343,55 @@ func (p *frozenPlan) nextRunnable(steps []NodeStep, from int) int {
 	return len(steps)
 }
 
-// waiting reports whether one of steps still waits for a step of another
-// node. A node has passed a step once it reported it (its Next is beyond it)
-// or finished its list.
-func (s *Service) waiting(ctx context.Context, sub string, steps []NodeStep) (bool, error) {
-	if !slices.ContainsFunc(steps, NodeStep.waits) {
-		return false, nil
-	}
-	items, err := s.idx.Query(ctx, store.Query{Partition: prefix + "txnode#" + sub})
-	if err != nil {
-		return false, err
-	}
-	progress := make(map[string]NodeProgress, len(items))
-	for _, it := range items {
-		var p NodeProgress
-		if err := decodeItem(it, &p); err != nil {
-			return false, err
-		}
-		progress[p.Node] = p
-	}
-	passed := func(r StepRef) bool {
-		p, ok := progress[r.Node]
-		return ok && (p.Status == StatusReady || p.Next > r.Step)
-	}
-	for _, step := range steps {
-		if !allPassed(step.After, passed) {
+// advance finds how far a node can go from step from: past every group,
+// stage and skipped step whose waits are met, to the first step it has to
+// run. blocked says that the step where it stopped (one to run, or one
+// passed on the way) still waits for another node. A node has passed a step
+// once its Next is beyond it (reported, or passed on the way) or it finished.
+func (s *Service) advance(ctx context.Context, sub string, plan *frozenPlan, steps []NodeStep, from int) (i int, blocked bool, err error) {
+	var passed func(StepRef) bool
+	met := func(step NodeStep) (bool, error) {
+		if !step.waits() {
 			return true, nil
+		}
+		if passed == nil {
+			items, err := s.idx.Query(ctx, store.Query{Partition: prefix + "txnode#" + sub})
+			if err != nil {
+				return false, err
+			}
+			progress := make(map[string]NodeProgress, len(items))
+			for _, it := range items {
+				var p NodeProgress
+				if err := decodeItem(it, &p); err != nil {
+					return false, err
+				}
+				progress[p.Node] = p
+			}
+			passed = func(r StepRef) bool {
+				p, ok := progress[r.Node]
+				return ok && (p.Status == StatusReady || p.Next > r.Step)
+			}
+		}
+		if !allPassed(step.After, passed) {
+			return false, nil
 		}
 		for _, group := range step.AfterAny {
 			if !slices.ContainsFunc(group, passed) {
-				return true, nil
+				return false, nil
 			}
 		}
+		return true, nil
 	}
-	return false, nil
+	for i = from; i < len(steps); i++ {
+		ok, err := met(steps[i])
+		if err != nil || !ok {
+			return i, !ok, err
+		}
+		if !plan.Tasks[steps[i].Task].noop() {
+			return i, false, nil
+		}
+	}
+	return len(steps), false, nil
 }
 
 func allPassed(refs []StepRef, passed func(StepRef) bool) bool {
@@ -437,11 +452,21 @@ func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, ag
 	}
 	// The next task, and the group, stage and skipped steps passed on the way,
 	// must have what they wait for on other nodes done.
-	i := plan.nextRunnable(steps, p.Next)
-	if wait, err := s.waiting(ctx, sub.UUID, steps[p.Next:min(i+1, len(steps))]); err != nil || wait {
-		return st.claim(ActionWait, node), false, err
+	i, blocked, err := s.advance(ctx, sub.UUID, plan, steps, p.Next)
+	if err != nil {
+		return Claim{}, false, err
 	}
 	now := s.now()
+	if blocked {
+		// Steps passed on the way are passed now: other nodes may wait for them.
+		if i > p.Next {
+			p.Status, p.Next = StatusRunning, i
+			if err := s.idx.Write(ctx, progressOp(sub.UUID, p, rev), st.guardOp()); err != nil {
+				return Claim{}, false, err
+			}
+		}
+		return st.claim(ActionWait, node), false, nil
+	}
 	if i < len(steps) {
 		p.Status, p.Next, p.CurrentTask, p.CurrentStart = StatusRunning, i, plan.Tasks[steps[i].Task].ID, &now
 		if err := s.idx.Write(ctx, progressOp(sub.UUID, p, rev), st.guardOp()); err != nil {

@@ -211,7 +211,9 @@ func (a *agent) run(ctx context.Context) error {
 				return nil
 			}
 			// The server already waited for work (long poll); without it, back off.
-			if wait == 0 {
+			if wait > 0 {
+				backoff = 0
+			} else {
 				backoff = nextBackoff(backoff, time.Second, idleBackoffMax)
 				if !sleep(ctx, backoff) {
 					return a.stopped(failed, false)

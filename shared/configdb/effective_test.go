@@ -12,7 +12,7 @@ import (
 
 // newTestService returns a service on a fresh embedded store with one component
 // ("fuel": astute, override/plugins) and environment 1 with levels [role, nodes].
-func newTestService(t *testing.T) *Service {
+func newTestService(t testing.TB) *Service {
 	t.Helper()
 	b, err := bolt.Open(t.TempDir())
 	if err != nil {

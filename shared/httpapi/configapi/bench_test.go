@@ -55,7 +55,8 @@ func (d *discard) Write(b []byte) (int, error) {
 
 // benchEffective seeds environment 1 ([role, nodes]) over the domain service and
 // measures GET .../values?effective at the node through the full handler.
-func benchEffective(b *testing.B, resource string, global, role, node int, wantSize int) {
+// query adds microversion 1.3 parameters to ?effective (the path then names the environment by UUID).
+func benchEffective(b *testing.B, resource string, global, role, node int, wantSize int, query string) {
 	st, err := bolt.Open(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
@@ -66,7 +67,8 @@ func benchEffective(b *testing.B, resource string, global, role, node int, wantS
 	if _, err := svc.CreateComponent(ctx, configdb.NewComponent{Name: "bench", ResourceDefinitions: []configdb.NewResourceDefinition{{Name: resource}}}); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := svc.CreateEnvironment(ctx, configdb.NewEnvironment{ID: 1, Components: []string{"bench"}, Levels: []string{"role", "nodes"}}); err != nil {
+	env, err := svc.CreateEnvironment(ctx, configdb.NewEnvironment{ID: 1, Components: []string{"bench"}, Levels: []string{"role", "nodes"}})
+	if err != nil {
 		b.Fatal(err)
 	}
 	levels := []configdb.LevelValue{{Name: "role", Value: "controller"}, {Name: "nodes", Value: "node-1"}}
@@ -83,7 +85,14 @@ func benchEffective(b *testing.B, resource string, global, role, node int, wantS
 	mux := http.NewServeMux()
 	configapi.Register(mux, svc)
 	h := httpapi.Wrap(mux, httpapi.Options{})
-	req := httptest.NewRequest("GET", configapi.Prefix+"/environments/1/role/controller/nodes/node-1/resources/"+resource+"/values?effective", nil)
+	envRef := "1"
+	if query != "" {
+		envRef = env.UUID
+	}
+	req := httptest.NewRequest("GET", configapi.Prefix+"/environments/"+envRef+"/role/controller/nodes/node-1/resources/"+resource+"/values?effective"+query, nil)
+	if query != "" {
+		req.Header.Set("OpenStack-API-Version", "config 1.3")
+	}
 	w := &discard{header: http.Header{}}
 	h.ServeHTTP(w, req)
 	if w.status != http.StatusOK || w.n < wantSize*9/10 || w.n > wantSize*11/10 {
@@ -104,7 +113,17 @@ func benchEffective(b *testing.B, resource string, global, role, node int, wantS
 
 // BenchmarkEffective520KB is Hiera's hot path with a large astute-like document
 // (~520 KB effective, spread over global, role and node).
-func BenchmarkEffective520KB(b *testing.B) { benchEffective(b, "astute", 1400, 400, 200, 520<<10) }
+func BenchmarkEffective520KB(b *testing.B) { benchEffective(b, "astute", 1400, 400, 200, 520<<10, "") }
 
 // BenchmarkEffective50KB is the same with a globals-like document (~50 KB).
-func BenchmarkEffective50KB(b *testing.B) { benchEffective(b, "globals", 150, 30, 10, 50<<10) }
+func BenchmarkEffective50KB(b *testing.B) { benchEffective(b, "globals", 150, 30, 10, 50<<10, "") }
+
+// BenchmarkEffectiveDeep520KB is the deep merge of the 520 KB document, warm (cached like the shallow one).
+func BenchmarkEffectiveDeep520KB(b *testing.B) {
+	benchEffective(b, "astute", 1400, 400, 200, 520<<10, "&merge=deep")
+}
+
+// BenchmarkExplainDeep520KB is explain of the deep merge, warm (~1.6 MB answer from the response cache).
+func BenchmarkExplainDeep520KB(b *testing.B) {
+	benchEffective(b, "astute", 1400, 400, 200, 1635<<10, "&merge=deep&explain")
+}

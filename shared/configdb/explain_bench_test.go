@@ -1,0 +1,81 @@
+package configdb
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// benchLayers stores the ~520 KB astute-like document of make bench (global,
+// role and node values and a node override) and returns the snapshot and
+// layers of node-1's effective read.
+func benchLayers(b *testing.B) (*Service, *snapshot, []layer, []string) {
+	s := newTestService(b)
+	ctx := context.Background()
+	doc := func(prefix string, keys int) []byte {
+		m := make(map[string]any, keys)
+		for i := range keys {
+			m[fmt.Sprintf("%s_%d", prefix, i)] = map[string]any{
+				"enabled": i%2 == 0, "port": 1000 + i,
+				"hosts":       []string{fmt.Sprintf("10.0.%d.1", i%250), fmt.Sprintf("10.0.%d.2", i%250)},
+				"description": strings.Repeat("x", 140),
+			}
+		}
+		raw, _ := json.Marshal(m)
+		return raw
+	}
+	levels := lv("role", "controller", "nodes", "node-1")
+	for _, u := range []struct {
+		depth int
+		kind  Kind
+		body  []byte
+	}{{0, Values, doc("g", 1400)}, {1, Values, doc("r", 400)}, {2, Values, doc("n", 200)}, {2, Overrides, []byte(`{"g_1":{"enabled":false}}`)}} {
+		if _, err := s.PutDocument(ctx, DocRef{Env: "1", Levels: levels[:u.depth], Resource: "astute"}, u.kind, u.body, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	sn, err := s.load(ctx, DocRef{Env: "1", Levels: levels, Resource: "astute"}, 0, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	labels := make([]string, sn.depth()+1)
+	for d := range labels {
+		labels[d] = lookupLabel(sn.env, sn.levels[:d])
+	}
+	return s, sn, sn.effectiveLayers(Values), labels
+}
+
+// BenchmarkDeepMergeCold merges the 520 KB document deeply without the caches
+// of merges and answers (parsed documents are cached, as after any first read).
+func BenchmarkDeepMergeCold(b *testing.B) {
+	s, _, layers, _ := benchLayers(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		m, err := s.deepMerge(context.Background(), layers)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := m.encode(layers, nil, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkExplainCold explains the 520 KB document's deep merge without the answer cache.
+func BenchmarkExplainCold(b *testing.B) {
+	for _, mode := range []MergeMode{MergeShallow, MergeDeep} {
+		b.Run(string(mode), func(b *testing.B) {
+			s, sn, layers, labels := benchLayers(b)
+			b.ReportAllocs()
+			for b.Loop() {
+				d, err := s.explain(context.Background(), sn, layers, labels, mode, "")
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.SetBytes(int64(len(d.Body)))
+			}
+		})
+	}
+}

@@ -259,15 +259,21 @@ func (s *Service) checkLevelsMovable(ctx context.Context, rec envRecord, levels 
 		if i < len(levels) && levels[i].ID == old.ID {
 			continue
 		}
-		items, err := s.idx.Query(ctx, store.Query{Partition: levelValuesPartition(rec.ID, old.ID), Limit: 1})
+		used, err := s.levelHasDocuments(ctx, rec.ID, old.ID)
 		if err != nil {
 			return err
 		}
-		if len(items) > 0 {
+		if used {
 			return errs.Conflictf("hierarchy level %q has documents; it cannot be moved or removed (only new levels may be added after it)", old.Name)
 		}
 	}
 	return nil
+}
+
+// levelHasDocuments reports whether documents were stored under some value of the level.
+func (s *Service) levelHasDocuments(ctx context.Context, env, level int64) (bool, error) {
+	items, err := s.idx.Query(ctx, store.Query{Partition: levelValuesPartition(env, level), Limit: 1})
+	return len(items) > 0, err
 }
 
 // DeleteEnvironment deletes an environment. Its id is retired: it is never handed
@@ -370,6 +376,17 @@ func (s *Service) RenameHierarchyLevel(ctx context.Context, envRef, levelRef, na
 		for _, other := range rec.Levels {
 			if other.ID != rec.Levels[i].ID && (other.Name == name || IsNodeLevel(other.Name) && IsNodeLevel(name)) {
 				return errs.Conflictf("environment %d already has a hierarchy level named %q", rec.ID, other.Name)
+			}
+		}
+		// Node ids and free values do not mean the same: a level with documents
+		// keeps whether it is the node level.
+		if IsNodeLevel(rec.Levels[i].Name) != IsNodeLevel(name) {
+			used, err := s.levelHasDocuments(ctx, rec.ID, rec.Levels[i].ID)
+			if err != nil {
+				return err
+			}
+			if used {
+				return errs.Conflictf("hierarchy level %q has documents; it cannot become or stop being the node level (%q)", rec.Levels[i].Name, NodeLevel)
 			}
 		}
 		rec.Levels[i].Name = name

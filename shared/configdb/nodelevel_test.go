@@ -2,6 +2,7 @@ package configdb
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
@@ -96,5 +97,48 @@ func TestWarmNodeReadIsOneIndexCall(t *testing.T) {
 	}
 	if _, err := s.Effective(ctx, EffectiveQuery{Env: "1", Levels: lv("role", "compute", "nodes", "3"), Resource: "astute"}); !errs.Is(err, errs.NotFound) {
 		t.Fatalf("a deleted node: %v, want not found", err)
+	}
+}
+
+// TestNodeLevelNames: one node level per environment, and a level with
+// documents keeps whether it is the node level.
+func TestNodeLevelNames(t *testing.T) {
+	s := newTestService(t) // environment 1: [role, nodes]
+	ctx := context.Background()
+	if _, err := s.CreateEnvironment(ctx, NewEnvironment{ID: 2, Levels: []string{"node", "nodes"}}); !errs.Is(err, errs.Conflict) {
+		t.Fatalf("both node level names: %v, want conflict", err)
+	}
+	if err := s.RenameHierarchyLevel(ctx, "1", "role", "node"); !errs.Is(err, errs.Conflict) {
+		t.Fatalf("a second node level by rename: %v, want conflict", err)
+	}
+	if _, err := s.PutDocument(ctx, DocRef{Env: "1", Levels: lv("role", "compute"), Resource: "astute"}, Values, []byte(`{}`), ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RenameHierarchyLevel(ctx, "1", "nodes", "node"); err != nil {
+		t.Fatalf("nodes -> node (no documents): %v", err)
+	}
+	if err := s.RenameHierarchyLevel(ctx, "1", "node", "hosts"); err != nil {
+		t.Fatalf("node -> hosts (no documents): %v", err)
+	}
+	if err := s.RenameHierarchyLevel(ctx, "1", "hosts", "nodes"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RenameHierarchyLevel(ctx, "1", "role", "rack"); err != nil {
+		t.Fatalf("a free level with documents keeps a free name: %v", err)
+	}
+	if err := s.RenameHierarchyLevel(ctx, "1", "nodes", "hosts"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RenameHierarchyLevel(ctx, "1", "rack", "node"); !errs.Is(err, errs.Conflict) || !strings.Contains(err.Error(), "has documents") {
+		t.Fatalf("a free level with documents becoming the node level: %v, want conflict", err)
+	}
+	if err := s.RenameHierarchyLevel(ctx, "1", "hosts", "nodes"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutDocument(ctx, DocRef{Env: "1", Levels: lv("rack", "compute", "nodes", "7"), Resource: "astute"}, Values, []byte(`{}`), ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RenameHierarchyLevel(ctx, "1", "nodes", "hosts"); !errs.Is(err, errs.Conflict) || !strings.Contains(err.Error(), "has documents") {
+		t.Fatalf("the node level with documents becoming free: %v, want conflict", err)
 	}
 }

@@ -94,6 +94,23 @@ func TestHTTPHistory(t *testing.T) {
 		t.Errorf("dry run: %+v", p)
 	}
 	f.wantJSON("GET", f.doc("astute", "values", "zone", "z1"), `{"nova":{"workers":16},"ntp":["b"]}`)
+
+	// Watch: an unchanged document answers 304 when the wait ends, a stale ETag 200 at once.
+	etag := f.want(http.StatusOK, "GET", eff, nil, v13...).header.Get("ETag")
+	start := time.Now()
+	f.want(http.StatusNotModified, "GET", eff+"&wait=0.5", nil, append(v13, "If-None-Match", etag)...)
+	if d := time.Since(start); d < 500*time.Millisecond {
+		t.Errorf("a wait of 0.5 s answered after %v", d)
+	}
+	f.want(http.StatusOK, "GET", eff+"&wait=20", nil, append(v13, "If-None-Match", `"stale"`)...)
+
+	// A JSON Schema in the definition refuses a document that breaks it, and stores nothing.
+	f.want(http.StatusNoContent, "PATCH", fmt.Sprintf("/resource_definitions/%d", f.component.ResourceDefinitions[0].ID),
+		`{"content":{"schema":{"properties":{"nova":{"properties":{"workers":{"type":"integer","minimum":1}}}}}}}`)
+	r = f.want(http.StatusBadRequest, "PUT", f.doc("astute", "values", "zone", "z1"), `{"nova":{"workers":0}}`)
+	if !strings.Contains(string(r.body), `/nova/workers`) || !strings.Contains(string(r.body), "minimum") {
+		t.Errorf("schema refusal: %s", r.body)
+	}
 	var versions []any
 	f.want(http.StatusOK, "GET", f.doc("astute", "values", "zone", "z1")+"/versions", nil).decode(t, &versions)
 	if len(versions) != 1 {

@@ -91,9 +91,11 @@ func isSafeMethod(method string) bool { return method == http.MethodGet || metho
 func IsPublic(r *http.Request) bool { return required(r) == accessPublic }
 
 // IsWrite reports whether r changes something (and is therefore audited).
+// A ConfigDB dry run (?dry_run=true) needs the rights of the write it previews
+// but changes nothing.
 func IsWrite(r *http.Request) bool {
 	a := required(r)
-	return a == accessWrite || a == accessAdmin && !isSafeMethod(r.Method)
+	return (a == accessWrite || a == accessAdmin && !isSafeMethod(r.Method)) && !configapi.IsDryRun(r)
 }
 
 // Authorize decides whether p may make request r: nil, or a Forbidden error.
@@ -120,7 +122,7 @@ func Authorize(p auth.Principal, r *http.Request) error {
 //     names the node (id, FQDN or UUID): by the short path (the node level first,
 //     the levels above it from the registry) or by the full path of its own
 //     placement; another environment, role or node is refused without a lookup,
-//     so the 403 never tells whether it exists;
+//     so the 403 never tells whether it exists; not ?explain, which names writers;
 //   - its own registry entry, by name or by the exact host name search Hiera
 //     backends use to map an FQDN to the node id (GET /api/v1/nodes?hostname={fqdn}).
 func nodeMayRead(p auth.Principal, r *http.Request) bool {
@@ -130,8 +132,9 @@ func nodeMayRead(p auth.Principal, r *http.Request) bool {
 	}
 	switch {
 	case hasPrefix(segs, "api", "v1", "config", "environments"):
-		// A document path after {env}, read as configapi routes it.
-		if len(segs) < 5 || !slices.ContainsFunc(p.NodeEnvironment, func(e string) bool { return strings.EqualFold(e, segs[4]) }) {
+		// A document path after {env}, read as configapi routes it. Not explain:
+		// it names the principals that wrote each layer, from the audit log.
+		if len(segs) < 5 || r.URL.Query().Has("explain") || !slices.ContainsFunc(p.NodeEnvironment, func(e string) bool { return strings.EqualFold(e, segs[4]) }) {
 			return false
 		}
 		levels, _, err := configapi.SplitLevelPath(segs[5:])

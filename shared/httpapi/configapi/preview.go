@@ -16,7 +16,12 @@ func writeOptions(r *http.Request) (dryRun bool, err error) {
 	if err := checkParameters(r, q); err != nil {
 		return false, err
 	}
-	return flag(q, "dry_run"), nil
+	return IsDryRun(r), nil
+}
+
+// IsDryRun reports whether r asks for a dry run (the audit log skips them).
+func IsDryRun(r *http.Request) bool {
+	return (r.Method == http.MethodPut || r.Method == http.MethodPatch) && flag(r.URL.Query(), "dry_run")
 }
 
 type previewView struct {

@@ -30,6 +30,7 @@ node's placement from the registry. Without --level the environment-wide
 		newConfigDeleteCmd(),
 		newConfigHistoryCmd(),
 		newConfigDiffCmd(),
+		newConfigWatchCmd(),
 		newConfigRollbackCmd(),
 		newConfigImportCmd(),
 	)

@@ -83,3 +83,32 @@ func TestConfigDryRun(t *testing.T) {
 		t.Errorf("history after dry runs:\n%s", h)
 	}
 }
+
+// TestConfigWatch: config watch prints the document, then the next one as soon as it changes.
+func TestConfigWatch(t *testing.T) {
+	url := cliServer(t)
+	seedFuel(t, url)
+	global := []string{"--env", "1", "--resource", "astute"}
+	mustCLI(t, url, `{"a": 1}`, append([]string{"config", "set"}, global...)...)
+	done := make(chan string)
+	go func() {
+		out, err := cli(t, url, "", append([]string{"config", "watch", "--count", "2", "--level", "nodes=7"}, global...)...)
+		if err != nil {
+			out += err.Error()
+		}
+		done <- out
+	}()
+	// The write goes in while the watch waits; watching the first answer needs no timing.
+	time.Sleep(500 * time.Millisecond)
+	start := time.Now()
+	mustCLI(t, url, "", append([]string{"config", "set", "--key", "a", "--value", "2"}, global...)...)
+	select {
+	case out := <-done:
+		if out != "{\n  \"a\": 1\n}\n{\n  \"a\": 2\n}\n" {
+			t.Errorf("watch printed:\n%s", out)
+		}
+		t.Logf("watch saw the change %v after the write", time.Since(start))
+	case <-time.After(40 * time.Second):
+		t.Fatal("watch did not see the change")
+	}
+}

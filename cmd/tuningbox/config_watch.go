@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// maxWatchWait is the server's cap on one wait (configdb.MaxWait).
+const maxWatchWait = 25 * time.Second
+
+func newConfigWatchCmd() *cobra.Command {
+	var (
+		doc    docFlags
+		count  int
+		merge  string
+		format string
+	)
+	cmd := &cobra.Command{
+		Use:   "watch --env ID [--level nodes=ID|FQDN] --resource NAME [--count N] [--merge deep] [--format json|yaml]",
+		Short: "Print the effective values of a resource now and again every time they change",
+		Long: `Print the effective values of a resource at a level now, then again every time
+they change, until interrupted (or after --count documents). Each request
+waits on the server for a change (GET ...?effective&wait=25 with If-None-Match),
+so an unchanged document costs one request every 25 s.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, ref, err := doc.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if ref, err = at13(cmd.Context(), c, ref); err != nil {
+				return err
+			}
+			// Each wait ends before the client's own timeout.
+			wait := min(maxWatchWait, clientOpts.timeout-5*time.Second)
+			if wait < time.Second {
+				return usagef("--timeout must be at least 6s to watch")
+			}
+			q := url.Values{"effective": {"true"}, "wait": {fmt.Sprint(wait.Seconds())}}
+			if merge != "" {
+				q.Set("merge", merge)
+			}
+			etag := ""
+			for printed := 0; count == 0 || printed < count; {
+				header := v13()
+				if etag != "" {
+					header.Set("If-None-Match", etag)
+				}
+				resp, err := c.do(cmd.Context(), request{Method: http.MethodGet, Path: ref.path(kindValues), Query: q, Header: header})
+				if err != nil {
+					return err
+				}
+				if resp.Status == http.StatusNotModified {
+					continue
+				}
+				etag = resp.Header.Get("ETag")
+				v, err := decodeJSON(resp.Body)
+				if err != nil {
+					return err
+				}
+				if err := render(cmd.OutOrStdout(), v, format); err != nil {
+					return err
+				}
+				printed++
+			}
+			return nil
+		},
+	}
+	doc.register(cmd)
+	f := cmd.Flags()
+	f.IntVar(&count, "count", 0, "stop after printing this many documents (0: until interrupted)")
+	f.StringVar(&merge, "merge", "", "deep or shallow (default: the resource definition's, else shallow)")
+	f.StringVarP(&format, "format", "f", formatJSON, "output format: json or yaml")
+	return cmd
+}

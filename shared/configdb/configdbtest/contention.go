@@ -8,17 +8,26 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tuningbox/tuningbox/shared/configdb"
+	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 
 // ContentionResult is what one contention run measured.
 type ContentionResult struct {
-	// Accepted writes, and the conditional writes that failed on the way.
-	Accepted, Conflicts int64
+	// Accepted writes, writes refused with 409 after the retry policy's
+	// attempts, and the conditional writes that failed on the way.
+	Accepted, Refused, Conflicts int64
 	// Versions of the document afterwards (the initial one included).
 	Versions int
+	// BlobsAdded is how many blobs the run stored (one per distinct document
+	// a write attempt made); AfterGC what a sweep (no grace period) found and
+	// removed then, and Orphans the unreferenced blobs a second sweep still found.
+	BlobsAdded int
+	AfterGC    store.GCReport
+	Orphans    int
 }
 
 // conflictCounter counts the index writes that failed their condition.
@@ -68,8 +77,14 @@ func Contention(t testing.TB, b store.Backend, name string, writers, batches, in
 	if _, err := services[0].PutDocument(ctx, ref, configdb.Values, []byte(doc.String()), ""); err != nil {
 		t.Fatal(err)
 	}
+	// The epoch of the collector comes before the run (object stores keep whole seconds).
+	if _, err := store.CollectGarbage(ctx, b.Index, b.Blobs, 0); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	blobsBefore := countBlobs(t, b.Blobs)
 	counter.conflicts.Store(0)
-	var accepted atomic.Int64
+	var accepted, refused atomic.Int64
 	var wg sync.WaitGroup
 	for w := range writers {
 		svc := services[w%instances]
@@ -79,11 +94,16 @@ func Contention(t testing.TB, b store.Backend, name string, writers, batches, in
 				for k := range ops {
 					ops[k] = configdb.KeyOp{[]byte(fmt.Sprintf(`"w%d"`, w)), []byte(fmt.Sprintf(`"k%d"`, k)), []byte(fmt.Sprint(n))}
 				}
-				if _, err := svc.SetKeys(ctx, ref, configdb.Values, ops, ""); err != nil {
+				_, err := svc.SetKeys(ctx, ref, configdb.Values, ops, "")
+				switch {
+				case errs.Is(err, errs.Conflict):
+					refused.Add(1) // too many concurrent changes: the client would try again
+				case err != nil:
 					t.Errorf("writer %d batch %d: %v", w, n, err)
 					return
+				default:
+					accepted.Add(1)
 				}
-				accepted.Add(1)
 			}
 		})
 	}
@@ -92,5 +112,28 @@ func Contention(t testing.TB, b store.Backend, name string, writers, batches, in
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ContentionResult{Accepted: accepted.Load(), Conflicts: counter.conflicts.Load(), Versions: len(versions)}
+	r := ContentionResult{Accepted: accepted.Load(), Refused: refused.Load(), Conflicts: counter.conflicts.Load(), Versions: len(versions)}
+	r.BlobsAdded = countBlobs(t, b.Blobs) - blobsBefore
+	if r.AfterGC, err = store.CollectGarbage(ctx, b.Index, b.Blobs, 0); err != nil {
+		t.Fatal(err)
+	}
+	again, err := store.CollectGarbage(ctx, b.Index, b.Blobs, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Orphans = again.Unreferenced
+	for _, v := range versions {
+		if _, err := b.Blobs.Get(ctx, v.SHA256); err != nil {
+			t.Fatalf("version %d's blob after the sweeps: %v", v.Version, err)
+		}
+	}
+	return r
+}
+
+func countBlobs(t testing.TB, blobs store.Blobs) int {
+	n := 0
+	if err := blobs.List(context.Background(), func(string, time.Time) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -462,3 +462,23 @@ func TestHTTPNodeUserConfined(t *testing.T) {
 	}
 	node.want(http.StatusForbidden, "PUT", f.doc("astute", "values", own...), `{"own":"changed"}`)
 }
+
+// TestHTTPStoreGC: the blob garbage collector over HTTP (admin): a sweep counts
+// the version just written as referenced and leaves it readable; a bad min_age
+// is a 400, and the bare /api/v1/store path a JSON 404.
+func TestHTTPStoreGC(t *testing.T) {
+	f := newFixture(t)
+	path := f.doc("astute", "values")
+	f.want(http.StatusNoContent, "PUT", path, `{"swept":false}`)
+	store := f.client.under("/api/v1/store")
+	var rep struct {
+		Referenced, Unreferenced, Removed *int
+	}
+	store.want(http.StatusOK, "POST", "/gc?min_age=0s", nil).decode(t, &rep)
+	if rep.Referenced == nil || *rep.Referenced < 1 || rep.Unreferenced == nil || rep.Removed == nil {
+		t.Fatalf("gc answer %+v", rep)
+	}
+	f.wantJSON("GET", path, `{"swept":false}`)
+	store.want(http.StatusBadRequest, "POST", "/gc?min_age=soon", nil)
+	store.want(http.StatusNotFound, "GET", "", nil)
+}

@@ -12,5 +12,5 @@ cleanup() {
 trap cleanup EXIT
 EMULATOR=local EMULATOR_STATE=$STATE localstack/emulators.sh start
 eval "$(EMULATOR=local EMULATOR_STATE=$STATE localstack/emulators.sh env)"
-TUNINGBOX_CONTENTION=1 go test -count=1 -run 'TestContentionRun' -v ./localstack/ ./shared/configdb/ 2>&1 |
+TUNINGBOX_CONTENTION=1 go test -p 1 -count=1 -run 'TestContentionRun' -v ./localstack/ ./shared/configdb/ 2>&1 |
   grep -E '^(--- |ok|FAIL|panic)|contention|gc' || true

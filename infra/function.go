@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 
@@ -42,6 +43,9 @@ const (
 	longPollTimeout = 28
 )
 
+// functionMemoryMB is every function's memory, which also sizes its caches.
+const functionMemoryMB = 256
+
 // NewFunction creates a Go Lambda function (provided.al2023 on arm64) that
 // reaches the storage through TUNINGBOX_TABLE and TUNINGBOX_BUCKET, with only
 // the table and bucket permissions that props grant.
@@ -56,12 +60,16 @@ func NewFunction(scope constructs.Construct, id string, props FunctionProps) aws
 		Architecture: awslambda.Architecture_ARM_64(),
 		Handler:      jsii.String("bootstrap"),
 		Code:         awslambda.Code_FromAsset(jsii.String(filepath.Clean(props.CodeDir)), nil),
-		MemorySize:   jsii.Number(256),
+		MemorySize:   jsii.Number(functionMemoryMB),
 		Timeout:      awscdk.Duration_Seconds(jsii.Number(max(float64(timeout), props.TimeoutSeconds))),
 		// The app reads both names at start-up whatever it touches.
 		Environment: &map[string]*string{
 			"TUNINGBOX_TABLE":  props.Storage.Table.TableName(),
 			"TUNINGBOX_BUCKET": props.Storage.Bucket.BucketName(),
+			// Lambda does not tell the Go runtime its memory: collect harder
+			// before the function's limit than the default heap doubling would.
+			// The caches take a quarter of it (shared/app.Config.CacheBytes).
+			"GOMEMLIMIT": jsii.String(fmt.Sprintf("%dMiB", functionMemoryMB*9/10)),
 		},
 		LogGroup: awslogs.NewLogGroup(c, jsii.String("Logs"), &awslogs.LogGroupProps{
 			Retention: awslogs.RetentionDays_ONE_MONTH,

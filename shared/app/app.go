@@ -31,7 +31,7 @@ func OpenBackend(ctx context.Context, cfg Config) (store.Backend, error) {
 	if err != nil {
 		return store.Backend{}, err
 	}
-	b.Blobs = blobcache.New(b.Blobs, cfg.BlobCacheBytes)
+	b.Blobs = blobcache.New(b.Blobs, cfg.cacheShares().blobs)
 	return b, nil
 }
 

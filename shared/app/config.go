@@ -33,8 +33,10 @@ type Config struct {
 	CreateResources bool
 	// MaxBody caps request bodies in bytes.
 	MaxBody int64
-	// BlobCacheBytes bounds the in-memory cache of immutable blobs.
-	BlobCacheBytes int64
+	// CacheBytes is the one budget of every in-memory cache together (see
+	// cacheShares): DefaultCacheBytes, or on Lambda a quarter of the function's
+	// memory (AWS_LAMBDA_FUNCTION_MEMORY_SIZE), unless TUNINGBOX_CACHE_BYTES says.
+	CacheBytes int64
 	// GCInterval is how often the local server sweeps unreferenced blobs (0: never).
 	GCInterval time.Duration
 	// AdminUser and AdminPassword name a bootstrap administrator, created at
@@ -52,7 +54,7 @@ type Config struct {
 // LoadConfig reads the configuration from environment variables through getenv:
 // TUNINGBOX_BACKEND, TUNINGBOX_DATA, TUNINGBOX_TABLE, TUNINGBOX_BUCKET,
 // TUNINGBOX_S3_PATH_STYLE, TUNINGBOX_CREATE_RESOURCES, TUNINGBOX_MAX_BODY,
-// TUNINGBOX_BLOB_CACHE_BYTES, TUNINGBOX_ADMIN_USER, TUNINGBOX_ADMIN_PASSWORD,
+// TUNINGBOX_CACHE_BYTES, TUNINGBOX_ADMIN_USER, TUNINGBOX_ADMIN_PASSWORD,
 // TUNINGBOX_SERVER_CERTNAMES (comma-separated), and for Keystone
 // TUNINGBOX_KEYSTONE_URL, _USER, _PASSWORD, _USER_DOMAIN, _SERVICE_PROJECT,
 // _SERVICE_PROJECT_DOMAIN, _PROJECT, _PROJECT_DOMAIN, _ROLES (keystoneRole=role,...)
@@ -60,11 +62,11 @@ type Config struct {
 // AWS endpoints come from the SDK's own AWS_ENDPOINT_URL* variables. Callers apply their own overrides (flags), then Validate.
 func LoadConfig(getenv func(string) string) (Config, error) {
 	cfg := Config{
-		Backend:        BackendEmbedded,
-		DataDir:        "./data",
-		MaxBody:        httpapi.DefaultMaxBody,
-		BlobCacheBytes: 256 << 20,
-		GCInterval:     time.Hour,
+		Backend:    BackendEmbedded,
+		DataDir:    "./data",
+		MaxBody:    httpapi.DefaultMaxBody,
+		CacheBytes: DefaultCacheBytes,
+		GCInterval: time.Hour,
 	}
 	setString := func(dst *string, name string) {
 		if v := strings.TrimSpace(getenv(name)); v != "" {
@@ -109,7 +111,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if cfg.MaxBody, err = parseSize(getenv, "TUNINGBOX_MAX_BODY", cfg.MaxBody); err != nil {
 		return cfg, err
 	}
-	if cfg.BlobCacheBytes, err = parseSize(getenv, "TUNINGBOX_BLOB_CACHE_BYTES", cfg.BlobCacheBytes); err != nil {
+	if mb, err := strconv.Atoi(strings.TrimSpace(getenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE"))); err == nil && mb > 0 {
+		cfg.CacheBytes = int64(mb) << 20 / lambdaMemoryPerCacheByte
+	}
+	if cfg.CacheBytes, err = parseSize(getenv, "TUNINGBOX_CACHE_BYTES", cfg.CacheBytes); err != nil {
 		return cfg, err
 	}
 	if v := strings.TrimSpace(getenv("TUNINGBOX_GC_INTERVAL")); v != "" {
@@ -118,6 +123,25 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// DefaultCacheBytes is the cache budget of a server that names none.
+const DefaultCacheBytes = 256 << 20
+
+// lambdaMemoryPerCacheByte: a Lambda function gives a quarter of its memory to
+// caches; the rest is the runtime, the GC's headroom below GOMEMLIMIT and the
+// requests in flight (a large answer exists a few times over while it is
+// encoded, compressed and wrapped in the response event).
+const lambdaMemoryPerCacheByte = 4
+
+// cacheShares splits the budget between the caches, in sixteenths: immutable
+// blobs 4, the ConfigDB 9 (parsed documents, merges, encoded answers,
+// entities), the graphs' decoded tasks and plans 2, compressed answers 1.
+type cacheShares struct{ blobs, configdb, graphs, gzip int64 }
+
+func (c Config) cacheShares() cacheShares {
+	part := c.CacheBytes / 16
+	return cacheShares{blobs: 4 * part, configdb: 9 * part, graphs: 2 * part, gzip: part}
 }
 
 // Validate checks that the settings fit together.

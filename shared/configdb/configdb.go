@@ -71,21 +71,33 @@ func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = 
 // WithUUIDs sets the UUID generator (tests).
 func WithUUIDs(gen func() string) Option { return func(s *Service) { s.newUUID = gen } }
 
-// WithCacheSizes bounds the caches of parsed documents and of encoded responses, in bytes.
-func WithCacheSizes(documentBytes, responseBytes int64) Option {
+// WithCacheBytes bounds every cache of the service together to total bytes:
+// parsed documents 4/9, encoded answers 2/9, merges 2/9, and 1/9 for the
+// entities (which environment, definition and node placement a reference
+// names, parsed items, the writers of versions).
+// An entry larger than its cache's share is not cached.
+func WithCacheBytes(total int64) Option {
 	return func(s *Service) {
-		s.docs = cache.New[string](documentBytes, func(d *parsedDoc) int64 { return d.cost() })
-		s.responses = cache.New[[32]byte](responseBytes, func(d *Document) int64 { return int64(len(d.Body) + len(d.ETag)) })
+		part := total / 9
+		s.docs = cache.New[string](4*part, func(d *parsedDoc) int64 { return d.cost() })
+		s.responses = cache.New[[32]byte](2*part, func(d *Document) int64 { return int64(len(d.Body)+len(d.ETag)) + entryOverhead })
+		s.merges = cache.New[[32]byte](2*part, func(m *merged) int64 { return m.size })
+		entities := part / 6
+		s.guesses = cache.New[string](entities, func(g guess) int64 { return int64(8*len(g.components)) + entryOverhead })
+		s.envs = cache.New[int64](entities, func(p parsedItem[envRecord]) int64 { return p.cost() })
+		s.resdefs = cache.New[int64](entities, func(p parsedItem[resdefRecord]) int64 { return p.cost() })
+		s.placements = cache.New[string](entities, func(p *placement) int64 { return p.cost() })
+		s.writerCache = cache.New[string](entities, func(w *Writer) int64 { return int64(len(w.Principal)+len(w.Role)) + entryOverhead })
+		s.schemas = cache.New[[32]byte](entities, func(c *compiledSchema) int64 { return c.size })
 	}
 }
 
-// Default cache bounds.
-const (
-	defaultDocumentCacheBytes = 256 << 20
-	defaultResponseCacheBytes = 128 << 20
-	mergeCacheEntries         = 4096
-	entityCacheEntries        = 16384
-)
+// DefaultCacheBytes is the cache budget of a service made without WithCacheBytes.
+const DefaultCacheBytes = 128 << 20
+
+// entryOverhead approximates what a cache entry costs beyond its bytes (map
+// slot, list links, key, struct headers).
+const entryOverhead = 128
 
 // NewService returns a ConfigDB service over idx and blobs.
 func NewService(idx store.Index, blobs store.Blobs, opts ...Option) *Service {
@@ -96,15 +108,8 @@ func NewService(idx store.Index, blobs store.Blobs, opts ...Option) *Service {
 		newUUID:      func() string { return uuid.NewString() },
 		validators:   make(map[string]func([]byte) error),
 		watchRecheck: watchRecheck,
-		schemas:      newSchemaCache(),
-		merges:       cache.New[[32]byte](mergeCacheEntries, func(*merged) int64 { return 1 }),
-		guesses:      cache.New[string](entityCacheEntries, func(guess) int64 { return 1 }),
-		placements:   cache.New[string](entityCacheEntries, func(*placement) int64 { return 1 }),
-		writerCache:  cache.New[string](entityCacheEntries, func(*Writer) int64 { return 1 }),
-		envs:         cache.New[int64](entityCacheEntries, func(parsedItem[envRecord]) int64 { return 1 }),
-		resdefs:      cache.New[int64](entityCacheEntries, func(parsedItem[resdefRecord]) int64 { return 1 }),
 	}
-	WithCacheSizes(defaultDocumentCacheBytes, defaultResponseCacheBytes)(s)
+	WithCacheBytes(DefaultCacheBytes)(s)
 	for _, o := range opts {
 		o(s)
 	}

@@ -30,6 +30,9 @@ type parsedItem[T any] struct {
 	rec T
 }
 
+// cost counts the item's bytes twice: as stored and as decoded.
+func (p parsedItem[T]) cost() int64 { return int64(2*len(p.raw)) + entryOverhead }
+
 // snapshot is one consistent read of everything a document operation needs.
 type snapshot struct {
 	env       envRecord

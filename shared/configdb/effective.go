@@ -206,6 +206,9 @@ func identities(layers []layer, labels []string, key string, mode MergeMode) (me
 type merged struct {
 	keys    []string
 	entries map[string]mergedValue
+	// size is what the merge holds in bytes: it keeps its values alive even
+	// after their documents leave the document cache.
+	size int64
 }
 
 type mergedValue struct {
@@ -226,8 +229,10 @@ func (s *Service) merge(ctx context.Context, layers []layer) (*merged, error) {
 		}
 	}
 	m.keys = make([]string, 0, len(m.entries))
-	for k := range m.entries {
+	m.size = entryOverhead
+	for k, v := range m.entries {
 		m.keys = append(m.keys, k)
+		m.size += int64(2*len(k)+len(v.raw)) + 64
 	}
 	slices.Sort(m.keys)
 	return m, nil

@@ -72,6 +72,18 @@ type placement struct {
 	short bool
 }
 
+// cost approximates the bytes a cached placement holds.
+func (p *placement) cost() int64 {
+	n := len(p.ref) + len(p.node.UUID) + len(p.node.FQDN) + entryOverhead
+	for _, l := range p.levels {
+		n += len(l.Name) + len(l.Value) + 32
+	}
+	for k, v := range p.node.Levels {
+		n += len(k) + len(v) + 32
+	}
+	return int64(n)
+}
+
 // placementKey is the cache key of a level path in environment env.
 func placementKey(env int64, levels []LevelValue) string {
 	var b strings.Builder

@@ -10,7 +10,6 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/tuningbox/tuningbox/shared/cache"
 	"github.com/tuningbox/tuningbox/shared/errs"
 )
 
@@ -36,6 +35,8 @@ const schemaURL = "urn:tuningbox:resource-schema"
 // compiledSchema is a definition's schema, compiled for both kinds.
 type compiledSchema struct {
 	full, partial *jsonschema.Schema
+	// size estimates the memory of the compiled forms from their source.
+	size int64
 }
 
 // definitionSchema returns the raw "schema" of a definition's content, if any.
@@ -127,13 +128,6 @@ func dropPresenceRules(schema any) {
 	}
 }
 
-// schemaCacheEntries bounds the compiled schemas kept.
-const schemaCacheEntries = 256
-
-func newSchemaCache() *cache.LRU[[32]byte, *compiledSchema] {
-	return cache.New[[32]byte](schemaCacheEntries, func(*compiledSchema) int64 { return 1 })
-}
-
 // schemaFor returns the compiled schema of a definition (nil: it has none).
 func (s *Service) schemaFor(def resdefRecord) (*compiledSchema, error) {
 	raw, ok := definitionSchema(def.Content)
@@ -148,6 +142,7 @@ func (s *Service) schemaFor(def resdefRecord) (*compiledSchema, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.size = int64(16*len(raw)) + entryOverhead
 	s.schemas.Add(key, c)
 	return c, nil
 }

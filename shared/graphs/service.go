@@ -52,17 +52,33 @@ type decodedTasks struct {
 	size  int64 // of the JSON they were decoded from
 }
 
-// decodedTasksBytes bounds the decoded-task cache by the size of the JSON it came from.
-const decodedTasksBytes = 32 << 20
+// DefaultCacheBytes is the cache budget of a service made without WithCacheBytes.
+const DefaultCacheBytes = 64 << 20
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithCacheBytes bounds the caches of decoded task lists and frozen plans
+// together to total bytes, half each; an entry counts twice the JSON it was
+// decoded from (the decoded form is about as large again).
+func WithCacheBytes(total int64) Option {
+	return func(s *Service) {
+		s.decoded = cache.New[[sha256.Size]byte](total/2, func(d decodedTasks) int64 { return 2 * d.size })
+		s.plans = cache.New[string](total/2, func(d decodedPlan) int64 { return 2 * d.size })
+	}
+}
 
 // NewService returns the graphs service.
-func NewService(idx store.Index, blobs store.Blobs, clusters Clusters) *Service {
-	return &Service{
+func NewService(idx store.Index, blobs store.Blobs, clusters Clusters, opts ...Option) *Service {
+	s := &Service{
 		idx: idx, blobs: blobs, clusters: clusters,
-		now:     func() time.Time { return time.Now().UTC() },
-		decoded: cache.New[[sha256.Size]byte](decodedTasksBytes, func(d decodedTasks) int64 { return d.size }),
-		plans:   cache.New[string](decodedTasksBytes, func(d decodedPlan) int64 { return d.size }),
+		now: func() time.Time { return time.Now().UTC() },
 	}
+	WithCacheBytes(DefaultCacheBytes)(s)
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // decodeTasks decodes a stored task list. The tasks returned may be shared

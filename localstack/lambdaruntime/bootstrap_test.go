@@ -297,21 +297,23 @@ func readOnly(t *testing.T, fx events.Fixture) bool {
 	return ev.HTTPMethod == "GET" || ev.RequestContext.HTTP.Method == "GET"
 }
 
-// An event that is not an API Gateway request fails that invocation through
-// /error, and the process goes on serving.
-func TestBootstrapReportsAnUndecodableEvent(t *testing.T) {
+// An event that is not an API Gateway request is answered with a JSON 400
+// (never an invocation error, which API Gateway would turn into a 502), and
+// the process goes on serving.
+func TestBootstrapAnswersAnUndecodableEvent(t *testing.T) {
 	f := startFunction(t, bootstraps["config"], embedded(seededDataDir(t))...)
 	f.ready(t)
 	out, _ := f.invoke(t, []byte(`"not an API Gateway event"`))
-	var lambdaErr struct {
-		Message string `json:"errorMessage"`
-		Type    string `json:"errorType"`
+	var resp struct {
+		StatusCode int               `json:"statusCode"`
+		Headers    map[string]string `json:"headers"`
+		Body       string            `json:"body"`
 	}
-	if err := json.Unmarshal(out.ErrorBody, &lambdaErr); err != nil {
-		t.Fatalf("want an error posted to /error, got response %s error %s", out.Response, out.ErrorBody)
+	if out.ErrorType != "" || json.Unmarshal(out.Response, &resp) != nil {
+		t.Fatalf("want a response, got response %s error %s %s", out.Response, out.ErrorType, out.ErrorBody)
 	}
-	if !strings.Contains(lambdaErr.Message, "decode API Gateway event") || lambdaErr.Type == "" {
-		t.Errorf("error %+v", lambdaErr)
+	if resp.StatusCode != 400 || resp.Headers["Content-Type"] != "application/json" || !strings.Contains(resp.Body, "malformed API Gateway event") {
+		t.Errorf("response %+v", resp)
 	}
 	fixtures, err := events.Load()
 	if err != nil {

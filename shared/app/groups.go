@@ -31,24 +31,29 @@ type services struct {
 	nodes     *nodes.Service
 	templates *templates.Service
 	graphs    *graphs.Service
+	// compressed holds gzip encodings of documents by ETag.
+	compressed *httpapi.Compressed
 	// guard authenticates, authorizes and audits every request (shared/httpapi/authapi).
 	guard *authapi.Middleware
 }
 
 func newServices(b store.Backend, cfg Config, logger *slog.Logger) (*services, error) {
 	registry := &registryNodes{}
-	config := configdb.NewService(b.Index, b.Blobs, configdb.WithNodes(registry), configdb.WithWriters(authapi.VersionWriters(audit.New(b.Index, nil))))
+	shares := cfg.cacheShares()
+	config := configdb.NewService(b.Index, b.Blobs, configdb.WithNodes(registry), configdb.WithWriters(authapi.VersionWriters(audit.New(b.Index, nil))),
+		configdb.WithCacheBytes(shares.configdb))
 	// Resource definitions whose content names this validator hold override data (spec 001).
 	config.RegisterValidator(overrides.ValidatorName, overrides.ValidateData)
 	nodeRegistry := nodes.NewService(b.Index, configEnvironments{config})
 	registry.svc = nodeRegistry
 	s := &services{
-		backend:   b,
-		config:    config,
-		overrides: overrides.NewService(configEffective{config}),
-		nodes:     nodeRegistry,
-		templates: templates.NewService(b.Index),
-		graphs:    graphs.NewService(b.Index, b.Blobs, environmentClusters{config, nodeRegistry}),
+		backend:    b,
+		config:     config,
+		overrides:  overrides.NewService(configEffective{config}),
+		nodes:      nodeRegistry,
+		templates:  templates.NewService(b.Index),
+		graphs:     graphs.NewService(b.Index, b.Blobs, environmentClusters{config, nodeRegistry}, graphs.WithCacheBytes(shares.graphs)),
+		compressed: httpapi.NewCompressed(shares.gzip),
 	}
 	// Deleting an environment deletes its deployment graphs in the same atomic write.
 	config.OnDeleteEnvironment(s.graphs.DeleteClusterOps)
@@ -156,7 +161,7 @@ var groupRoutes = map[string]func(mux *http.ServeMux, s *services){
 		// Without the slash too: an API Gateway route can exempt that path from its authorizer.
 		mux.HandleFunc("GET /api/v1/config/{$}", httpapi.ServeVersions)
 		mux.HandleFunc("GET /api/v1/config", httpapi.ServeVersions)
-		configapi.Register(mux, s.config)
+		configapi.Register(mux, s.config, s.compressed)
 		overridesapi.Register(mux, s.overrides)
 		// Blob garbage collection: the blobs are the ConfigDB's documents (and graphs' tasks).
 		storeapi.Register(mux, s.backend)

@@ -74,7 +74,7 @@ func WithUUIDs(gen func() string) Option { return func(s *Service) { s.newUUID =
 // WithCacheBytes bounds every cache of the service together to total bytes:
 // parsed documents 4/9, encoded answers 2/9, merges 2/9, and 1/9 for the
 // entities (which environment, definition and node placement a reference
-// names, parsed items, the writers of versions).
+// names, parsed items, the writers of versions, compiled schemas).
 // An entry larger than its cache's share is not cached.
 func WithCacheBytes(total int64) Option {
 	return func(s *Service) {

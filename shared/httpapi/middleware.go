@@ -2,8 +2,10 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -69,6 +71,7 @@ func Wrap(h http.Handler, opts Options) http.Handler {
 					slog.Duration("duration", time.Since(start)))
 			}
 		}()
+		defer recoverPanic(rec, r, opts.Logger)
 		w = rec
 		w.Header().Add("Vary", versionHeader)
 		w.Header().Add("Vary", legacyVersionHeader)
@@ -103,6 +106,33 @@ func Wrap(h http.Handler, opts Options) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// recoverPanic turns a panic of the handler into a logged error and, when
+// nothing was sent yet, a JSON 500: never a dropped connection, nor (on
+// Lambda) an invocation error that API Gateway would answer with a 502.
+// http.ErrAbortHandler keeps its meaning: abort the response.
+func recoverPanic(w *statusRecorder, r *http.Request, logger *slog.Logger) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	if p == http.ErrAbortHandler {
+		panic(p)
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	logger.LogAttrs(r.Context(), slog.LevelError, "panic serving a request",
+		slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
+	if w.wroteHeader {
+		return // the status is out; the truncated body is all that can be done
+	}
+	for _, h := range []string{"Content-Encoding", "ETag", "Content-Length", "Cache-Control"} {
+		w.Header().Del(h)
+	}
+	JSON(w, http.StatusInternalServerError, ErrorBody{Error: ErrorDetail{Code: http.StatusInternalServerError, Message: "internal error"}})
 }
 
 // checkPath rejects paths with dot segments, raw or percent-encoded, before the

@@ -106,9 +106,10 @@ func JSON(w http.ResponseWriter, status int, v any) {
 	RawJSON(w, status, bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 }
 
-// RawJSON writes an already encoded JSON body.
+// RawJSON writes an already encoded JSON body, with its Content-Length.
 func RawJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

@@ -7,13 +7,19 @@ package lambdaadapter
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
+
+	"github.com/tuningbox/tuningbox/shared/httpapi"
 )
 
 // Adapter converts API Gateway events into requests for an http.Handler.
@@ -26,26 +32,135 @@ type Adapter struct {
 // New returns an adapter around h.
 func New(h http.Handler) *Adapter { return &Adapter{handler: h} }
 
-// Invoke handles one event of either payload version and returns the matching response type.
-func (a *Adapter) Invoke(ctx context.Context, payload json.RawMessage) (any, error) {
+// MaxResponseBytes is Lambda's limit on a synchronous invocation's response
+// payload (6 MB): a larger one fails the invocation, which API Gateway answers
+// with a bare 500 or 502.
+const MaxResponseBytes = 6 * 1024 * 1024
+
+// Invoke handles one event of either payload version and returns the matching
+// response, encoded. It never fails the invocation: an event it cannot read is
+// a JSON 400, a panic a logged JSON 500, and an answer over MaxResponseBytes is
+// sent gzip-compressed when the client accepts gzip and that fits, else
+// replaced by a JSON 406 (ask with Accept-Encoding: gzip) or 413 (too large
+// even compressed).
+func (a *Adapter) Invoke(ctx context.Context, payload json.RawMessage) (out any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			slog.Default().ErrorContext(ctx, "panic handling an API Gateway event", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			out = events.APIGatewayProxyResponse{StatusCode: http.StatusInternalServerError, Headers: jsonHeader, Body: internalBody}
+		}
+	}()
 	var probe struct {
 		Version string `json:"version"`
 	}
 	if err := json.Unmarshal(payload, &probe); err != nil {
-		return nil, fmt.Errorf("decode API Gateway event: %w", err)
+		// Both payload versions read statusCode, headers and body alike.
+		return events.APIGatewayProxyResponse{StatusCode: http.StatusBadRequest, Headers: jsonHeader, Body: badEventBody}, nil
 	}
 	if probe.Version == "2.0" {
 		var ev events.APIGatewayV2HTTPRequest
 		if err := json.Unmarshal(payload, &ev); err != nil {
-			return nil, fmt.Errorf("decode API Gateway v2 event: %w", err)
+			return events.APIGatewayV2HTTPResponse{StatusCode: http.StatusBadRequest, Headers: jsonHeader, Body: badEventBody}, nil
 		}
-		return a.ServeV2(ctx, ev), nil
+		resp := a.ServeV2(ctx, ev)
+		return fit(&response{&resp.StatusCode, &resp.Headers, resp.MultiValueHeaders, &resp.Body, &resp.IsBase64Encoded}, ev.Headers, &resp)
 	}
 	var ev events.APIGatewayProxyRequest
 	if err := json.Unmarshal(payload, &ev); err != nil {
-		return nil, fmt.Errorf("decode API Gateway v1 event: %w", err)
+		return events.APIGatewayProxyResponse{StatusCode: http.StatusBadRequest, Headers: jsonHeader, Body: badEventBody}, nil
 	}
-	return a.ServeV1(ctx, ev), nil
+	resp := a.ServeV1(ctx, ev)
+	return fit(&response{&resp.StatusCode, &resp.Headers, resp.MultiValueHeaders, &resp.Body, &resp.IsBase64Encoded}, ev.Headers, &resp)
+}
+
+// response points into a v1 or v2 response, whose fields fit may rewrite.
+type response struct {
+	status  *int
+	headers *map[string]string
+	multi   map[string][]string
+	body    *string
+	base64  *bool
+}
+
+// fit encodes resp (which r points into) and keeps it within MaxResponseBytes.
+func fit(r *response, reqHeaders map[string]string, resp any) (json.RawMessage, error) {
+	raw, err := json.Marshal(resp)
+	if err != nil || len(raw) <= MaxResponseBytes {
+		return raw, err
+	}
+	body := []byte(*r.body)
+	if *r.base64 {
+		if body, err = base64.StdEncoding.DecodeString(*r.body); err != nil {
+			return nil, err
+		}
+	}
+	size := len(body)
+	compressed := r.header("Content-Encoding") != ""
+	var gz []byte
+	if !compressed {
+		gz = httpapi.Gzip(body)
+	}
+	accepts := httpapi.AcceptsGzip(http.Header{"Accept-Encoding": {headerValue(reqHeaders, "Accept-Encoding")}})
+	if !compressed && accepts {
+		r.setHeader("Content-Encoding", "gzip")
+		r.setHeader("Vary", "Accept-Encoding")
+		r.setHeader("Content-Length", strconv.Itoa(len(gz)))
+		*r.body, *r.base64 = base64.StdEncoding.EncodeToString(gz), true
+		if raw, err = json.Marshal(resp); err != nil || len(raw) <= MaxResponseBytes {
+			return raw, err
+		}
+	}
+	status, msg := http.StatusRequestEntityTooLarge, fmt.Sprintf("the answer is %d bytes, over the %d-byte limit of a Lambda response even compressed; read less at once (one key with ?key=)", size, MaxResponseBytes)
+	if !compressed && !accepts && len(gz)*4/3+1024 <= MaxResponseBytes {
+		status, msg = http.StatusNotAcceptable, fmt.Sprintf("the answer is %d bytes, over the %d-byte limit of a Lambda response; ask again with Accept-Encoding: gzip (%d bytes compressed)", size, MaxResponseBytes, len(gz))
+	}
+	slog.Default().Warn("answer over the Lambda response limit", "status", *r.status, "bytes", size, "answered", status)
+	*r.status = status
+	*r.headers = map[string]string{"Content-Type": "application/json"}
+	clear(r.multi)
+	*r.base64 = false
+	errBody, _ := json.Marshal(httpapi.ErrorBody{Error: httpapi.ErrorDetail{Code: status, Message: msg}})
+	*r.body = string(errBody)
+	return json.Marshal(resp)
+}
+
+func (r *response) header(name string) string {
+	if v := headerValue(*r.headers, name); v != "" {
+		return v
+	}
+	for k, vs := range r.multi {
+		if strings.EqualFold(k, name) && len(vs) > 0 {
+			return vs[0]
+		}
+	}
+	return ""
+}
+
+func (r *response) setHeader(name, value string) {
+	for k := range *r.headers {
+		if strings.EqualFold(k, name) {
+			delete(*r.headers, k)
+		}
+	}
+	for k := range r.multi {
+		if strings.EqualFold(k, name) {
+			delete(r.multi, k)
+		}
+	}
+	if *r.headers == nil {
+		*r.headers = map[string]string{}
+	}
+	(*r.headers)[name] = value
+}
+
+// headerValue finds a header of an event or response map, whatever its case.
+func headerValue(headers map[string]string, name string) string {
+	for k, v := range headers {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
 }
 
 // ServeV2 handles an HTTP API (payload 2.0) event.
@@ -89,9 +204,18 @@ var (
 	internalBody = `{"error":{"code":500,"message":"internal error"}}`
 )
 
-// serve runs the handler and makes sure a status code is set even when it wrote nothing.
+// serve runs the handler and makes sure a status code is set even when it
+// wrote nothing, and a JSON 500 when it panicked before writing.
 func (a *Adapter) serve(w http.ResponseWriter, req *http.Request) {
 	sw := &statusWriter{ResponseWriter: w}
+	defer func() {
+		if p := recover(); p != nil {
+			slog.Default().ErrorContext(req.Context(), "panic serving a request", "method", req.Method, "path", req.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			if !sw.wrote {
+				httpapi.RawJSON(sw, http.StatusInternalServerError, []byte(internalBody))
+			}
+		}
+	}()
 	a.handler.ServeHTTP(sw, req)
 	if !sw.wrote {
 		sw.WriteHeader(http.StatusOK)

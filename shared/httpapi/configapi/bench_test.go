@@ -83,7 +83,7 @@ func benchEffective(b *testing.B, resource string, global, role, node int, wantS
 	put(2, configdb.Overrides, []byte(`{"g_1":{"enabled":false}}`))
 
 	mux := http.NewServeMux()
-	configapi.Register(mux, svc)
+	configapi.Register(mux, svc, httpapi.NewCompressed(16<<20))
 	h := httpapi.Wrap(mux, httpapi.Options{})
 	envRef := "1"
 	if query != "" {

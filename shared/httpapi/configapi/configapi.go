@@ -16,9 +16,10 @@ import (
 // Prefix is the base path of the ConfigDB API (spec 000's default endpoint_uri).
 const Prefix = "/api/v1/config"
 
-// Register adds the ConfigDB routes to mux.
-func Register(mux *http.ServeMux, svc *configdb.Service) {
-	h := &handlers{svc: svc}
+// Register adds the ConfigDB routes to mux; documents go out through
+// compressed (gzip for the clients that accept it, once per version).
+func Register(mux *http.ServeMux, svc *configdb.Service, compressed *httpapi.Compressed) {
+	h := &handlers{svc: svc, compressed: compressed}
 	routes := map[string]http.HandlerFunc{
 		"GET /components":                                    h.listComponents,
 		"POST /components":                                   h.createComponent,
@@ -53,7 +54,10 @@ func Register(mux *http.ServeMux, svc *configdb.Service) {
 	}
 }
 
-type handlers struct{ svc *configdb.Service }
+type handlers struct {
+	svc        *configdb.Service
+	compressed *httpapi.Compressed
+}
 
 // pathRef reads a path value and applies the microversion rule for ids in paths.
 func pathRef(r *http.Request, name string, namesAllowed bool) (string, error) {

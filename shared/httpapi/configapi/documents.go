@@ -147,7 +147,7 @@ func (h *handlers) getDocument(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	httpapi.RawJSON(w, http.StatusOK, doc.Body)
+	h.compressed.ServeJSON(w, r, doc.ETag, doc.Body)
 }
 
 func (h *handlers) putDocument(w http.ResponseWriter, r *http.Request) {

@@ -30,7 +30,7 @@ func newAPI(t testing.TB, opts httpapi.Options) *api {
 	}
 	svc := configdb.NewService(b.Index, b.Blobs)
 	mux := http.NewServeMux()
-	configapi.Register(mux, svc)
+	configapi.Register(mux, svc, httpapi.NewCompressed(16<<20))
 	srv := httptest.NewServer(httpapi.Wrap(mux, opts))
 	t.Cleanup(func() {
 		srv.Close()

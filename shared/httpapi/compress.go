@@ -1,0 +1,78 @@
+package httpapi
+
+import (
+	"bytes"
+	"compress/gzip"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/tuningbox/tuningbox/shared/cache"
+)
+
+// minCompressBytes: smaller answers gain too little from gzip to be worth it.
+const minCompressBytes = 1024
+
+// Compressed holds gzip encodings of answers by their strong ETag, within a
+// byte bound: a version is compressed once, however often it is read.
+type Compressed struct {
+	lru *cache.LRU[string, []byte]
+}
+
+// NewCompressed returns a cache of compressed answers of at most maxBytes.
+func NewCompressed(maxBytes int64) *Compressed {
+	return &Compressed{lru: cache.New[string](maxBytes, func(b []byte) int64 { return int64(len(b)) + 128 })}
+}
+
+// ServeJSON answers 200 with body, whose strong ETag is etag: gzip-encoded when
+// the client accepts gzip and the body is large enough, else as it is; always
+// with Content-Length.
+func (c *Compressed) ServeJSON(w http.ResponseWriter, r *http.Request, etag string, body []byte) {
+	h := w.Header()
+	if len(body) < minCompressBytes {
+		RawJSON(w, http.StatusOK, body)
+		return
+	}
+	h.Add("Vary", "Accept-Encoding")
+	if !AcceptsGzip(r.Header) {
+		RawJSON(w, http.StatusOK, body)
+		return
+	}
+	gz, ok := c.lru.Get(etag)
+	if !ok {
+		gz = Gzip(body)
+		c.lru.Add(etag, gz)
+	}
+	h.Set("Content-Encoding", "gzip")
+	RawJSON(w, http.StatusOK, gz)
+}
+
+// Gzip compresses b at the default level.
+func Gzip(b []byte) []byte {
+	var buf bytes.Buffer
+	buf.Grow(len(b)/4 + 64)
+	zw := gzip.NewWriter(&buf)
+	_, _ = zw.Write(b) // writes to a bytes.Buffer do not fail
+	_ = zw.Close()
+	return buf.Bytes()
+}
+
+// AcceptsGzip reports whether Accept-Encoding admits gzip (not with q=0).
+func AcceptsGzip(h http.Header) bool {
+	for _, v := range h.Values("Accept-Encoding") {
+		for part := range strings.SplitSeq(v, ",") {
+			coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+			coding = strings.TrimSpace(coding)
+			if !strings.EqualFold(coding, "gzip") && !strings.EqualFold(coding, "x-gzip") && coding != "*" {
+				continue
+			}
+			if q, ok := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q="); ok {
+				if f, err := strconv.ParseFloat(q, 64); err == nil && f == 0 {
+					continue
+				}
+			}
+			return true
+		}
+	}
+	return false
+}

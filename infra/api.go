@@ -149,6 +149,8 @@ func newRESTAPI(scope constructs.Construct, id string, routes []Route, authorize
 		Description:          jsii.String("tuningbox API"),
 		CloudWatchRole:       jsii.Bool(false),
 		DefaultMethodOptions: methods,
+		// Gzip-encoded answers (isBase64Encoded) reach clients as bytes, not base64 text.
+		BinaryMediaTypes: jsii.Strings("*/*"),
 	}
 	if m := ids.MTLS; m.Enabled() {
 		props.DomainName = &awsapigateway.DomainNameOptions{

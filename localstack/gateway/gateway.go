@@ -142,8 +142,11 @@ type request struct {
 func (g *gateway) authorize(ctx context.Context, req *request) (authResult, int) {
 	au := req.route.authorizer
 	var identity []string
-	for _, h := range au.headers {
-		v := req.r.Header.Get(h)
+	for _, src := range au.sources {
+		v := req.r.Header.Get(src.header)
+		if src.sourceIP {
+			v = req.sourceIP()
+		}
 		if v == "" {
 			return authResult{}, http.StatusUnauthorized
 		}

@@ -47,11 +47,34 @@ type route struct {
 type authorizerSpec struct {
 	id       string
 	function *functionSpec
-	// headers are the identity source's header names (lower case); a request
-	// missing any of them is refused before the authorizer runs.
-	headers   []string
+	// sources are the identity source: header names (lower case) and
+	// sourceIP for the caller's address; a request missing a header is
+	// refused before the authorizer runs.
+	sources   []identitySource
 	ttl       time.Duration
 	payloadV2 bool
+}
+
+// identitySource is one part of an authorizer's identity source.
+type identitySource struct {
+	header   string // lower case; "" for the caller's address
+	sourceIP bool
+}
+
+// parseIdentitySource reads "$request.header.X" / "method.request.header.X"
+// and "$context.identity.sourceIp" / "context.identity.sourceIp".
+func parseIdentitySource(s string) (identitySource, error) {
+	s = strings.TrimPrefix(strings.TrimSpace(s), "$")
+	if h, ok := strings.CutPrefix(s, "request.header."); ok {
+		return identitySource{header: strings.ToLower(h)}, nil
+	}
+	if h, ok := strings.CutPrefix(s, "method.request.header."); ok {
+		return identitySource{header: strings.ToLower(h)}, nil
+	}
+	if s == "context.identity.sourceIp" {
+		return identitySource{sourceIP: true}, nil
+	}
+	return identitySource{}, fmt.Errorf("identity source %q is not emulated", s)
 }
 
 // functionSpec is a Lambda function of the template.
@@ -178,11 +201,11 @@ func (t *template) httpRoutes(a *api) error {
 		}
 		sources, _ := p["IdentitySource"].([]any)
 		for _, s := range sources {
-			h, ok := strings.CutPrefix(fmt.Sprint(s), "$request.header.")
-			if !ok {
-				return fmt.Errorf("authorizer %s: identity source %v is not a header", id, s)
+			src, err := parseIdentitySource(fmt.Sprint(s))
+			if err != nil {
+				return fmt.Errorf("authorizer %s: %w", id, err)
 			}
-			au.headers = append(au.headers, strings.ToLower(h))
+			au.sources = append(au.sources, src)
 		}
 		if n, ok := p["AuthorizerResultTtlInSeconds"].(float64); ok {
 			au.ttl = time.Duration(n) * time.Second
@@ -253,11 +276,11 @@ func (t *template) restRoutes(a *api) error {
 			return fmt.Errorf("authorizer %s: no Lambda function", id)
 		}
 		for s := range strings.SplitSeq(fmt.Sprint(p["IdentitySource"]), ",") {
-			h, ok := strings.CutPrefix(strings.TrimSpace(s), "method.request.header.")
-			if !ok {
-				return fmt.Errorf("authorizer %s: identity source %q is not a header", id, s)
+			src, err := parseIdentitySource(s)
+			if err != nil {
+				return fmt.Errorf("authorizer %s: %w", id, err)
 			}
-			au.headers = append(au.headers, strings.ToLower(h))
+			au.sources = append(au.sources, src)
 		}
 		if n, ok := p["AuthorizerResultTtlInSeconds"].(float64); ok {
 			au.ttl = time.Duration(n) * time.Second

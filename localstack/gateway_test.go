@@ -139,7 +139,7 @@ func TestGatewayRouteWalk(t *testing.T) {
 	for _, p := range []string{
 		"/api/v1/config", "/api/v1/releases", "/api/v1/plugins", "/api/v1/clusters", "/api/v1/graphs",
 		"/api/v1/transactions", "/api/v1/deploy_templates", "/api/v1/nodes", "/api/v1/deploy_steps",
-		"/api/v1/users", "/api/v1/tokens", "/api/v1/audit",
+		"/api/v1/users", "/api/v1/tokens", "/api/v1/audit", "/api/v1/store",
 	} {
 		for _, path := range []string{p, p + "/999999"} {
 			for _, method := range []string{"GET", "HEAD"} {

@@ -58,6 +58,9 @@ type Service struct {
 	// envs and resdefs hold the parsed form of the last seen item bytes.
 	envs    *cache.LRU[int64, parsedItem[envRecord]]
 	resdefs *cache.LRU[int64, parsedItem[resdefRecord]]
+	// heads holds the decoded head of each document by key: every read fetches
+	// them, and decoding them was most of a warm read's work.
+	heads *cache.LRU[store.Key, parsedItem[Version]]
 	// docWriters queues the writers of each document (see docLocks).
 	docWriters docLocks
 }
@@ -74,7 +77,8 @@ func WithUUIDs(gen func() string) Option { return func(s *Service) { s.newUUID =
 // WithCacheBytes bounds every cache of the service together to total bytes:
 // parsed documents 4/9, encoded answers 2/9, merges 2/9, and 1/9 for the
 // entities (which environment, definition and node placement a reference
-// names, parsed items, the writers of versions, compiled schemas).
+// names, parsed items and document heads, the writers of versions, compiled
+// schemas).
 // An entry larger than its cache's share is not cached.
 func WithCacheBytes(total int64) Option {
 	return func(s *Service) {
@@ -82,13 +86,14 @@ func WithCacheBytes(total int64) Option {
 		s.docs = cache.New[string](4*part, func(d *parsedDoc) int64 { return d.cost() })
 		s.responses = cache.New[[32]byte](2*part, func(d *Document) int64 { return int64(len(d.Body)+len(d.ETag)) + entryOverhead })
 		s.merges = cache.New[[32]byte](2*part, func(m *merged) int64 { return m.size })
-		entities := part / 6
+		entities := part / 7
 		s.guesses = cache.New[string](entities, func(g guess) int64 { return int64(8*len(g.components)) + entryOverhead })
 		s.envs = cache.New[int64](entities, func(p parsedItem[envRecord]) int64 { return p.cost() })
 		s.resdefs = cache.New[int64](entities, func(p parsedItem[resdefRecord]) int64 { return p.cost() })
 		s.placements = cache.New[string](entities, func(p *placement) int64 { return p.cost() })
 		s.writerCache = cache.New[string](entities, func(w *Writer) int64 { return int64(len(w.Principal)+len(w.Role)) + entryOverhead })
 		s.schemas = cache.New[[32]byte](entities, func(c *compiledSchema) int64 { return c.size })
+		s.heads = cache.New[store.Key](entities, func(p parsedItem[Version]) int64 { return p.cost() + 64 })
 	}
 }
 

@@ -271,12 +271,13 @@ func (s *Service) fetch(ctx context.Context, ref DocRef, g guess, p *placement, 
 	}
 	for d := range paths {
 		for i := range kinds {
-			if it, ok := items[keys[firstHead+2*d+i]]; ok {
-				h := &head{rev: it.Revision}
-				if err := json.Unmarshal(it.Value, &h.Version); err != nil {
+			k := keys[firstHead+2*d+i]
+			if it, ok := items[k]; ok {
+				v, err := parsed(s.heads, k, it)
+				if err != nil {
 					return nil, err
 				}
-				sn.heads[d][i] = h
+				sn.heads[d][i] = &head{Version: v, rev: it.Revision}
 			}
 		}
 	}
@@ -338,10 +339,10 @@ func checkKeyLength(k store.Key, partition string) error {
 }
 
 // parsed decodes item, reusing the cached form when its bytes are unchanged.
-func parsed[T any](c interface {
-	Get(int64) (parsedItem[T], bool)
-	Add(int64, parsedItem[T])
-}, id int64, item store.Item) (T, error) {
+func parsed[K comparable, T any](c interface {
+	Get(K) (parsedItem[T], bool)
+	Add(K, parsedItem[T])
+}, id K, item store.Item) (T, error) {
 	if p, ok := c.Get(id); ok && bytes.Equal(p.raw, item.Value) {
 		return p.rec, nil
 	}

@@ -5,7 +5,7 @@ LISTEN ?= 127.0.0.1:8080
 DATA ?= ./data
 FUNCTIONS := $(notdir $(wildcard functions/*))
 
-.PHONY: run build test unit vet bench fmt integration hiera keystone synth deploy fuzz agent
+.PHONY: run build test unit vet bench fmt integration hiera keystone synth cdk-test deploy fuzz agent
 
 # A local development administrator (admin/admin-password) unless the environment names
 # another; it is created only when missing. Never use these defaults on a shared server.
@@ -21,7 +21,7 @@ build:
 	    -o bin/$$fn/bootstrap ./functions/$$fn || exit 1; \
 	done
 
-# CDK: the Go app in infra/ (cdk.json), the CLI from npm under .cache/cdk.
+# CDK: the Go app in infra/, a module of its own (cdk.json builds and runs it), the CLI from npm under .cache/cdk.
 # API_TYPE=rest puts a REST API in front instead of an HTTP API (LocalStack Community).
 CDK_CLI_VERSION ?= 2.1148.1
 CDK := .cache/cdk/node_modules/.bin/cdk
@@ -39,6 +39,11 @@ CDK_OUT ?= cdk.out
 synth: build $(CDK)
 	$(CDK) synth --no-notices --quiet -c apiType=$(API_TYPE) -o $(CDK_OUT)
 
+# The stack's template assertions (infra/*_test.go), offline: they need Node, on which
+# jsii runs the CDK library bundled in the Go module, but not the CDK CLI.
+cdk-test:
+	cd infra && $(GO) test -count=1 ./...
+
 # Deploys to the account and region of the current AWS credentials (run `$(CDK) bootstrap` once per account and region).
 deploy: build $(CDK)
 	$(CDK) deploy --no-notices -c apiType=$(API_TYPE) --outputs-file cdk.out/outputs.json
@@ -46,7 +51,9 @@ deploy: build $(CDK)
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) vet ./...
+	cd infra && $(GO) vet ./...
 
+# The root module: no Node needed (the CDK app in infra/ is tested by cdk-test).
 unit:
 	$(GO) test -count=1 ./...
 
@@ -73,7 +80,7 @@ FUZZTIME ?= 10s
 fuzz:
 	FUZZTIME=$(FUZZTIME) .ci/fuzz.sh
 
-test: vet unit integration hiera keystone agent fuzz
+test: vet unit cdk-test integration hiera keystone agent fuzz
 
 bench:
 	bash .ci/bench.sh

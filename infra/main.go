@@ -1,7 +1,9 @@
-// Command infra is the CDK app of tuningbox: `make synth` writes
-// cdk.out/Tuningbox.template.json, `make deploy` deploys it. It deploys every
-// function that exists under functions/, from the bootstraps `make build`
-// writes to bin/. Context: -c apiType=rest puts a REST API in front instead of
+// Command infra is the CDK app of tuningbox, a Go module of its own so that
+// the root module needs neither the CDK's dependencies nor Node: `make synth`
+// writes cdk.out/Tuningbox.template.json, `make deploy` deploys it. It runs
+// from the repository root (cdk.json builds it as infra/infra) and deploys
+// every function that exists under functions/, from the bootstraps `make
+// build` writes to bin/. Context: -c apiType=rest puts a REST API in front instead of
 // an HTTP API (for LocalStack Community); -c keystone=true and the mtls* values
 // add Keystone tokens and mutual TLS (see Identities).
 package main
@@ -30,7 +32,7 @@ func main() {
 
 func run(functionsDir, binDir string) error {
 	// The CDK CLI names the output directory in CDK_OUTDIR; run directly
-	// (go run ./infra), the app writes to cdk.out like the CLI would.
+	// (infra/infra from the root), the app writes to cdk.out like the CLI would.
 	var appProps awscdk.AppProps
 	if os.Getenv("CDK_OUTDIR") == "" {
 		appProps.Outdir = jsii.String("cdk.out")

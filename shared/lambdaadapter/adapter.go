@@ -25,12 +25,16 @@ import (
 // Adapter converts API Gateway events into requests for an http.Handler.
 type Adapter struct {
 	handler http.Handler
+	logger  *slog.Logger
 	v1      core.RequestAccessor
 	v2      core.RequestAccessorV2
 }
 
-// New returns an adapter around h.
-func New(h http.Handler) *Adapter { return &Adapter{handler: h} }
+// New returns an adapter around h; logger receives its panics and the answers
+// it had to replace (the function's JSON logger, as the handler's).
+func New(h http.Handler, logger *slog.Logger) *Adapter {
+	return &Adapter{handler: h, logger: logger}
+}
 
 // MaxResponseBytes is Lambda's limit on a synchronous invocation's response
 // payload (6 MB): a larger one fails the invocation, which API Gateway answers
@@ -46,7 +50,7 @@ const MaxResponseBytes = 6 * 1024 * 1024
 func (a *Adapter) Invoke(ctx context.Context, payload json.RawMessage) (out any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			slog.Default().ErrorContext(ctx, "panic handling an API Gateway event", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			a.logger.ErrorContext(ctx, "panic handling an API Gateway event", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			out = events.APIGatewayProxyResponse{StatusCode: http.StatusInternalServerError, Headers: jsonHeader, Body: internalBody}
 		}
 	}()
@@ -63,14 +67,14 @@ func (a *Adapter) Invoke(ctx context.Context, payload json.RawMessage) (out any,
 			return events.APIGatewayV2HTTPResponse{StatusCode: http.StatusBadRequest, Headers: jsonHeader, Body: badEventBody}, nil
 		}
 		resp := a.ServeV2(ctx, ev)
-		return fit(&response{&resp.StatusCode, &resp.Headers, resp.MultiValueHeaders, &resp.Body, &resp.IsBase64Encoded}, ev.Headers, &resp)
+		return a.fit(&response{&resp.StatusCode, &resp.Headers, resp.MultiValueHeaders, &resp.Body, &resp.IsBase64Encoded}, ev.Headers, &resp)
 	}
 	var ev events.APIGatewayProxyRequest
 	if err := json.Unmarshal(payload, &ev); err != nil {
 		return events.APIGatewayProxyResponse{StatusCode: http.StatusBadRequest, Headers: jsonHeader, Body: badEventBody}, nil
 	}
 	resp := a.ServeV1(ctx, ev)
-	return fit(&response{&resp.StatusCode, &resp.Headers, resp.MultiValueHeaders, &resp.Body, &resp.IsBase64Encoded}, ev.Headers, &resp)
+	return a.fit(&response{&resp.StatusCode, &resp.Headers, resp.MultiValueHeaders, &resp.Body, &resp.IsBase64Encoded}, ev.Headers, &resp)
 }
 
 // response points into a v1 or v2 response, whose fields fit may rewrite.
@@ -83,7 +87,7 @@ type response struct {
 }
 
 // fit encodes resp (which r points into) and keeps it within MaxResponseBytes.
-func fit(r *response, reqHeaders map[string]string, resp any) (json.RawMessage, error) {
+func (a *Adapter) fit(r *response, reqHeaders map[string]string, resp any) (json.RawMessage, error) {
 	raw, err := json.Marshal(resp)
 	if err != nil || len(raw) <= MaxResponseBytes {
 		return raw, err
@@ -114,7 +118,7 @@ func fit(r *response, reqHeaders map[string]string, resp any) (json.RawMessage, 
 	if !compressed && !accepts && len(gz)*4/3+1024 <= MaxResponseBytes {
 		status, msg = http.StatusNotAcceptable, fmt.Sprintf("the answer is %d bytes, over the %d-byte limit of a Lambda response; ask again with Accept-Encoding: gzip (%d bytes compressed)", size, MaxResponseBytes, len(gz))
 	}
-	slog.Default().Warn("answer over the Lambda response limit", "status", *r.status, "bytes", size, "answered", status)
+	a.logger.Warn("answer over the Lambda response limit", "status", *r.status, "bytes", size, "answered", status)
 	*r.status = status
 	*r.headers = map[string]string{"Content-Type": "application/json"}
 	clear(r.multi)
@@ -210,7 +214,7 @@ func (a *Adapter) serve(w http.ResponseWriter, req *http.Request) {
 	sw := &statusWriter{ResponseWriter: w}
 	defer func() {
 		if p := recover(); p != nil {
-			slog.Default().ErrorContext(req.Context(), "panic serving a request", "method", req.Method, "path", req.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			a.logger.ErrorContext(req.Context(), "panic serving a request", "method", req.Method, "path", req.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			if !sw.wrote {
 				httpapi.RawJSON(sw, http.StatusInternalServerError, []byte(internalBody))
 			}

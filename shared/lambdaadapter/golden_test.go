@@ -54,7 +54,7 @@ func TestGoldenEvents(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			out, err := lambdaadapter.New(h).Invoke(context.Background(), f.Payload)
+			out, err := lambdaadapter.New(h, slog.New(slog.DiscardHandler)).Invoke(context.Background(), f.Payload)
 			if err != nil {
 				t.Fatalf("Invoke returned an error instead of an HTTP response: %v", err)
 			}

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -35,9 +36,10 @@ type v2Response struct {
 	IsBase64Encoded bool              `json:"isBase64Encoded"`
 }
 
-func invoke(t *testing.T, h http.Handler, ev json.RawMessage) (v2Response, int) {
+// invoke runs ev through an adapter around h whose JSON log lines go to logs.
+func invoke(t *testing.T, logs *bytes.Buffer, h http.Handler, ev json.RawMessage) (v2Response, int) {
 	t.Helper()
-	out, err := lambdaadapter.New(h).Invoke(context.Background(), ev)
+	out, err := lambdaadapter.New(h, slog.New(slog.NewJSONHandler(logs, nil))).Invoke(context.Background(), ev)
 	if err != nil {
 		t.Fatalf("Invoke returned an error: %v", err)
 	}
@@ -67,7 +69,8 @@ func TestAnswersOverTheResponseLimit(t *testing.T) {
 		})
 	}
 
-	resp, size := invoke(t, handler(compressible), v2Event(t, "/doc", map[string]string{"accept-encoding": "gzip, deflate"}))
+	var logs bytes.Buffer
+	resp, size := invoke(t, &logs, handler(compressible), v2Event(t, "/doc", map[string]string{"accept-encoding": "gzip, deflate"}))
 	if resp.StatusCode != 200 || resp.Headers["Content-Encoding"] != "gzip" || !resp.IsBase64Encoded || size > lambdaadapter.MaxResponseBytes {
 		t.Fatalf("gzip client: %d %v base64=%v, %d bytes", resp.StatusCode, resp.Headers, resp.IsBase64Encoded, size)
 	}
@@ -91,7 +94,8 @@ func TestAnswersOverTheResponseLimit(t *testing.T) {
 		{"gzip refused", compressible, map[string]string{"accept-encoding": "gzip;q=0"}, http.StatusNotAcceptable, "Accept-Encoding: gzip"},
 		{"incompressible", incompressible, map[string]string{"accept-encoding": "gzip"}, http.StatusRequestEntityTooLarge, "even compressed"},
 	} {
-		resp, size := invoke(t, handler(c.body), v2Event(t, "/doc", c.headers))
+		logs.Reset()
+		resp, size := invoke(t, &logs, handler(c.body), v2Event(t, "/doc", c.headers))
 		var e struct {
 			Error struct {
 				Code    int    `json:"code"`
@@ -102,18 +106,37 @@ func TestAnswersOverTheResponseLimit(t *testing.T) {
 			!strings.Contains(e.Error.Message, c.message) || resp.Headers["Content-Type"] != "application/json" || size > 1024 {
 			t.Errorf("%s: %d %v %.300s", c.name, resp.StatusCode, resp.Headers, resp.Body)
 		}
+		line := logLine(t, &logs)
+		if line["level"] != "WARN" || line["msg"] != "answer over the Lambda response limit" || line["status"] != 200.0 || line["answered"] != float64(c.status) {
+			t.Errorf("%s: logged %v", c.name, line)
+		}
 	}
 }
 
-// A panic and an unreadable event are JSON answers, never invocation errors.
+// logLine decodes the one JSON line logs holds.
+func logLine(t *testing.T, logs *bytes.Buffer) map[string]any {
+	t.Helper()
+	var line map[string]any
+	if n := strings.Count(logs.String(), "\n"); n != 1 || json.Unmarshal(logs.Bytes(), &line) != nil {
+		t.Fatalf("want one JSON log line, got %d: %s", n, logs.String())
+	}
+	return line
+}
+
+// A panic and an unreadable event are JSON answers, never invocation errors;
+// the panic is logged through the adapter's logger.
 func TestInvokeNeverFails(t *testing.T) {
 	panics := http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") })
-	resp, _ := invoke(t, panics, v2Event(t, "/x", nil))
+	var logs bytes.Buffer
+	resp, _ := invoke(t, &logs, panics, v2Event(t, "/x", nil))
 	if resp.StatusCode != 500 || resp.Body != `{"error":{"code":500,"message":"internal error"}}` {
 		t.Errorf("panic: %+v", resp)
 	}
+	if line := logLine(t, &logs); line["level"] != "ERROR" || line["msg"] != "panic serving a request" || line["panic"] != "boom" || line["path"] != "/x" {
+		t.Errorf("panic logged as %v", line)
+	}
 	for _, ev := range []string{`"not an event"`, `{"version":"2.0","headers":7}`, `{"headers":7}`} {
-		resp, _ := invoke(t, panics, json.RawMessage(ev))
+		resp, _ := invoke(t, &logs, panics, json.RawMessage(ev))
 		if resp.StatusCode != 400 || !strings.Contains(resp.Body, "malformed API Gateway event") {
 			t.Errorf("%s: %+v", ev, resp)
 		}

@@ -21,7 +21,7 @@ func Group(name string) {
 		if err != nil {
 			return nil, err
 		}
-		return lambdaadapter.New(h).Invoke, nil
+		return lambdaadapter.New(h, logger).Invoke, nil
 	})
 }
 

@@ -135,7 +135,7 @@ func TestNodeUserConfined(t *testing.T) {
 		if !answer.IsAuthorized || answer.Context["tuningbox_node_environment"] == nil || answer.Context["tuningbox_node_levels"] == nil {
 			t.Fatalf("authorizer answer: %+v", answer)
 		}
-		function := lambdaadapter.New(s.handler)
+		function := lambdaadapter.New(s.handler, slog.New(slog.DiscardHandler))
 		check(t, func(method, path string) (int, string) {
 			rawPath, query, _ := strings.Cut(path, "?")
 			req := events.APIGatewayV2HTTPRequest{Version: "2.0", RouteKey: "$default", RawPath: rawPath, RawQueryString: query}

@@ -102,7 +102,7 @@ func TestLambdaAuthorizer(t *testing.T) {
 
 	// The route's function: the observer's authorizer context is identity
 	// enough, yet a write is still forbidden.
-	function := lambdaadapter.New(s.handler)
+	function := lambdaadapter.New(s.handler, slog.New(slog.DiscardHandler))
 	call := func(method, path string, authorizer map[string]any, body string) events.APIGatewayV2HTTPResponse {
 		ev := events.APIGatewayV2HTTPRequest{Version: "2.0", RouteKey: "$default", RawPath: path, Body: body,
 			Headers: map[string]string{"content-type": "application/json"}}
@@ -224,7 +224,7 @@ func TestLambdaAuthorizerClientCertificate(t *testing.T) {
 	}
 
 	// The route's function confines the node's identity to its own documents.
-	function := lambdaadapter.New(s.handler)
+	function := lambdaadapter.New(s.handler, slog.New(slog.DiscardHandler))
 	call := func(path string, authorizer map[string]any) int {
 		ev := events.APIGatewayV2HTTPRequest{Version: "2.0", RouteKey: "$default", RawPath: path}
 		ev.RequestContext.HTTP.Method = "GET"

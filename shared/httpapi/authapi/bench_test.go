@@ -20,7 +20,7 @@ func BenchmarkCheckBasicCached(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer backend.Close()
-	svc := auth.NewService(backend.Index, auth.WithBcryptCost(bcrypt.DefaultCost))
+	svc := auth.NewService(backend.Index, auth.WithBcryptCost(bcrypt.DefaultCost), auth.WithNodeNames(registeredNode{}))
 	if _, err := svc.CreateUser(context.Background(), auth.NewUser{Name: "hiera", Password: "hiera-secret", Role: auth.Node, Node: "node-1"}); err != nil {
 		b.Fatal(err)
 	}
@@ -33,4 +33,16 @@ func BenchmarkCheckBasicCached(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// registeredNode is the registry's answer for node-1: environment 1, role
+// controller (resolved once per login, so outside the measured path).
+type registeredNode struct{}
+
+func (registeredNode) NodeNames(context.Context, string) (auth.NodeIdentity, error) {
+	return auth.NodeIdentity{
+		Names:       []string{"1", "node-1", "0b5a2c1e-0000-4000-8000-000000000001"},
+		Environment: []string{"1"},
+		Levels:      map[string]string{"role": "controller"},
+	}, nil
 }

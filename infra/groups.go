@@ -35,8 +35,9 @@ type EndpointGroup struct {
 	// GET route skips the authorizer (which refuses a request without an
 	// Authorization header before the function could answer it).
 	PublicGET []string
-	// LongPoll: the group holds requests (the ConfigDB's ?wait= reads, up to
-	// configdb.MaxWait = 25 s), so its function may run up to longPollTimeout.
+	// LongPoll: the group holds requests (the ConfigDB's ?wait= reads up to
+	// configdb.MaxWait, the agents' claims up to graphs.MaxClaimWait: 25 s),
+	// so its function may run up to longPollTimeout.
 	LongPoll bool
 }
 
@@ -45,7 +46,7 @@ var endpointGroups = []EndpointGroup{
 	// GET /api/v1/config is the microversion document (authapi.PublicRoutes).
 	// POST /api/v1/store/gc sweeps the blobs (admins only).
 	{Name: "config", Paths: []string{"/api/v1/config", "/api/v1/store"}, Blobs: BlobsCollect, PublicGET: []string{"/api/v1/config"}, LongPoll: true},
-	{Name: "graphs", Paths: []string{"/api/v1/releases", "/api/v1/plugins", "/api/v1/clusters", "/api/v1/graphs", "/api/v1/transactions"}, Blobs: BlobsReadWrite},
+	{Name: "graphs", Paths: []string{"/api/v1/releases", "/api/v1/plugins", "/api/v1/clusters", "/api/v1/graphs", "/api/v1/transactions"}, Blobs: BlobsReadWrite, LongPoll: true},
 	{Name: "templates", Paths: []string{"/api/v1/deploy_templates", "/api/v1/nodes", "/api/v1/deploy_steps"}, Blobs: BlobsNone},
 	{Name: "auth", Paths: []string{"/api/v1/users", "/api/v1/tokens", "/api/v1/audit"}, Blobs: BlobsNone},
 }

@@ -291,10 +291,11 @@ func TestFunctionsRunBootstrapOnARMWithStorageEnv(t *testing.T) {
 		if got := refs(env["TUNINGBOX_BUCKET"]); !slices.Equal(got, bucket) {
 			t.Errorf("%s: TUNINGBOX_BUCKET refers to %v, want the bucket %v", name, got, bucket)
 		}
-		// The config function holds ?wait= reads up to 25 s: its timeout stays below API Gateway's 29 s.
+		// The config function holds ?wait= reads and the graphs function agents' claims
+		// up to 25 s: their timeout stays below API Gateway's 29 s.
 		want := float64(defaultTimeout)
 		switch name {
-		case "config":
+		case "config", "graphs":
 			want = longPollTimeout
 		case "gc": // a sweep, not a request (TestGCRunsHourly)
 			want = 900

@@ -64,6 +64,11 @@ func (s *Service) runningTransaction(ctx context.Context, cluster int64) (string
 // idle agents cost little; it does not check that the cluster exists.
 func (s *Service) ClaimInCluster(ctx context.Context, cluster int64, node string, wait time.Duration, stop <-chan struct{}) (Claim, error) {
 	wait = min(wait, MaxClaimWait)
+	if deadline, ok := ctx.Deadline(); ok {
+		// Answer before the request's own deadline (a Lambda function's
+		// timeout) cuts the claim off without an answer.
+		wait = max(min(wait, time.Until(deadline)-time.Second), 0)
+	}
 	timeout := time.NewTimer(wait)
 	defer timeout.Stop()
 	tick := time.NewTicker(claimRecheck)

@@ -49,3 +49,22 @@ func TestClaimInClusterWaitsForWork(t *testing.T) {
 		t.Fatalf("claim of n2 = %+v", c)
 	}
 }
+
+// A claim answers a second before its request's deadline (a Lambda
+// function's timeout), however long it was asked to wait.
+func TestClaimInClusterAnswersBeforeTheDeadline(t *testing.T) {
+	s := newService(t)
+	setupExecution(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	c, err := s.ClaimInCluster(ctx, 1, "n1", 20*time.Second, nil)
+	if err != nil {
+		t.Fatalf("claim: %v (the request's deadline passed before the answer)", err)
+	}
+	if c.Action != graphs.ActionIdle {
+		t.Fatalf("claim = %+v, want idle", c)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the claim answered after its request's deadline")
+	}
+}

@@ -102,8 +102,8 @@ func newServerTLSConfig() *tls.Config { return &tls.Config{MinVersion: tls.Versi
 
 func serve(ctx context.Context, cfg app.Config, listen, tlsCert, tlsKey string, tlsCfg *tls.Config, shutdownDeadline time.Duration) error {
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	slog.SetDefault(logger) // libraries' lines (the AWS SDK's included) in the same JSON format
-	backend, err := app.OpenBackend(ctx, cfg)
+	slog.SetDefault(logger) // lines of libraries that log through the log or slog defaults, in the same JSON format
+	backend, err := app.OpenBackend(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}

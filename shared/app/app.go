@@ -14,8 +14,9 @@ import (
 )
 
 // OpenBackend opens the storage backend that cfg names, with its blobs behind
-// a bounded in-memory cache (blobs are immutable, so the cache is never stale).
-func OpenBackend(ctx context.Context, cfg Config) (store.Backend, error) {
+// a bounded in-memory cache (blobs are immutable, so the cache is never stale);
+// logger receives the storage clients' own lines.
+func OpenBackend(ctx context.Context, cfg Config, logger *slog.Logger) (store.Backend, error) {
 	var (
 		b   store.Backend
 		err error
@@ -24,7 +25,7 @@ func OpenBackend(ctx context.Context, cfg Config) (store.Backend, error) {
 	case BackendEmbedded:
 		b, err = bolt.Open(cfg.DataDir)
 	case BackendAWS:
-		b, err = openAWS(ctx, cfg)
+		b, err = openAWS(ctx, cfg, logger)
 	default:
 		err = fmt.Errorf("unknown backend %q", cfg.Backend)
 	}
@@ -86,7 +87,7 @@ func GroupNames() []string {
 // the environment (the aws backend unless TUNINGBOX_BACKEND says otherwise),
 // clients built once per cold start, and the handler of the given groups.
 func LambdaHandler(ctx context.Context, getenv func(string) string, logger *slog.Logger, groups ...string) (http.Handler, error) {
-	b, cfg, err := lambdaBackend(ctx, getenv)
+	b, cfg, err := lambdaBackend(ctx, getenv, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +95,7 @@ func LambdaHandler(ctx context.Context, getenv func(string) string, logger *slog
 }
 
 // lambdaBackend loads a Lambda function's configuration and opens its backend.
-func lambdaBackend(ctx context.Context, getenv func(string) string) (store.Backend, Config, error) {
+func lambdaBackend(ctx context.Context, getenv func(string) string, logger *slog.Logger) (store.Backend, Config, error) {
 	cfg, err := LoadConfig(func(name string) string {
 		if name == "TUNINGBOX_BACKEND" && getenv(name) == "" {
 			return BackendAWS
@@ -107,6 +108,6 @@ func lambdaBackend(ctx context.Context, getenv func(string) string) (store.Backe
 	if err := cfg.Validate(); err != nil {
 		return store.Backend{}, cfg, err
 	}
-	b, err := OpenBackend(ctx, cfg)
+	b, err := OpenBackend(ctx, cfg, logger)
 	return b, cfg, err
 }

@@ -68,7 +68,7 @@ func (c configEnvironmentIDs) EnvironmentID(ctx context.Context, ref string) (in
 // (functions/authorizer): the same configuration, user store and checks as
 // every route's function. The returned function handles one authorizer event.
 func LambdaAuthorizer(ctx context.Context, getenv func(string) string, logger *slog.Logger) (func(context.Context, json.RawMessage) (any, error), error) {
-	b, cfg, err := lambdaBackend(ctx, getenv)
+	b, cfg, err := lambdaBackend(ctx, getenv, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ func CollectGarbageEvery(ctx context.Context, b store.Backend, interval time.Dur
 // LambdaGC is the start-up of the scheduled garbage collection function: its
 // handler runs one sweep per invocation (the EventBridge rule's event is ignored).
 func LambdaGC(ctx context.Context, getenv func(string) string, logger *slog.Logger) (func(context.Context) error, error) {
-	b, _, err := lambdaBackend(ctx, getenv)
+	b, _, err := lambdaBackend(ctx, getenv, logger)
 	if err != nil {
 		return nil, err
 	}

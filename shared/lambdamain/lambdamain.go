@@ -43,7 +43,7 @@ func GC() {
 // start-up exits non-zero so Lambda reports an init error.
 func start(build func(context.Context, *slog.Logger) (any, error)) {
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	slog.SetDefault(logger) // libraries' lines (the AWS SDK's included) in the same JSON format
+	slog.SetDefault(logger) // lines of libraries that log through the log or slog defaults, in the same JSON format
 	handler, err := build(context.Background(), logger)
 	if err != nil {
 		logger.Error("start", "err", err)

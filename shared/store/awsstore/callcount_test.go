@@ -1,8 +1,11 @@
 package awsstore
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
+	"log/slog"
 	"maps"
 	"net/http"
 	"strings"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -39,12 +43,46 @@ func (s *scriptedHTTP) Do(r *http.Request) (*http.Response, error) {
 	}, nil
 }
 
+// noWaitRetryer is the SDK's standard retryer without its backoff delays.
+func noWaitRetryer() aws.Retryer {
+	return retry.NewStandard(func(o *retry.StandardOptions) {
+		o.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
+	})
+}
+
+// The SDK's own lines (here its retry of a 500) go to the Config's logger.
+func TestSDKLinesGoToTheLogger(t *testing.T) {
+	t.Setenv("AWS_CA_BUNDLE", "") // a CA bundle needs the SDK's own HTTP client, not the scripted one
+	var logs bytes.Buffer
+	b, err := Connect(t.Context(), Config{Table: "t", Bucket: "b", Logger: slog.New(slog.NewJSONHandler(&logs, nil))},
+		config.WithRegion("us-east-1"),
+		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("test", "test", "")),
+		config.WithHTTPClient(&scriptedHTTP{statuses: []int{http.StatusInternalServerError}}),
+		config.WithRetryer(noWaitRetryer),
+		config.WithClientLogMode(aws.LogRetries))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Index.BatchGet(t.Context(), []store.Key{keyA}); err != nil {
+		t.Fatal(err)
+	}
+	var retried bool
+	for line := range strings.Lines(logs.String()) {
+		var l map[string]any
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("not a JSON line: %q", line)
+		}
+		retried = retried || l["source"] == "aws-sdk" && strings.Contains(l["msg"].(string), "retry")
+	}
+	if !retried {
+		t.Errorf("no line of the SDK's retry in the logger's output:\n%s", logs.String())
+	}
+}
+
 func TestCallCounter(t *testing.T) {
 	httpc := &scriptedHTTP{statuses: []int{http.StatusInternalServerError}} // the first request fails once
 	creds := credentials.NewStaticCredentialsProvider("test", "test", "")
-	noWait := retry.NewStandard(func(o *retry.StandardOptions) {
-		o.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
-	})
+	noWait := noWaitRetryer()
 	ddb := dynamodb.New(dynamodb.Options{
 		Region: "us-east-1", Credentials: creds, BaseEndpoint: aws.String("http://127.0.0.1:9"),
 		HTTPClient: httpc, Retryer: noWait, DisableValidateResponseChecksum: true,

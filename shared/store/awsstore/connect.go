@@ -28,6 +28,9 @@ type Config struct {
 	// PathStyle addresses the bucket in the URL path (emulators, LocalStack)
 	// instead of the host name.
 	PathStyle bool
+	// Logger receives the SDK's own log lines (retries, response warnings), in
+	// the process's format; nil means slog's default.
+	Logger *slog.Logger
 }
 
 // New returns the backend over the given clients; Close is nil (the clients hold nothing to release).
@@ -49,15 +52,19 @@ func Connect(ctx context.Context, cfg Config, opts ...func(*config.LoadOptions) 
 	return New(ddb, s3c, cfg), nil
 }
 
-// sdkLogger sends the SDK's own log lines (retries, response warnings) to
-// slog's default logger, so they share the process's JSON log format.
-var sdkLogger = logging.LoggerFunc(func(c logging.Classification, format string, v ...any) {
-	level := slog.LevelInfo
-	if c == logging.Warn {
-		level = slog.LevelWarn
+// sdkLogger sends the SDK's own log lines to logger (slog's default when nil).
+func sdkLogger(logger *slog.Logger) logging.Logger {
+	if logger == nil {
+		logger = slog.Default()
 	}
-	slog.Default().Log(context.Background(), level, fmt.Sprintf(format, v...), "source", "aws-sdk")
-})
+	return logging.LoggerFunc(func(c logging.Classification, format string, v ...any) {
+		level := slog.LevelInfo
+		if c == logging.Warn {
+			level = slog.LevelWarn
+		}
+		logger.Log(context.Background(), level, fmt.Sprintf(format, v...), "source", "aws-sdk")
+	})
+}
 
 func clients(ctx context.Context, cfg Config, opts []func(*config.LoadOptions) error) (*dynamodb.Client, *s3.Client, error) {
 	if cfg.Table == "" || cfg.Bucket == "" {
@@ -65,7 +72,7 @@ func clients(ctx context.Context, cfg Config, opts []func(*config.LoadOptions) e
 	}
 	opts = append([]func(*config.LoadOptions) error{
 		config.WithAPIOptions([]func(*middleware.Stack) error{CountCalls}),
-		config.WithLogger(sdkLogger),
+		config.WithLogger(sdkLogger(cfg.Logger)),
 	}, opts...)
 	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {

@@ -8,8 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +18,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tuningbox/tuningbox/client"
+	"github.com/tuningbox/tuningbox/shared/graphs"
+	"github.com/tuningbox/tuningbox/shared/retry"
 )
 
 // agentOptions are the flags of `tuningbox agent`.
@@ -58,16 +60,17 @@ SIGKILL after --stop-grace), report it failed and exit.`,
 			if opts.wait < 0 || opts.wait > 25*time.Second {
 				return usagef("--wait must be between 0s and 25s")
 			}
-			c, err := newAPIClient()
+			// A long poll must not outlast the client's own timeout.
+			c, err := newAPIClient(client.WithTimeout(max(clientOpts.timeout, opts.wait+15*time.Second)))
 			if err != nil {
 				return err
 			}
-			// A long poll must not outlast the client's own timeout.
-			c.http.Timeout = max(c.http.Timeout, opts.wait+15*time.Second)
 			if opts.workdir == "" {
 				opts.workdir = filepath.Join(os.TempDir(), "tuningbox-agent-"+pathSafe(opts.node))
 			}
-			a := &agent{api: c, opts: opts, log: slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))}
+			// The agent speaks the base microversion: its node's legacy integer
+			// ids name it in claims and reports, whatever --api-version says.
+			a := &agent{api: c.At(""), opts: opts, log: slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))}
 			return a.run(cmd.Context())
 		},
 	}
@@ -92,47 +95,11 @@ func pathSafe(s string) string {
 	}, s)
 }
 
-// agentNode is what the agent knows of its node.
-type agentNode struct {
-	ID            int64  `json:"id"`
-	UUID          string `json:"uuid"`
-	FQDN          string `json:"fqdn"`
-	EnvironmentID int64  `json:"environment_id"`
-}
-
-// agentClaim is the server's answer to a claim (graphs.Claim).
-type agentClaim struct {
-	Action         string     `json:"action"`
-	Transaction    string     `json:"transaction"`
-	SubTransaction string     `json:"sub_transaction"`
-	GraphType      string     `json:"graph_type"`
-	Task           *agentTask `json:"task"`
-	DryRun         bool       `json:"dry_run"`
-	NoopRun        bool       `json:"noop_run"`
-}
-
-// agentTask is the part of a task the agent reads.
-type agentTask struct {
-	ID         string          `json:"id"`
-	Type       string          `json:"type"`
-	Parameters json.RawMessage `json:"parameters"`
-}
-
-// taskReport is the result the agent reports (graphs.TaskReport).
-type taskReport struct {
-	Task     string   `json:"task"`
-	Status   string   `json:"status"`
-	Message  string   `json:"message,omitempty"`
-	ExitCode *int     `json:"exit_code,omitempty"`
-	Duration *float64 `json:"duration,omitempty"`
-	Output   string   `json:"output,omitempty"`
-}
-
 type agent struct {
-	api  *apiClient
+	api  *client.Client
 	opts agentOptions
 	log  *slog.Logger
-	node agentNode
+	node *client.Node
 }
 
 // Back-off of claims answered "wait" (other nodes are still on what this node waits for),
@@ -147,17 +114,13 @@ const (
 var errTaskFailed = errors.New("a task of this node failed")
 
 func (a *agent) run(ctx context.Context) error {
-	path, err := nodePath(ctx, a.api, a.opts.node)
+	ref, err := nodeRef(ctx, a.api, a.opts.node)
 	if err != nil {
 		return fmt.Errorf("node %s: %w", a.opts.node, err)
 	}
-	var found struct {
-		Node agentNode `json:"node"`
-	}
-	if err := a.api.getJSON(ctx, path, nil, &found); err != nil {
+	if a.node, err = a.api.Node(ctx, ref); err != nil {
 		return fmt.Errorf("node %s: %w", a.opts.node, err)
 	}
-	a.node = found.Node
 	if err := os.MkdirAll(a.opts.workdir, 0o700); err != nil {
 		return err
 	}
@@ -169,14 +132,13 @@ func (a *agent) run(ctx context.Context) error {
 		if a.opts.once {
 			wait = 0
 		}
-		c, err := a.claim(ctx, wait)
+		c, err := a.api.ClaimWork(ctx, string(a.node.EnvironmentID), string(a.node.ID), wait)
 		if ctx.Err() != nil {
 			return a.stopped(failed, false)
 		}
 		if err != nil {
 			// The server may be restarting: retry after a pause, unless it refused us.
-			var apiErr *apiError
-			if errors.As(err, &apiErr) && apiErr.Status < 500 {
+			if !client.IsTemporary(err) {
 				return err
 			}
 			a.log.Warn("claim failed", "err", err)
@@ -256,22 +218,8 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-func (a *agent) claim(ctx context.Context, wait time.Duration) (agentClaim, error) {
-	path := fmt.Sprintf("/api/v1/clusters/%d/nodes/%d/claim", a.node.EnvironmentID, a.node.ID)
-	q := url.Values{"wait": {strconv.FormatFloat(wait.Seconds(), 'f', -1, 64)}}
-	resp, err := a.api.do(ctx, request{Method: http.MethodPost, Path: path, Query: q})
-	if err != nil {
-		return agentClaim{}, err
-	}
-	var c agentClaim
-	if err := json.Unmarshal(resp.Body, &c); err != nil {
-		return agentClaim{}, fmt.Errorf("claim answer: %w", err)
-	}
-	return c, nil
-}
-
 // runAndReport runs a claimed task and reports its result; ok is false when it failed.
-func (a *agent) runAndReport(ctx context.Context, c agentClaim) (ok bool, err error) {
+func (a *agent) runAndReport(ctx context.Context, c *client.Claim) (ok bool, err error) {
 	t := c.Task
 	if t == nil {
 		return false, errors.New("the server handed out a task claim without a task")
@@ -288,31 +236,33 @@ func (a *agent) runAndReport(ctx context.Context, c agentClaim) (ok bool, err er
 	// The report goes out even when the agent is being stopped, retried while
 	// the server is unreachable or failing: for reportPatience, or a short
 	// while when the agent is stopping.
-	rctx := context.WithoutCancel(ctx)
-	deadline := time.Now().Add(reportPatience)
+	patience := reportPatience
 	if ctx.Err() != nil {
-		deadline = time.Now().Add(stopReportPatience)
+		patience = stopReportPatience
 	}
-	path := fmt.Sprintf("/api/v1/transactions/%s/nodes/%d/result", url.PathEscape(c.Transaction), a.node.ID)
-	var pause time.Duration
-	for {
-		_, err := a.api.do(rctx, request{Method: http.MethodPost, Path: path, Body: rep})
-		var apiErr *apiError
-		switch {
-		case err == nil:
-			return rep.Status != "error", nil
-		case errors.As(err, &apiErr) && apiErr.Status < 500:
-			// 409: the transaction ended meanwhile (stopped, or another node failed).
-			a.log.Warn("report refused", "task", t.ID, "err", err)
-			return rep.Status != "error", nil
-		case time.Now().After(deadline):
-			return false, fmt.Errorf("report %s: %w", t.ID, err)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), patience)
+	defer cancel()
+	var last error
+	err = reportRetry.Do(rctx, func() error {
+		last = a.api.Report(rctx, c.Transaction, string(a.node.ID), rep)
+		if client.IsTemporary(last) {
+			a.log.Warn("report failed; retrying", "task", t.ID, "err", last)
 		}
-		a.log.Warn("report failed; retrying", "task", t.ID, "err", err)
-		pause = nextBackoff(pause, waitBackoffMin, waitBackoffMax*5)
-		sleep(rctx, pause)
+		return last
+	}, client.IsTemporary)
+	switch {
+	case err == nil:
+		return rep.Status != "error", nil
+	case !client.IsTemporary(last):
+		// 409: the transaction ended meanwhile (stopped, or another node failed).
+		a.log.Warn("report refused", "task", t.ID, "err", last)
+		return rep.Status != "error", nil
 	}
+	return false, fmt.Errorf("report %s: %w", t.ID, last)
 }
+
+// reportRetry paces the retries of a report: its patience bounds them.
+var reportRetry = retry.Policy{Attempts: 100, Base: waitBackoffMin, Max: 5 * waitBackoffMax}
 
 // How long a task's report is retried while the server is unreachable: a
 // restarting server is waited for; a stopping agent waits only briefly.
@@ -347,29 +297,29 @@ type taskParams struct {
 const defaultTaskTimeout = 300 * time.Second
 
 // execute runs a task by its type and says how it went.
-func (a *agent) execute(ctx context.Context, c agentClaim) taskReport {
+func (a *agent) execute(ctx context.Context, c *client.Claim) client.TaskReport {
 	t := c.Task
 	var p taskParams
 	if len(t.Parameters) > 0 && string(t.Parameters) != "null" {
 		if err := json.Unmarshal(t.Parameters, &p); err != nil {
-			return taskReport{Status: "error", Message: "parameters: " + err.Error()}
+			return client.TaskReport{Status: "error", Message: "parameters: " + err.Error()}
 		}
 	}
 	switch {
 	case c.DryRun && !c.NoopRun:
-		return taskReport{Status: "ready", Message: "dry run: not run"}
+		return client.TaskReport{Status: "ready", Message: "dry run: not run"}
 	case c.NoopRun && t.Type != "puppet":
-		return taskReport{Status: "skipped", Message: "noop run: only puppet tasks run (with --noop)"}
+		return client.TaskReport{Status: "skipped", Message: "noop run: only puppet tasks run (with --noop)"}
 	}
 	switch t.Type {
 	case "shell":
 		if p.Cmd == "" {
-			return taskReport{Status: "error", Message: "parameters.cmd is required"}
+			return client.TaskReport{Status: "error", Message: "parameters.cmd is required"}
 		}
 		return a.runWithRetries(ctx, c, p, []string{"/bin/sh", "-c", p.Cmd}, isZero)
 	case "puppet":
 		if p.PuppetManifest == "" {
-			return taskReport{Status: "error", Message: "parameters.puppet_manifest is required"}
+			return client.TaskReport{Status: "error", Message: "parameters.puppet_manifest is required"}
 		}
 		pdir := filepath.Join(a.opts.workdir, "puppet")
 		args := []string{a.opts.puppet, "apply", "--detailed-exitcodes", "--color=false",
@@ -389,29 +339,29 @@ func (a *agent) execute(ctx context.Context, c agentClaim) taskReport {
 		return fileReport(copyFiles(p))
 	case "sync":
 		if p.Src == "" || p.Dst == "" {
-			return taskReport{Status: "error", Message: "parameters.src and parameters.dst are required"}
+			return client.TaskReport{Status: "error", Message: "parameters.src and parameters.dst are required"}
 		}
 		return a.runWithRetries(ctx, c, p, []string{"rsync", "-a", "--delete", p.Src, p.Dst}, isZero)
 	case "reboot":
 		if !a.opts.allowReboot {
-			return taskReport{Status: "skipped", Message: "reboot not performed: the agent runs without --allow-reboot"}
+			return client.TaskReport{Status: "skipped", Message: "reboot not performed: the agent runs without --allow-reboot"}
 		}
 		// The report goes out first; the machine reboots a minute later.
 		return a.runWithRetries(ctx, c, p, []string{"shutdown", "-r", "+1"}, isZero)
 	case "role":
-		return taskReport{Status: "skipped", Message: "role tasks only group others"}
+		return client.TaskReport{Status: "skipped", Message: "role tasks only group others"}
 	default:
-		return taskReport{Status: "error", Message: fmt.Sprintf("task type %s is not run by the tuningbox agent", t.Type)}
+		return client.TaskReport{Status: "error", Message: fmt.Sprintf("task type %s is not run by the tuningbox agent", t.Type)}
 	}
 }
 
 func isZero(code int) bool { return code == 0 }
 
-func fileReport(msg string, err error) taskReport {
+func fileReport(msg string, err error) client.TaskReport {
 	if err != nil {
-		return taskReport{Status: "error", Message: err.Error()}
+		return client.TaskReport{Status: "error", Message: err.Error()}
 	}
-	return taskReport{Status: "ready", Message: msg}
+	return client.TaskReport{Status: "ready", Message: msg}
 }
 
 func parseMode(s string, def os.FileMode) (os.FileMode, error) {
@@ -495,8 +445,8 @@ const outputTail = 4096
 
 // runWithRetries runs argv as the task, again up to parameters.retries times
 // while it fails, parameters.interval seconds apart.
-func (a *agent) runWithRetries(ctx context.Context, c agentClaim, p taskParams, argv []string, success func(int) bool) taskReport {
-	var rep taskReport
+func (a *agent) runWithRetries(ctx context.Context, c *client.Claim, p taskParams, argv []string, success func(int) bool) client.TaskReport {
+	var rep client.TaskReport
 	for attempt := 0; ; attempt++ {
 		rep = a.runProcess(ctx, c, p, argv, success)
 		if rep.Status != "error" || attempt >= p.Retries || ctx.Err() != nil {
@@ -514,7 +464,7 @@ func (a *agent) runWithRetries(ctx context.Context, c agentClaim, p taskParams, 
 // runProcess runs argv in its own process group with the task's environment,
 // keeps its whole output in the workdir's log and its tail for the report,
 // and ends the group on timeout or when the agent stops.
-func (a *agent) runProcess(ctx context.Context, c agentClaim, p taskParams, argv []string, success func(int) bool) taskReport {
+func (a *agent) runProcess(ctx context.Context, c *client.Claim, p taskParams, argv []string, success func(int) bool) client.TaskReport {
 	timeout := defaultTaskTimeout
 	if p.Timeout > 0 {
 		timeout = time.Duration(p.Timeout * float64(time.Second))
@@ -523,11 +473,11 @@ func (a *agent) runProcess(ctx context.Context, c agentClaim, p taskParams, argv
 	defer cancel()
 	logDir := filepath.Join(a.opts.workdir, "logs", pathSafe(c.Transaction))
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
-		return taskReport{Status: "error", Message: err.Error()}
+		return client.TaskReport{Status: "error", Message: err.Error()}
 	}
 	logFile, err := os.OpenFile(filepath.Join(logDir, pathSafe(c.Task.ID)+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return taskReport{Status: "error", Message: err.Error()}
+		return client.TaskReport{Status: "error", Message: err.Error()}
 	}
 	defer logFile.Close()
 	tail := &tailBuffer{max: outputTail}
@@ -550,7 +500,7 @@ func (a *agent) runProcess(ctx context.Context, c agentClaim, p taskParams, argv
 	if cmd.ProcessState != nil {
 		code = cmd.ProcessState.ExitCode()
 	}
-	rep := taskReport{ExitCode: &code, Output: tail.String()}
+	rep := client.TaskReport{TaskRun: graphs.TaskRun{ExitCode: &code, Output: tail.String()}}
 	var exitErr *exec.ExitError
 	switch {
 	case tctx.Err() == context.DeadlineExceeded && ctx.Err() == nil:
@@ -572,7 +522,7 @@ func (a *agent) runProcess(ctx context.Context, c agentClaim, p taskParams, argv
 
 // taskEnv is the agent's environment without its credentials, the task's
 // env parameter and the TUNINGBOX_ variables naming the node, transaction and task.
-func (a *agent) taskEnv(c agentClaim, p taskParams) []string {
+func (a *agent) taskEnv(c *client.Claim, p taskParams) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
@@ -585,7 +535,7 @@ func (a *agent) taskEnv(c agentClaim, p taskParams) []string {
 	}
 	return append(env,
 		"TUNINGBOX_NODE_FQDN="+a.node.FQDN,
-		"TUNINGBOX_NODE_ID="+strconv.FormatInt(a.node.ID, 10),
+		"TUNINGBOX_NODE_ID="+string(a.node.ID),
 		"TUNINGBOX_NODE_UUID="+a.node.UUID,
 		"TUNINGBOX_TRANSACTION_ID="+c.Transaction,
 		"TUNINGBOX_GRAPH_TYPE="+c.GraphType,

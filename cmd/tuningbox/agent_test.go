@@ -9,27 +9,23 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tuningbox/tuningbox/client"
+	"github.com/tuningbox/tuningbox/shared/graphs"
 )
 
 // agentResults returns the results of node 7 in the transaction's first sub-transaction.
 func agentResults(t *testing.T, url, tx string) (status, message string, results map[string]map[string]any) {
 	t.Helper()
-	var top struct {
-		Status, Message string
-		Subs            []struct{ UUID string } `json:"sub_transactions"`
-	}
 	c, err := newAPIClient()
 	must(t, err)
-	must(t, c.getJSON(context.Background(), "/api/v1/transactions/"+tx, nil, &top))
-	var sub struct {
-		Nodes []struct {
-			Results []map[string]any `json:"results"`
-		} `json:"nodes"`
-	}
-	must(t, c.getJSON(context.Background(), "/api/v1/transactions/"+top.Subs[0].UUID, nil, &sub))
+	top, err := c.Transaction(context.Background(), tx)
+	must(t, err)
+	sub, err := c.Transaction(context.Background(), top.SubTransactions[0].UUID)
+	must(t, err)
 	results = map[string]map[string]any{}
 	for _, r := range sub.Nodes[0].Results {
-		results[r["task"].(string)] = r
+		results[r.Task] = toObject(r).(map[string]any)
 	}
 	return top.Status, top.Message, results
 }
@@ -108,12 +104,12 @@ func TestAgentOnce(t *testing.T) {
 // What the agent does with each kind of claim that runs no process.
 func TestAgentTaskKinds(t *testing.T) {
 	a := &agent{opts: agentOptions{workdir: t.TempDir()}}
-	claim := func(typ, params string, dry, noop bool) agentClaim {
-		return agentClaim{Transaction: "tx", Task: &agentTask{ID: "t", Type: typ, Parameters: json.RawMessage(params)}, DryRun: dry || noop, NoopRun: noop}
+	claim := func(typ, params string, dry, noop bool) *client.Claim {
+		return &client.Claim{Transaction: "tx", Task: &graphs.Task{ID: "t", Type: typ, Parameters: json.RawMessage(params)}, DryRun: dry || noop, NoopRun: noop}
 	}
 	tests := []struct {
 		name        string
-		c           agentClaim
+		c           *client.Claim
 		status, msg string
 	}{
 		{"dry run", claim("shell", `{"cmd":"exit 1"}`, true, false), "ready", "dry run: not run"},

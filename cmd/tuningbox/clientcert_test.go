@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tuningbox/tuningbox/client"
 	"github.com/tuningbox/tuningbox/shared/app"
 	"github.com/tuningbox/tuningbox/shared/auth/clientcert"
 	"github.com/tuningbox/tuningbox/shared/auth/clientcert/clientcerttest"
@@ -98,7 +99,7 @@ func TestClientCertificates(t *testing.T) {
 	// TLS connection gets the server's alert.
 	wantTLSRefusal := func(h clientcerttest.Host, alert, what string) {
 		t.Helper()
-		var apiErr *apiError
+		var apiErr *client.Error
 		if _, err := get(h, "node-1.domain.tld"); err == nil || errors.As(err, &apiErr) {
 			t.Errorf("%s: the CLI got %v, want no HTTP answer", what, err)
 		}

@@ -2,15 +2,14 @@ package main
 
 import (
 	"maps"
-	"net/http"
 	"net/url"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tuningbox/tuningbox/client"
 )
 
 var compColumns = []string{"id", "name", "resource_definitions"}
-
-func compPath(id string) string { return configBase + "/components/" + url.PathEscape(id) }
 
 func newCompCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -54,20 +53,19 @@ func newCompCreateCmd() *cobra.Command {
 			if name == "" {
 				return usagef("--name is required")
 			}
-			resdefs := make([]map[string]any, 0, len(defs))
+			in := client.NewComponent{Name: name, ResourceDefinitions: []client.NewResourceDefinition{}}
 			for _, d := range defs {
-				resdefs = append(resdefs, map[string]any{"name": d})
+				in.ResourceDefinitions = append(in.ResourceDefinitions, client.NewResourceDefinition{Name: d})
 			}
 			c, err := newAPIClient()
 			if err != nil {
 				return err
 			}
-			resp, err := c.do(cmd.Context(), request{Method: http.MethodPost, Path: configBase + "/components",
-				Body: map[string]any{"name": name, "resource_definitions": resdefs}})
+			comp, err := c.CreateComponent(cmd.Context(), in)
 			if err != nil {
 				return err
 			}
-			return renderComponent(cmd, resp.Body, format)
+			return renderComponent(cmd, comp, format)
 		},
 	}
 	f := cmd.Flags()
@@ -77,11 +75,8 @@ func newCompCreateCmd() *cobra.Command {
 	return cmd
 }
 
-func renderComponent(cmd *cobra.Command, body []byte, format string) error {
-	v, err := decodeJSON(body)
-	if err != nil {
-		return err
-	}
+func renderComponent(cmd *cobra.Command, comp *client.Component, format string) error {
+	v := toObject(comp)
 	if format == formatTable {
 		v = compObject(v)
 	}
@@ -99,14 +94,11 @@ func newCompListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			resp, err := c.do(cmd.Context(), request{Method: http.MethodGet, Path: configBase + "/components"})
+			comps, err := c.Components(cmd.Context())
 			if err != nil {
 				return err
 			}
-			list, err := listOf(resp.Body)
-			if err != nil {
-				return err
-			}
+			list := toObjects(comps)
 			if format == formatTable {
 				for i := range list {
 					list[i] = compObject(list[i])
@@ -130,11 +122,11 @@ func newCompShowCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			resp, err := c.do(cmd.Context(), request{Method: http.MethodGet, Path: compPath(args[0])})
+			comp, err := c.Component(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			return renderComponent(cmd, resp.Body, format)
+			return renderComponent(cmd, comp, format)
 		},
 	}
 	addListFormat(cmd, &format)
@@ -151,22 +143,26 @@ func newCompUpdateCmd() *cobra.Command {
 		Short: "Rename a component or set exactly which resource definitions it has",
 		Args:  exactArgs("ID|NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			body := map[string]any{}
+			var in client.ComponentUpdate
 			if cmd.Flags().Changed("name") {
-				body["name"] = name
+				in.Name = &name
 			}
 			if cmd.Flags().Changed("definitions") {
 				refs := refList(defs)
-				resdefs := make([]map[string]any, len(refs))
+				resdefs := make([]client.IDObject, len(refs))
 				for i, r := range refs {
-					resdefs[i] = map[string]any{"id": r}
+					resdefs[i] = client.IDObject{ID: r}
 				}
-				body["resource_definitions"] = resdefs
+				in.ResourceDefinitions = &resdefs
 			}
-			if len(body) == 0 {
+			if in == (client.ComponentUpdate{}) {
 				return usagef("nothing to update: give --name and/or --definitions")
 			}
-			return patchObject(cmd, compPath(args[0]), body)
+			c, err := newAPIClient()
+			if err != nil {
+				return err
+			}
+			return c.UpdateComponent(cmd.Context(), args[0], in)
 		},
 	}
 	f := cmd.Flags()
@@ -181,7 +177,7 @@ func newCompDeleteCmd() *cobra.Command {
 		Short: "Delete a component and its resource definitions",
 		Args:  exactArgs("ID|NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return deleteObject(cmd, compPath(args[0]))
+			return deleteObject(cmd, "components/"+url.PathEscape(args[0]), func(c *client.Client) error { return c.DeleteComponent(cmd.Context(), args[0]) })
 		},
 	}
 }

@@ -1,12 +1,11 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tuningbox/tuningbox/client"
 )
 
 func newConfigCmd() *cobra.Command {
@@ -66,39 +65,22 @@ every document as it was at that instant (RFC 3339).`,
 			if format == formatPlain && key == "" {
 				return usagef("--format plain prints one value: give --key")
 			}
-			c, ref, err := doc.connect(cmd.Context())
+			c, ref, err := doc.connect()
 			if err != nil {
 				return err
 			}
-			q := url.Values{"effective": {"true"}}
-			if key != "" {
-				q.Set("key", key)
-			}
-			if showLookup {
-				q.Set("show_lookup", "true")
-			}
-			if version > 0 {
-				q.Set("version", fmt.Sprint(version))
-			}
-			var header http.Header
+			q := client.DocumentQuery{Effective: true, Key: key, ShowLookup: showLookup, Version: version}
 			if merge != "" || explain || asOf != "" {
-				if asOf, err = parseAsOf(asOf); err != nil {
+				if q.AsOf, err = parseAsOf(asOf); err != nil {
 					return err
 				}
-				for name, v := range map[string]string{"merge": merge, "as_of": asOf} {
-					if v != "" {
-						q.Set(name, v)
-					}
-				}
-				if explain {
-					q.Set("explain", "true")
-				}
+				q.Merge, q.Explain = merge, explain
 				if ref, err = at13(cmd.Context(), c, ref); err != nil {
 					return err
 				}
-				header = v13()
+				c = v13(c)
 			}
-			resp, err := c.do(cmd.Context(), request{Method: http.MethodGet, Path: ref.path(kindValues), Query: q, Header: header})
+			resp, err := c.Document(cmd.Context(), ref, kindValues, q)
 			if err != nil {
 				return err
 			}
@@ -158,7 +140,7 @@ Every change is a new version of the document (see config history).`,
 			if key == "" && (valuePtr != nil || typ != "") {
 				return usagef("--value and --type go with --key; without --key the document is read from stdin")
 			}
-			c, ref, err := doc.connect(cmd.Context())
+			c, ref, err := doc.connect()
 			if err != nil {
 				return err
 			}
@@ -198,8 +180,8 @@ Every change is a new version of the document (see config history).`,
 // setKey sets one key of the document of kind at ref's level. A level that has
 // no document yet gets one holding just that key; otherwise the API's keys/set
 // changes the stored document atomically (every segment before the last must exist).
-func setKey(cmd *cobra.Command, c *apiClient, ref docRef, kind string, path []string, v any, dry io.Writer) error {
-	current, _, err := getDocument(cmd.Context(), c, ref, kind, 0)
+func setKey(cmd *cobra.Command, c *client.Client, ref client.DocumentRef, kind string, path []string, v any, dry io.Writer) error {
+	current, err := getDocument(cmd.Context(), c, ref, kind, 0)
 	if err != nil {
 		return err
 	}
@@ -211,16 +193,7 @@ func setKey(cmd *cobra.Command, c *apiClient, ref docRef, kind string, path []st
 		_, err := putDocument(cmd.Context(), c, ref, kind, document, dry)
 		return err
 	}
-	op := make([]any, 0, len(path)+1)
-	for _, s := range path {
-		op = append(op, s)
-	}
-	op = append(op, v)
-	body, err := canonicalJSON([]any{op})
-	if err != nil {
-		return err
-	}
-	_, err = sendWrite(cmd.Context(), c, ref, kind, http.MethodPatch, "/keys/set", body, dry)
+	_, err = sendWrite(cmd.Context(), c, ref, kind, docWrite{sets: []client.KeySet{{Path: path, Value: v}}}, dry)
 	return err
 }
 
@@ -244,7 +217,7 @@ func newConfigDeleteCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, ref, err := doc.connect(cmd.Context())
+			c, ref, err := doc.connect()
 			if err != nil {
 				return err
 			}
@@ -252,11 +225,7 @@ func newConfigDeleteCmd() *cobra.Command {
 			if override {
 				kind = kindOverrides
 			}
-			body, err := canonicalJSON([][]string{path})
-			if err != nil {
-				return err
-			}
-			_, err = sendWrite(cmd.Context(), c, ref, kind, http.MethodPatch, "/keys/delete", body, dryOut(cmd, dry))
+			_, err = sendWrite(cmd.Context(), c, ref, kind, docWrite{dels: []client.KeyPath{path}}, dryOut(cmd, dry))
 			return err
 		},
 	}

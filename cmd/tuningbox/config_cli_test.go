@@ -5,10 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/tuningbox/tuningbox/client"
 	"github.com/tuningbox/tuningbox/shared/app/apptest"
 
 	"github.com/tuningbox/tuningbox/shared/puppetyaml"
@@ -58,20 +59,13 @@ func mustCLI(t *testing.T, url, stdin string, args ...string) string {
 // registerNode adds a node to the registry with a chosen legacy id.
 func registerNode(t *testing.T, url string, id int, fqdn string, env int) {
 	t.Helper()
-	body := fmt.Sprintf(`{"id": %d, "fqdn": %q, "environment_id": %d, "roles": ["controller"]}`, id, fqdn, env)
-	req, err := http.NewRequest(http.MethodPost, url+"/api/v1/nodes", strings.NewReader(body))
+	c, err := client.New(url, client.WithBasicAuth(testAdmin, testAdminPassword))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.SetBasicAuth(testAdmin, testAdminPassword)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		t.Fatalf("register node %s: HTTP %d", fqdn, resp.StatusCode)
+	in := client.NewNode{ID: client.ID(strconv.Itoa(id)), FQDN: fqdn, EnvironmentID: client.ID(strconv.Itoa(env)), Roles: []string{"controller"}}
+	if _, err := c.CreateNode(context.Background(), in); err != nil {
+		t.Fatalf("register node %s: %v", fqdn, err)
 	}
 }
 

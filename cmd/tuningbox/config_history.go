@@ -2,33 +2,25 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tuningbox/tuningbox/client"
 )
 
-// documentVersion is one entry of a document's version list.
-type documentVersion struct {
-	Version   int       `json:"version"`
-	CreatedAt time.Time `json:"created_at"`
-	Size      int64     `json:"size"`
-	SHA256    string    `json:"sha256"`
-}
-
 // listVersions returns the versions of the document of kind at ref, newest first.
-func listVersions(ctx context.Context, c *apiClient, ref docRef, kind string) ([]documentVersion, error) {
-	var versions []documentVersion
-	if err := c.getJSON(ctx, ref.path(kind)+"/versions", nil, &versions); err != nil {
+func listVersions(ctx context.Context, c *client.Client, ref client.DocumentRef, kind string) ([]client.DocumentVersion, error) {
+	versions, err := c.DocumentVersions(ctx, ref, kind)
+	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(versions, func(a, b documentVersion) int { return b.Version - a.Version })
+	slices.SortFunc(versions, func(a, b client.DocumentVersion) int { return b.Version - a.Version })
 	return versions, nil
 }
 
@@ -55,7 +47,7 @@ func newConfigHistoryCmd() *cobra.Command {
 		Short: "List the versions of a resource's values (or overrides) at a level, newest first",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, ref, err := doc.connect(cmd.Context())
+			c, ref, err := doc.connect()
 			if err != nil {
 				return err
 			}
@@ -77,16 +69,6 @@ func newConfigHistoryCmd() *cobra.Command {
 	kindFlag(cmd, &override)
 	addListFormat(cmd, &format)
 	return cmd
-}
-
-// toObjects turns values into decoded JSON for json/yaml output.
-func toObjects[T any](items []T) []any {
-	out := make([]any, len(items))
-	for i, it := range items {
-		b, _ := json.Marshal(it)
-		out[i], _ = decodeJSON(b)
-	}
-	return out
 }
 
 func newConfigDiffCmd() *cobra.Command {
@@ -121,7 +103,7 @@ it was at T (RFC 3339) with now.`,
 			if to < 0 {
 				return usagef("--to must name a version (1, 2, ...)")
 			}
-			c, ref, err := doc.connect(cmd.Context())
+			c, ref, err := doc.connect()
 			if err != nil {
 				return err
 			}
@@ -132,15 +114,15 @@ it was at T (RFC 3339) with now.`,
 					return err
 				}
 				if len(versions) == 0 {
-					return &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("%s has no %s versions", ref, kind)}
+					return fmt.Errorf("%s has no %s versions: %w", ref, kind, client.ErrNotFound)
 				}
 				to = versions[0].Version
 			}
-			old, _, err := getDocument(cmd.Context(), c, ref, kind, from)
+			old, err := getDocument(cmd.Context(), c, ref, kind, from)
 			if err != nil {
 				return fmt.Errorf("version %d: %w", from, err)
 			}
-			cur, _, err := getDocument(cmd.Context(), c, ref, kind, to)
+			cur, err := getDocument(cmd.Context(), c, ref, kind, to)
 			if err != nil {
 				return fmt.Errorf("version %d: %w", to, err)
 			}
@@ -166,35 +148,23 @@ func effectiveDiff(cmd *cobra.Command, doc docFlags, toNode, toEnv, asOf string)
 	if err != nil {
 		return err
 	}
-	c, ref, err := doc.connect(cmd.Context())
+	c, ref, err := doc.connect()
 	if err != nil {
 		return err
 	}
-	type side struct {
-		Environment string            `json:"environment"`
-		Levels      map[string]string `json:"levels"`
-		Resource    string            `json:"resource"`
-		Effective   bool              `json:"effective"`
-		AsOf        string            `json:"as_of,omitempty"`
-	}
-	fromSide := side{Environment: ref.Env, Levels: levelMap(ref.Levels), Resource: ref.Resource, Effective: true, AsOf: asOf}
+	fromSide := client.DiffSide{Environment: ref.Environment, Levels: levelMap(ref.Levels), Resource: ref.Resource, Effective: true, AsOf: asOf}
 	toSide := fromSide
 	toSide.AsOf = ""
 	toRef := ref
 	if toEnv != "" {
-		toSide.Environment, toRef.Env = toEnv, toEnv
+		toSide.Environment, toRef.Environment = toEnv, toEnv
 	}
 	if toNode != "" {
 		toRef.Levels = withNode(ref.Levels, toNode)
 		toSide.Levels = levelMap(toRef.Levels)
 	}
-	resp, err := c.do(cmd.Context(), request{Method: http.MethodPost, Path: configBase + "/diff", Header: v13(),
-		Body: map[string]side{"from": fromSide, "to": toSide}})
+	d, err := v13(c).DiffDocuments(cmd.Context(), fromSide, toSide)
 	if err != nil {
-		return err
-	}
-	var d serverDiff
-	if err := json.Unmarshal(resp.Body, &d); err != nil {
 		return err
 	}
 	w := cmd.OutOrStdout()
@@ -204,7 +174,7 @@ func effectiveDiff(cmd *cobra.Command, doc docFlags, toNode, toEnv, asOf string)
 		toLabel += " now"
 	}
 	fmt.Fprintf(w, "--- %s, effective\n+++ %s, effective\n", fromLabel, toLabel)
-	return writeDiff(w, d.changes())
+	return writeDiff(w, diffChanges(d))
 }
 
 // change is one key-level difference between two documents.
@@ -315,12 +285,12 @@ rollback can itself be rolled back.`,
 			if to <= 0 {
 				return usagef("--to must name a version (1, 2, ...)")
 			}
-			c, ref, err := doc.connect(cmd.Context())
+			c, ref, err := doc.connect()
 			if err != nil {
 				return err
 			}
 			kind := kindOf(override)
-			content, _, err := getDocument(cmd.Context(), c, ref, kind, to)
+			content, err := getDocument(cmd.Context(), c, ref, kind, to)
 			if err != nil {
 				return fmt.Errorf("version %d: %w", to, err)
 			}
@@ -328,7 +298,7 @@ rollback can itself be rolled back.`,
 			if err != nil || dry {
 				return err
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s %s: version %d written as version %s\n", ref, kind, to, version)
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s %s: version %d written as version %d\n", ref, kind, to, version)
 			return err
 		},
 	}

@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"maps"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tuningbox/tuningbox/client"
 	"github.com/tuningbox/tuningbox/shared/puppetyaml"
 )
 
@@ -58,7 +56,7 @@ Each data source must be defined in a component of the environment.`,
 			if err != nil {
 				return err
 			}
-			levels = append(levels, levelPair{Name: nodesLevel, Value: node})
+			levels = append(levels, client.LevelValue{Name: nodesLevel, Value: node})
 			return importFiles(cmd.Context(), cmd.OutOrStdout(), c, env, levels, files, dryRun)
 		},
 	}
@@ -124,25 +122,15 @@ func hieraFiles(dir string) ([]hieraFile, error) {
 
 // definedSources lists the data sources (resource definition names) of the
 // environment's components.
-func definedSources(ctx context.Context, c *apiClient, env string) (map[string]bool, error) {
-	var environment struct {
-		Components []json.RawMessage `json:"components"`
-	}
-	if err := c.getJSON(ctx, configBase+"/environments/"+url.PathEscape(env), nil, &environment); err != nil {
+func definedSources(ctx context.Context, c *client.Client, env string) (map[string]bool, error) {
+	environment, err := c.Environment(ctx, env)
+	if err != nil {
 		return nil, fmt.Errorf("environment %s: %w", env, err)
 	}
 	defined := map[string]bool{}
-	for _, raw := range environment.Components {
-		id, err := decodeJSON(raw)
+	for _, id := range environment.Components {
+		component, err := c.Component(ctx, string(id))
 		if err != nil {
-			return nil, err
-		}
-		var component struct {
-			ResourceDefinitions []struct {
-				Name string `json:"name"`
-			} `json:"resource_definitions"`
-		}
-		if err := c.getJSON(ctx, compPath(fmt.Sprint(id)), nil, &component); err != nil {
 			return nil, fmt.Errorf("component %v of environment %s: %w", id, env, err)
 		}
 		for _, d := range component.ResourceDefinitions {
@@ -246,7 +234,7 @@ func readHieraFile(path string) (map[string]any, error) {
 // importFiles uploads each data source whose content differs from the stored
 // document, reporting one line per data source and a summary. Failures of
 // single data sources do not stop the others; any failure makes the command fail.
-func importFiles(ctx context.Context, w io.Writer, c *apiClient, env string, levels []levelPair, files []hieraFile, dryRun bool) error {
+func importFiles(ctx context.Context, w io.Writer, c *client.Client, env string, levels client.LevelPath, files []hieraFile, dryRun bool) error {
 	defined, err := definedSources(ctx, c, env)
 	if err != nil {
 		return err
@@ -258,14 +246,13 @@ func importFiles(ctx context.Context, w io.Writer, c *apiClient, env string, lev
 		verb = "would update"
 	}
 	for _, u := range uploads {
-		ref := docRef{Env: env, Levels: levels, Resource: u.resource}
+		ref := client.DocumentRef{Environment: env, Levels: levels, Resource: u.resource}
 		var dry io.Writer
 		if dryRun {
 			dry = w
 		}
 		changed, version, err := importUpload(ctx, c, ref, u, defined, dry)
-		var apiErr *apiError
-		if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
+		if errors.Is(err, client.ErrNotFound) {
 			// Data sources were checked above: the environment or the node is unknown, for every file.
 			return err
 		}
@@ -278,13 +265,13 @@ func importFiles(ctx context.Context, w io.Writer, c *apiClient, env string, lev
 			fmt.Fprintf(w, "%-40s %s\n", u.resource, verb)
 		case changed:
 			updated++
-			fmt.Fprintf(w, "%-40s %s (version %s)\n", u.resource, verb, version)
+			fmt.Fprintf(w, "%-40s %s (version %d)\n", u.resource, verb, version)
 		default:
 			unchanged++
 			fmt.Fprintf(w, "%-40s unchanged\n", u.resource)
 		}
 	}
-	fmt.Fprintf(w, "environment %s at %s: %d %s, %d unchanged, %d failed\n", env, formatLevels(levels), updated, verb, unchanged, failed)
+	fmt.Fprintf(w, "environment %s at %s: %d %s, %d unchanged, %d failed\n", env, levels, updated, verb, unchanged, failed)
 	if failed > 0 {
 		return fmt.Errorf("%d of %d data sources failed to import", failed, len(uploads))
 	}
@@ -294,20 +281,20 @@ func importFiles(ctx context.Context, w io.Writer, c *apiClient, env string, lev
 // importUpload writes one data source unless the stored document already has
 // its content; it reports whether the content changed and the version written.
 // A dry run (dry not nil) stores nothing and prints the server's preview to dry.
-func importUpload(ctx context.Context, c *apiClient, ref docRef, u *upload, defined map[string]bool, dry io.Writer) (bool, string, error) {
+func importUpload(ctx context.Context, c *client.Client, ref client.DocumentRef, u *upload, defined map[string]bool, dry io.Writer) (bool, int, error) {
 	if !defined[u.resource] {
-		return false, "", fmt.Errorf("data source %s is not defined in environment %s", u.resource, ref.Env)
+		return false, 0, fmt.Errorf("data source %s is not defined in environment %s", u.resource, ref.Environment)
 	}
 	doc, err := u.document()
 	if err != nil {
-		return false, "", err
+		return false, 0, err
 	}
-	current, _, err := getDocument(ctx, c, ref, kindValues, 0)
+	current, err := getDocument(ctx, c, ref, kindValues, 0)
 	if err != nil {
-		return false, "", err
+		return false, 0, err
 	}
 	if sameJSON(current, doc) {
-		return false, "", nil
+		return false, 0, nil
 	}
 	version, err := putDocument(ctx, c, ref, kindValues, doc, dry)
 	return true, version, err

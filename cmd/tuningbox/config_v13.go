@@ -5,15 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tuningbox/tuningbox/client"
 	"github.com/tuningbox/tuningbox/shared/ident"
 )
 
@@ -21,26 +19,22 @@ import (
 // dry_run, wait) are asked for at 1.3, whatever --api-version says; from 1.2 on
 // a path names its environment by UUID, so the document's environment is resolved first.
 
-// v13 is the header of a 1.3 request.
-func v13() http.Header { return http.Header{"Openstack-Api-Version": {"config 1.3"}} }
+// v13 asks c's questions at microversion 1.3.
+func v13(c *client.Client) *client.Client { return c.At("1.3") }
 
 // at13 returns d with its environment named by UUID.
-func at13(ctx context.Context, c *apiClient, d docRef) (docRef, error) {
-	if ident.IsUUID(d.Env) {
+func at13(ctx context.Context, c *client.Client, d client.DocumentRef) (client.DocumentRef, error) {
+	if ident.IsUUID(d.Environment) {
 		return d, nil
 	}
-	resp, err := c.do(ctx, request{Method: http.MethodGet, Path: configBase + "/environments/" + url.PathEscape(d.Env),
-		Header: http.Header{"Openstack-Api-Version": {"config 1.0"}}})
+	env, err := c.At("1.0").Environment(ctx, d.Environment)
 	if err != nil {
-		return d, fmt.Errorf("environment %s: %w", d.Env, err)
+		return d, fmt.Errorf("environment %s: %w", d.Environment, err)
 	}
-	var env struct {
-		UUID string `json:"uuid"`
+	if env.UUID == "" {
+		return d, fmt.Errorf("environment %s: the server named no UUID", d.Environment)
 	}
-	if err := json.Unmarshal(resp.Body, &env); err != nil || env.UUID == "" {
-		return d, fmt.Errorf("environment %s: no UUID in %s", d.Env, resp.Body)
-	}
-	d.Env = env.UUID
+	d.Environment = env.UUID
 	return d, nil
 }
 
@@ -55,18 +49,8 @@ func parseAsOf(s string) (string, error) {
 	return s, nil
 }
 
-// serverDiff is the answer of POST /api/v1/config/diff.
-type serverDiff struct {
-	Added   map[string]any `json:"added"`
-	Removed map[string]any `json:"removed"`
-	Changed map[string]struct {
-		From any `json:"from"`
-		To   any `json:"to"`
-	} `json:"changed"`
-}
-
-// changes lists the diff as the CLI prints diffs, sorted by key path.
-func (d serverDiff) changes() []change {
+// diffChanges lists a server diff as the CLI prints diffs, sorted by key path.
+func diffChanges(d *client.Diff) []change {
 	var out []change
 	for p, v := range d.Added {
 		out = append(out, change{Path: p, New: v, Op: '+'})
@@ -82,7 +66,7 @@ func (d serverDiff) changes() []change {
 }
 
 // levelMap is a level path as the diff body names it.
-func levelMap(levels []levelPair) map[string]string {
+func levelMap(levels client.LevelPath) map[string]string {
 	m := make(map[string]string, len(levels))
 	for _, l := range levels {
 		m[l.Name] = l.Value
@@ -91,7 +75,7 @@ func levelMap(levels []levelPair) map[string]string {
 }
 
 // withNode returns levels with the node level set to node (added when absent).
-func withNode(levels []levelPair, node string) []levelPair {
+func withNode(levels client.LevelPath, node string) client.LevelPath {
 	out := slices.Clone(levels)
 	for i, l := range out {
 		if l.Name == "nodes" || l.Name == "node" {
@@ -99,7 +83,7 @@ func withNode(levels []levelPair, node string) []levelPair {
 			return out
 		}
 	}
-	return append(out, levelPair{Name: "nodes", Value: node})
+	return append(out, client.LevelValue{Name: "nodes", Value: node})
 }
 
 // dryRunFlag registers --dry-run on a command that writes a document.
@@ -107,34 +91,49 @@ func dryRunFlag(cmd *cobra.Command, dry *bool) {
 	cmd.Flags().BoolVar(dry, "dry-run", false, "store nothing: print the version the write would create and how each affected node's effective document would change")
 }
 
-// sendWrite sends a document write (PUT of the document, or PATCH of its keys:
-// suffix "/keys/set" or "/keys/delete") and returns the version it created. With
+// docWrite is one write of a document: the whole document (put), or some of
+// its keys set or deleted.
+type docWrite struct {
+	put  json.RawMessage
+	sets []client.KeySet
+	dels []client.KeyPath
+}
+
+func (w docWrite) send(ctx context.Context, c *client.Client, ref client.DocumentRef, kind string) (int, error) {
+	switch {
+	case w.sets != nil:
+		return c.SetKeys(ctx, ref, kind, w.sets)
+	case w.dels != nil:
+		return c.DeleteKeys(ctx, ref, kind, w.dels)
+	default:
+		return c.PutDocument(ctx, ref, kind, w.put)
+	}
+}
+
+func (w docWrite) preview(ctx context.Context, c *client.Client, ref client.DocumentRef, kind string) (*client.Preview, error) {
+	switch {
+	case w.sets != nil:
+		return c.PreviewSetKeys(ctx, ref, kind, w.sets)
+	case w.dels != nil:
+		return c.PreviewDeleteKeys(ctx, ref, kind, w.dels)
+	default:
+		return c.PreviewPut(ctx, ref, kind, w.put)
+	}
+}
+
+// sendWrite sends a document write and returns the version it created. With
 // dry (not nil) it is a dry run: nothing is stored and the preview is printed to dry.
-func sendWrite(ctx context.Context, c *apiClient, ref docRef, kind, method, suffix string, body []byte, dry io.Writer) (string, error) {
+func sendWrite(ctx context.Context, c *client.Client, ref client.DocumentRef, kind string, w docWrite, dry io.Writer) (int, error) {
 	if dry == nil {
-		resp, err := c.do(ctx, request{Method: method, Path: ref.path(kind) + suffix, Body: body})
-		if err != nil {
-			return "", err
-		}
-		return resp.Header.Get(versionHeader), nil
+		return w.send(ctx, c, ref, kind)
 	}
 	ref13, err := at13(ctx, c, ref)
 	if err != nil {
-		return "", err
+		return 0, err
 	}
-	resp, err := c.do(ctx, request{Method: method, Path: ref13.path(kind) + suffix, Query: url.Values{"dry_run": {"true"}}, Header: v13(), Body: body})
+	p, err := w.preview(ctx, v13(c), ref13, kind)
 	if err != nil {
-		return "", err
-	}
-	var p struct {
-		Version  int `json:"version"`
-		Affected []struct {
-			Node    string     `json:"node"`
-			Changes serverDiff `json:"changes"`
-		} `json:"affected"`
-	}
-	if err := json.Unmarshal(resp.Body, &p); err != nil {
-		return "", err
+		return 0, err
 	}
 	fmt.Fprintf(dry, "dry run: %s %s would become version %d; nothing stored\n", ref, kind, p.Version)
 	if len(p.Affected) == 0 {
@@ -142,16 +141,16 @@ func sendWrite(ctx context.Context, c *apiClient, ref docRef, kind, method, suff
 	}
 	for _, a := range p.Affected {
 		fmt.Fprintf(dry, "node %s:\n", a.Node)
-		for _, ch := range a.Changes.changes() {
+		for _, ch := range diffChanges(&a.Changes) {
 			var line strings.Builder
 			if err := writeDiff(&line, []change{ch}); err != nil {
-				return "", err
+				return 0, err
 			}
 			first, _, _ := strings.Cut(line.String(), "\n")
 			fmt.Fprintf(dry, "  %s\n", first)
 		}
 	}
-	return strconv.Itoa(p.Version), nil
+	return p.Version, nil
 }
 
 // dryOut is where a dry run's preview goes: the command's output, or nil for a real write.

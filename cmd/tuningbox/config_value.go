@@ -26,6 +26,29 @@ func decodeJSON(data []byte) (any, error) {
 	return v, nil
 }
 
+// toObject turns a wire type of the API client into decoded JSON, the form
+// the CLI renders (the wire types encode exactly what the server sent).
+func toObject(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("a wire type does not encode: %v", err))
+	}
+	out, err := decodeJSON(b)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// toObjects is toObject of each item.
+func toObjects[T any](items []T) []any {
+	out := make([]any, len(items))
+	for i, it := range items {
+		out[i] = toObject(it)
+	}
+	return out
+}
+
 // encodeJSON renders v as indented JSON without HTML escaping.
 func encodeJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer

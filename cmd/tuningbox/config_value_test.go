@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/tuningbox/tuningbox/client"
 )
 
 func TestTypedValue(t *testing.T) {
@@ -98,13 +100,13 @@ func TestRenderPlain(t *testing.T) {
 func TestParseLevels(t *testing.T) {
 	tests := []struct {
 		in      string
-		want    []levelPair
+		want    client.LevelPath
 		wantErr bool
 	}{
 		{"", nil, false},
-		{"nodes=7", []levelPair{{"nodes", "7"}}, false},
-		{"role=controller, nodes=node-1.domain.tld", []levelPair{{"role", "controller"}, {"nodes", "node-1.domain.tld"}}, false},
-		{"a=b=c", []levelPair{{"a", "b=c"}}, false},
+		{"nodes=7", client.LevelPath{{Name: "nodes", Value: "7"}}, false},
+		{"role=controller, nodes=node-1.domain.tld", client.LevelPath{{Name: "role", Value: "controller"}, {Name: "nodes", Value: "node-1.domain.tld"}}, false},
+		{"a=b=c", client.LevelPath{{Name: "a", Value: "b=c"}}, false},
 		{"nodes", nil, true},
 		{"=7", nil, true},
 		{"nodes=", nil, true},
@@ -114,13 +116,6 @@ func TestParseLevels(t *testing.T) {
 		if (err != nil) != tt.wantErr || !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("parseLevels(%q) = %v, %v; want %v, error %v", tt.in, got, err, tt.want, tt.wantErr)
 		}
-	}
-}
-
-func TestDocRefPath(t *testing.T) {
-	ref := docRef{Env: "1", Levels: []levelPair{{"role", "a b"}, {"nodes", "7"}}, Resource: "override/plugins"}
-	if got, want := ref.path(kindOverrides), "/api/v1/config/environments/1/role/a%20b/nodes/7/resources/override/plugins/overrides"; got != want {
-		t.Errorf("path = %s, want %s", got, want)
 	}
 }
 

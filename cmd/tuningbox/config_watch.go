@@ -1,12 +1,11 @@
 package main
 
 import (
-	"fmt"
-	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tuningbox/tuningbox/client"
 )
 
 // maxWatchWait is the server's cap on one wait (configdb.MaxWait).
@@ -28,7 +27,7 @@ waits on the server for a change (GET ...?effective&wait=25 with If-None-Match),
 so an unchanged document costs one request every 25 s.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, ref, err := doc.connect(cmd.Context())
+			c, ref, err := doc.connect()
 			if err != nil {
 				return err
 			}
@@ -40,24 +39,17 @@ so an unchanged document costs one request every 25 s.`,
 			if wait < time.Second {
 				return usagef("--timeout must be at least 6s to watch")
 			}
-			q := url.Values{"effective": {"true"}, "wait": {fmt.Sprint(wait.Seconds())}}
-			if merge != "" {
-				q.Set("merge", merge)
-			}
-			etag := ""
+			c = v13(c)
+			q := client.DocumentQuery{Effective: true, Merge: merge, Wait: wait}
 			for printed := 0; count == 0 || printed < count; {
-				header := v13()
-				if etag != "" {
-					header.Set("If-None-Match", etag)
-				}
-				resp, err := c.do(cmd.Context(), request{Method: http.MethodGet, Path: ref.path(kindValues), Query: q, Header: header})
+				resp, err := c.Document(cmd.Context(), ref, kindValues, q)
 				if err != nil {
 					return err
 				}
-				if resp.Status == http.StatusNotModified {
+				if resp.NotModified {
 					continue
 				}
-				etag = resp.Header.Get("ETag")
+				q.IfNoneMatch = resp.ETag
 				v, err := decodeJSON(resp.Body)
 				if err != nil {
 					return err

@@ -1,17 +1,17 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
-	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tuningbox/tuningbox/client"
 )
 
 var defColumns = []string{"id", "name", "component_id", "content"}
-
-func defPath(id string) string { return configBase + "/resource_definitions/" + url.PathEscape(id) }
 
 func newDefCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -23,8 +23,8 @@ func newDefCmd() *cobra.Command {
 	return cmd
 }
 
-// defContent reads --content, or stdin when --content is "-", in format.
-func defContent(cmd *cobra.Command, content, format string) (any, error) {
+// defContent reads --content, or stdin when --content is "-", in format, as JSON.
+func defContent(cmd *cobra.Command, content, format string) (json.RawMessage, error) {
 	data := []byte(content)
 	if content == "-" {
 		var err error
@@ -36,7 +36,7 @@ func defContent(cmd *cobra.Command, content, format string) (any, error) {
 	if err != nil {
 		return nil, usagef("--content: %v", err)
 	}
-	return v, nil
+	return canonicalJSON(v)
 }
 
 func newDefCreateCmd() *cobra.Command {
@@ -52,26 +52,27 @@ func newDefCreateCmd() *cobra.Command {
 			if name == "" {
 				return usagef("--name is required")
 			}
-			body := map[string]any{"name": name}
+			in := client.NewResourceDefinition{Name: name}
 			if component != "" {
-				body["component_id"] = refValue(strings.TrimSpace(component))
+				ref := client.ID(strings.TrimSpace(component))
+				in.ComponentID = &ref
 			}
 			if cmd.Flags().Changed("content") {
 				v, err := defContent(cmd, content, inFormat)
 				if err != nil {
 					return err
 				}
-				body["content"] = v
+				in.Content = v
 			}
 			c, err := newAPIClient()
 			if err != nil {
 				return err
 			}
-			resp, err := c.do(cmd.Context(), request{Method: http.MethodPost, Path: configBase + "/resource_definitions", Body: body})
+			def, err := c.CreateResourceDefinition(cmd.Context(), in)
 			if err != nil {
 				return err
 			}
-			return renderAnswer(cmd, resp.Body, format, defColumns)
+			return renderObject(cmd.OutOrStdout(), format, toObject(def), defColumns)
 		},
 	}
 	f := cmd.Flags()
@@ -93,11 +94,11 @@ func newDefListCmd() *cobra.Command {
 		Short: "List resource definitions, optionally of one component",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var q url.Values
+			var of *string
 			if cmd.Flags().Changed("component") {
-				q = url.Values{"component_id": {component}}
+				of = &component
 			}
-			return listObjects(cmd, configBase+"/resource_definitions", q, format, defColumns)
+			return listObjects(cmd, format, defColumns, func(c *client.Client) (any, error) { return c.ResourceDefinitions(cmd.Context(), of) })
 		},
 	}
 	cmd.Flags().StringVarP(&component, "component", "i", "", "component id; empty lists definitions attached to no component")
@@ -112,7 +113,7 @@ func newDefShowCmd() *cobra.Command {
 		Short: "Show a resource definition",
 		Args:  exactArgs("ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return showObject(cmd, defPath(args[0]), format, defColumns)
+			return showObject(cmd, format, defColumns, func(c *client.Client) (any, error) { return c.ResourceDefinition(cmd.Context(), args[0]) })
 		},
 	}
 	addListFormat(cmd, &format)
@@ -126,24 +127,29 @@ func newDefUpdateCmd() *cobra.Command {
 		Short: "Change a resource definition's name, component or content",
 		Args:  exactArgs("ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			body := map[string]any{}
+			var in client.ResourceDefinitionUpdate
 			if cmd.Flags().Changed("name") {
-				body["name"] = name
+				in.Name = &name
 			}
 			if cmd.Flags().Changed("component") {
-				body["component_id"] = refValue(strings.TrimSpace(component))
+				ref := client.ID(strings.TrimSpace(component))
+				in.ComponentID = &ref
 			}
 			if cmd.Flags().Changed("content") {
 				v, err := defContent(cmd, content, inFormat)
 				if err != nil {
 					return err
 				}
-				body["content"] = v
+				in.Content = v
 			}
-			if len(body) == 0 {
+			if in.Name == nil && in.ComponentID == nil && in.Content == nil {
 				return usagef("nothing to update: give --name, --component and/or --content")
 			}
-			return patchObject(cmd, defPath(args[0]), body)
+			c, err := newAPIClient()
+			if err != nil {
+				return err
+			}
+			return c.UpdateResourceDefinition(cmd.Context(), args[0], in)
 		},
 	}
 	f := cmd.Flags()
@@ -160,7 +166,7 @@ func newDefDeleteCmd() *cobra.Command {
 		Short: "Delete a resource definition",
 		Args:  exactArgs("ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return deleteObject(cmd, defPath(args[0]))
+			return deleteObject(cmd, "resource_definitions/"+url.PathEscape(args[0]), func(c *client.Client) error { return c.DeleteResourceDefinition(cmd.Context(), args[0]) })
 		},
 	}
 }

@@ -1,18 +1,16 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tuningbox/tuningbox/client"
 )
 
 var envColumns = []string{"id", "components", "hierarchy_levels"}
-
-func envPath(id string) string { return configBase + "/environments/" + url.PathEscape(id) }
 
 func newEnvCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -24,24 +22,16 @@ func newEnvCmd() *cobra.Command {
 	return cmd
 }
 
-// refList turns "1,fuel,3" into JSON values: integer ids as numbers, names as strings.
-func refList(s string) []any {
-	out := []any{}
+// refList turns "1,fuel,3" into entity references (integer ids go out as numbers, names as strings).
+func refList(s string) []client.ID {
+	out := []client.ID{}
 	for part := range strings.SplitSeq(s, ",") {
 		part = strings.TrimSpace(part)
 		if part != "" {
-			out = append(out, refValue(part))
+			out = append(out, client.ID(part))
 		}
 	}
 	return out
-}
-
-// refValue is an entity reference as JSON: an integer id as a number, a name or UUID as a string.
-func refValue(s string) any {
-	if isIntegerID(s) {
-		return json.Number(s)
-	}
-	return s
 }
 
 // nameList turns "role,nodes" into a list of names.
@@ -66,19 +56,15 @@ func newEnvCreateCmd() *cobra.Command {
 		Short: "Create an environment; levels are listed from the least to the most specific",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			body := map[string]any{"components": refList(components), "hierarchy_levels": nameList(levels)}
-			if id > 0 {
-				body["id"] = id
-			}
 			c, err := newAPIClient()
 			if err != nil {
 				return err
 			}
-			resp, err := c.do(cmd.Context(), request{Method: http.MethodPost, Path: configBase + "/environments", Body: body})
+			env, err := c.CreateEnvironment(cmd.Context(), client.NewEnvironment{ID: id, Components: refList(components), HierarchyLevels: nameList(levels)})
 			if err != nil {
 				return err
 			}
-			return renderAnswer(cmd, resp.Body, format, envColumns)
+			return renderObject(cmd.OutOrStdout(), format, toObject(env), envColumns)
 		},
 	}
 	f := cmd.Flags()
@@ -96,7 +82,7 @@ func newEnvListCmd() *cobra.Command {
 		Short: "List environments",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return listObjects(cmd, configBase+"/environments", nil, format, envColumns)
+			return listObjects(cmd, format, envColumns, func(c *client.Client) (any, error) { return c.Environments(cmd.Context()) })
 		},
 	}
 	addListFormat(cmd, &format)
@@ -110,7 +96,7 @@ func newEnvShowCmd() *cobra.Command {
 		Short: "Show an environment",
 		Args:  exactArgs("ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return showObject(cmd, envPath(args[0]), format, envColumns)
+			return showObject(cmd, format, envColumns, func(c *client.Client) (any, error) { return c.Environment(cmd.Context(), args[0]) })
 		},
 	}
 	addListFormat(cmd, &format)
@@ -124,17 +110,23 @@ func newEnvUpdateCmd() *cobra.Command {
 		Short: "Change an environment's components or hierarchy levels",
 		Args:  exactArgs("ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			body := map[string]any{}
+			var in client.EnvironmentUpdate
 			if cmd.Flags().Changed("components") {
-				body["components"] = refList(components)
+				refs := refList(components)
+				in.Components = &refs
 			}
 			if cmd.Flags().Changed("levels") {
-				body["hierarchy_levels"] = nameList(levels)
+				names := nameList(levels)
+				in.HierarchyLevels = &names
 			}
-			if len(body) == 0 {
+			if in == (client.EnvironmentUpdate{}) {
 				return usagef("nothing to update: give --components and/or --levels")
 			}
-			return patchObject(cmd, envPath(args[0]), body)
+			c, err := newAPIClient()
+			if err != nil {
+				return err
+			}
+			return c.UpdateEnvironment(cmd.Context(), args[0], in)
 		},
 	}
 	f := cmd.Flags()
@@ -149,69 +141,47 @@ func newEnvDeleteCmd() *cobra.Command {
 		Short: "Delete an environment and its documents",
 		Args:  exactArgs("ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return deleteObject(cmd, envPath(args[0]))
+			return deleteObject(cmd, "environments/"+url.PathEscape(args[0]), func(c *client.Client) error { return c.DeleteEnvironment(cmd.Context(), args[0]) })
 		},
 	}
 }
 
-// listObjects GETs a JSON list and prints it.
-func listObjects(cmd *cobra.Command, path string, query url.Values, format string, columns []string) error {
+// listObjects lists with list (a slice of wire types) and prints the list.
+func listObjects(cmd *cobra.Command, format string, columns []string, list func(*client.Client) (any, error)) error {
 	c, err := newAPIClient()
 	if err != nil {
 		return err
 	}
-	resp, err := c.do(cmd.Context(), request{Method: http.MethodGet, Path: path, Query: query})
+	items, err := list(c)
 	if err != nil {
 		return err
 	}
-	list, err := listOf(resp.Body)
-	if err != nil {
-		return err
-	}
-	return renderObjects(cmd.OutOrStdout(), format, list, columns)
+	objects, _ := toObject(items).([]any)
+	return renderObjects(cmd.OutOrStdout(), format, objects, columns)
 }
 
-// showObject GETs one object and prints it.
-func showObject(cmd *cobra.Command, path, format string, fields []string) error {
+// showObject reads one object with show and prints it.
+func showObject(cmd *cobra.Command, format string, fields []string, show func(*client.Client) (any, error)) error {
 	c, err := newAPIClient()
 	if err != nil {
 		return err
 	}
-	resp, err := c.do(cmd.Context(), request{Method: http.MethodGet, Path: path})
+	v, err := show(c)
 	if err != nil {
 		return err
 	}
-	return renderAnswer(cmd, resp.Body, format, fields)
+	return renderObject(cmd.OutOrStdout(), format, toObject(v), fields)
 }
 
-// renderAnswer prints an object the API answered with.
-func renderAnswer(cmd *cobra.Command, body []byte, format string, fields []string) error {
-	v, err := decodeJSON(body)
-	if err != nil {
-		return err
-	}
-	return renderObject(cmd.OutOrStdout(), format, v, fields)
-}
-
-// patchObject sends a partial update.
-func patchObject(cmd *cobra.Command, path string, body any) error {
+// deleteObject deletes with del and confirms; what is the object's API path below the ConfigDB prefix.
+func deleteObject(cmd *cobra.Command, what string, del func(*client.Client) error) error {
 	c, err := newAPIClient()
 	if err != nil {
 		return err
 	}
-	_, err = c.do(cmd.Context(), request{Method: http.MethodPatch, Path: path, Body: body})
-	return err
-}
-
-// deleteObject deletes and confirms.
-func deleteObject(cmd *cobra.Command, path string) error {
-	c, err := newAPIClient()
-	if err != nil {
+	if err := del(c); err != nil {
 		return err
 	}
-	if _, err := c.do(cmd.Context(), request{Method: http.MethodDelete, Path: path}); err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(cmd.OutOrStdout(), "deleted %s\n", strings.TrimPrefix(path, configBase+"/"))
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "deleted %s\n", what)
 	return err
 }

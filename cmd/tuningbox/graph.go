@@ -1,18 +1,19 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tuningbox/tuningbox/client"
 )
 
 // graphColumns are what `graph list` prints in table form.
@@ -42,18 +43,18 @@ func (o *graphOwner) register(cmd *cobra.Command) {
 	f.StringVarP(&o.plugin, "plugin", "p", "", "plugin id")
 }
 
-// path returns the owner's deployment_graphs path for a graph type.
-func (o graphOwner) path(graphType string) (string, error) {
-	var set []string
-	for _, c := range []struct{ plural, id string }{{"clusters", o.env}, {"releases", o.release}, {"plugins", o.plugin}} {
+// owner returns the kind of owner (client.Clusters, Releases or Plugins) and its id.
+func (o graphOwner) owner() (kind, id string, err error) {
+	n := 0
+	for _, c := range []struct{ kind, id string }{{client.Clusters, o.env}, {client.Releases, o.release}, {client.Plugins, o.plugin}} {
 		if c.id != "" {
-			set = append(set, fmt.Sprintf("/api/v1/%s/%s/deployment_graphs/%s", c.plural, url.PathEscape(c.id), url.PathEscape(graphType)))
+			kind, id, n = c.kind, c.id, n+1
 		}
 	}
-	if len(set) != 1 {
-		return "", usagef("give exactly one of --env, --release or --plugin")
+	if n != 1 {
+		return "", "", usagef("give exactly one of --env, --release or --plugin")
 	}
-	return set[0], nil
+	return kind, id, nil
 }
 
 func newGraphListCmd() *cobra.Command {
@@ -67,19 +68,15 @@ func newGraphListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			q := url.Values{}
+			var f client.GraphFilter
 			if env != "" {
-				q.Set("clusters_ids", env)
-				q.Set("fetch_related", "1")
+				f = client.GraphFilter{Clusters: []string{env}, FetchRelated: true}
 			}
-			resp, err := c.do(cmd.Context(), request{Method: http.MethodGet, Path: "/api/v1/graphs", Query: q})
+			found, err := c.Graphs(cmd.Context(), f)
 			if err != nil {
 				return err
 			}
-			graphs, err := listOf(resp.Body)
-			if err != nil {
-				return err
-			}
+			graphs := toObjects(found)
 			if format == formatTable {
 				graphs = graphRows(graphs)
 			}
@@ -141,7 +138,7 @@ without a terminal and without --yes nothing is written.`,
 					return err
 				}
 			}
-			path, err := owner.path(graphType)
+			kind, id, err := owner.owner()
 			if err != nil {
 				return err
 			}
@@ -161,32 +158,25 @@ without a terminal and without --yes nothing is written.`,
 			if err != nil {
 				return err
 			}
-			method := http.MethodPut
-			if _, err := c.do(cmd.Context(), request{Method: http.MethodGet, Path: path}); err != nil {
-				var apiErr *apiError
-				if !errors.As(err, &apiErr) || apiErr.Status != http.StatusNotFound || !strings.HasPrefix(apiErr.Message, "Graph with type") {
-					return err
-				}
-				method = http.MethodPost
-			}
-			q := url.Values{}
-			if validate {
-				q.Set("validate", "true")
-			}
-			resp, err := c.do(cmd.Context(), request{Method: method, Path: path, Query: q, Body: body})
+			raw, err := json.Marshal(body)
 			if err != nil {
 				return err
 			}
-			v, err := decodeJSON(resp.Body)
-			if err != nil {
-				return err
-			}
-			m, _ := v.(map[string]any)
+			// Replace the graph of the type, or create it when the owner has none
+			// (when the owner does not exist either, creating says so).
 			verb := "updated"
-			if method == http.MethodPost {
+			g, err := c.OwnedGraph(cmd.Context(), kind, id, graphType)
+			switch {
+			case err == nil:
+				g, err = c.UpdateGraph(cmd.Context(), kind, id, graphType, raw, validate)
+			case errors.Is(err, client.ErrNotFound):
 				verb = "created"
+				g, err = c.CreateGraph(cmd.Context(), kind, id, graphType, raw, validate)
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Deployment graph %s (id %s, type %s)\n", verb, cell(m["id"]), graphType)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Deployment graph %s (id %s, type %s)\n", verb, g.ID, graphType)
 			return err
 		},
 	}
@@ -287,11 +277,11 @@ func readGraphDir(dir string) (map[string]any, error) {
 }
 
 // downloadSources maps download's level flags to the deployment_tasks views.
-var downloadSources = []struct{ flag, short, suffix, usage string }{
-	{"all", "a", "", "the merged tasks: release < plugins < environment"},
-	{"cluster", "c", "/own", "the environment's own graph"},
-	{"plugins", "p", "/plugins", "the enabled plugins' graphs"},
-	{"release", "r", "/release", "the release's graph"},
+var downloadSources = []struct{ flag, short, source, usage string }{
+	{"all", "a", client.TasksMerged, "the merged tasks: release < plugins < environment"},
+	{"cluster", "c", client.TasksOwn, "the environment's own graph"},
+	{"plugins", "p", client.TasksPlugins, "the enabled plugins' graphs"},
+	{"release", "r", client.TasksRelease, "the release's graph"},
 }
 
 func newGraphDownloadCmd() *cobra.Command {
@@ -330,14 +320,15 @@ directory; "-f -" writes to standard output.`,
 				return err
 			}
 			src := downloadSources[chosen]
-			path := "/api/v1/clusters/" + url.PathEscape(env) + "/deployment_tasks" + src.suffix
-			resp, err := c.do(cmd.Context(), request{Method: http.MethodGet, Path: path, Query: url.Values{"graph_type": {graphType}}})
+			found, err := c.DeploymentTasks(cmd.Context(), env, graphType, src.source)
 			if err != nil {
 				return err
 			}
-			tasks, err := listOf(resp.Body)
-			if err != nil {
-				return err
+			tasks := make([]any, len(found))
+			for i, t := range found {
+				if tasks[i], err = decodeJSON(t); err != nil {
+					return err
+				}
 			}
 			if file == "-" {
 				return render(cmd.OutOrStdout(), tasks, format)
@@ -384,7 +375,7 @@ func newGraphDeleteCmd() *cobra.Command {
 			if graphType == "" {
 				return usagef("--type is required")
 			}
-			path, err := owner.path(graphType)
+			kind, id, err := owner.owner()
 			if err != nil {
 				return err
 			}
@@ -392,7 +383,7 @@ func newGraphDeleteCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if _, err := c.do(cmd.Context(), request{Method: http.MethodDelete, Path: path}); err != nil {
+			if err := c.DeleteGraph(cmd.Context(), kind, id, graphType); err != nil {
 				return err
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Deployment graph %s was deleted\n", graphType)
@@ -430,31 +421,22 @@ agent) then run it (see docs/graphs.md).`,
 			if err != nil {
 				return err
 			}
-			runs := make([]map[string]any, len(types))
+			in := client.ExecuteRequest{Cluster: &cluster, Graphs: make([]client.GraphRun, len(types)), DryRun: dryRun, NoopRun: noop, Force: force, Debug: debug}
 			for i, t := range types {
-				run := map[string]any{"type": t}
-				if len(nodes) > 0 {
-					run["nodes"] = nodes
+				in.Graphs[i] = client.GraphRun{Type: t, Tasks: tasks}
+				for _, n := range nodes {
+					in.Graphs[i].Nodes = append(in.Graphs[i].Nodes, client.NodeID(n))
 				}
-				if len(tasks) > 0 {
-					run["tasks"] = tasks
-				}
-				runs[i] = run
 			}
-			body := map[string]any{"cluster": cluster, "graphs": runs, "dry_run": dryRun, "noop_run": noop, "force": force, "debug": debug}
 			c, err := newAPIClient()
 			if err != nil {
 				return err
 			}
-			resp, err := c.do(cmd.Context(), request{Method: http.MethodPost, Path: "/api/v1/graphs/execute", Body: body})
+			tx, err := c.Execute(cmd.Context(), in)
 			if err != nil {
 				return err
 			}
-			tx, err := decodeJSON(resp.Body)
-			if err != nil {
-				return err
-			}
-			return renderObject(cmd.OutOrStdout(), format, transactionRow(tx, format), transactionFields)
+			return renderObject(cmd.OutOrStdout(), format, transactionRow(toObject(tx), format), transactionFields)
 		},
 	}
 	f := cmd.Flags()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tuningbox/tuningbox/client"
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/graphs/graphstest"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
@@ -32,22 +34,19 @@ func graphServer(t *testing.T) string {
 	graphsapi.Register(mux, graphs.NewService(b.Index, b.Blobs, graphstest.Clusters{"1": graphstest.Nodes("1", "2")}))
 	srv := httptest.NewServer(httpapi.Wrap(mux, httpapi.Options{}))
 	t.Cleanup(srv.Close)
-	for _, req := range []struct{ path, body string }{
-		{"/api/v1/releases", `{"name":"mitaka","version":"9.0"}`},
-		{"/api/v1/plugins", `{"name":"ldap","version":"3.0.0"}`},
-	} {
-		resp, err := http.Post(srv.URL+req.path, "application/json", strings.NewReader(req.body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-	}
-	put, _ := http.NewRequest(http.MethodPut, srv.URL+"/api/v1/clusters/1", strings.NewReader(`{"release_id":1,"plugins":[1]}`))
-	resp, err := http.DefaultClient.Do(put)
+	c, err := client.New(srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	for _, req := range []client.Request{
+		{Method: http.MethodPost, Path: "/api/v1/releases", Body: []byte(`{"name":"mitaka","version":"9.0"}`)},
+		{Method: http.MethodPost, Path: "/api/v1/plugins", Body: []byte(`{"name":"ldap","version":"3.0.0"}`)},
+		{Method: http.MethodPut, Path: "/api/v1/clusters/1", Body: []byte(`{"release_id":1,"plugins":[1]}`)},
+	} {
+		if _, err := c.Do(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return srv.URL
 }
 

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"net/url"
-
 	"github.com/spf13/cobra"
+
+	"github.com/tuningbox/tuningbox/client"
 )
 
 var lvlColumns = []string{"id", "name", "parent", "values"}
@@ -31,7 +31,7 @@ func newLvlListCmd() *cobra.Command {
 			if env == "" {
 				return usagef("--env is required")
 			}
-			return listObjects(cmd, envPath(env)+"/hierarchy_levels", nil, format, lvlColumns)
+			return listObjects(cmd, format, lvlColumns, func(c *client.Client) (any, error) { return c.Levels(cmd.Context(), env) })
 		},
 	}
 	cmd.Flags().StringVarP(&env, "env", "e", "", "environment id (required)")
@@ -52,7 +52,7 @@ func newLvlShowCmd() *cobra.Command {
 			if env == "" {
 				return usagef("--env is required")
 			}
-			return showObject(cmd, envPath(env)+"/hierarchy_levels/"+url.PathEscape(args[0]), format, []string{"id", "name", "environment_id", "parent", "values"})
+			return showObject(cmd, format, []string{"id", "name", "environment_id", "parent", "values"}, func(c *client.Client) (any, error) { return c.Level(cmd.Context(), env, args[0]) })
 		},
 	}
 	cmd.Flags().StringVarP(&env, "env", "e", "", "environment id (required)")

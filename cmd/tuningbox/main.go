@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tuningbox/tuningbox/client"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
 
@@ -55,11 +56,10 @@ func newRootCmd() *cobra.Command {
 // exitCode maps an error to the process exit status: 2 for usage errors,
 // 3 when the API answered "not found", 4 for a damaged database file, 1 otherwise.
 func exitCode(err error) int {
-	var apiErr *apiError
 	switch {
 	case errors.Is(err, bolt.ErrDamaged):
 		return 4
-	case errors.As(err, &apiErr) && apiErr.Status == 404:
+	case errors.Is(err, client.ErrNotFound):
 		return 3
 	case errors.As(err, new(*usageError)):
 		return 2

@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"net/http"
-	"net/url"
+	"strconv"
 
 	"github.com/spf13/cobra"
-)
 
-const nodesPath = "/api/v1/nodes"
+	"github.com/tuningbox/tuningbox/client"
+)
 
 // nodeColumns are what node tables show; before microversion 1.2 "id" is the
 // legacy integer id and "uuid" the UUID, from 1.2 on "id" is the UUID.
@@ -31,49 +29,20 @@ or its FQDN (looked up with a hostname search).`,
 	return cmd
 }
 
-// nodePath is the API path of the node ref names; an FQDN is looked up first.
-func nodePath(ctx context.Context, c *apiClient, ref string) (string, error) {
-	if !isNodeID(ref) {
-		id, err := nodeIDByFQDN(ctx, c, ref)
-		if err != nil {
-			return "", err
-		}
-		ref = id
+// nodeRef is the id or UUID of the node ref names; an FQDN is looked up first.
+func nodeRef(ctx context.Context, c *client.Client, ref string) (string, error) {
+	if isNodeID(ref) {
+		return ref, nil
 	}
-	return nodesPath + "/" + url.PathEscape(ref), nil
+	n, err := c.NodeByFQDN(ctx, ref)
+	if err != nil {
+		return "", err
+	}
+	return string(n.ID), nil
 }
 
-func renderNode(cmd *cobra.Command, body []byte, format string) error {
-	v, err := decodeJSON(body)
-	if err != nil {
-		return err
-	}
-	m, _ := v.(map[string]any)
-	node, ok := m["node"]
-	if !ok {
-		return fmt.Errorf("unexpected answer: no node object")
-	}
-	return renderObject(cmd.OutOrStdout(), format, node, nodeColumns)
-}
-
-func nodePage(body []byte) ([]any, string, error) {
-	v, err := decodeJSON(body)
-	if err != nil {
-		return nil, "", err
-	}
-	m, _ := v.(map[string]any)
-	items, ok := m["nodes"].([]any)
-	if !ok {
-		return nil, "", fmt.Errorf("unexpected answer: no nodes list")
-	}
-	next := ""
-	links, _ := m["nodes_links"].([]any)
-	for _, l := range links {
-		if lm, _ := l.(map[string]any); lm["rel"] == "next" {
-			next, _ = lm["href"].(string)
-		}
-	}
-	return items, next, nil
+func renderNode(cmd *cobra.Command, n *client.Node, format string) error {
+	return renderObject(cmd.OutOrStdout(), format, toObject(n), nodeColumns)
 }
 
 func newNodeListCmd() *cobra.Command {
@@ -93,18 +62,11 @@ func newNodeListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			q := url.Values{}
-			if hostname != "" {
-				q.Set("hostname", hostname)
-			}
-			if marker != "" {
-				q.Set("marker", marker)
-			}
-			items, err := listItems(cmd.Context(), c, nodesPath, q, limit, nodePage)
+			found, err := c.Nodes(cmd.Context(), client.NodeQuery{Hostname: hostname, Limit: limit, Marker: marker})
 			if err != nil {
 				return err
 			}
-			return renderObjects(cmd.OutOrStdout(), format, items, nodeColumns)
+			return renderObjects(cmd.OutOrStdout(), format, toObjects(found), nodeColumns)
 		},
 	}
 	f := cmd.Flags()
@@ -126,15 +88,15 @@ func newNodeShowCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			path, err := nodePath(cmd.Context(), c, args[0])
+			ref, err := nodeRef(cmd.Context(), c, args[0])
 			if err != nil {
 				return err
 			}
-			resp, err := c.do(cmd.Context(), request{Method: http.MethodGet, Path: path})
+			n, err := c.Node(cmd.Context(), ref)
 			if err != nil {
 				return err
 			}
-			return renderNode(cmd, resp.Body, format)
+			return renderNode(cmd, n, format)
 		},
 	}
 	addListFormat(cmd, &format)
@@ -155,35 +117,26 @@ func newNodeCreateCmd() *cobra.Command {
 			if fqdn == "" || env == "" {
 				return usagef("--fqdn and --env are required")
 			}
-			body := map[string]any{"fqdn": fqdn, "environment_id": env, "roles": roles, "traits": traits}
-			if roles == nil {
-				body["roles"] = []string{}
-			}
-			if traits == nil {
-				body["traits"] = []string{}
-			}
-			if uuid != "" {
-				body["uuid"] = uuid
-			}
+			in := client.NewNode{FQDN: fqdn, EnvironmentID: client.ID(env), UUID: uuid, Roles: append([]string{}, roles...), Traits: append([]string{}, traits...)}
 			if id > 0 {
-				body["id"] = id
+				in.ID = client.ID(strconv.FormatInt(id, 10))
 			}
 			if levels != "" {
 				placement, err := placementOf(levels)
 				if err != nil {
 					return err
 				}
-				body["levels"] = placement
+				in.Levels = placement
 			}
 			c, err := newAPIClient()
 			if err != nil {
 				return err
 			}
-			resp, err := c.do(cmd.Context(), request{Method: http.MethodPost, Path: nodesPath, Body: body})
+			n, err := c.CreateNode(cmd.Context(), in)
 			if err != nil {
 				return err
 			}
-			return renderNode(cmd, resp.Body, format)
+			return renderNode(cmd, n, format)
 		},
 	}
 	f := cmd.Flags()
@@ -210,45 +163,51 @@ func newNodeSetCmd() *cobra.Command {
 		Args:  exactArgs("UUID|ID|FQDN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			flags := cmd.Flags()
-			body := map[string]any{}
-			for flag, field := range map[string]string{"status": "status", "reason": "disabled_reason", "fqdn": "fqdn", "env": "environment_id"} {
+			var in client.NodeUpdate
+			for flag, field := range map[string]**string{"status": &in.Status, "reason": &in.DisabledReason, "fqdn": &in.FQDN} {
 				if flags.Changed(flag) {
 					v, _ := flags.GetString(flag)
-					body[field] = v
+					*field = &v
 				}
 			}
+			if flags.Changed("env") {
+				ref := client.ID(env)
+				in.EnvironmentID = &ref
+			}
 			if flags.Changed("maintenance") {
-				body["maintenance"] = maintenance
+				in.Maintenance = &maintenance
 			}
 			if flags.Changed("roles") {
-				body["roles"] = append([]string{}, roles...)
+				set := append([]string{}, roles...)
+				in.Roles = &set
 			}
 			if flags.Changed("traits") {
-				body["traits"] = append([]string{}, traits...)
+				set := append([]string{}, traits...)
+				in.Traits = &set
 			}
 			if flags.Changed("levels") {
 				placement, err := placementOf(levels)
 				if err != nil {
 					return err
 				}
-				body["levels"] = placement
+				in.Levels = &placement
 			}
-			if len(body) == 0 {
+			if in == (client.NodeUpdate{}) {
 				return usagef("nothing to change: give at least one of --status, --reason, --maintenance, --levels, --roles, --traits, --fqdn, --env")
 			}
 			c, err := newAPIClient()
 			if err != nil {
 				return err
 			}
-			path, err := nodePath(cmd.Context(), c, args[0])
+			ref, err := nodeRef(cmd.Context(), c, args[0])
 			if err != nil {
 				return err
 			}
-			resp, err := c.do(cmd.Context(), request{Method: http.MethodPut, Path: path, Body: body})
+			n, err := c.UpdateNode(cmd.Context(), ref, in)
 			if err != nil {
 				return err
 			}
-			return renderNode(cmd, resp.Body, format)
+			return renderNode(cmd, n, format)
 		},
 	}
 	f := cmd.Flags()
@@ -278,26 +237,16 @@ func newNodeStepsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c = c.withDefaultVersion(deployStepsVersion)
-			path, err := nodePath(cmd.Context(), c, args[0])
+			c = withDefaultVersion(c, deployStepsVersion)
+			ref, err := nodeRef(cmd.Context(), c, args[0])
 			if err != nil {
 				return err
 			}
-			resp, err := c.do(cmd.Context(), request{Method: http.MethodPost, Path: path + "/deploy_steps",
-				Body: map[string]any{"instance_traits": append([]string{}, traits...)}})
+			steps, err := c.DeploySteps(cmd.Context(), ref, traits)
 			if err != nil {
 				return err
 			}
-			v, err := decodeJSON(resp.Body)
-			if err != nil {
-				return err
-			}
-			m, _ := v.(map[string]any)
-			steps, ok := m["deploy_steps"].([]any)
-			if !ok {
-				return fmt.Errorf("unexpected answer: no deploy_steps list")
-			}
-			return renderObjects(cmd.OutOrStdout(), format, steps, []string{"priority", "interface", "step", "args"})
+			return renderObjects(cmd.OutOrStdout(), format, toObjects(steps), []string{"priority", "interface", "step", "args"})
 		},
 	}
 	cmd.Flags().StringArrayVar(&traits, "trait", nil, "a trait requested for the instance (repeatable)")
@@ -311,9 +260,5 @@ func placementOf(s string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	placement := make(map[string]string, len(pairs))
-	for _, p := range pairs {
-		placement[p.Name] = p.Value
-	}
-	return placement, nil
+	return levelMap(pairs), nil
 }

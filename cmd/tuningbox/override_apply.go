@@ -1,17 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tuningbox/tuningbox/client"
 	"github.com/tuningbox/tuningbox/shared/puppetyaml"
 )
 
@@ -58,31 +56,30 @@ catalog is then an error (without it the report lists the unchecked types).`,
 			if err != nil {
 				return err
 			}
-			client, err := newAPIClient()
+			c, err := newAPIClient()
 			if err != nil {
 				return err
 			}
-			body := map[string]any{"catalog": catalog}
+			in := client.OverridesRequest{Catalog: catalog}
 			if cmd.Flags().Changed("known-types") {
-				body["known_types"] = append([]string{}, knownTypes...)
+				in.KnownTypes = append([]string{}, knownTypes...)
 			}
 			if dataFile != "" {
-				if body["data"], err = readDocument(cmd.InOrStdin(), dataFile); err != nil {
+				if in.Data, err = readDocument(cmd.InOrStdin(), dataFile); err != nil {
 					return err
 				}
 			} else {
-				body["source"] = map[string]string{"env": env, "levels": levelPath(levels), "resource": resource}
+				in.Source = &client.OverridesSource{Env: env, Levels: levelPath(levels), Resource: resource}
 			}
-			resp, err := client.do(cmd.Context(), request{Method: http.MethodPost, Path: configBase + "/overrides/apply", Body: body})
+			result, err := c.ApplyOverrides(cmd.Context(), in)
 			if err != nil {
 				return err
 			}
-			var out bytes.Buffer
-			if err := json.Indent(&out, resp.Body, "", "  "); err != nil {
-				return fmt.Errorf("the server answered invalid JSON: %w", err)
+			out, err := encodeJSON(result)
+			if err != nil {
+				return err
 			}
-			out.WriteByte('\n')
-			_, err = cmd.OutOrStdout().Write(out.Bytes())
+			_, err = cmd.OutOrStdout().Write(out)
 			return err
 		},
 	}
@@ -97,7 +94,7 @@ catalog is then an error (without it the report lists the unchecked types).`,
 }
 
 // levelPath renders levels as the API's level path "name/value/...".
-func levelPath(levels []levelPair) string {
+func levelPath(levels client.LevelPath) string {
 	segs := make([]string, 0, 2*len(levels))
 	for _, l := range levels {
 		segs = append(segs, url.PathEscape(l.Name), url.PathEscape(l.Value))

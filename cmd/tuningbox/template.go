@@ -1,20 +1,17 @@
 package main
 
 import (
-	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
-	"net/http"
-	"net/url"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
-)
 
-const templatesPath = "/api/v1/deploy_templates"
+	"github.com/tuningbox/tuningbox/client"
+)
 
 // templateFields are what `template show` prints in table form.
 var templateFields = []string{"uuid", "name", "steps", "extra", "created_at", "updated_at"}
@@ -23,25 +20,13 @@ var templateFields = []string{"uuid", "name", "steps", "extra", "created_at", "u
 // --api-version says otherwise: deploy templates exist from 1.1.
 const templatesVersion = "latest"
 
-// withDefaultVersion returns a copy of c that asks for microversion v unless
-// the user chose one with --api-version.
-func (c *apiClient) withDefaultVersion(v string) *apiClient {
-	out := *c
-	if out.opts.apiVersion == "" {
-		out.opts.apiVersion = v
-	}
-	return &out
-}
-
-func templatesClient() (*apiClient, error) {
+func templatesClient() (*client.Client, error) {
 	c, err := newAPIClient()
 	if err != nil {
 		return nil, err
 	}
-	return c.withDefaultVersion(templatesVersion), nil
+	return withDefaultVersion(c, templatesVersion), nil
 }
-
-func templatePath(ident string) string { return templatesPath + "/" + url.PathEscape(ident) }
 
 func newTemplateCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -59,7 +44,7 @@ from a file, or - for standard input.`,
 
 // readSteps reads the --steps argument: "-" is standard input, a value that
 // starts with "[" is the JSON itself, anything else a file name.
-func readSteps(cmd *cobra.Command, arg string) (any, error) {
+func readSteps(cmd *cobra.Command, arg string) (json.RawMessage, error) {
 	var (
 		data []byte
 		err  error
@@ -82,7 +67,7 @@ func readSteps(cmd *cobra.Command, arg string) (any, error) {
 	if _, ok := steps.([]any); !ok {
 		return nil, usagef("--steps must be a JSON list of steps")
 	}
-	return steps, nil
+	return canonicalJSON(steps)
 }
 
 // stepsCell renders steps compactly for tables: "raid.create_configuration:10,...".
@@ -109,58 +94,12 @@ func forTable(v any) any {
 	return out
 }
 
-func renderTemplate(cmd *cobra.Command, body []byte, format string) error {
-	v, err := decodeJSON(body)
-	if err != nil {
-		return err
-	}
+func renderTemplate(cmd *cobra.Command, t *client.Template, format string) error {
+	v := toObject(t)
 	if format == formatTable {
 		v = forTable(v)
 	}
 	return renderObject(cmd.OutOrStdout(), format, v, templateFields)
-}
-
-// listItems returns the items of one page of at most limit items when limit
-// > 0, else of every page, following "next" links. page decodes one answer
-// into its items and next link.
-func listItems(ctx context.Context, c *apiClient, path string, query url.Values, limit int, page func([]byte) ([]any, string, error)) ([]any, error) {
-	if limit > 0 {
-		query.Set("limit", strconv.Itoa(limit))
-	}
-	var all []any
-	for {
-		resp, err := c.do(ctx, request{Method: http.MethodGet, Path: path, Query: query})
-		if err != nil {
-			return nil, err
-		}
-		items, next, err := page(resp.Body)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, items...)
-		if limit > 0 || next == "" || len(items) == 0 {
-			return all, nil
-		}
-		u, err := url.Parse(next)
-		if err != nil {
-			return nil, fmt.Errorf("unexpected next link %q: %w", next, err)
-		}
-		path, query = u.EscapedPath(), u.Query()
-	}
-}
-
-func templatePage(body []byte) ([]any, string, error) {
-	v, err := decodeJSON(body)
-	if err != nil {
-		return nil, "", err
-	}
-	m, _ := v.(map[string]any)
-	items, ok := m["deploy_templates"].([]any)
-	if !ok {
-		return nil, "", fmt.Errorf("unexpected answer: no deploy_templates list")
-	}
-	next, _ := m["next"].(string)
-	return items, next, nil
 }
 
 func newTemplateListCmd() *cobra.Command {
@@ -183,22 +122,11 @@ func newTemplateListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			q := url.Values{}
-			if detail {
-				q.Set("detail", "true")
-			}
-			if len(fields) > 0 {
-				q.Set("fields", strings.Join(fields, ","))
-			}
-			for name, v := range map[string]string{"sort_key": sortKey, "sort_dir": sortDir, "marker": marker} {
-				if v != "" {
-					q.Set(name, v)
-				}
-			}
-			items, err := listItems(cmd.Context(), c, templatesPath, q, limit, templatePage)
+			found, err := c.Templates(cmd.Context(), client.TemplateQuery{Detail: detail, Fields: fields, SortKey: sortKey, SortDir: sortDir, Limit: limit, Marker: marker})
 			if err != nil {
 				return err
 			}
+			items := toObjects(found)
 			columns := []string{"uuid", "name"}
 			switch {
 			case detail:
@@ -236,11 +164,11 @@ func newTemplateShowCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			resp, err := c.do(cmd.Context(), request{Method: http.MethodGet, Path: templatePath(args[0])})
+			t, err := c.Template(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			return renderTemplate(cmd, resp.Body, format)
+			return renderTemplate(cmd, t, format)
 		},
 	}
 	addListFormat(cmd, &format)
@@ -261,19 +189,15 @@ func newTemplateCreateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			body := map[string]any{"name": name, "steps": steps}
-			if uuid != "" {
-				body["uuid"] = uuid
-			}
 			c, err := templatesClient()
 			if err != nil {
 				return err
 			}
-			resp, err := c.do(cmd.Context(), request{Method: http.MethodPost, Path: templatesPath, Body: body})
+			t, err := c.CreateTemplate(cmd.Context(), client.NewTemplate{Name: name, Steps: steps, UUID: uuid})
 			if err != nil {
 				return err
 			}
-			return renderTemplate(cmd, resp.Body, format)
+			return renderTemplate(cmd, t, format)
 		},
 	}
 	f := cmd.Flags()
@@ -291,16 +215,16 @@ func newTemplateSetCmd() *cobra.Command {
 		Short: "Rename a deploy template or replace its steps",
 		Args:  exactArgs("UUID|NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var ops []map[string]any
+			var ops []client.PatchOp
 			if name != "" {
-				ops = append(ops, map[string]any{"op": "replace", "path": "/name", "value": name})
+				ops = append(ops, client.PatchOp{Op: "replace", Path: "/name", Value: name})
 			}
 			if stepsArg != "" {
 				steps, err := readSteps(cmd, stepsArg)
 				if err != nil {
 					return err
 				}
-				ops = append(ops, map[string]any{"op": "replace", "path": "/steps", "value": steps})
+				ops = append(ops, client.PatchOp{Op: "replace", Path: "/steps", Value: steps})
 			}
 			if len(ops) == 0 {
 				return usagef("nothing to change: give --name and/or --steps")
@@ -309,12 +233,11 @@ func newTemplateSetCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			resp, err := c.do(cmd.Context(), request{Method: http.MethodPatch, Path: templatePath(args[0]), Body: ops,
-				Header: http.Header{"Content-Type": {"application/json-patch+json"}}})
+			t, err := c.PatchTemplate(cmd.Context(), args[0], ops)
 			if err != nil {
 				return err
 			}
-			return renderTemplate(cmd, resp.Body, format)
+			return renderTemplate(cmd, t, format)
 		},
 	}
 	f := cmd.Flags()
@@ -340,7 +263,7 @@ func newTemplateDeleteCmd() *cobra.Command {
 				return err
 			}
 			for _, ident := range args {
-				if _, err := c.do(cmd.Context(), request{Method: http.MethodDelete, Path: templatePath(ident)}); err != nil {
+				if err := c.DeleteTemplate(cmd.Context(), ident); err != nil {
 					return fmt.Errorf("delete %s: %w", ident, err)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "deleted deploy template %s\n", ident)

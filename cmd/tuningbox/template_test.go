@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tuningbox/tuningbox/client"
 	"github.com/tuningbox/tuningbox/shared/httpapi/templatesapi/templatesapitest"
 	"github.com/tuningbox/tuningbox/shared/nodes/nodestest"
 )
@@ -123,9 +124,11 @@ func TestNodeCommands(t *testing.T) {
 	}
 	defaults := `{"steps":[{"interface":"deploy","step":"deploy_start","args":{},"priority":50},{"interface":"power","step":"power_one","args":{},"priority":40},
 		{"interface":"deploy","step":"deploy_middle","args":{},"priority":40},{"interface":"deploy","step":"deploy_end","args":{},"priority":20}]}`
-	req, _ := http.NewRequest(http.MethodPut, url+"/api/v1/deploy_steps/defaults/1", strings.NewReader(defaults))
-	req.Header.Set("OpenStack-API-Version", "config 1.1")
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+	c, err := client.New(url, client.WithMicroversion("1.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := c.Do(context.Background(), client.Request{Method: http.MethodPut, Path: "/api/v1/deploy_steps/defaults/1", Body: []byte(defaults)}); err != nil || resp.Status != http.StatusOK {
 		t.Fatalf("set defaults: %v %v", resp, err)
 	}
 	out = mustRun(t, url, "", "node", "steps", "node-1.example.com", "--trait", "CUSTOM_EXAMPLE", "--trait", "CUSTOM_CLASS_A")

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/url"
 
 	"github.com/spf13/cobra"
-)
 
-const tokensPath = "/api/v1/tokens"
+	"github.com/tuningbox/tuningbox/client"
+)
 
 var tokenColumns = []string{"id", "user", "description", "created_at"}
 
@@ -40,19 +37,11 @@ id, for listing and revoking, goes to standard error.`,
 			if err != nil {
 				return err
 			}
-			resp, err := c.do(cmd.Context(), request{Method: http.MethodPost, Path: tokensPath,
-				Body: map[string]string{"user": user, "description": description}})
+			created, err := c.CreateToken(cmd.Context(), user, description)
 			if err != nil {
 				return err
 			}
-			var created struct {
-				Token struct {
-					ID   string `json:"id"`
-					User string `json:"user"`
-				} `json:"token"`
-				Secret string `json:"secret"`
-			}
-			if err := json.Unmarshal(resp.Body, &created); err != nil || created.Secret == "" {
+			if created.Secret == "" {
 				return fmt.Errorf("unexpected answer: no token secret")
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "token %s for user %s (the secret is not shown again)\n", created.Token.ID, created.Token.User)
@@ -72,15 +61,7 @@ func newTokenListCmd() *cobra.Command {
 		Short: "List tokens (never their secrets)",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var query url.Values
-			if user != "" {
-				query = url.Values{"user": {user}}
-			}
-			tokens, err := listNamed(cmd.Context(), tokensPath, query, "tokens")
-			if err != nil {
-				return err
-			}
-			return renderObjects(cmd.OutOrStdout(), format, tokens, tokenColumns)
+			return listObjects(cmd, format, tokenColumns, func(c *client.Client) (any, error) { return c.Tokens(cmd.Context(), user) })
 		},
 	}
 	cmd.Flags().StringVar(&user, "user", "", "only this user's tokens")
@@ -98,8 +79,7 @@ func newTokenRevokeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = c.do(cmd.Context(), request{Method: http.MethodDelete, Path: tokensPath + "/" + url.PathEscape(args[0])})
-			return err
+			return c.RevokeToken(cmd.Context(), args[0])
 		},
 	}
 }

@@ -2,21 +2,16 @@ package main
 
 import (
 	"bufio"
-	"context"
-	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tuningbox/tuningbox/client"
 	"github.com/tuningbox/tuningbox/shared/auth"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
-
-const usersPath = "/api/v1/users"
 
 var userColumns = []string{"name", "role", "node", "created_at"}
 
@@ -62,13 +57,11 @@ not be running on that directory meanwhile.`,
 			if err != nil {
 				return err
 			}
-			resp, err := c.do(cmd.Context(), request{Method: http.MethodPost, Path: usersPath, Body: map[string]string{
-				"name": in.Name, "password": in.Password, "role": role, "node": node,
-			}})
+			u, err := c.CreateUser(cmd.Context(), client.NewUser{Name: in.Name, Password: in.Password, Role: role, Node: node})
 			if err != nil {
 				return err
 			}
-			return renderUser(cmd, resp.Body, formatTable)
+			return renderObject(cmd.OutOrStdout(), formatTable, toObject(u), userColumns)
 		},
 	}
 	f := cmd.Flags()
@@ -114,19 +107,6 @@ func createUserOffline(cmd *cobra.Command, dataDir string, in auth.NewUser) erro
 	}, userColumns)
 }
 
-func renderUser(cmd *cobra.Command, body []byte, format string) error {
-	v, err := decodeJSON(body)
-	if err != nil {
-		return err
-	}
-	m, _ := v.(map[string]any)
-	user, ok := m["user"]
-	if !ok {
-		return fmt.Errorf("unexpected answer: no user object")
-	}
-	return renderObject(cmd.OutOrStdout(), format, user, userColumns)
-}
-
 func newUserListCmd() *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
@@ -134,11 +114,7 @@ func newUserListCmd() *cobra.Command {
 		Short: "List users",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			users, err := listNamed(cmd.Context(), usersPath, nil, "users")
-			if err != nil {
-				return err
-			}
-			return renderObjects(cmd.OutOrStdout(), format, users, userColumns)
+			return listObjects(cmd, format, userColumns, func(c *client.Client) (any, error) { return c.Users(cmd.Context()) })
 		},
 	}
 	addListFormat(cmd, &format)
@@ -155,25 +131,7 @@ func newUserDeleteCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = c.do(cmd.Context(), request{Method: http.MethodDelete, Path: usersPath + "/" + url.PathEscape(args[0])})
-			return err
+			return c.DeleteUser(cmd.Context(), args[0])
 		},
 	}
-}
-
-// listNamed GETs path and returns the list under key of the JSON answer.
-func listNamed(ctx context.Context, path string, query url.Values, key string) ([]any, error) {
-	c, err := newAPIClient()
-	if err != nil {
-		return nil, err
-	}
-	var answer map[string]any
-	if err := c.getJSON(ctx, path, query, &answer); err != nil {
-		return nil, err
-	}
-	items, ok := answer[key].([]any)
-	if !ok {
-		return nil, fmt.Errorf("unexpected answer: no %s list", key)
-	}
-	return items, nil
 }

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tuningbox/tuningbox/client"
 	"github.com/tuningbox/tuningbox/shared/app"
 )
 
@@ -175,7 +176,7 @@ func TestUsersAndTokensOverTLS(t *testing.T) {
 }
 
 func isStatus(err error, status int) bool {
-	var apiErr *apiError
+	var apiErr *client.Error
 	return errors.As(err, &apiErr) && apiErr.Status == status
 }
 

@@ -1,0 +1,196 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tuningbox/tuningbox/shared/graphs"
+)
+
+const graphsBase = "/api/v1"
+
+// Graph owners: the kinds of models a deployment graph belongs to.
+const (
+	Releases = "releases"
+	Plugins  = "plugins"
+	Clusters = "clusters"
+)
+
+// Graph is a deployment graph as the API shows it. Its tasks are free-form
+// task documents (each with at least "id" and "type").
+type Graph struct {
+	// ID is the legacy integer id before microversion 1.2, the UUID from 1.2 on.
+	ID   ID     `json:"id"`
+	UUID string `json:"uuid,omitempty"`
+	Name string `json:"name"`
+	graphs.Metadata
+	Tasks     []json.RawMessage `json:"tasks"`
+	Relations []Relation        `json:"relations"`
+}
+
+// Relation names the model a graph belongs to.
+type Relation struct {
+	Type    string `json:"type"`
+	Model   string `json:"model"`
+	ModelID ID     `json:"model_id"`
+}
+
+// GraphInput creates or replaces a graph; see graphs.GraphInput.
+type GraphInput = graphs.GraphInput
+
+// GraphFilter selects graphs in Graphs; empty lists every graph.
+type GraphFilter struct {
+	Releases, Plugins, Clusters, Types []string
+	// FetchRelated adds, to a cluster's graphs, those of its release and enabled plugins.
+	FetchRelated bool
+}
+
+// Graphs lists deployment graphs.
+func (c *Client) Graphs(ctx context.Context, f GraphFilter) ([]Graph, error) {
+	q := url.Values{}
+	for name, ids := range map[string][]string{"releases_ids": f.Releases, "plugins_ids": f.Plugins, "clusters_ids": f.Clusters, "graph_types": f.Types} {
+		if len(ids) > 0 {
+			q.Set(name, strings.Join(ids, ","))
+		}
+	}
+	if f.FetchRelated {
+		q.Set("fetch_related", "1")
+	}
+	var out []Graph
+	_, err := c.call(ctx, http.MethodGet, graphsBase+"/graphs", q, nil, &out)
+	return out, err
+}
+
+func ownedGraphPath(owner, id, graphType string) string {
+	return graphsBase + "/" + owner + "/" + esc(id) + "/deployment_graphs/" + esc(graphType)
+}
+
+// OwnedGraph reads the graph of a type of an owner (Releases, Plugins or Clusters and its id).
+func (c *Client) OwnedGraph(ctx context.Context, owner, id, graphType string) (*Graph, error) {
+	var out Graph
+	_, err := c.call(ctx, http.MethodGet, ownedGraphPath(owner, id, graphType), nil, nil, &out)
+	return &out, err
+}
+
+// CreateGraph creates the graph of a type of an owner; with validate the
+// server first checks the merged graph of every environment it takes part in.
+func (c *Client) CreateGraph(ctx context.Context, owner, id, graphType string, in json.RawMessage, validate bool) (*Graph, error) {
+	var out Graph
+	_, err := c.call(ctx, http.MethodPost, ownedGraphPath(owner, id, graphType), validateQuery(validate), in, &out)
+	return &out, err
+}
+
+// UpdateGraph replaces the tasks and the given metadata of the graph of a type of an owner.
+func (c *Client) UpdateGraph(ctx context.Context, owner, id, graphType string, in json.RawMessage, validate bool) (*Graph, error) {
+	var out Graph
+	_, err := c.call(ctx, http.MethodPut, ownedGraphPath(owner, id, graphType), validateQuery(validate), in, &out)
+	return &out, err
+}
+
+// DeleteGraph deletes the graph of a type of an owner.
+func (c *Client) DeleteGraph(ctx context.Context, owner, id, graphType string) error {
+	_, err := c.call(ctx, http.MethodDelete, ownedGraphPath(owner, id, graphType), nil, nil, nil)
+	return err
+}
+
+func validateQuery(validate bool) url.Values {
+	if validate {
+		return url.Values{"validate": {"true"}}
+	}
+	return nil
+}
+
+// Task sources of a cluster's deployment tasks.
+const (
+	TasksMerged  = ""         // the cluster's, its release's and its plugins' merged
+	TasksOwn     = "/own"     // the cluster's own graph
+	TasksPlugins = "/plugins" // its enabled plugins' graphs
+	TasksRelease = "/release" // its release's graph
+)
+
+// DeploymentTasks returns a cluster's tasks of a graph type from source
+// (TasksMerged, TasksOwn, TasksPlugins or TasksRelease), as task documents.
+func (c *Client) DeploymentTasks(ctx context.Context, cluster, graphType, source string) ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	path := graphsBase + "/clusters/" + esc(cluster) + "/deployment_tasks" + source
+	_, err := c.call(ctx, http.MethodGet, path, url.Values{"graph_type": {graphType}}, nil, &out)
+	return out, err
+}
+
+// ExecuteRequest runs graphs on a cluster; see graphs.ExecuteRequest.
+type ExecuteRequest = graphs.ExecuteRequest
+
+// GraphRun is one graph of an ExecuteRequest; NodeID names one of its nodes (id or UUID).
+type (
+	GraphRun = graphs.GraphRun
+	NodeID   = graphs.NodeID
+)
+
+// Transaction is a run of graphs on a cluster; a top-level one lists its
+// sub-transactions (one per graph), a sub-transaction its nodes' progress.
+type Transaction struct {
+	UUID    string `json:"uuid"`
+	Name    string `json:"name"`
+	Status  string `json:"status"`
+	Message string `json:"message,omitempty"`
+	// ClusterID is the legacy integer id before microversion 1.2, the UUID from 1.2 on.
+	ClusterID       ID                    `json:"cluster_id"`
+	GraphType       string                `json:"graph_type,omitempty"`
+	ParentUUID      string                `json:"parent_uuid,omitempty"`
+	DryRun          bool                  `json:"dry_run"`
+	NoopRun         bool                  `json:"noop_run"`
+	Force           bool                  `json:"force"`
+	Debug           bool                  `json:"debug"`
+	TimeCreated     time.Time             `json:"time_created"`
+	TimeStart       *time.Time            `json:"time_start,omitempty"`
+	TimeEnd         *time.Time            `json:"time_end,omitempty"`
+	SubTransactions []Transaction         `json:"sub_transactions,omitempty"`
+	Nodes           []graphs.NodeProgress `json:"nodes,omitempty"`
+}
+
+// Execute starts a transaction of the request's graphs.
+func (c *Client) Execute(ctx context.Context, in ExecuteRequest) (*Transaction, error) {
+	var out Transaction
+	_, err := c.call(ctx, http.MethodPost, graphsBase+"/graphs/execute", nil, in, &out)
+	return &out, err
+}
+
+// Transaction reads a transaction by UUID.
+func (c *Client) Transaction(ctx context.Context, uuid string) (*Transaction, error) {
+	var out Transaction
+	_, err := c.call(ctx, http.MethodGet, graphsBase+"/transactions/"+esc(uuid), nil, nil, &out)
+	return &out, err
+}
+
+// StopTransaction stops a running transaction.
+func (c *Client) StopTransaction(ctx context.Context, uuid string) (*Transaction, error) {
+	var out Transaction
+	_, err := c.call(ctx, http.MethodPost, graphsBase+"/transactions/"+esc(uuid)+"/stop", nil, nil, &out)
+	return &out, err
+}
+
+// Claim is the answer to an agent's claim; see graphs.Claim.
+type Claim = graphs.Claim
+
+// TaskReport is what an agent reports of a task; see graphs.TaskReport.
+type TaskReport = graphs.TaskReport
+
+// ClaimWork asks for node's next task in whatever transaction runs on cluster
+// (ids or UUIDs), waiting up to wait (at most 25 s) on the server for work.
+func (c *Client) ClaimWork(ctx context.Context, cluster, node string, wait time.Duration) (*Claim, error) {
+	var out Claim
+	q := url.Values{"wait": {strconv.FormatFloat(wait.Seconds(), 'f', -1, 64)}}
+	_, err := c.call(ctx, http.MethodPost, graphsBase+"/clusters/"+esc(cluster)+"/nodes/"+esc(node)+"/claim", q, nil, &out)
+	return &out, err
+}
+
+// Report reports the result of a task node ran in transaction tx.
+func (c *Client) Report(ctx context.Context, tx, node string, rep TaskReport) error {
+	_, err := c.call(ctx, http.MethodPost, graphsBase+"/transactions/"+esc(tx)+"/nodes/"+esc(node)+"/result", nil, rep, nil)
+	return err
+}

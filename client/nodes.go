@@ -1,0 +1,191 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tuningbox/tuningbox/shared/templates"
+)
+
+// NodesPath is the path of the node registry.
+const NodesPath = "/api/v1/nodes"
+
+// Node is a registered node as the API shows it at the request's microversion.
+type Node struct {
+	// ID is the UUID from microversion 1.2 on, the legacy integer id before.
+	ID ID `json:"id"`
+	// UUID is shown separately only before 1.2.
+	UUID string `json:"uuid,omitempty"`
+	FQDN string `json:"fqdn"`
+	// EnvironmentID follows the same rule as ID.
+	EnvironmentID ID       `json:"environment_id"`
+	Roles         []string `json:"roles"`
+	Traits        []string `json:"traits"`
+	// Levels is the node's placement: its values for the ConfigDB levels above the node level.
+	Levels         map[string]string `json:"levels"`
+	Status         string            `json:"status"`
+	DisabledReason *string           `json:"disabled_reason"`
+	Maintenance    bool              `json:"maintenance"`
+	CreatedAt      time.Time         `json:"created_at"`
+	UpdatedAt      *time.Time        `json:"updated_at"`
+}
+
+// NewNode registers a node. ID and UUID are chosen by the registry when empty.
+type NewNode struct {
+	ID            ID                `json:"id,omitempty"`
+	UUID          string            `json:"uuid,omitempty"`
+	FQDN          string            `json:"fqdn"`
+	EnvironmentID ID                `json:"environment_id"`
+	Roles         []string          `json:"roles"`
+	Traits        []string          `json:"traits"`
+	Levels        map[string]string `json:"levels,omitempty"`
+}
+
+// NodeUpdate changes a node; nil fields stay as they are.
+type NodeUpdate struct {
+	Status         *string            `json:"status,omitempty"`
+	DisabledReason *string            `json:"disabled_reason,omitempty"`
+	Maintenance    *bool              `json:"maintenance,omitempty"`
+	Roles          *[]string          `json:"roles,omitempty"`
+	Traits         *[]string          `json:"traits,omitempty"`
+	Levels         *map[string]string `json:"levels,omitempty"`
+	FQDN           *string            `json:"fqdn,omitempty"`
+	EnvironmentID  *ID                `json:"environment_id,omitempty"`
+}
+
+// NodeQuery selects nodes: a hostname substring search, or pages.
+type NodeQuery struct {
+	// Hostname keeps the nodes whose FQDN contains it.
+	Hostname string
+	// Limit asks for one page of at most Limit nodes; 0 lists every page.
+	Limit int
+	// Marker starts the listing after this node.
+	Marker string
+}
+
+type nodeBody struct {
+	Node Node `json:"node"`
+}
+
+// Link is a link of a paged listing.
+type Link struct {
+	Href string `json:"href"`
+	Rel  string `json:"rel"`
+}
+
+func nodePath(ref string) string { return NodesPath + "/" + esc(ref) }
+
+// Nodes lists nodes: one page when q.Limit > 0, else every page.
+func (c *Client) Nodes(ctx context.Context, q NodeQuery) ([]Node, error) {
+	query := url.Values{}
+	for name, v := range map[string]string{"hostname": q.Hostname, "marker": q.Marker} {
+		if v != "" {
+			query.Set(name, v)
+		}
+	}
+	if q.Limit > 0 {
+		query.Set("limit", strconv.Itoa(q.Limit))
+	}
+	var all []Node
+	path := NodesPath
+	for {
+		var page struct {
+			Nodes []Node `json:"nodes"`
+			Links []Link `json:"nodes_links"`
+		}
+		if _, err := c.call(ctx, http.MethodGet, path, query, nil, &page); err != nil {
+			return nil, err
+		}
+		if page.Nodes == nil {
+			return nil, fmt.Errorf("GET %s: unexpected answer: no nodes list", path)
+		}
+		all = append(all, page.Nodes...)
+		next := ""
+		for _, l := range page.Links {
+			if l.Rel == "next" {
+				next = l.Href
+			}
+		}
+		if q.Limit > 0 || next == "" || len(page.Nodes) == 0 {
+			return all, nil
+		}
+		var err error
+		if path, query, err = splitLink(next); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// splitLink reads a "next" link into a path and a query.
+func splitLink(href string) (string, url.Values, error) {
+	u, err := url.Parse(href)
+	if err != nil {
+		return "", nil, fmt.Errorf("unexpected next link %q: %w", href, err)
+	}
+	return u.EscapedPath(), u.Query(), nil
+}
+
+// Node reads a node by UUID or legacy integer id.
+func (c *Client) Node(ctx context.Context, ref string) (*Node, error) {
+	var out nodeBody
+	_, err := c.call(ctx, http.MethodGet, nodePath(ref), nil, nil, &out)
+	return &out.Node, err
+}
+
+// CreateNode registers a node.
+func (c *Client) CreateNode(ctx context.Context, in NewNode) (*Node, error) {
+	var out nodeBody
+	_, err := c.call(ctx, http.MethodPost, NodesPath, nil, in, &out)
+	return &out.Node, err
+}
+
+// UpdateNode changes a node.
+func (c *Client) UpdateNode(ctx context.Context, ref string, in NodeUpdate) (*Node, error) {
+	var out nodeBody
+	_, err := c.call(ctx, http.MethodPut, nodePath(ref), nil, in, &out)
+	return &out.Node, err
+}
+
+// DeleteNode removes a node from the registry.
+func (c *Client) DeleteNode(ctx context.Context, ref string) error {
+	_, err := c.call(ctx, http.MethodDelete, nodePath(ref), nil, nil, nil)
+	return err
+}
+
+// DeploySteps plans a node's deploy steps for the instance traits (microversion 1.1).
+func (c *Client) DeploySteps(ctx context.Context, ref string, instanceTraits []string) ([]templates.Step, error) {
+	if instanceTraits == nil {
+		instanceTraits = []string{}
+	}
+	var out struct {
+		DeploySteps []templates.Step `json:"deploy_steps"`
+	}
+	_, err := c.call(ctx, http.MethodPost, nodePath(ref)+"/deploy_steps", nil, map[string][]string{"instance_traits": instanceTraits}, &out)
+	if err == nil && out.DeploySteps == nil {
+		return nil, fmt.Errorf("POST %s/deploy_steps: unexpected answer: no deploy_steps list", nodePath(ref))
+	}
+	return out.DeploySteps, err
+}
+
+// NodeByFQDN finds the node whose FQDN is fqdn (case and a final dot do not
+// matter) by a hostname search, at the base microversion so that its ID is the
+// legacy integer id the ConfigDB's nodes level files documents under.
+func (c *Client) NodeByFQDN(ctx context.Context, fqdn string) (*Node, error) {
+	want := strings.ToLower(strings.TrimSuffix(fqdn, "."))
+	found, err := c.At("").Nodes(ctx, NodeQuery{Hostname: want})
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("look up node %s: %w", fqdn, err)
+	}
+	for _, n := range found {
+		if strings.EqualFold(n.FQDN, want) {
+			return &n, nil
+		}
+	}
+	return nil, fmt.Errorf("no node with FQDN %s is registered: %w", want, ErrNotFound)
+}

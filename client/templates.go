@@ -1,0 +1,140 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tuningbox/tuningbox/shared/templates"
+)
+
+// TemplatesPath is the path of the deploy templates (microversion 1.1 on).
+const TemplatesPath = "/api/v1/deploy_templates"
+
+// Template is a deploy template: a trait name mapped to deploy steps.
+type Template struct {
+	UUID      string           `json:"uuid"`
+	Name      string           `json:"name"`
+	Steps     []templates.Step `json:"steps"`
+	Extra     json.RawMessage  `json:"extra"`
+	CreatedAt time.Time        `json:"created_at"`
+	UpdatedAt *time.Time       `json:"updated_at"`
+	Links     []Link           `json:"links"`
+}
+
+// TemplateAttributes is a template in a listing: the attributes asked for
+// (TemplateQuery.Fields; uuid, name and links by default) by name.
+type TemplateAttributes = map[string]any
+
+// TemplateQuery selects and orders templates.
+type TemplateQuery struct {
+	// Detail shows every attribute; Fields only those named (they do not go together).
+	Detail bool
+	Fields []string
+	// SortKey is name, uuid, created_at or updated_at; SortDir asc or desc.
+	SortKey, SortDir string
+	// Limit asks for one page of at most Limit templates; 0 lists every page.
+	Limit int
+	// Marker starts the listing after this template's UUID.
+	Marker string
+}
+
+// NewTemplate creates a template; UUID empty lets the server choose.
+type NewTemplate struct {
+	Name  string          `json:"name"`
+	Steps json.RawMessage `json:"steps"`
+	UUID  string          `json:"uuid,omitempty"`
+}
+
+// PatchOp is one JSON Patch (RFC 6902) operation.
+type PatchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value,omitempty"`
+}
+
+func templatePath(ref string) string { return TemplatesPath + "/" + esc(ref) }
+
+// Templates lists templates: one page when q.Limit > 0, else every page.
+func (c *Client) Templates(ctx context.Context, q TemplateQuery) ([]TemplateAttributes, error) {
+	query := url.Values{}
+	if q.Detail {
+		query.Set("detail", "true")
+	}
+	if len(q.Fields) > 0 {
+		query.Set("fields", strings.Join(q.Fields, ","))
+	}
+	for name, v := range map[string]string{"sort_key": q.SortKey, "sort_dir": q.SortDir, "marker": q.Marker} {
+		if v != "" {
+			query.Set(name, v)
+		}
+	}
+	if q.Limit > 0 {
+		query.Set("limit", strconv.Itoa(q.Limit))
+	}
+	var all []TemplateAttributes
+	path := TemplatesPath
+	for {
+		var page struct {
+			Templates []TemplateAttributes `json:"deploy_templates"`
+			Next      string               `json:"next"`
+		}
+		if _, err := c.call(ctx, http.MethodGet, path, query, nil, &page); err != nil {
+			return nil, err
+		}
+		if page.Templates == nil {
+			return nil, fmt.Errorf("GET %s: unexpected answer: no deploy_templates list", path)
+		}
+		all = append(all, page.Templates...)
+		if q.Limit > 0 || page.Next == "" || len(page.Templates) == 0 {
+			return all, nil
+		}
+		var err error
+		if path, query, err = splitLink(page.Next); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// Template reads a template by UUID or name.
+func (c *Client) Template(ctx context.Context, ref string) (*Template, error) {
+	var out Template
+	_, err := c.call(ctx, http.MethodGet, templatePath(ref), nil, nil, &out)
+	return &out, err
+}
+
+// CreateTemplate creates a template.
+func (c *Client) CreateTemplate(ctx context.Context, in NewTemplate) (*Template, error) {
+	var out Template
+	_, err := c.call(ctx, http.MethodPost, TemplatesPath, nil, in, &out)
+	return &out, err
+}
+
+// PatchTemplate changes a template with JSON Patch operations.
+func (c *Client) PatchTemplate(ctx context.Context, ref string, ops []PatchOp) (*Template, error) {
+	raw, err := json.Marshal(ops)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.Do(ctx, Request{Method: http.MethodPatch, Path: templatePath(ref), Body: raw,
+		Header: http.Header{"Content-Type": {"application/json-patch+json"}}})
+	if err != nil {
+		return nil, err
+	}
+	var out Template
+	if err := json.Unmarshal(resp.Body, &out); err != nil {
+		return nil, fmt.Errorf("PATCH %s: unexpected answer: %w", templatePath(ref), err)
+	}
+	return &out, nil
+}
+
+// DeleteTemplate deletes a template.
+func (c *Client) DeleteTemplate(ctx context.Context, ref string) error {
+	_, err := c.call(ctx, http.MethodDelete, templatePath(ref), nil, nil, nil)
+	return err
+}

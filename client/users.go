@@ -1,0 +1,93 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	"github.com/tuningbox/tuningbox/shared/auth"
+)
+
+const (
+	usersPath  = "/api/v1/users"
+	tokensPath = "/api/v1/tokens"
+)
+
+// User is an account; Token is an API token (never its secret).
+type (
+	User  = auth.User
+	Token = auth.Token
+)
+
+// NewUser creates an account. Node is the node (id, UUID or FQDN) of a user of role node.
+type NewUser struct {
+	Name     string `json:"name"`
+	Password string `json:"password"`
+	Role     string `json:"role"`
+	Node     string `json:"node"`
+}
+
+// CreatedToken is a new token and its secret, which the server shows only this once.
+type CreatedToken struct {
+	Token  Token  `json:"token"`
+	Secret string `json:"secret"`
+}
+
+// Users lists the accounts.
+func (c *Client) Users(ctx context.Context) ([]User, error) {
+	var out struct {
+		Users []User `json:"users"`
+	}
+	_, err := c.call(ctx, http.MethodGet, usersPath, nil, nil, &out)
+	return out.Users, err
+}
+
+// User reads an account.
+func (c *Client) User(ctx context.Context, name string) (*User, error) {
+	var out struct {
+		User User `json:"user"`
+	}
+	_, err := c.call(ctx, http.MethodGet, usersPath+"/"+esc(name), nil, nil, &out)
+	return &out.User, err
+}
+
+// CreateUser creates an account.
+func (c *Client) CreateUser(ctx context.Context, in NewUser) (*User, error) {
+	var out struct {
+		User User `json:"user"`
+	}
+	_, err := c.call(ctx, http.MethodPost, usersPath, nil, in, &out)
+	return &out.User, err
+}
+
+// DeleteUser deletes an account and revokes its tokens.
+func (c *Client) DeleteUser(ctx context.Context, name string) error {
+	_, err := c.call(ctx, http.MethodDelete, usersPath+"/"+esc(name), nil, nil, nil)
+	return err
+}
+
+// Tokens lists tokens: a user's, or ("") every token the caller may see.
+func (c *Client) Tokens(ctx context.Context, user string) ([]Token, error) {
+	var q url.Values
+	if user != "" {
+		q = url.Values{"user": {user}}
+	}
+	var out struct {
+		Tokens []Token `json:"tokens"`
+	}
+	_, err := c.call(ctx, http.MethodGet, tokensPath, q, nil, &out)
+	return out.Tokens, err
+}
+
+// CreateToken creates a token for user ("": the caller).
+func (c *Client) CreateToken(ctx context.Context, user, description string) (*CreatedToken, error) {
+	var out CreatedToken
+	_, err := c.call(ctx, http.MethodPost, tokensPath, nil, map[string]string{"user": user, "description": description}, &out)
+	return &out, err
+}
+
+// RevokeToken revokes a token by id.
+func (c *Client) RevokeToken(ctx context.Context, id string) error {
+	_, err := c.call(ctx, http.MethodDelete, tokensPath+"/"+esc(id), nil, nil, nil)
+	return err
+}

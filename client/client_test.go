@@ -212,8 +212,11 @@ func TestClientAgainstTheServer(t *testing.T) {
 
 func TestNewRefusesBadOptions(t *testing.T) {
 	for name, try := range map[string]func() error{
-		"ftp URL":          func() error { _, err := client.New("ftp://example.com"); return err },
-		"cert without key": func() error { _, err := client.New("https://127.0.0.1", client.WithClientCertFiles("cert.pem", "")); return err },
+		"ftp URL": func() error { _, err := client.New("ftp://example.com"); return err },
+		"cert without key": func() error {
+			_, err := client.New("https://127.0.0.1", client.WithClientCertFiles("cert.pem", ""))
+			return err
+		},
 	} {
 		if err := try(); !errors.Is(err, client.ErrInvalidOption) {
 			t.Errorf("%s: %v, want ErrInvalidOption", name, err)

@@ -247,12 +247,11 @@ func (s *Service) fetch(ctx context.Context, ref DocRef, g guess, p *placement, 
 		if !ok {
 			return nil, nil
 		}
-		n, err := s.nodes.DecodeRecord(it.Value)
-		if err != nil {
-			return nil, err
-		}
-		if envItem.Revision != p.envRev || !p.holds(g.env, n) {
+		if envItem.Revision != p.envRev {
 			return nil, nil
+		}
+		if ok, err := p.confirmedBy(g.env, it.Value, s.nodes.DecodeRecord); !ok {
+			return nil, err
 		}
 	}
 	if err := checkLevels(sn.env, levels); err != nil {

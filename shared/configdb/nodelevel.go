@@ -1,10 +1,12 @@
 package configdb
 
 import (
+	"bytes"
 	"context"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/ident"
@@ -70,18 +72,22 @@ type placement struct {
 	// started at the node level and they came from the node's placement.
 	above int
 	short bool
+	// confirmed holds the node record bytes that last confirmed the placement:
+	// while they stay the same, a read compares them instead of decoding them.
+	confirmed atomic.Pointer[[]byte]
 }
 
 // cost approximates the bytes a cached placement holds.
 func (p *placement) cost() int64 {
-	n := len(p.ref) + len(p.node.UUID) + len(p.node.FQDN) + entryOverhead
+	n := len(p.ref) + len(p.node.UUID) + len(p.node.FQDN)
 	for _, l := range p.levels {
 		n += len(l.Name) + len(l.Value) + 32
 	}
 	for k, v := range p.node.Levels {
 		n += len(k) + len(v) + 32
 	}
-	return int64(n)
+	// the confirming record holds about the node's fields again
+	return int64(2*n + entryOverhead)
 }
 
 // placementKey is the cache key of a level path in environment env.
@@ -147,6 +153,20 @@ func (s *Service) place(ctx context.Context, env int64, levels []LevelValue) (*p
 	p.levels = append(p.levels, levels[at+1:]...)
 	s.placements.Add(key, p)
 	return p, nil
+}
+
+// confirmedBy reports whether the node's freshly fetched record raw confirms p.
+func (p *placement) confirmedBy(env int64, raw []byte, decode func([]byte) (Node, error)) (bool, error) {
+	if last := p.confirmed.Load(); last != nil && bytes.Equal(*last, raw) {
+		return true, nil
+	}
+	n, err := decode(raw)
+	if err != nil || !p.holds(env, n) {
+		return false, err
+	}
+	raw = bytes.Clone(raw) // not the whole batch's values
+	p.confirmed.Store(&raw)
+	return true, nil
 }
 
 // holds confirms from the node's freshly fetched record that the path still resolves to p.

@@ -1,0 +1,60 @@
+// Command httpceiling is the ceiling of net/http on this machine for the bench's
+// hot path: a trivial handler that checks Basic credentials the way tuningbox
+// checks a cached one (HMAC-SHA256 of the pair, compared in constant time) and
+// answers a file's bytes, or its .gz beside it for gzip clients, with
+// Content-Length. `make bench` runs it beside tuningbox and nginx, so the ratios
+// show what is left to gain in tuningbox and what net/http itself costs.
+// It listens on -listen (127.0.0.1) only.
+package main
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"flag"
+	"log"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+)
+
+func main() {
+	listen := flag.String("listen", "127.0.0.1:18083", "address to listen on")
+	file := flag.String("file", "", "the answer (plain); FILE.gz is the gzip answer")
+	user := flag.String("user", "bench", "the accepted user")
+	password := flag.String("password", "", "the accepted user's password")
+	flag.Parse()
+	plain, err := os.ReadFile(*file)
+	if err != nil {
+		log.Fatal(err)
+	}
+	gz, err := os.ReadFile(*file + ".gz")
+	if err != nil {
+		log.Fatal(err)
+	}
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	mac := func(user, password string) []byte {
+		m := hmac.New(sha256.New, key)
+		m.Write([]byte(user + "\x00" + password))
+		return m.Sum(nil)
+	}
+	want := mac(*user, *password)
+	handler := func(w http.ResponseWriter, r *http.Request) {
+		u, p, ok := r.BasicAuth()
+		if !ok || !hmac.Equal(mac(u, p), want) {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		body := plain
+		if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			body = gz
+			w.Header().Set("Content-Encoding", "gzip")
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write(body)
+	}
+	log.Fatal(http.ListenAndServe(*listen, http.HandlerFunc(handler)))
+}

@@ -39,7 +39,7 @@ func OpenBackend(ctx context.Context, cfg Config, logger *slog.Logger) (store.Ba
 // NewHandler builds the HTTP handler serving the named endpoint groups (all of
 // them when groups is empty) over backend b, inside the shared middleware.
 func NewHandler(b store.Backend, cfg Config, logger *slog.Logger, groups ...string) (http.Handler, error) {
-	mux, svc, err := routes(b, cfg, logger, groups...)
+	mux, svc, err := mount(b, cfg, logger, groups...)
 	if err != nil {
 		return nil, err
 	}
@@ -50,11 +50,11 @@ func NewHandler(b store.Backend, cfg Config, logger *slog.Logger, groups ...stri
 // Routes returns the bare routes of the named endpoint groups, without the
 // middleware: the route-walk test lists every registered pattern from it.
 func Routes(b store.Backend, cfg Config, groups ...string) (*http.ServeMux, error) {
-	mux, _, err := routes(b, cfg, nil, groups...)
+	mux, _, err := mount(b, cfg, nil, groups...)
 	return mux, err
 }
 
-func routes(b store.Backend, cfg Config, logger *slog.Logger, groups ...string) (*http.ServeMux, *services, error) {
+func mount(b store.Backend, cfg Config, logger *slog.Logger, groups ...string) (*http.ServeMux, *services, error) {
 	for _, g := range groups {
 		if _, ok := groupRoutes[g]; !ok {
 			return nil, nil, fmt.Errorf("unknown endpoint group %q", g)

@@ -15,6 +15,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi/graphsapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/nodesapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/overridesapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/httpapi/storeapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/templatesapi"
 	"github.com/tuningbox/tuningbox/shared/nodes"
@@ -158,9 +159,8 @@ func (c configEffective) EffectiveJSON(ctx context.Context, env string, levels [
 // Lambda function serves; the local server mounts them all on one mux.
 var groupRoutes = map[string]func(mux *http.ServeMux, s *services){
 	"config": func(mux *http.ServeMux, s *services) {
-		// Without the slash too: an API Gateway route can exempt that path from its authorizer.
-		mux.HandleFunc("GET /api/v1/config/{$}", httpapi.ServeVersions)
-		mux.HandleFunc("GET /api/v1/config", httpapi.ServeVersions)
+		// Both public: the microversion document and the OpenAPI document of the route table.
+		routes.Mount(mux, routes.Handlers{"versions": httpapi.ServeVersions, "openapi": routes.ServeDocument})
 		configapi.Register(mux, s.config, s.compressed)
 		overridesapi.Register(mux, s.overrides)
 		// Blob garbage collection: the blobs are the ConfigDB's documents (and graphs' tasks).

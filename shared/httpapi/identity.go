@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"slices"
 	"strconv"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
@@ -30,35 +29,21 @@ func CheckPathID(r *http.Request, id string) error {
 	return nil
 }
 
-// QueryHandler handles a request whose query parameters were checked.
+// QueryHandler handles a request with its query parameters, one value each:
+// the route table (shared/httpapi/routes) refuses unknown and repeated ones
+// before any handler runs.
 type QueryHandler func(w http.ResponseWriter, r *http.Request, query map[string]string)
 
-// WithQuery runs h with r's query parameters when each is among allowed and
-// given once, and answers 400 otherwise (spec 004's strict query rules).
-func WithQuery(h QueryHandler, allowed ...string) http.HandlerFunc {
+// WithQuery runs h with r's query parameters.
+func WithQuery(h QueryHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		q, err := strictQuery(r, allowed)
-		if err != nil {
-			Error(w, r, err)
-			return
+		q := r.URL.Query()
+		single := make(map[string]string, len(q))
+		for name, values := range q {
+			single[name] = values[0]
 		}
-		h(w, r, q)
+		h(w, r, single)
 	}
-}
-
-func strictQuery(r *http.Request, allowed []string) (map[string]string, error) {
-	q := r.URL.Query()
-	out := make(map[string]string, len(q))
-	for name, values := range q {
-		if !slices.Contains(allowed, name) {
-			return nil, errs.Invalidf("unknown query parameter %q", name)
-		}
-		if len(values) > 1 {
-			return nil, errs.Invalidf("query parameter %q is given more than once", name)
-		}
-		out[name] = values[0]
-	}
-	return out, nil
 }
 
 // ParseLimit reads a page size: a positive integer, capped at maxPage.

@@ -8,19 +8,22 @@ import (
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 )
 
 // Register adds the user, token and audit routes to mux. Users and tokens are
 // for admins only (see policy.go); the audit log is readable like any GET.
 func (m *Middleware) Register(mux *http.ServeMux) {
-	mux.HandleFunc("POST /api/v1/users", m.createUser)
-	mux.HandleFunc("GET /api/v1/users", m.listUsers)
-	mux.HandleFunc("GET /api/v1/users/{name}", m.getUser)
-	mux.HandleFunc("DELETE /api/v1/users/{name}", m.deleteUser)
-	mux.HandleFunc("POST /api/v1/tokens", m.createToken)
-	mux.HandleFunc("GET /api/v1/tokens", m.listTokens)
-	mux.HandleFunc("DELETE /api/v1/tokens/{id}", m.revokeToken)
-	mux.HandleFunc("GET /api/v1/audit", m.listAudit)
+	routes.Mount(mux, routes.Handlers{
+		"users.create":  m.createUser,
+		"users.list":    m.listUsers,
+		"users.get":     m.getUser,
+		"users.delete":  m.deleteUser,
+		"tokens.create": m.createToken,
+		"tokens.list":   m.listTokens,
+		"tokens.revoke": m.revokeToken,
+		"audit.list":    m.listAudit,
+	})
 }
 
 type userBody struct {

@@ -11,47 +11,45 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 )
 
 // Prefix is the base path of the ConfigDB API (spec 000's default endpoint_uri).
 const Prefix = "/api/v1/config"
 
-// Register adds the ConfigDB routes to mux; documents go out through
-// compressed (gzip for the clients that accept it, once per version).
+// Register adds the ConfigDB routes to mux (their declarations are in
+// shared/httpapi/routes); documents go out through compressed (gzip for the
+// clients that accept it, once per version).
 func Register(mux *http.ServeMux, svc *configdb.Service, compressed *httpapi.Compressed) {
 	h := &handlers{svc: svc, compressed: compressed}
-	routes := map[string]http.HandlerFunc{
-		"GET /components":                                    h.listComponents,
-		"POST /components":                                   h.createComponent,
-		"GET /components/{id}":                               h.getComponent,
-		"PUT /components/{id}":                               h.updateComponent,
-		"PATCH /components/{id}":                             h.updateComponent,
-		"DELETE /components/{id}":                            h.deleteComponent,
-		"GET /resource_definitions":                          h.listDefinitions,
-		"POST /resource_definitions":                         h.createDefinition,
-		"GET /resource_definitions/{ref...}":                 h.getDefinition,
-		"PUT /resource_definitions/{ref...}":                 h.updateDefinition,
-		"PATCH /resource_definitions/{ref...}":               h.patchDefinition,
-		"DELETE /resource_definitions/{ref...}":              h.deleteDefinition,
-		"GET /environments":                                  h.listEnvironments,
-		"POST /environments":                                 h.createEnvironment,
-		"GET /environments/{env}":                            h.getEnvironment,
-		"PUT /environments/{env}":                            h.updateEnvironment,
-		"PATCH /environments/{env}":                          h.updateEnvironment,
-		"DELETE /environments/{env}":                         h.deleteEnvironment,
-		"GET /environments/{env}/hierarchy_levels":           h.listLevels,
-		"GET /environments/{env}/hierarchy_levels/{level}":   h.getLevel,
-		"PUT /environments/{env}/hierarchy_levels/{level}":   h.renameLevel,
-		"PATCH /environments/{env}/hierarchy_levels/{level}": h.renameLevel,
-		"GET /environments/{env}/{rest...}":                  h.getDocument,
-		"PUT /environments/{env}/{rest...}":                  h.putDocument,
-		"PATCH /environments/{env}/{rest...}":                h.editDocumentKeys,
-		"POST /diff":                                         h.diff,
-	}
-	for pattern, fn := range routes {
-		method, path, _ := strings.Cut(pattern, " ")
-		mux.HandleFunc(method+" "+Prefix+path, fn)
-	}
+	routes.Mount(mux, routes.Handlers{
+		"config.components.list":     h.listComponents,
+		"config.components.create":   h.createComponent,
+		"config.components.get":      h.getComponent,
+		"config.components.update":   h.updateComponent,
+		"config.components.patch":    h.updateComponent,
+		"config.components.delete":   h.deleteComponent,
+		"config.definitions.list":    h.listDefinitions,
+		"config.definitions.create":  h.createDefinition,
+		"config.definitions.get":     h.getDefinition,
+		"config.definitions.update":  h.updateDefinition,
+		"config.definitions.patch":   h.patchDefinition,
+		"config.definitions.delete":  h.deleteDefinition,
+		"config.environments.list":   h.listEnvironments,
+		"config.environments.create": h.createEnvironment,
+		"config.environments.get":    h.getEnvironment,
+		"config.environments.update": h.updateEnvironment,
+		"config.environments.patch":  h.updateEnvironment,
+		"config.environments.delete": h.deleteEnvironment,
+		"config.levels.list":         h.listLevels,
+		"config.levels.get":          h.getLevel,
+		"config.levels.update":       h.renameLevel,
+		"config.levels.patch":        h.renameLevel,
+		"config.documents.get":       h.getDocument,
+		"config.documents.put":       h.putDocument,
+		"config.documents.patch":     h.editDocumentKeys,
+		"config.diff":                h.diff,
+	})
 }
 
 type handlers struct {

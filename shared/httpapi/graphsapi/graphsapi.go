@@ -16,6 +16,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 )
 
 const base = "/api/v1"
@@ -30,60 +31,52 @@ var owners = []struct {
 	{graphs.Cluster, "clusters"},
 }
 
-// Register adds the graphs routes to mux. Every route refuses query
-// parameters other than the ones it names (400). Every path is served with
-// and without a trailing slash (spec 002 writes them with one).
+// Register adds the graphs routes to mux (declared in shared/httpapi/routes,
+// every path with and without a trailing slash: spec 002 writes them with one).
 func Register(mux *http.ServeMux, svc *graphs.Service) {
 	h := &handlers{svc: svc}
-	handle := func(pattern string, fn handler, query ...string) {
-		mux.HandleFunc(pattern, httpapi.WithQuery(fn.serve, query...))
-		mux.HandleFunc(pattern+"/{$}", httpapi.WithQuery(fn.serve, query...))
-	}
+	bound := routes.Handlers{}
+	bind := func(id string, fn handler) { bound["graphs."+id] = httpapi.WithQuery(fn.serve) }
 	for _, o := range owners {
 		if o.kind != graphs.Cluster {
-			registry := base + "/" + o.plural
-			handle("GET "+registry, h.listEntries(o.kind))
-			handle("POST "+registry, h.createEntry(o.kind, registry))
-			handle("GET "+registry+"/{id}", h.getEntry(o.kind))
-			handle("DELETE "+registry+"/{id}", h.deleteEntry(o.kind))
+			bind(o.plural+".list", h.listEntries(o.kind))
+			bind(o.plural+".create", h.createEntry(o.kind, base+"/"+o.plural))
+			bind(o.plural+".get", h.getEntry(o.kind))
+			bind(o.plural+".delete", h.deleteEntry(o.kind))
 		}
-		if o.kind == graphs.Release {
-			handle("GET "+base+"/releases/{id}/deployment_tasks", h.withID("release", h.releaseTasks), "graph_type")
-		}
-		owned := base + "/" + o.plural + "/{id}/deployment_graphs"
-		handle("GET "+owned, h.listOwned(o.kind))
-		handle("GET "+owned+"/{type}", h.getOwned(o.kind))
-		handle("POST "+owned+"/{type}", h.createOwned(o.kind), "validate")
-		handle("PUT "+owned+"/{type}", h.updateOwned(o.kind), "validate")
-		handle("PATCH "+owned+"/{type}", h.updateOwned(o.kind), "validate")
-		handle("DELETE "+owned+"/{type}", h.deleteOwned(o.kind))
+		bind(o.plural+".graphs.list", h.listOwned(o.kind))
+		bind(o.plural+".graphs.get", h.getOwned(o.kind))
+		bind(o.plural+".graphs.create", h.createOwned(o.kind))
+		bind(o.plural+".graphs.update", h.updateOwned(o.kind))
+		bind(o.plural+".graphs.patch", h.updateOwned(o.kind))
+		bind(o.plural+".graphs.delete", h.deleteOwned(o.kind))
 	}
-	clusters := base + "/clusters/{id}"
-	handle("GET "+clusters, h.withID("cluster", h.getCluster))
-	handle("PUT "+clusters, h.withID("cluster", h.putCluster))
-	handle("GET "+clusters+"/deployment_tasks", h.deploymentTasks(graphs.Merged), "graph_type")
-	handle("GET "+clusters+"/deployment_tasks/own", h.deploymentTasks(graphs.Own), "graph_type")
-	handle("GET "+clusters+"/deployment_tasks/plugins", h.deploymentTasks(graphs.Plugins), "graph_type")
-	handle("GET "+clusters+"/deployment_tasks/release", h.deploymentTasks(graphs.ReleaseOnly), "graph_type")
-	handle("GET "+clusters+"/serialized_tasks", h.withID("cluster", h.serializedTasks), "graph_type", "nodes")
-	handle("PUT "+clusters+"/deploy", h.withID("cluster", h.deploy), "graph_type", "nodes", "dry_run", "noop_run", "force", "debug")
-	handle("POST "+clusters+"/nodes/{node}/claim", h.withID("cluster", h.clusterClaim), "wait")
-	mux.HandleFunc("GET "+clusters+"/deploy_tasks/graph.gv", httpapi.WithQuery(h.graphviz, "graph_type", "tasks", "parents_for", "remove"))
+	bind("releases.deploymentTasks", h.withID("release", h.releaseTasks))
+	bind("clusters.get", h.withID("cluster", h.getCluster))
+	bind("clusters.put", h.withID("cluster", h.putCluster))
+	bind("clusters.tasks.merged", h.deploymentTasks(graphs.Merged))
+	bind("clusters.tasks.own", h.deploymentTasks(graphs.Own))
+	bind("clusters.tasks.plugins", h.deploymentTasks(graphs.Plugins))
+	bind("clusters.tasks.release", h.deploymentTasks(graphs.ReleaseOnly))
+	bind("clusters.serializedTasks", h.withID("cluster", h.serializedTasks))
+	bind("clusters.deploy", h.withID("cluster", h.deploy))
+	bind("clusters.claim", h.withID("cluster", h.clusterClaim))
+	bound["graphs.clusters.graphviz"] = httpapi.WithQuery(h.graphviz)
 
-	handle("GET "+base+"/graphs", h.listGraphs, "releases_ids", "plugins_ids", "clusters_ids", "graph_types", "fetch_related")
-	handle("GET "+base+"/graphs/{id}", h.withID("graph", h.getGraph))
-	handle("PUT "+base+"/graphs/{id}", h.withID("graph", h.updateGraph), "validate")
-	handle("PATCH "+base+"/graphs/{id}", h.withID("graph", h.updateGraph), "validate")
-	handle("DELETE "+base+"/graphs/{id}", h.withID("graph", h.deleteGraph))
-	handle("POST "+base+"/graphs/execute", h.execute)
+	bind("graphs.list", h.listGraphs)
+	bind("graphs.get", h.withID("graph", h.getGraph))
+	bind("graphs.update", h.withID("graph", h.updateGraph))
+	bind("graphs.patch", h.withID("graph", h.updateGraph))
+	bind("graphs.delete", h.withID("graph", h.deleteGraph))
+	bind("graphs.execute", h.execute)
 
-	tx := base + "/transactions/{uuid}"
-	handle("GET "+base+"/transactions", h.listTransactions, "cluster_id", "status", "limit")
-	handle("GET "+tx, h.getTransaction)
-	handle("GET "+tx+"/plan", h.getPlan)
-	handle("POST "+tx+"/stop", h.stop)
-	handle("POST "+tx+"/nodes/{node}/claim", h.claim)
-	handle("POST "+tx+"/nodes/{node}/result", h.report)
+	bind("transactions.list", h.listTransactions)
+	bind("transactions.get", h.getTransaction)
+	bind("transactions.plan", h.getPlan)
+	bind("transactions.stop", h.stop)
+	bind("transactions.claim", h.claim)
+	bind("transactions.result", h.report)
+	routes.Mount(mux, bound)
 }
 
 type handlers struct{ svc *graphs.Service }

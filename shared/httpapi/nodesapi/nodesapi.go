@@ -13,17 +13,20 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/nodes"
 )
 
 // Register adds the node routes to mux.
 func Register(mux *http.ServeMux, svc *nodes.Service) {
 	h := handlers{svc: svc}
-	mux.HandleFunc("POST /api/v1/nodes", httpapi.WithQuery(h.create))
-	mux.HandleFunc("GET /api/v1/nodes", httpapi.WithQuery(h.list, "hostname", "limit", "marker"))
-	mux.HandleFunc("GET /api/v1/nodes/{id}", httpapi.WithQuery(h.show))
-	mux.HandleFunc("PUT /api/v1/nodes/{id}", httpapi.WithQuery(h.update))
-	mux.HandleFunc("DELETE /api/v1/nodes/{id}", httpapi.WithQuery(h.delete))
+	routes.Mount(mux, routes.Handlers{
+		"nodes.create": httpapi.WithQuery(h.create),
+		"nodes.list":   httpapi.WithQuery(h.list),
+		"nodes.get":    httpapi.WithQuery(h.show),
+		"nodes.update": httpapi.WithQuery(h.update),
+		"nodes.delete": httpapi.WithQuery(h.delete),
+	})
 }
 
 type handlers struct{ svc *nodes.Service }

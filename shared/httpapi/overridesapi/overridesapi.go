@@ -12,12 +12,13 @@ import (
 	"strings"
 
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/overrides"
 )
 
 // Register adds the overrides routes to mux.
 func Register(mux *http.ServeMux, svc *overrides.Service) {
-	mux.HandleFunc("POST /api/v1/config/overrides/apply", func(w http.ResponseWriter, r *http.Request) {
+	routes.Mount(mux, routes.Handlers{"config.overrides.apply": func(w http.ResponseWriter, r *http.Request) {
 		var body applyBody
 		if err := httpapi.Decode(r, &body); err != nil {
 			httpapi.Error(w, r, err)
@@ -33,7 +34,7 @@ func Register(mux *http.ServeMux, svc *overrides.Service) {
 			return
 		}
 		httpapi.JSON(w, http.StatusOK, result)
-	})
+	}})
 }
 
 // applyBody is {catalog, data} or {catalog, source: {env, levels, resource}},

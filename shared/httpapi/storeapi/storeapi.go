@@ -8,12 +8,13 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 
 // Register adds the store routes over backend b to mux.
 func Register(mux *http.ServeMux, b store.Backend) {
-	mux.HandleFunc("POST /api/v1/store/gc", httpapi.WithQuery(func(w http.ResponseWriter, r *http.Request, q map[string]string) {
+	routes.Mount(mux, routes.Handlers{"store.gc": httpapi.WithQuery(func(w http.ResponseWriter, r *http.Request, q map[string]string) {
 		minAge := store.DefaultGCMinAge
 		if s, ok := q["min_age"]; ok {
 			d, err := time.ParseDuration(s)
@@ -29,5 +30,5 @@ func Register(mux *http.ServeMux, b store.Backend) {
 			return
 		}
 		httpapi.JSON(w, http.StatusOK, rep)
-	}, "min_age"))
+	})})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/nodes"
 	"github.com/tuningbox/tuningbox/shared/templates"
 )
@@ -19,18 +20,18 @@ import (
 // Register adds the deploy template and deploy step routes to mux.
 func Register(mux *http.ServeMux, svc *templates.Service, nodeSvc *nodes.Service) {
 	h := handlers{svc: svc, nodes: nodeSvc}
-	since := func(pattern string, fn httpapi.QueryHandler, query ...string) {
-		mux.HandleFunc(pattern, httpapi.Since(httpapi.V1_1, httpapi.WithQuery(fn, query...)))
-	}
-	since("POST "+collection, h.create)
-	since("GET "+collection, h.list, "limit", "marker", "sort_key", "sort_dir", "fields", "detail")
-	since("GET "+collection+"/{ident}", h.show, "fields")
-	since("PATCH "+collection+"/{ident}", h.patch)
-	since("DELETE "+collection+"/{ident}", h.delete)
-	since("GET /api/v1/deploy_steps/defaults/{env}", h.withEnvironment(h.showDefaults))
-	since("PUT /api/v1/deploy_steps/defaults/{env}", h.withEnvironment(h.setDefaults))
-	since("DELETE /api/v1/deploy_steps/defaults/{env}", h.withEnvironment(h.deleteDefaults))
-	since("POST /api/v1/nodes/{id}/deploy_steps", h.nodeSteps)
+	q := httpapi.WithQuery
+	routes.Mount(mux, routes.Handlers{
+		"templates.create":      q(h.create),
+		"templates.list":        q(h.list),
+		"templates.get":         q(h.show),
+		"templates.patch":       q(h.patch),
+		"templates.delete":      q(h.delete),
+		"steps.defaults.get":    q(h.withEnvironment(h.showDefaults)),
+		"steps.defaults.put":    q(h.withEnvironment(h.setDefaults)),
+		"steps.defaults.delete": q(h.withEnvironment(h.deleteDefaults)),
+		"steps.node":            q(h.nodeSteps),
+	})
 }
 
 const collection = "/api/v1/deploy_templates"

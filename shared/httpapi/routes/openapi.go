@@ -1,0 +1,157 @@
+package routes
+
+import (
+	"encoding/json"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tuningbox/tuningbox/shared/httpapi"
+)
+
+// OpenAPIVersion is the OpenAPI version of Document.
+const OpenAPIVersion = "3.1.0"
+
+// MultiSegmentExtension marks a path parameter that spans several segments
+// ({rest...} in the table): OpenAPI has no such parameter, so the document
+// names it once ({rest}) and says so here; its value keeps its "/".
+const MultiSegmentExtension = "x-tuningbox-multi-segment"
+
+// TrailingSlashExtension marks an operation also served with a trailing slash.
+const TrailingSlashExtension = "x-tuningbox-trailing-slash"
+
+// Document is the OpenAPI document of Table, as served (JSON).
+var Document = func() []byte {
+	b, err := json.Marshal(document())
+	if err != nil {
+		panic("routes: the OpenAPI document does not encode: " + err.Error())
+	}
+	return b
+}()
+
+// OpenAPIPath is the document's form of a table path: {name...} becomes {name}.
+func OpenAPIPath(path string) string { return strings.ReplaceAll(path, "...}", "}") }
+
+type object = map[string]any
+
+func document() object {
+	paths := object{}
+	for _, r := range Table {
+		item, _ := paths[OpenAPIPath(r.Path)].(object)
+		if item == nil {
+			item = object{}
+			paths[OpenAPIPath(r.Path)] = item
+		}
+		item[strings.ToLower(r.Method)] = operation(r)
+	}
+	return object{
+		"openapi": OpenAPIVersion,
+		"info": object{
+			"title":   "tuningbox",
+			"version": httpapi.MaxVersion.String(),
+			"description": "tuningbox's HTTP API: the ConfigDB (spec 000), Puppet resource overrides (001), deployment graphs (002), " +
+				"deploy templates (003), with UUIDs and microversions (004). info.version is the newest microversion " +
+				"(header OpenStack-API-Version: config X.Y). Every route needs credentials (HTTP Basic or a Bearer API token) " +
+				"except those whose security is empty. A parameter with " + MultiSegmentExtension + " spans several path segments. " +
+				"Unknown query parameters are refused (400).",
+		},
+		"jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
+		"servers":           []object{{"url": "/"}},
+		"security":          []object{{"basic": []string{}}, {"bearer": []string{}}},
+		"paths":             paths,
+		"components": object{
+			"securitySchemes": object{
+				"basic":  object{"type": "http", "scheme": "basic"},
+				"bearer": object{"type": "http", "scheme": "bearer", "description": "An API token (POST /api/v1/tokens)."},
+			},
+			"schemas":   schemas,
+			"responses": object{"Error": object{"description": "An error.", "content": jsonContent("Error")}},
+		},
+	}
+}
+
+func ref(schema string) object { return object{"$ref": "#/components/schemas/" + schema} }
+
+func jsonContent(schema string) object {
+	return object{"application/json": object{"schema": ref(schema)}}
+}
+
+func operation(r Route) object {
+	op := object{
+		"operationId":        r.ID,
+		"summary":            r.Summary,
+		"tags":               []string{r.Group},
+		"x-tuningbox-access": r.Access.String(),
+	}
+	if r.Node != NodeNone {
+		op["x-tuningbox-node"] = r.Node.String()
+	}
+	if r.Slash {
+		op[TrailingSlashExtension] = true
+	}
+	if r.Since != (httpapi.Version{}) {
+		op["x-tuningbox-since"] = r.Since.String()
+		op["description"] = "From microversion " + r.Since.String() + "."
+	}
+	if r.Access == Public {
+		op["security"] = []object{}
+	}
+	var params []object
+	for _, name := range r.pathParams() {
+		p := object{"name": name, "in": "path", "required": true, "schema": object{"type": "string"}}
+		if strings.Contains(r.Path, "{"+name+"...}") {
+			p["description"] = "The rest of the path: several segments separated by \"/\" (not escaped)."
+			p[MultiSegmentExtension] = true
+		}
+		params = append(params, p)
+	}
+	for _, q := range r.Query {
+		params = append(params, queryParam(q))
+	}
+	if params != nil {
+		op["parameters"] = params
+	}
+	if r.Request != "" {
+		op["requestBody"] = object{"required": true, "content": jsonContent(r.Request)}
+	}
+	responses := object{"default": object{"$ref": "#/components/responses/Error"}}
+	for _, status := range r.successStatuses() {
+		resp := object{"description": http.StatusText(status)}
+		if status != http.StatusNoContent && r.Response != "" {
+			contentType := r.ContentType
+			if contentType == "" {
+				contentType = "application/json"
+			}
+			resp["content"] = object{contentType: object{"schema": ref(r.Response)}}
+		}
+		responses[strconv.Itoa(status)] = resp
+	}
+	op["responses"] = responses
+	return op
+}
+
+func queryParam(q Param) object {
+	p := object{"name": q.Name, "in": "query", "description": q.Description}
+	switch q.Type {
+	case Flag:
+		// Present without a value means true (tuning-box's ?effective).
+		p["schema"] = object{"type": "string"}
+		p["allowEmptyValue"] = true
+		p["x-tuningbox-flag"] = true
+	case DateTime:
+		p["schema"] = object{"type": "string", "format": "date-time"}
+	default:
+		p["schema"] = object{"type": string(q.Type)}
+	}
+	return p
+}
+
+// SchemaNames lists the component schemas, sorted.
+func SchemaNames() []string { return slices.Sorted(maps.Keys(schemas)) }
+
+// ServeDocument answers GET /api/v1/openapi.json.
+func ServeDocument(w http.ResponseWriter, _ *http.Request) {
+	httpapi.RawJSON(w, http.StatusOK, Document)
+}

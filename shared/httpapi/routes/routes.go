@@ -1,0 +1,291 @@
+// Package routes is the API's one route table: every route is declared once
+// (Table) with its method, path pattern, endpoint group, access rule, summary,
+// query parameters and schemas. Everything else about routes is derived from it:
+// the groups' ServeMux registration (Mount, handlers bound by route id), the
+// query parameters each route accepts (unknown ones answer 400), the auth
+// policy's decisions (authapi reads Route.Access and Route.Node through Match),
+// the API Gateway routes of each function (infra) and the OpenAPI document
+// served at GET /api/v1/openapi.json (Document).
+package routes
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/httpapi"
+)
+
+// Access is what a principal needs to use a route.
+type Access int
+
+const (
+	// Public routes are answered without credentials.
+	Public Access = iota
+	// Read routes change nothing: observers may use them (GET, and the POSTs
+	// that compute an answer from their body).
+	Read
+	// Write routes change something: admins only, and a node where Route.Node allows it.
+	Write
+	// Admin routes are for admins only, whatever the method.
+	Admin
+)
+
+var accessNames = map[Access]string{Public: "public", Read: "read", Write: "write", Admin: "admin"}
+
+func (a Access) String() string { return accessNames[a] }
+
+// NodeRule is what a node principal may do on a route beyond what its Access allows nobody else.
+type NodeRule int
+
+const (
+	// NodeNone: nodes may not use the route.
+	NodeNone NodeRule = iota
+	// NodeOwnDocument: ConfigDB documents of the node's environment whose level path is its own placement.
+	NodeOwnDocument
+	// NodeOwnEntry: the node's own registry entry ({id} names the node).
+	NodeOwnEntry
+	// NodeHostnameSearch: the registry search by the node's own host name (?hostname= alone).
+	NodeHostnameSearch
+	// NodeOwnTask: the graph agent's claim and report calls for its own node ({node} names it).
+	NodeOwnTask
+)
+
+var nodeRuleNames = map[NodeRule]string{
+	NodeNone: "", NodeOwnDocument: "own-document", NodeOwnEntry: "own-entry",
+	NodeHostnameSearch: "own-hostname-search", NodeOwnTask: "own-task",
+}
+
+func (n NodeRule) String() string { return nodeRuleNames[n] }
+
+// ParamType is the type of a query parameter's value.
+type ParamType string
+
+const (
+	String  ParamType = "string"
+	Integer ParamType = "integer"
+	Number  ParamType = "number"
+	// Flag is a tuning-box style switch: present without a value means true
+	// (?effective), a value says true or false.
+	Flag ParamType = "flag"
+	// DateTime is an RFC 3339 instant.
+	DateTime ParamType = "date-time"
+)
+
+// Param is one query parameter a route accepts.
+type Param struct {
+	Name        string
+	Type        ParamType
+	Description string
+}
+
+// Route is one method and path of the API.
+type Route struct {
+	// ID names the route: the key its handler is bound by, and its OpenAPI operationId.
+	ID     string
+	Method string
+	// Path is the http.ServeMux path pattern ({name} one segment, {name...} the rest).
+	Path string
+	// Slash: the route is also served with a trailing slash (spec 002 writes its paths with one).
+	Slash bool
+	// Group is the endpoint group, the Lambda function that serves the route.
+	Group  string
+	Access Access
+	Node   NodeRule
+	// Since is the first microversion that has the route (zero: all of them).
+	Since   httpapi.Version
+	Summary string
+	Query   []Param
+	// FirstOfRepeated: a repeated query parameter is read by its first value,
+	// as tuning-box (Flask) reads it, instead of refused (spec 004's rule).
+	FirstOfRepeated bool
+	// Request and Response name the schemas (Schemas) of the request body and
+	// of the success answer; "" for none.
+	Request, Response string
+	// Status lists the success statuses (200 when empty); 204 has no body.
+	Status []int
+	// ContentType of the success answer ("application/json" when "").
+	ContentType string
+}
+
+// Patterns are the ServeMux patterns of r: its path, and with Slash the same path with a trailing slash.
+func (r Route) Patterns() []string {
+	p := []string{r.Method + " " + r.Path}
+	if r.Slash {
+		p = append(p, r.Method+" "+r.Path+"/{$}")
+	}
+	return p
+}
+
+func (r Route) successStatuses() []int {
+	if len(r.Status) == 0 {
+		return []int{http.StatusOK}
+	}
+	return r.Status
+}
+
+// accepts reports whether r declares the query parameter name.
+func (r Route) accepts(name string) bool {
+	return slices.ContainsFunc(r.Query, func(p Param) bool { return p.Name == name })
+}
+
+// CheckQuery refuses a query parameter r does not declare, or one given more
+// than once: invalid input (400), never silently ignored.
+func (r Route) CheckQuery(req *http.Request) error {
+	for name, values := range req.URL.Query() {
+		if !r.accepts(name) {
+			if len(r.Query) == 0 {
+				return errs.Invalidf("unknown query parameter %q: %s %s takes none", name, r.Method, r.Path)
+			}
+			return errs.Invalidf("unknown query parameter %q (%s %s takes %s)", name, r.Method, r.Path, strings.Join(r.queryNames(), ", "))
+		}
+		if len(values) > 1 && !r.FirstOfRepeated {
+			return errs.Invalidf("query parameter %q is given more than once", name)
+		}
+	}
+	return nil
+}
+
+func (r Route) queryNames() []string {
+	names := make([]string, len(r.Query))
+	for i, p := range r.Query {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// Group returns the routes of the named endpoint group, in table order.
+func Group(name string) []Route {
+	var out []Route
+	for _, r := range Table {
+		if r.Group == name {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Groups lists the endpoint groups in the order they first appear in the table.
+func Groups() []string {
+	var out []string
+	for _, r := range Table {
+		if !slices.Contains(out, r.Group) {
+			out = append(out, r.Group)
+		}
+	}
+	return out
+}
+
+// Handlers binds handlers to route ids.
+type Handlers map[string]http.HandlerFunc
+
+// byID indexes the table.
+var byID = func() map[string]Route {
+	m := make(map[string]Route, len(Table))
+	for _, r := range Table {
+		if _, dup := m[r.ID]; dup {
+			panic("routes: two routes have the id " + r.ID)
+		}
+		m[r.ID] = r
+	}
+	return m
+}()
+
+// Mount registers on mux the route of each handler's id, behind the table's
+// query check and microversion gate. A handler whose id has no route is a
+// programming error (Mount panics); a route without a handler is missing from
+// the mux, which the agreement test (TestRoutesAgree in shared/app) reports.
+func Mount(mux *http.ServeMux, handlers Handlers) {
+	for id, h := range handlers {
+		route, ok := byID[id]
+		if !ok {
+			panic(fmt.Sprintf("routes: handler %q has no route in the table", id))
+		}
+		served := route.serve(h)
+		for _, p := range route.Patterns() {
+			mux.Handle(p, served)
+		}
+	}
+}
+
+func (r Route) serve(h http.HandlerFunc) http.HandlerFunc {
+	checked := func(w http.ResponseWriter, req *http.Request) {
+		if err := r.CheckQuery(req); err != nil {
+			httpapi.Error(w, req, err)
+			return
+		}
+		h(w, req)
+	}
+	if r.Since != (httpapi.Version{}) {
+		return httpapi.Since(r.Since, checked)
+	}
+	return checked
+}
+
+// Match is the route a request takes, with its path values.
+type Match struct {
+	Route
+	// Values are the path wildcards' values by name, unescaped as r.PathValue gives them.
+	Values map[string]string
+}
+
+// matcher routes requests with http.ServeMux's own pattern semantics, so a
+// request matches the table exactly as it matches the served mux.
+var matcher = func() *http.ServeMux {
+	m := http.NewServeMux()
+	for _, route := range Table {
+		for _, p := range route.Patterns() {
+			m.Handle(p, matchHandler{route})
+		}
+	}
+	return m
+}()
+
+type matchHandler struct{ route Route }
+
+// ServeHTTP records the route and its path values into the matchWriter Find passes.
+func (h matchHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	mw := w.(*matchWriter)
+	mw.match = &Match{Route: h.route, Values: map[string]string{}}
+	for _, name := range h.route.pathParams() {
+		mw.match.Values[name] = r.PathValue(name)
+	}
+}
+
+// matchWriter carries Find's result out of the matcher; it writes nothing.
+type matchWriter struct {
+	header http.Header
+	match  *Match
+}
+
+func (w *matchWriter) Header() http.Header         { return w.header }
+func (w *matchWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (w *matchWriter) WriteHeader(int)             {}
+
+// Find returns the route r takes, false when none does (the mux answers 404 or 405).
+func Find(r *http.Request) (Match, bool) {
+	h, pattern := matcher.Handler(r)
+	if _, ok := h.(matchHandler); !ok || pattern == "" {
+		return Match{}, false
+	}
+	w := &matchWriter{header: http.Header{}}
+	shallow := *r // the mux records its match on the request it serves: not on the caller's
+	matcher.ServeHTTP(w, &shallow)
+	if w.match == nil {
+		return Match{}, false
+	}
+	return *w.match, true
+}
+
+// pathParams lists the wildcard names of the route's path, in order.
+func (r Route) pathParams() []string {
+	var names []string
+	for seg := range strings.SplitSeq(r.Path, "/") {
+		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
+			names = append(names, strings.TrimSuffix(strings.Trim(seg, "{}"), "..."))
+		}
+	}
+	return names
+}

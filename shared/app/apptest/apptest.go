@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/app"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes/routestest"
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
@@ -33,7 +34,8 @@ type Stack struct {
 }
 
 // New builds the handler over an embedded store in a temporary directory,
-// with admin/password as the bootstrap administrator, logging to logger.
+// with admin/password as the bootstrap administrator, logging to logger. Every
+// exchange with it is checked against the OpenAPI document (routestest).
 func New(t testing.TB, admin, password string, logger *slog.Logger) *Stack {
 	t.Helper()
 	b, err := bolt.Open(t.TempDir())
@@ -50,7 +52,7 @@ func New(t testing.TB, admin, password string, logger *slog.Logger) *Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Stack{Handler: h, Backend: b, Config: cfg}
+	return &Stack{Handler: routestest.Validating(t, h), Backend: b, Config: cfg}
 }
 
 // Server serves New's handler (logs discarded) on a loopback test server and

@@ -1,0 +1,122 @@
+package routes_test
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes/routestest"
+)
+
+// TestDocumentValidates loads the served document with kin-openapi and
+// validates it as OpenAPI 3.1 (its JSON Schemas as 2020-12).
+func TestDocumentValidates(t *testing.T) {
+	doc, err := routestest.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !doc.IsOpenAPI31OrLater() || doc.OpenAPI != routes.OpenAPIVersion {
+		t.Fatalf("openapi %q, want %s", doc.OpenAPI, routes.OpenAPIVersion)
+	}
+	operations := 0
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			operations++
+			if op.OperationID == "" || op.Summary == "" {
+				t.Errorf("%s %s has no operationId or summary", method, path)
+			}
+		}
+	}
+	if operations != len(routes.Table) {
+		t.Errorf("%d operations in the document, %d routes in the table", operations, len(routes.Table))
+	}
+	t.Logf("OpenAPI %s document: %d paths, %d operations, %d schemas, %d bytes; kin-openapi validates it",
+		doc.OpenAPI, doc.Paths.Len(), operations, len(doc.Components.Schemas), len(routes.Document))
+}
+
+// TestMultiSegmentParameters: a {name...} wildcard is one documented path
+// parameter that says it spans segments.
+func TestMultiSegmentParameters(t *testing.T) {
+	doc, err := routestest.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range routes.Table {
+		if !strings.Contains(r.Path, "...}") {
+			continue
+		}
+		n++
+		op := doc.Paths.Find(routes.OpenAPIPath(r.Path)).GetOperation(r.Method)
+		found := false
+		for _, p := range op.Parameters {
+			if p.Value.In == "path" && p.Value.Extensions[routes.MultiSegmentExtension] == true {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s %s: no path parameter marked %s", r.Method, r.Path, routes.MultiSegmentExtension)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no multi-segment route in the table")
+	}
+}
+
+// TestFind matches requests with the mux's semantics, path values included.
+func TestFind(t *testing.T) {
+	tests := []struct {
+		method, target, id string
+		values             map[string]string
+	}{
+		{"GET", "/api/v1/config", "versions", nil},
+		{"HEAD", "/api/v1/config/", "versions", nil},
+		{"GET", "/api/v1/openapi.json", "openapi", nil},
+		{"GET", "/api/v1/config/environments/1/nodes/7/resources/a/b/values?effective", "config.documents.get",
+			map[string]string{"env": "1", "rest": "nodes/7/resources/a/b/values"}},
+		{"GET", "/api/v1/config/environments/1/hierarchy_levels", "config.levels.list", map[string]string{"env": "1"}},
+		{"POST", "/api/v1/transactions/t1/nodes/n7/claim/", "graphs.transactions.claim", map[string]string{"uuid": "t1", "node": "n7"}},
+		{"PUT", "/api/v1/config/components", "", nil},
+		{"GET", "/api/v1/nothing", "", nil},
+	}
+	for _, tt := range tests {
+		m, ok := routes.Find(httptest.NewRequest(tt.method, tt.target, nil))
+		if ok != (tt.id != "") || m.ID != tt.id {
+			t.Errorf("%s %s: %q %v, want %q", tt.method, tt.target, m.ID, ok, tt.id)
+			continue
+		}
+		for k, v := range tt.values {
+			if m.Values[k] != v {
+				t.Errorf("%s %s: %s=%q, want %q", tt.method, tt.target, k, m.Values[k], v)
+			}
+		}
+	}
+}
+
+// TestCheckQuery: declared parameters pass, unknown and repeated ones are invalid.
+func TestCheckQuery(t *testing.T) {
+	tests := []struct {
+		method, target string
+		ok             bool
+	}{
+		{"GET", "/api/v1/config/environments/1/nodes/7/resources/a/values?effective", true},
+		{"GET", "/api/v1/config/environments/1/nodes/7/resources/a/values?efective", false},
+		{"GET", "/api/v1/config/environments/1/nodes/7/resources/a/values?key=a&key=b", true}, // tuning-box reads the first
+		{"GET", "/api/v1/nodes?limit=1&limit=2", false},
+		{"PUT", "/api/v1/config/environments/1/nodes/7/resources/a/values?dry_run=true", true},
+		{"PUT", "/api/v1/config/environments/1/nodes/7/resources/a/values?as_of=2026-01-01T00:00:00Z", false},
+		{"GET", "/api/v1/config/components?x=1", false},
+		{"GET", "/api/v1/nodes?hostname=a&limit=2", true},
+	}
+	for _, tt := range tests {
+		r := httptest.NewRequest(tt.method, tt.target, nil)
+		m, ok := routes.Find(r)
+		if !ok {
+			t.Fatalf("%s %s: no route", tt.method, tt.target)
+		}
+		if err := m.CheckQuery(r); (err == nil) != tt.ok {
+			t.Errorf("%s %s: %v, want ok=%v", tt.method, tt.target, err, tt.ok)
+		}
+	}
+}

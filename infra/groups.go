@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 )
 
 // BlobAccess is what an endpoint group's function may do with the blob bucket.
@@ -41,14 +43,20 @@ type EndpointGroup struct {
 	LongPoll bool
 }
 
-// endpointGroups lists every group the API serves, in routing order.
+// endpointGroups lists every group the API serves, in routing order. Its
+// paths and public routes come from the route table (shared/httpapi/routes).
 var endpointGroups = []EndpointGroup{
-	// GET /api/v1/config is the microversion document (authapi.PublicRoutes).
-	// POST /api/v1/store/gc sweeps the blobs (admins only).
-	{Name: "config", Paths: []string{"/api/v1/config", "/api/v1/store"}, Blobs: BlobsCollect, PublicGET: []string{"/api/v1/config"}, LongPoll: true},
-	{Name: "graphs", Paths: []string{"/api/v1/releases", "/api/v1/plugins", "/api/v1/clusters", "/api/v1/graphs", "/api/v1/transactions"}, Blobs: BlobsReadWrite, LongPoll: true},
-	{Name: "templates", Paths: []string{"/api/v1/deploy_templates", "/api/v1/nodes", "/api/v1/deploy_steps"}, Blobs: BlobsNone},
-	{Name: "auth", Paths: []string{"/api/v1/users", "/api/v1/tokens", "/api/v1/audit"}, Blobs: BlobsNone},
+	// The ConfigDB, the public microversion and OpenAPI documents, resource
+	// overrides and the blob sweep (POST /api/v1/store/gc, admins only).
+	tableGroup(routes.GroupConfig, BlobsCollect, true),
+	tableGroup(routes.GroupGraphs, BlobsReadWrite, true), // agents' claims wait
+	tableGroup(routes.GroupTemplates, BlobsNone, false),
+	tableGroup(routes.GroupAuth, BlobsNone, false),
+}
+
+// tableGroup is the endpoint group of the table's group name.
+func tableGroup(name string, blobs BlobAccess, longPoll bool) EndpointGroup {
+	return EndpointGroup{Name: name, Paths: routes.Prefixes(name), Blobs: blobs, PublicGET: routes.PublicPaths(name), LongPoll: longPoll}
 }
 
 // authorizerName is the function directory of the Lambda request authorizer.

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 )
 
 func TestDiscoverFunctions(t *testing.T) {
@@ -103,4 +105,38 @@ func TestSamconfigNamesTheSynthesizedTemplate(t *testing.T) {
 	if n == 0 {
 		t.Error("samconfig.toml names no template_file")
 	}
+}
+
+// Every route of the table reaches the function of its group, and the
+// authorizer is skipped for exactly the table's public routes: the stack's
+// routes agree with shared/httpapi/routes route by route.
+func TestEndpointGroupsServeTheRouteTable(t *testing.T) {
+	public := 0
+	for _, r := range routes.Table {
+		var served []string
+		for _, g := range endpointGroups {
+			for _, p := range g.Paths {
+				if r.Path == p || strings.HasPrefix(r.Path, p+"/") {
+					served = append(served, g.Name)
+				}
+			}
+		}
+		if len(served) != 1 || served[0] != r.Group {
+			t.Errorf("%s %s (group %s) reaches functions %v", r.Method, r.Path, r.Group, served)
+		}
+		if r.Access == routes.Public {
+			public++
+			if !isPublicRoute(r.Method + " " + r.Path) {
+				t.Errorf("public %s %s has no authorizer-free route", r.Method, r.Path)
+			}
+		}
+	}
+	n := 0
+	for _, g := range endpointGroups {
+		n += len(g.PublicGET)
+	}
+	if n != public {
+		t.Errorf("%d authorizer-free routes, %d public routes in the table", n, public)
+	}
+	t.Logf("%d table routes over %d endpoint groups, %d public", len(routes.Table), len(endpointGroups), public)
 }

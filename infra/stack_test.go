@@ -203,7 +203,7 @@ func TestHTTPStackResourceCounts(t *testing.T) {
 		"AWS::ApiGatewayV2::Stage":       1,
 		"AWS::ApiGatewayV2::Integration": 4,
 		"AWS::ApiGatewayV2::Authorizer":  1,
-		"AWS::ApiGatewayV2::Route":       27, // 13 group paths, each with and without {proxy+}, and the public GET /api/v1/config
+		"AWS::ApiGatewayV2::Route":       30, // 14 group paths, each with and without {proxy+}, and the public GET /api/v1/config and /api/v1/openapi.json
 	})
 }
 
@@ -439,8 +439,8 @@ func TestRESTVariant(t *testing.T) {
 		"AWS::ApiGateway::Deployment": 1,
 		"AWS::ApiGateway::Stage":      1,
 		"AWS::ApiGateway::Authorizer": 1,
-		"AWS::ApiGateway::Resource":   28, // /api, /api/v1, 13 group paths, 13 {proxy+}
-		"AWS::ApiGateway::Method":     27, // ANY on each resource, and the public GET /api/v1/config
+		"AWS::ApiGateway::Resource":   30, // /api, /api/v1, 14 group paths, 14 {proxy+}
+		"AWS::ApiGateway::Method":     30, // ANY on each resource, and the public GET /api/v1/config and /api/v1/openapi.json
 	})
 	functions := s.functionIDs(t)
 	authorizers := s.ofType("AWS::ApiGateway::Authorizer")
@@ -499,8 +499,8 @@ func TestWithoutAuthorizerRoutesAreOpen(t *testing.T) {
 			}
 			routeType := map[APIType]string{APIHTTP: "AWS::ApiGatewayV2::Route", APIREST: "AWS::ApiGateway::Method"}[apiType]
 			routes := s.ofType(routeType)
-			if len(routes) != 5 {
-				t.Errorf("%d routes for the config group, want 5 (ANY with and without {proxy+} for /api/v1/config and /api/v1/store, public GET)", len(routes))
+			if len(routes) != 8 {
+				t.Errorf("%d routes for the config group, want 8 (ANY with and without {proxy+} for /api/v1/config, /api/v1/openapi.json and /api/v1/store, two public GETs)", len(routes))
 			}
 			for _, id := range routes {
 				if at := s.resources[id].Properties["AuthorizationType"]; at != "NONE" {

@@ -98,6 +98,11 @@ func TestGatewayAuthorization(t *testing.T) {
 	if status != http.StatusOK || !strings.Contains(string(body), `"min_version"`) {
 		t.Errorf("public microversion route: %d %s", status, body)
 	}
+	// And the OpenAPI document of the route table.
+	status, _, body = c.raw("GET", "/api/v1/openapi.json", "", "")
+	if status != http.StatusOK || !strings.Contains(string(body), `"openapi":"3.1.0"`) {
+		t.Errorf("public OpenAPI route: %d %.200s", status, body)
+	}
 
 	// An observer is let through by the authorizer, and the config function
 	// refuses its write with the API's own JSON error.
@@ -139,7 +144,7 @@ func TestGatewayRouteWalk(t *testing.T) {
 	for _, p := range []string{
 		"/api/v1/config", "/api/v1/releases", "/api/v1/plugins", "/api/v1/clusters", "/api/v1/graphs",
 		"/api/v1/transactions", "/api/v1/deploy_templates", "/api/v1/nodes", "/api/v1/deploy_steps",
-		"/api/v1/users", "/api/v1/tokens", "/api/v1/audit", "/api/v1/store",
+		"/api/v1/users", "/api/v1/tokens", "/api/v1/audit", "/api/v1/store", "/api/v1/openapi.json",
 	} {
 		for _, path := range []string{p, p + "/999999"} {
 			for _, method := range []string{"GET", "HEAD"} {

@@ -2,67 +2,14 @@ package authapi_test
 
 import (
 	"net/http"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/app"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes/routestest"
 )
-
-// registeredPatterns lists every pattern registered on mux. net/http offers no
-// API for that, so this reads the mux's routing index (index.segments holds
-// every pattern not ending in a multi-segment wildcard, index.multis the
-// others) by reflection, read-only. Should a Go release rename those fields,
-// the test stops here loudly instead of walking nothing.
-func registeredPatterns(t *testing.T, mux *http.ServeMux) []string {
-	t.Helper()
-	index := reflect.ValueOf(mux).Elem().FieldByName("index")
-	if !index.IsValid() {
-		t.Fatal("http.ServeMux has no routing index field any more: update registeredPatterns")
-	}
-	segments, multis := index.FieldByName("segments"), index.FieldByName("multis")
-	if segments.Kind() != reflect.Map || multis.Kind() != reflect.Slice {
-		t.Fatal("http.ServeMux's routing index changed shape: update registeredPatterns")
-	}
-	seen := map[string]bool{}
-	add := func(list reflect.Value) {
-		for i := range list.Len() {
-			str := list.Index(i).Elem().FieldByName("str")
-			if str.Kind() != reflect.String {
-				t.Fatal("http.ServeMux's patterns changed shape: update registeredPatterns")
-			}
-			seen[str.String()] = true
-		}
-	}
-	for it := segments.MapRange(); it.Next(); {
-		add(it.Value())
-	}
-	add(multis)
-	patterns := make([]string, 0, len(seen))
-	for p := range seen {
-		patterns = append(patterns, p)
-	}
-	slices.Sort(patterns)
-	return patterns
-}
-
-// concrete turns a pattern path into a request path: every wildcard gets a value.
-func concrete(path string) string {
-	segs := strings.Split(path, "/")
-	for i, s := range segs {
-		switch {
-		case s == "{$}":
-			segs[i] = ""
-		case strings.HasSuffix(s, "...}"):
-			segs[i] = "a/b"
-		case strings.HasPrefix(s, "{"):
-			segs[i] = "1"
-		}
-	}
-	return strings.Join(segs, "/")
-}
 
 // TestEveryRouteNeedsCredentials walks every route of every endpoint group as
 // the server mounts them, so a route added later is covered without touching
@@ -76,7 +23,7 @@ func TestEveryRouteNeedsCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	patterns := registeredPatterns(t, mux)
+	patterns := routestest.RegisteredPatterns(t, mux)
 	var public []string
 	for _, r := range routes.Table {
 		if r.Access == routes.Public {
@@ -104,7 +51,7 @@ func TestEveryRouteNeedsCredentials(t *testing.T) {
 		if method == "" {
 			methods = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
 		}
-		target := concrete(path)
+		target := routestest.Target(path)
 		for _, m := range methods {
 			for name, cred := range anonymous {
 				a := s.do(t, cred, m, target, nil)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/app"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes/routestest"
 	"github.com/tuningbox/tuningbox/shared/ident"
 )
 
@@ -148,7 +149,7 @@ func TestEveryRouteAtEachMicroversion(t *testing.T) {
 		t.Fatal(err)
 	}
 	walked := map[string]int{}
-	for _, pattern := range registeredPatterns(t, mux) {
+	for _, pattern := range routestest.RegisteredPatterns(t, mux) {
 		method, p, _ := strings.Cut(pattern, " ")
 		if strings.HasSuffix(p, "/{$}") || authRoute(pattern) {
 			continue // the same route with a trailing slash; or not an entity route

@@ -1,6 +1,7 @@
 package configapi_test
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 
@@ -87,5 +88,33 @@ func TestBadInput(t *testing.T) {
 	expectJSON(t, "environments", a.get("/environments"), `[`+a.get(env1)+`]`)
 	if got := a.get("/environments/1/hierarchy_levels"); strings.Contains(got, `"values":["`) {
 		t.Fatalf("level values were recorded: %s", got)
+	}
+}
+
+// Query parameters come from the route table: a dry run stays a dry run, and a
+// misspelt or undeclared parameter is refused before anything is read or stored.
+func TestUnknownQueryParameters(t *testing.T) {
+	a := newAPI(t, httpapi.Options{})
+	a.seed()
+	e, _, _ := a.envPaths() // by UUID, as microversion 1.3 wants
+	doc := e + "/resources/astute/values"
+	before := a.get(doc, v13...)
+	a.must(http.StatusOK, "PUT", doc+"?dry_run=true", `{"dry":1}`, v13...)
+	for _, tt := range []struct{ method, target, body, param string }{
+		{"GET", doc + "?efective", "", "efective"},
+		{"GET", doc + "?effective&explian", "", "explian"},
+		{"PUT", doc + "?as_of=2026-01-01T00:00:00Z", `{"a":1}`, "as_of"},
+		{"PUT", doc + "?dryrun=true", `{"a":1}`, "dryrun"},
+		{"PATCH", doc + "/keys/set?effective", `[["a",1]]`, "effective"},
+		{"GET", "/components?name=x", "", "name"},
+		{"POST", "/diff?x=1", `{}`, "x"},
+	} {
+		msg := a.must(http.StatusBadRequest, tt.method, tt.target, tt.body, v13...).errorMessage(t)
+		if !strings.Contains(msg, `unknown query parameter "`+tt.param+`"`) {
+			t.Errorf("%s %s: %q", tt.method, tt.target, msg)
+		}
+	}
+	if after := a.get(doc, v13...); after != before {
+		t.Errorf("the document changed: %s, was %s", after, before)
 	}
 }

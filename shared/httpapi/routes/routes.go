@@ -289,3 +289,30 @@ func (r Route) pathParams() []string {
 	}
 	return names
 }
+
+// Prefixes lists the top-level paths ("/api/v1/<name>") under which the
+// routes of group lie, in table order: what API Gateway sends to the group's
+// function (each prefix and everything below it).
+func Prefixes(group string) []string {
+	var out []string
+	for _, r := range Group(group) {
+		segs := strings.SplitN(strings.TrimPrefix(r.Path, "/"), "/", 4)
+		prefix := "/" + strings.Join(segs[:min(3, len(segs))], "/")
+		if !slices.Contains(out, prefix) {
+			out = append(out, prefix)
+		}
+	}
+	return out
+}
+
+// PublicPaths lists the paths of group's public routes, whose GET API
+// Gateway answers without its authorizer.
+func PublicPaths(group string) []string {
+	var out []string
+	for _, r := range Group(group) {
+		if r.Access == Public {
+			out = append(out, r.Path)
+		}
+	}
+	return out
+}

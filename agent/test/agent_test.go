@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,6 +23,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tuningbox/tuningbox/client"
+	"github.com/tuningbox/tuningbox/shared/graphs"
 )
 
 const (
@@ -122,27 +124,14 @@ func startServer(t *testing.T) *server {
 	return s
 }
 
-// api sends an administrator's request and checks the status.
-func (s *server) api(t *testing.T, method, path, body string, status int) []byte {
+// api is the API client of the administrator.
+func (s *server) api(t *testing.T) *client.Client {
 	t.Helper()
-	req, err := http.NewRequest(method, s.url+path, strings.NewReader(body))
+	c, err := client.New(s.url, client.WithBasicAuth(adminUser, adminPassword))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.SetBasicAuth(adminUser, adminPassword)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	got, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != status {
-		t.Fatalf("%s %s: HTTP %d %s, want %d", method, path, resp.StatusCode, got, status)
-	}
-	return got
+	return c
 }
 
 // cli runs the tuningbox client as the administrator.
@@ -286,29 +275,11 @@ func upload(t *testing.T, s *server, dir, graphType string, tasks []task) {
 	s.cli(t, "graph", "upload", "-e", cluster, "-t", graphType, "-f", file, "--validate")
 }
 
-// transaction is the API's view of a transaction.
-type transaction struct {
-	UUID            string        `json:"uuid"`
-	Status          string        `json:"status"`
-	Message         string        `json:"message"`
-	SubTransactions []transaction `json:"sub_transactions"`
-	Nodes           []struct {
-		Node    string   `json:"node"`
-		Status  string   `json:"status"`
-		Results []result `json:"results"`
-	} `json:"nodes"`
-}
-
-type result struct {
-	Task      string    `json:"task"`
-	Status    string    `json:"status"`
-	Message   string    `json:"message"`
-	ExitCode  *int      `json:"exit_code"`
-	Duration  *float64  `json:"duration"`
-	Output    string    `json:"output"`
-	TimeStart time.Time `json:"time_start"`
-	TimeEnd   time.Time `json:"time_end"`
-}
+// transaction is the API's view of a transaction; result one task's outcome on one node.
+type (
+	transaction = client.Transaction
+	result      = graphs.TaskResult
+)
 
 // execute starts a graph type through the CLI and returns the transaction's uuid.
 func execute(t *testing.T, s *server, args ...string) string {
@@ -326,12 +297,12 @@ func awaitEnd(t *testing.T, s *server, uuid string, within time.Duration) transa
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
-		var tx transaction
-		if err := json.Unmarshal(s.api(t, "GET", "/api/v1/transactions/"+uuid, "", 200), &tx); err != nil {
+		tx, err := s.api(t).Transaction(t.Context(), uuid)
+		if err != nil {
 			t.Fatal(err)
 		}
 		if tx.Status != "running" {
-			return tx
+			return *tx
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("transaction %s still running after %v", uuid, within)
@@ -343,8 +314,8 @@ func awaitEnd(t *testing.T, s *server, uuid string, within time.Duration) transa
 // results returns each node's results in the transaction's (only) sub-transaction.
 func results(t *testing.T, s *server, tx transaction) map[string][]result {
 	t.Helper()
-	var sub transaction
-	if err := json.Unmarshal(s.api(t, "GET", "/api/v1/transactions/"+tx.SubTransactions[0].UUID, "", 200), &sub); err != nil {
+	sub, err := s.api(t).Transaction(t.Context(), tx.SubTransactions[0].UUID)
+	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string][]result{}
@@ -383,7 +354,9 @@ func TestAgentsRunGraphs(t *testing.T) {
 	s.cli(t, "env", "create", "--id", cluster, "--components", "e2e", "--levels", "role,nodes")
 	for _, n := range nodes {
 		s.cli(t, "node", "create", "--id", n.id, "--fqdn", n.fqdn, "--env", cluster, "--role", n.role)
-		s.api(t, "POST", "/api/v1/users", fmt.Sprintf(`{"name":%q,"password":%q,"role":"node","node":%q}`, n.user, n.password, n.fqdn), 201)
+		if _, err := s.api(t).CreateUser(t.Context(), client.NewUser{Name: n.user, Password: n.password, Role: "node", Node: n.fqdn}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ev := newEvents(t, dir)
 
@@ -444,7 +417,9 @@ func TestAgentsRunGraphs(t *testing.T) {
 			} `json:"tasks"`
 		} `json:"nodes"`
 	}
-	must(t, json.Unmarshal(s.api(t, "GET", "/api/v1/clusters/"+cluster+"/serialized_tasks/", "", 200), &serialized))
+	resp, err := s.api(t).Do(t.Context(), client.Request{Method: http.MethodGet, Path: "/api/v1/clusters/" + cluster + "/serialized_tasks/"})
+	must(t, err)
+	must(t, json.Unmarshal(resp.Body, &serialized))
 	planned := map[string][]string{}
 	for _, n := range serialized.Nodes {
 		for _, tk := range n.Tasks {

@@ -1,10 +1,7 @@
 package puppettest
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -12,21 +9,6 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/auth/clientcert/clientcerttest"
 )
-
-// client is an HTTP client that trusts the server's CA, when it has one.
-func (s *server) client(t *testing.T) *http.Client {
-	t.Helper()
-	if s.caFile == "" {
-		return http.DefaultClient
-	}
-	pem, err := os.ReadFile(s.caFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(pem)
-	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}}}
-}
 
 // hieraCertYAML is hieraYAML with the Puppet host certificate in place of a password.
 var hieraCertYAML = strings.Replace(hieraYAML, "      user: %s\n      password: %s\n",

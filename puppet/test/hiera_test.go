@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tuningbox/tuningbox/client"
 	"github.com/tuningbox/tuningbox/shared/app/apptest"
 )
 
@@ -175,22 +175,32 @@ func (s *server) cli(t *testing.T, stdin string, args ...string) {
 	}
 }
 
-func (s *server) post(t *testing.T, path, body string) {
+// api is the administrator's API client; it trusts the server's CA, when it has one.
+func (s *server) api(t *testing.T) *client.Client {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, s.url+path, strings.NewReader(body))
+	opts := []client.Option{client.WithBasicAuth(adminUser, adminPassword)}
+	if s.caFile != "" {
+		opts = append(opts, client.WithCACertFile(s.caFile))
+	}
+	c, err := client.New(s.url, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.SetBasicAuth(adminUser, adminPassword)
-	resp, err := s.client(t).Do(req)
-	if err != nil {
-		t.Fatal(err)
+	return c
+}
+
+// createUser and createNode add a user and a node as the administrator.
+func (s *server) createUser(t *testing.T, u client.NewUser) {
+	t.Helper()
+	if _, err := s.api(t).CreateUser(t.Context(), u); err != nil {
+		t.Fatalf("create user %s: %v", u.Name, err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		msg, _ := io.ReadAll(resp.Body)
-		t.Fatalf("POST %s: HTTP %d %s", path, resp.StatusCode, msg)
+}
+
+func (s *server) createNode(t *testing.T, n client.NewNode) {
+	t.Helper()
+	if _, err := s.api(t).CreateNode(t.Context(), n); err != nil {
+		t.Fatalf("create node %s: %v", n.FQDN, err)
 	}
 }
 
@@ -198,13 +208,13 @@ func (s *server) post(t *testing.T, path, body string) {
 // role and node levels, overrides at the role and node levels, and the
 // Fuel-style override/node document keyed by FQDN. Hiera gets a read-only user.
 func seed(t *testing.T, s *server) {
-	s.post(t, "/api/v1/users", fmt.Sprintf(`{"name": %q, "password": %q, "role": "observer"}`, hieraUser, hieraPassword))
-	s.post(t, "/api/v1/users", fmt.Sprintf(`{"name": %q, "password": %q, "role": "node", "node": "node-1.domain.tld"}`, nodeUser, nodePassword))
+	s.createUser(t, client.NewUser{Name: hieraUser, Password: hieraPassword, Role: "observer"})
+	s.createUser(t, client.NewUser{Name: nodeUser, Password: nodePassword, Role: "node", Node: "node-1.domain.tld"})
 	s.cli(t, "", "comp", "create", "--name", "fuel",
 		"--definition", "astute", "--definition", "globals", "--definition", "override/plugins", "--definition", "override/node")
 	s.cli(t, "", "env", "create", "--id", "1", "--components", "fuel", "--levels", "role,nodes")
-	s.post(t, "/api/v1/nodes", `{"id": 7, "fqdn": "node-1.domain.tld", "environment_id": 1, "roles": ["controller"], "levels": {"role": "controller"}}`)
-	s.post(t, "/api/v1/nodes", `{"id": 8, "fqdn": "node-2.domain.tld", "environment_id": 1, "roles": ["compute"], "levels": {"role": "compute"}}`)
+	s.createNode(t, client.NewNode{ID: "7", FQDN: "node-1.domain.tld", EnvironmentID: "1", Roles: []string{"controller"}, Levels: map[string]string{"role": "controller"}})
+	s.createNode(t, client.NewNode{ID: "8", FQDN: "node-2.domain.tld", EnvironmentID: "1", Roles: []string{"compute"}, Levels: map[string]string{"role": "compute"}})
 
 	set := func(level, resource, yaml string) {
 		args := []string{"config", "set", "--env", "1", "--resource", resource, "--format", "yaml"}
@@ -238,7 +248,7 @@ node-2.domain.tld: {ntp_server: must-not-leak}
 	// environment 2 ([nodes]), where node-3 is node 9.
 	set("role=controller,nodes=7", "globals", "written_by: id 7\n")
 	s.cli(t, "", "env", "create", "--id", "2", "--components", "fuel", "--levels", "nodes")
-	s.post(t, "/api/v1/nodes", `{"id": 9, "fqdn": "node-3.domain.tld", "environment_id": 2}`)
+	s.createNode(t, client.NewNode{ID: "9", FQDN: "node-3.domain.tld", EnvironmentID: "2"})
 	s.cli(t, "deployment_id: 9\nwritten_by: id 9\n", "config", "set", "--env", "2", "--level", "nodes=9", "--resource", "astute", "--format", "yaml")
 	s.cli(t, "region: env-2\n", "config", "set", "--env", "2", "--resource", "astute", "--format", "yaml")
 	// Overrides: at node-1 over its own uploaded deployment_id; at the compute role over role_key.

@@ -3,6 +3,7 @@ package puppettest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tuningbox/tuningbox/client"
 )
 
 // The override data lives in two data sources, read through the tuningbox
@@ -70,10 +73,12 @@ func TestOverrideResourcesInPuppetApply(t *testing.T) {
 	}
 	root := repoRoot(t)
 	srv := startServer(t, root)
-	srv.post(t, "/api/v1/users", fmt.Sprintf(`{"name": %q, "password": %q, "role": "observer"}`, hieraUser, hieraPassword))
-	srv.post(t, "/api/v1/config/components", `{"name": "puppet", "resource_definitions": [
-	  {"name": "`+nodeOverrides+`", "content": {"validator": "puppet-resource-overrides"}},
-	  {"name": "`+clusterOverrides+`", "content": {"validator": "puppet-resource-overrides"}}]}`)
+	srv.createUser(t, client.NewUser{Name: hieraUser, Password: hieraPassword, Role: "observer"})
+	validated := json.RawMessage(`{"validator": "puppet-resource-overrides"}`)
+	if _, err := srv.api(t).CreateComponent(t.Context(), client.NewComponent{Name: "puppet", ResourceDefinitions: []client.NewResourceDefinition{
+		{Name: nodeOverrides, Content: validated}, {Name: clusterOverrides, Content: validated}}}); err != nil {
+		t.Fatal(err)
+	}
 
 	scenarios := []overrideScenario{
 		{

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tuningbox/tuningbox/client"
 )
 
 // The differential test: one /etc/hiera-shaped tree full of values YAML 1.1
@@ -127,11 +129,11 @@ func TestYAMLAsPuppetReadsIt(t *testing.T) {
 	}
 
 	srv := startServer(t, root)
-	srv.post(t, "/api/v1/users", fmt.Sprintf(`{"name": %q, "password": %q, "role": "observer"}`, hieraUser, hieraPassword))
+	srv.createUser(t, client.NewUser{Name: hieraUser, Password: hieraPassword, Role: "observer"})
 	srv.cli(t, "", "comp", "create", "--name", "fuel",
 		"--definition", "astute", "--definition", "globals", "--definition", "override/plugins", "--definition", "override/node")
 	srv.cli(t, "", "env", "create", "--id", "1", "--components", "fuel", "--levels", "role,nodes")
-	srv.post(t, "/api/v1/nodes", `{"id": 7, "fqdn": "node-1.domain.tld", "environment_id": 1, "roles": ["controller"], "levels": {"role": "controller"}}`)
+	srv.createNode(t, client.NewNode{ID: "7", FQDN: "node-1.domain.tld", EnvironmentID: "1", Roles: []string{"controller"}, Levels: map[string]string{"role": "controller"}})
 	srv.cli(t, "", "config", "import", "--env", "1", "--node", "node-1.domain.tld", "--level", "role=controller", tree)
 
 	files := newPuppet(t, root, fmt.Sprintf(fileHieraYAML, tree))

@@ -145,7 +145,8 @@ func (c *Client) Microversion() string { return c.version }
 // Request is one API call for Do.
 type Request struct {
 	Method string
-	// Path is relative to the base URL and already escaped, e.g. "/api/v1/nodes/" + url.PathEscape(ref).
+	// Path is relative to the base URL and already escaped, e.g. "/api/v1/nodes/" + url.PathEscape(ref);
+	// it may carry a query ("?effective"), as the API's next links do, which Query adds to.
 	Path   string
 	Query  url.Values
 	Header http.Header
@@ -164,11 +165,13 @@ type Response struct {
 // The typed methods go through it; it is exported for what they do not cover.
 func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	u := *c.base
-	u.RawPath = c.base.EscapedPath() + req.Path
+	path, query, _ := strings.Cut(req.Path, "?")
+	u.RawPath = c.base.EscapedPath() + path
 	u.Path, _ = url.PathUnescape(u.RawPath)
 	if len(req.Query) > 0 {
-		u.RawQuery = req.Query.Encode()
+		query = strings.TrimPrefix(query+"&"+req.Query.Encode(), "&")
 	}
+	u.RawQuery = query
 	var body io.Reader
 	if req.Body != nil {
 		raw, err := encodeBody(req.Body)

@@ -115,20 +115,8 @@ func (c *Client) Nodes(ctx context.Context, q NodeQuery) ([]Node, error) {
 		if q.Limit > 0 || next == "" || len(page.Nodes) == 0 {
 			return all, nil
 		}
-		var err error
-		if path, query, err = splitLink(next); err != nil {
-			return nil, err
-		}
+		path, query = next, nil
 	}
-}
-
-// splitLink reads a "next" link into a path and a query.
-func splitLink(href string) (string, url.Values, error) {
-	u, err := url.Parse(href)
-	if err != nil {
-		return "", nil, fmt.Errorf("unexpected next link %q: %w", href, err)
-	}
-	return u.EscapedPath(), u.Query(), nil
 }
 
 // Node reads a node by UUID or legacy integer id.

@@ -94,10 +94,7 @@ func (c *Client) Templates(ctx context.Context, q TemplateQuery) ([]TemplateAttr
 		if q.Limit > 0 || page.Next == "" || len(page.Templates) == 0 {
 			return all, nil
 		}
-		var err error
-		if path, query, err = splitLink(page.Next); err != nil {
-			return nil, err
-		}
+		path, query = page.Next, nil
 	}
 }
 

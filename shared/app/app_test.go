@@ -2,11 +2,11 @@ package app_test
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
+	"errors"
 	"strings"
 	"testing"
 
+	api "github.com/tuningbox/tuningbox/client"
 	"github.com/tuningbox/tuningbox/shared/app/apptest"
 )
 
@@ -16,37 +16,47 @@ import (
 type client struct {
 	t   *testing.T
 	url string
+	api *api.Client
 }
 
 func newClient(t *testing.T) *client {
-	return &client{t: t, url: apptest.Server(t, "admin", "wiring-test-password")}
+	url := apptest.Server(t, "admin", "wiring-test-password")
+	return &client{t: t, url: url, api: login(t, url, "admin", "wiring-test-password")}
+}
+
+// login is the API client of user at url.
+func login(t *testing.T, url, user, password string) *api.Client {
+	t.Helper()
+	c, err := api.New(url, api.WithBasicAuth(user, password))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// send sends body (JSON, or none) through c, whatever the answer, and returns its status and body.
+func (c *client) send(through *api.Client, method, path, body string) (int, string) {
+	c.t.Helper()
+	req := api.Request{Method: method, Path: path}
+	if body != "" {
+		req.Body = []byte(body)
+	}
+	resp, err := through.Do(c.t.Context(), req)
+	if apiErr := (*api.Error)(nil); err != nil && !errors.As(err, &apiErr) {
+		c.t.Fatal(err)
+	}
+	return resp.Status, string(resp.Body)
 }
 
 // do sends body (JSON, or none) as the administrator and checks the status and
 // that the response body contains want.
 func (c *client) do(method, path, body string, status int, want string) string {
 	c.t.Helper()
-	req, err := http.NewRequest(method, c.url+path, strings.NewReader(body))
-	if err != nil {
-		c.t.Fatal(err)
+	got, answer := c.send(c.api, method, path, body)
+	if got != status || !strings.Contains(answer, want) {
+		c.t.Fatalf("%s %s = %d %s, want %d containing %q", method, path, got, answer, status, want)
 	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.SetBasicAuth("admin", "wiring-test-password")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	got, err := io.ReadAll(resp.Body)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	if resp.StatusCode != status || !strings.Contains(string(got), want) {
-		c.t.Fatalf("%s %s = %d %s, want %d containing %q", method, path, resp.StatusCode, got, status, want)
-	}
-	return string(got)
+	return answer
 }
 
 func TestOverrideDataValidatedAndAppliedFromConfigDB(t *testing.T) {

@@ -53,7 +53,7 @@ func TestAuditRecordInTheVersionsWrite(t *testing.T) {
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	c := &client{t: t, url: srv.URL}
+	c := &client{t: t, url: srv.URL, api: login(t, srv.URL, "admin", "wiring-test-password")}
 	c.do("POST", "/api/v1/config/components", `{"name":"fuel","resource_definitions":[{"name":"astute"}]}`, http.StatusCreated, "")
 	c.do("POST", "/api/v1/config/environments", `{"id":1,"components":["fuel"],"hierarchy_levels":["role"]}`, http.StatusCreated, "")
 	doc := "/api/v1/config/environments/1/role/compute/resources/astute/values"

@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,22 +10,11 @@ import (
 // get13 GETs path at microversion 1.3 as the administrator and decodes the 200 answer into v.
 func (c *client) get13(path string, v any) {
 	c.t.Helper()
-	req, err := http.NewRequest("GET", c.url+path, nil)
-	if err != nil {
-		c.t.Fatal(err)
+	status, body := c.send(c.api.At("1.3"), "GET", path, "")
+	if status != http.StatusOK {
+		c.t.Fatalf("GET %s = %d %s", path, status, body)
 	}
-	req.SetBasicAuth("admin", "wiring-test-password")
-	req.Header.Set("OpenStack-API-Version", "config 1.3")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		c.t.Fatalf("GET %s = %d %s", path, resp.StatusCode, body)
-	}
-	if err := json.Unmarshal(body, v); err != nil {
+	if err := json.Unmarshal([]byte(body), v); err != nil {
 		c.t.Fatalf("GET %s: %v in %s", path, err, body)
 	}
 }
@@ -40,14 +28,10 @@ func TestExplainNamesWriters(t *testing.T) {
 	c.do("PUT", "/api/v1/config/environments/2/resources/astute/values", `{"a":1,"b":1}`, 204, "")
 	c.do("PUT", "/api/v1/config/environments/2/resources/astute/values", `{"a":2,"b":1}`, 204, "")
 	// A short node path by FQDN, written by another user.
-	req, _ := http.NewRequest("PUT", c.url+"/api/v1/config/environments/2/nodes/NODE-8.domain.tld/resources/astute/overrides", jsonBody(`{"b":3}`))
-	req.SetBasicAuth("ops", "ops-password-1")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != http.StatusNoContent {
-		t.Fatalf("PUT as ops: %v %v", resp, err)
+	ops := login(t, c.url, "ops", "ops-password-1")
+	if status, body := c.send(ops, "PUT", "/api/v1/config/environments/2/nodes/NODE-8.domain.tld/resources/astute/overrides", `{"b":3}`); status != http.StatusNoContent {
+		t.Fatalf("PUT as ops: %d %s", status, body)
 	}
-	resp.Body.Close()
 
 	var env struct{ UUID string }
 	if err := json.Unmarshal([]byte(c.do("GET", "/api/v1/config/environments/2", "", 200, "")), &env); err != nil {
@@ -77,25 +61,10 @@ func TestExplainNamesWriters(t *testing.T) {
 	}
 }
 
-func jsonBody(s string) io.Reader { return strings.NewReader(s) }
-
 // send13 sends body at microversion 1.3 as the administrator and returns the status and body.
 func (c *client) send13(method, path, body string) (int, string) {
 	c.t.Helper()
-	req, err := http.NewRequest(method, c.url+path, strings.NewReader(body))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	req.SetBasicAuth("admin", "wiring-test-password")
-	req.Header.Set("OpenStack-API-Version", "config 1.3")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(out)
+	return c.send(c.api.At("1.3"), method, path, body)
 }
 
 // TestDryRun: ?dry_run=true on every document write stores nothing and names

@@ -60,7 +60,7 @@ func TestNodeLevelOneDocumentSet(t *testing.T) {
 	var firstVersions string
 	for _, form := range forms {
 		t.Run(form, func(t *testing.T) {
-			sub := &client{t: t, url: c.url}
+			sub := &client{t: t, url: c.url, api: c.api}
 			if got := sub.do("GET", doc(form), "", 200, ""); got != wantValues {
 				t.Errorf("values = %s, want %s", got, wantValues)
 			}

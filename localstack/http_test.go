@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -13,7 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	tbclient "github.com/tuningbox/tuningbox/client"
 )
 
 // The HTTP black-box suite: the main ConfigDB flows, through HTTP only, against
@@ -26,10 +27,8 @@ import (
 type client struct {
 	t      *testing.T
 	server string // scheme://host:port
-	base   string // the prefix of every path: server + /api/v1/config
-	http   *http.Client
-	// authorize adds the credentials to a request (nothing for an open server).
-	authorize func(*http.Request)
+	prefix string // the prefix of every path: /api/v1/config
+	api    *tbclient.Client
 }
 
 type response struct {
@@ -47,79 +46,63 @@ func newClient(t *testing.T) *client {
 	if base == "" {
 		t.Skip("no server: set TUNINGBOX_URL (e.g. http://127.0.0.1:8080) to run the HTTP black-box suite")
 	}
-	c := clientFor(t, base)
 	user, password, token := os.Getenv("TUNINGBOX_USER"), os.Getenv("TUNINGBOX_PASSWORD"), os.Getenv("TUNINGBOX_TOKEN")
 	switch {
 	case token != "":
-		c.authorize = func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }
+		return clientFor(t, base, tbclient.WithToken(token))
 	case user != "":
-		c.authorize = func(r *http.Request) { r.SetBasicAuth(user, password) }
+		return clientFor(t, base, tbclient.WithBasicAuth(user, password))
 	}
-	return c
+	return clientFor(t, base)
 }
 
 // clientFor returns a client of the server at base, which must be on the loopback interface.
-func clientFor(t *testing.T, base string) *client {
+func clientFor(t *testing.T, base string, opts ...tbclient.Option) *client {
 	t.Helper()
 	u, err := url.Parse(base)
 	if err != nil || !loopback(u.Hostname()) {
 		t.Fatalf("server %q: the tests only talk to servers on the loopback interface", base)
 	}
 	server := strings.TrimSuffix(base, "/")
-	return &client{
-		t:         t,
-		server:    server,
-		base:      server + "/api/v1/config",
-		http:      &http.Client{Timeout: 30 * time.Second},
-		authorize: func(*http.Request) {},
+	c, err := tbclient.New(server, opts...)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return &client{t: t, server: server, prefix: "/api/v1/config", api: c}
 }
 
 // under returns the client for paths below prefix (e.g. /api/v1) instead of /api/v1/config.
 func (c *client) under(prefix string) *client {
 	d := *c
-	d.base = c.server + prefix
+	d.prefix = prefix
 	return &d
 }
 
-// do sends a request; body is JSON-encoded unless it is a string (sent as is, as JSON).
-// header holds name, value pairs.
-func (c *client) do(method, path string, body any, header ...string) response {
+// send sends a request through api, whatever the answer; header holds name, value pairs.
+func (c *client) send(api *tbclient.Client, method, path string, body any, header ...string) response {
 	c.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	default:
-		data, err := json.Marshal(b)
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		rd = bytes.NewReader(data)
+	req := tbclient.Request{Method: method, Path: path, Header: http.Header{}}
+	if s, ok := body.(string); ok {
+		req.Body = []byte(s)
+	} else if body != nil {
+		req.Body = body
 	}
-	// Not the test's context: the fixture's clean-up requests run after it is cancelled.
-	req, err := http.NewRequestWithContext(context.WithoutCancel(c.t.Context()), method, c.base+path, rd)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	c.authorize(req)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	res, err := c.http.Do(req)
-	if err != nil {
+	// Not the test's context: the fixture's clean-up requests run after it is cancelled.
+	res, err := api.Do(context.WithoutCancel(c.t.Context()), req)
+	if apiErr := (*tbclient.Error)(nil); err != nil && !errors.As(err, &apiErr) {
 		c.t.Fatalf("%s %s: %v", method, path, err)
 	}
-	defer res.Body.Close()
-	data, err := io.ReadAll(res.Body)
-	if err != nil {
-		c.t.Fatalf("%s %s: read body: %v", method, path, err)
-	}
-	r := response{status: res.StatusCode, header: res.Header, body: data}
+	return response{status: res.Status, header: res.Header, body: res.Body}
+}
+
+// do sends a request below the client's prefix; body is JSON-encoded unless it
+// is a string (sent as is, as JSON). header holds name, value pairs.
+func (c *client) do(method, path string, body any, header ...string) response {
+	c.t.Helper()
+	r := c.send(c.api, method, c.prefix+path, body, header...)
 	if r.status >= 400 {
 		c.checkErrorBody(method, path, r)
 	}
@@ -433,8 +416,7 @@ func TestHTTPNodeUserConfined(t *testing.T) {
 	user, password := "bb-node-"+randomSuffix(), "pw-"+randomSuffix()+randomSuffix()
 	admin.want(http.StatusCreated, "POST", "/users", map[string]any{"name": user, "password": password, "role": "node", "node": f.node.FQDN})
 	t.Cleanup(func() { admin.want(http.StatusNoContent, "DELETE", "/users/"+user, nil) })
-	node := clientFor(t, f.server)
-	node.authorize = func(r *http.Request) { r.SetBasicAuth(user, password) }
+	node := clientFor(t, f.server, tbclient.WithBasicAuth(user, password))
 
 	for _, path := range []string{
 		f.doc("astute", "values", own...) + "?effective",

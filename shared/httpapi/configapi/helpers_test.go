@@ -12,6 +12,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/configapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes/routestest"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
 
@@ -31,7 +32,7 @@ func newAPI(t testing.TB, opts httpapi.Options) *api {
 	svc := configdb.NewService(b.Index, b.Blobs)
 	mux := http.NewServeMux()
 	configapi.Register(mux, svc, httpapi.NewCompressed(16<<20))
-	srv := httptest.NewServer(httpapi.Wrap(mux, opts))
+	srv := httptest.NewServer(routestest.Validating(t, httpapi.Wrap(mux, opts)))
 	t.Cleanup(func() {
 		srv.Close()
 		b.Close()

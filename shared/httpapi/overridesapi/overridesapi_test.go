@@ -13,6 +13,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes/routestest"
 	"github.com/tuningbox/tuningbox/shared/overrides"
 )
 
@@ -34,7 +35,7 @@ func newServer(t *testing.T, src *fakeSource) *httptest.Server {
 	t.Helper()
 	mux := http.NewServeMux()
 	Register(mux, overrides.NewService(src))
-	srv := httptest.NewServer(httpapi.Wrap(mux, httpapi.Options{}))
+	srv := httptest.NewServer(routestest.Validating(t, httpapi.Wrap(httpapi.Routes(mux), httpapi.Options{})))
 	t.Cleanup(srv.Close)
 	return srv
 }

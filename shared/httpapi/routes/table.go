@@ -77,7 +77,7 @@ func buildTable() []Route {
 		{ID: "config.definitions.create", Method: "POST", Path: config + "/resource_definitions", Group: GroupConfig, Access: Write, Summary: "Create a resource definition.", Request: "Object", Response: "ResourceDefinition", Status: created},
 		{ID: "config.definitions.get", Method: "GET", Path: config + "/resource_definitions/{ref...}", Group: GroupConfig, Access: Read, Summary: "Show a resource definition (by id, UUID or component/name).", Response: "ResourceDefinition"},
 		{ID: "config.definitions.update", Method: "PUT", Path: config + "/resource_definitions/{ref...}", Group: GroupConfig, Access: Write, Summary: "Replace a resource definition's name or content.", Request: "Object", Status: noContent},
-		{ID: "config.definitions.patch", Method: "PATCH", Path: config + "/resource_definitions/{ref...}", Group: GroupConfig, Access: Write, Summary: "Change a resource definition's name or content.", Request: "Object", Status: noContent},
+		{ID: "config.definitions.patch", Method: "PATCH", Path: config + "/resource_definitions/{ref...}", Group: GroupConfig, Access: Write, Summary: "Change a resource definition's name or content, or set or delete keys of its content (…/keys/set, …/keys/delete: a list).", Request: "Any", Status: noContent},
 		{ID: "config.definitions.delete", Method: "DELETE", Path: config + "/resource_definitions/{ref...}", Group: GroupConfig, Access: Write, Summary: "Delete a resource definition.", Status: noContent},
 
 		{ID: "config.environments.list", Method: "GET", Path: config + "/environments", Group: GroupConfig, Access: Read, Summary: "List environments.", Response: "Environments"},

@@ -115,7 +115,7 @@ run_gateway() {
     TUNINGBOX_TEST_GATEWAY=$RUN/gateway go test -count=1 -v ./cmd/tuningbox/ >>"$RUN/test-gateway-$name.log" 2>&1 || status=$?
   fi
   if [ "$status" -eq 0 ] && [ "${GATEWAY_HIERA:-}" = "$name" ]; then
-    TUNINGBOX_TEST_GATEWAY=$RUN/gateway puppet/test/run.sh >>"$RUN/test-gateway-$name.log" 2>&1 || status=$?
+    HIERA_TRANSPORT_ONLY=1 TUNINGBOX_TEST_GATEWAY=$RUN/gateway puppet/test/run.sh >>"$RUN/test-gateway-$name.log" 2>&1 || status=$?
   fi
   stop_serve
   grep -E '^(--- |ok|FAIL|panic)' "$RUN/test-gateway-$name.log" | grep -v -- '--- SKIP' >&2 || true

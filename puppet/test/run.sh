@@ -14,6 +14,12 @@ if ! command -v puppet >/dev/null 2>&1; then
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends puppet-agent
 fi
 
-# shared/puppetyaml's table of Psych scalars, checked against Puppet's Ruby.
-TUNINGBOX_HIERA_TEST=1 ${GO:-go} test -count=1 -run TestScalarsAgainstRuby -v ./shared/puppetyaml/
-TUNINGBOX_HIERA_TEST=1 ${GO:-go} test -count=1 -v ./puppet/test/
+# HIERA_TRANSPORT_ONLY=1 (the run through the local API Gateway) leaves out the
+# YAML checks, which test parsing at import rather than the path an answer takes.
+if [ -z "${HIERA_TRANSPORT_ONLY:-}" ]; then
+  # shared/puppetyaml's table of Psych scalars, checked against Puppet's Ruby.
+  TUNINGBOX_HIERA_TEST=1 ${GO:-go} test -count=1 -run TestScalarsAgainstRuby -v ./shared/puppetyaml/
+  TUNINGBOX_HIERA_TEST=1 ${GO:-go} test -count=1 -v ./puppet/test/
+else
+  TUNINGBOX_HIERA_TEST=1 ${GO:-go} test -count=1 -v -skip '^TestYAMLAsPuppetReadsIt$' ./puppet/test/
+fi

@@ -1,8 +1,9 @@
 // Package lambdaadapter runs an http.Handler as an AWS Lambda function behind
 // API Gateway, accepting both payload formats: REST API (v1) and HTTP API (v2).
 // It builds on aws-lambda-go-api-proxy and corrects what the API needs beyond it:
-// HTTP API stage prefixes are stripped, headers such as If-Match keep their commas, and
-// every response carries a status code.
+// HTTP API stage prefixes are stripped, headers such as If-Match keep their commas,
+// every response carries a status code, and the context of API Gateway's request
+// authorizer reaches the handler through httpapi.AuthorizerContext.
 package lambdaadapter
 
 import (
@@ -178,6 +179,9 @@ func (a *Adapter) ServeV2(ctx context.Context, ev events.APIGatewayV2HTTPRequest
 		return events.APIGatewayV2HTTPResponse{StatusCode: http.StatusBadRequest, Headers: jsonHeader, Body: badEventBody}
 	}
 	keepHeadersWhole(req, ev.Headers)
+	if ev.RequestContext.Authorizer != nil {
+		req = withAuthorizer(req, ev.RequestContext.Authorizer.Lambda)
+	}
 	w := core.NewProxyResponseWriterV2()
 	a.serve(w, req)
 	resp, err := w.GetProxyResponse()
@@ -193,6 +197,7 @@ func (a *Adapter) ServeV1(ctx context.Context, ev events.APIGatewayProxyRequest)
 	if err != nil {
 		return events.APIGatewayProxyResponse{StatusCode: http.StatusBadRequest, Headers: jsonHeader, Body: badEventBody}
 	}
+	req = withAuthorizer(req, ev.RequestContext.Authorizer)
 	w := core.NewProxyResponseWriter()
 	a.serve(w, req)
 	resp, err := w.GetProxyResponse()
@@ -256,6 +261,16 @@ func stripStage(path, stage string) string {
 		return "/" + rest
 	}
 	return path
+}
+
+// withAuthorizer hands the handler the context the request authorizer
+// answered (HTTP API: requestContext.authorizer.lambda, REST API:
+// requestContext.authorizer), which API Gateway put into the event.
+func withAuthorizer(req *http.Request, c map[string]any) *http.Request {
+	if len(c) == 0 {
+		return req
+	}
+	return req.WithContext(httpapi.WithAuthorizerContext(req.Context(), c))
 }
 
 // keepHeadersWhole undoes the proxy library's comma splitting of v2 headers:

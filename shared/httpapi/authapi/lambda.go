@@ -8,11 +8,11 @@ import (
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 
 	"github.com/tuningbox/tuningbox/shared/auth"
 	"github.com/tuningbox/tuningbox/shared/auth/clientcert"
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/httpapi"
 )
 
 // On AWS, API Gateway calls a Lambda REQUEST authorizer (functions/authorizer)
@@ -168,16 +168,11 @@ func principalContext(p auth.Principal) map[string]any {
 	return c
 }
 
-// authorizerPrincipal reads the principal an API Gateway authorizer put into
-// the request context (set by the Lambda adapter from the event, never from
+// authorizerPrincipal reads the principal an API Gateway authorizer answered
+// (put on the request context by the Lambda adapter from the event, never from
 // anything a client sends).
 func authorizerPrincipal(ctx context.Context) (auth.Principal, bool) {
-	var c map[string]any
-	if rc, ok := core.GetAPIGatewayV2ContextFromContext(ctx); ok && rc.Authorizer != nil {
-		c = rc.Authorizer.Lambda
-	} else if rc, ok := core.GetAPIGatewayContextFromContext(ctx); ok {
-		c = rc.Authorizer
-	}
+	c, _ := httpapi.AuthorizerContext(ctx)
 	user, _ := c[ctxUser].(string)
 	role, _ := c[ctxRole].(string)
 	if user == "" || !auth.Role(role).Valid() {

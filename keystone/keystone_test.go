@@ -23,6 +23,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/httpapi/authapi"
 	"github.com/tuningbox/tuningbox/shared/keystone"
+	"github.com/tuningbox/tuningbox/shared/lambdaadapter/authorizer"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
 
@@ -312,11 +313,12 @@ func TestKeystone(t *testing.T) {
 		defer b.Close()
 		m := authapi.New(auth.NewService(b.Index), audit.New(b.Index, nil), nil, slog.New(slog.DiscardHandler))
 		m.UseKeystone(v)
+		a := authorizer.New(m)
 		authorize := func(token string) events.APIGatewayV2CustomAuthorizerSimpleResponse {
 			ev, _ := json.Marshal(map[string]any{"version": "2.0", "type": "REQUEST", "routeKey": "$default", "rawPath": components,
 				"headers":        map[string]string{"x-auth-token": token},
 				"requestContext": map[string]any{"http": map[string]any{"method": "GET", "sourceIp": "198.51.100.7"}}})
-			out, err := m.AuthorizeEvent(context.Background(), ev)
+			out, err := a.Invoke(context.Background(), ev)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/httpapi/authapi"
 	"github.com/tuningbox/tuningbox/shared/keystone"
+	"github.com/tuningbox/tuningbox/shared/lambdaadapter/authorizer"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 
@@ -75,11 +76,12 @@ func LambdaAuthorizer(ctx context.Context, getenv func(string) string, logger *s
 	return Authorizer(b, cfg, logger)
 }
 
-// Authorizer returns the authorizer's event handler over backend b.
+// Authorizer returns the authorizer's event handler over backend b: the
+// Lambda authorizer around the middleware every route's function builds.
 func Authorizer(b store.Backend, cfg Config, logger *slog.Logger) (func(context.Context, json.RawMessage) (any, error), error) {
 	s, err := newServices(b, cfg, logger)
 	if err != nil {
 		return nil, err
 	}
-	return s.guard.AuthorizeEvent, nil
+	return authorizer.New(s.guard).Invoke, nil
 }

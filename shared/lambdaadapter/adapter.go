@@ -3,7 +3,8 @@
 // It builds on aws-lambda-go-api-proxy and corrects what the API needs beyond it:
 // HTTP API stage prefixes are stripped, headers such as If-Match keep their commas,
 // every response carries a status code, and the context of API Gateway's request
-// authorizer reaches the handler through httpapi.AuthorizerContext.
+// authorizer reaches the handler through httpapi.AuthorizerContext. The
+// authorizer function itself is the subpackage authorizer.
 package lambdaadapter
 
 import (

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-lambda-go/events"
-
 	"github.com/tuningbox/tuningbox/shared/app"
 	"github.com/tuningbox/tuningbox/shared/lambdaadapter"
 )
@@ -131,21 +129,32 @@ func TestNodeUserConfined(t *testing.T) {
 			t.Fatal(err)
 		}
 		// API Gateway caches this answer for the credentials and reuses it on every route.
-		answer := roundTrip[events.APIGatewayV2CustomAuthorizerSimpleResponse](t, out)
+		// The events and answers are written as API Gateway's JSON (HTTP API,
+		// payload 2.0), which keeps this package's tests free of the Lambda event types.
+		answer := roundTrip[struct {
+			IsAuthorized bool           `json:"isAuthorized"`
+			Context      map[string]any `json:"context"`
+		}](t, out)
 		if !answer.IsAuthorized || answer.Context["tuningbox_node_environment"] == nil || answer.Context["tuningbox_node_levels"] == nil {
 			t.Fatalf("authorizer answer: %+v", answer)
 		}
 		function := lambdaadapter.New(s.handler, slog.New(slog.DiscardHandler))
 		check(t, func(method, path string) (int, string) {
 			rawPath, query, _ := strings.Cut(path, "?")
-			req := events.APIGatewayV2HTTPRequest{Version: "2.0", RouteKey: "$default", RawPath: rawPath, RawQueryString: query}
-			req.RequestContext.HTTP.Method = method
-			req.RequestContext.Stage = "$default"
-			req.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{Lambda: answer.Context}
+			req := map[string]any{"version": "2.0", "routeKey": "$default", "rawPath": rawPath, "rawQueryString": query,
+				"requestContext": map[string]any{"http": map[string]any{"method": method}, "stage": "$default",
+					"authorizer": map[string]any{"lambda": answer.Context}}}
 			if method == "PUT" {
-				req.Body, req.Headers = `{"a":1}`, map[string]string{"content-type": "application/json"}
+				req["body"], req["headers"] = `{"a":1}`, map[string]string{"content-type": "application/json"}
 			}
-			resp := function.ServeV2(ctx, roundTrip[events.APIGatewayV2HTTPRequest](t, req))
+			out, err := function.Invoke(ctx, roundTrip[json.RawMessage](t, req))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp := roundTrip[struct {
+				StatusCode int    `json:"statusCode"`
+				Body       string `json:"body"`
+			}](t, out)
 			return resp.StatusCode, resp.Body
 		})
 	})

@@ -1,7 +1,10 @@
 // Package authapi puts authentication, authorization, body hardening and the
 // audit log in front of every route, and serves the user, token and audit
-// routes (/api/v1/users, /api/v1/tokens, /api/v1/audit). The same checks run
-// as local middleware and, on AWS, in the Lambda request authorizer.
+// routes (/api/v1/users, /api/v1/tokens, /api/v1/audit). The same credential
+// checks serve API Gateway's request authorizer (VerifyForAuthorizer, the
+// principal written by EncodeAuthorizerContext), whose answer the middleware
+// then reads back through httpapi.AuthorizerContext; the Lambda event types
+// stay in shared/lambdaadapter.
 package authapi
 
 import (

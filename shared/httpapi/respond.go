@@ -1,7 +1,9 @@
 // Package httpapi holds what every endpoint group shares: JSON decoding and
 // encoding, the one mapping from domain errors to HTTP status codes, API
-// microversions and the middleware chain. Each group registers its routes on
-// a *http.ServeMux from its own package (configapi, graphsapi, ...).
+// microversions, the middleware chain and the request-context key that carries
+// an API Gateway authorizer's answer. Each group registers its routes on
+// a *http.ServeMux from its own package (configapi, graphsapi, ...). Nothing
+// under it knows Lambda's event types: shared/lambdaadapter translates them.
 package httpapi
 
 import (

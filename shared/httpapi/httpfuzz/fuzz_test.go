@@ -2,6 +2,7 @@ package httpfuzz
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/app/apptest"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes/routestest"
 )
 
 const (
@@ -58,9 +60,10 @@ func newAPI(f *testing.F) http.Handler {
 	return h
 }
 
-// call sends one request as user; a target that is not a valid URL is skipped.
-func call(h http.Handler, method, target, user, password string, body []byte) (*httptest.ResponseRecorder, bool) {
-	r, err := http.NewRequest(method, "http://tuningbox.test"+target, bytes.NewReader(body))
+// call sends one request as user, its exchange checked against the OpenAPI
+// document for t; a target that is not a valid URL is skipped.
+func call(t *testing.T, h http.Handler, method, target, user, password string, body []byte) (*httptest.ResponseRecorder, bool) {
+	r, err := http.NewRequestWithContext(routestest.ReportTo(context.Background(), t), method, "http://tuningbox.test"+target, bytes.NewReader(body))
 	if err != nil {
 		return nil, false
 	}
@@ -81,7 +84,7 @@ func FuzzLevelPaths(f *testing.F) {
 	f.Fuzz(func(t *testing.T, rest string) {
 		target := envPrefix + rest
 		for _, u := range []struct{ user, password string }{{adminUser, adminPassword}, {nodeUser, nodePassword}} {
-			w, ok := call(h, http.MethodGet, target, u.user, u.password, nil)
+			w, ok := call(t, h, http.MethodGet, target, u.user, u.password, nil)
 			if !ok {
 				return
 			}
@@ -104,7 +107,7 @@ func FuzzKeyPaths(f *testing.F) {
 	const doc = envPrefix + "1/role/compute/nodes/9/resources/astute/values"
 	const effective = envPrefix + "1/role/compute/nodes/7/resources/astute/values?effective&key="
 	f.Fuzz(func(t *testing.T, key string, ops []byte, set bool) {
-		w, _ := call(h, http.MethodGet, effective+url.QueryEscape(key), adminUser, adminPassword, nil)
+		w, _ := call(t, h, http.MethodGet, effective+url.QueryEscape(key), adminUser, adminPassword, nil)
 		if w.Code >= 500 || !json.Valid(w.Body.Bytes()) {
 			t.Fatalf("GET key %q: %d %s", key, w.Code, w.Body)
 		}
@@ -112,12 +115,12 @@ func FuzzKeyPaths(f *testing.F) {
 		if set {
 			op = "set"
 		}
-		w, _ = call(h, http.MethodPatch, doc+"/keys/"+op, adminUser, adminPassword, ops)
+		w, _ = call(t, h, http.MethodPatch, doc+"/keys/"+op, adminUser, adminPassword, ops)
 		if w.Code >= 500 {
 			t.Fatalf("PATCH keys/%s %q: %d %s", op, ops, w.Code, w.Body)
 		}
 		if w.Code/100 == 2 {
-			r, _ := call(h, http.MethodGet, doc, adminUser, adminPassword, nil)
+			r, _ := call(t, h, http.MethodGet, doc, adminUser, adminPassword, nil)
 			body, _ := io.ReadAll(r.Body)
 			if r.Code != http.StatusOK || !json.Valid(body) {
 				t.Fatalf("after keys/%s %q: GET %d %s", op, ops, r.Code, body)

@@ -40,9 +40,17 @@ var Spec = sync.OnceValues(func() (*openapi3.T, error) {
 	return doc, doc.Validate(context.Background())
 })
 
+type reporterKey struct{}
+
+// ReportTo makes a disagreement of the request's exchange fail t instead of
+// the t given to Validating: a fuzz target's requests report to the input's t.
+func ReportTo(ctx context.Context, t testing.TB) context.Context {
+	return context.WithValue(ctx, reporterKey{}, t)
+}
+
 // Validating wraps h: each exchange is checked against the document and a
-// disagreement fails t. h's answers pass through unchanged. When t ends it
-// logs how many requests were checked ("OpenAPI-checked").
+// disagreement fails t (or the request's ReportTo). h's answers pass through
+// unchanged. When t ends it logs how many requests were checked ("OpenAPI-checked").
 func Validating(t testing.TB, h http.Handler) http.Handler {
 	doc, err := Spec()
 	if err != nil {
@@ -67,7 +75,11 @@ func Validating(t testing.TB, h http.Handler) http.Handler {
 			unrouted.Add(1)
 		}
 		if err != nil {
-			t.Errorf("OpenAPI: %s %s -> %d: %v", r.Method, r.URL.RequestURI(), rec.status, err)
+			report := t
+			if rt, ok := r.Context().Value(reporterKey{}).(testing.TB); ok {
+				report = rt
+			}
+			report.Errorf("OpenAPI: %s %s -> %d: %v", r.Method, r.URL.RequestURI(), rec.status, err)
 		}
 	})
 }
@@ -87,12 +99,14 @@ func check(doc *openapi3.T, r *http.Request, body []byte, rec *recorder) (routed
 	m, ok := routes.Find(r)
 	if !ok {
 		switch {
-		case rec.status == http.StatusNotFound || rec.status == http.StatusMethodNotAllowed:
+		case rec.status == http.StatusNotFound || rec.status == http.StatusMethodNotAllowed,
+			// the policy refuses an unrouted request to a principal without the rights a route there would need
+			rec.status == http.StatusUnauthorized || rec.status == http.StatusForbidden:
 			return false, errorBody(doc, reply, r.Method)
 		case rec.status >= 300 && rec.status < 400 || rec.status == http.StatusBadRequest:
 			return false, nil // the mux's redirect to a clean path; an unsafe path refused by the middleware
 		}
-		return false, fmt.Errorf("no route in the table, yet the answer is not 404 or 405")
+		return false, fmt.Errorf("no route in the table, yet the answer is not 401, 403, 404 or 405")
 	}
 	method := r.Method
 	if method == http.MethodHead {

@@ -78,6 +78,7 @@ func PrincipalFrom(ctx context.Context) (auth.Principal, bool) {
 // Check is the httpapi.Options.Authenticate hook: it authenticates the caller
 // (401), authorizes the request (403) and bounds the nesting of JSON bodies (400).
 func (m *Middleware) Check(r *http.Request) (*http.Request, error) {
+	r = withRoute(r)
 	if IsPublic(r) {
 		return r, nil
 	}

@@ -236,41 +236,47 @@ type Match struct {
 var matcher = func() *http.ServeMux {
 	m := http.NewServeMux()
 	for _, route := range Table {
+		h := matchHandler{route: route, params: route.pathParams()}
 		for _, p := range route.Patterns() {
-			m.Handle(p, matchHandler{route})
+			m.Handle(p, h)
 		}
 	}
 	return m
 }()
 
-type matchHandler struct{ route Route }
+type matchHandler struct {
+	route  Route
+	params []string // the path's wildcard names
+}
 
 // ServeHTTP records the route and its path values into the matchWriter Find passes.
 func (h matchHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	mw := w.(*matchWriter)
-	mw.match = &Match{Route: h.route, Values: map[string]string{}}
-	for _, name := range h.route.pathParams() {
+	mw.match = &Match{Route: h.route, Values: make(map[string]string, len(h.params))}
+	for _, name := range h.params {
 		mw.match.Values[name] = r.PathValue(name)
 	}
 }
 
-// matchWriter carries Find's result out of the matcher; it writes nothing.
+// matchWriter carries Find's result out of the matcher; it writes nothing
+// (the mux's 404, 405 and redirect answers go nowhere).
 type matchWriter struct {
 	header http.Header
 	match  *Match
 }
 
-func (w *matchWriter) Header() http.Header         { return w.header }
+func (w *matchWriter) Header() http.Header {
+	if w.header == nil {
+		w.header = http.Header{}
+	}
+	return w.header
+}
 func (w *matchWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (w *matchWriter) WriteHeader(int)             {}
 
 // Find returns the route r takes, false when none does (the mux answers 404 or 405).
 func Find(r *http.Request) (Match, bool) {
-	h, pattern := matcher.Handler(r)
-	if _, ok := h.(matchHandler); !ok || pattern == "" {
-		return Match{}, false
-	}
-	w := &matchWriter{header: http.Header{}}
+	w := &matchWriter{}
 	shallow := *r // the mux records its match on the request it serves: not on the caller's
 	matcher.ServeHTTP(w, &shallow)
 	if w.match == nil {

@@ -54,7 +54,8 @@ type Options struct {
 const DefaultTimeout = 50 * time.Second
 
 // Wrap applies the shared middleware to h: path safety, body cap, microversion
-// negotiation and echo, authentication, and request logging.
+// negotiation and echo, authentication, the nesting bound of JSON bodies, and
+// request logging.
 func Wrap(h http.Handler, opts Options) http.Handler {
 	maxBody := opts.MaxBody
 	if maxBody <= 0 {
@@ -103,6 +104,10 @@ func Wrap(h http.Handler, opts Options) http.Handler {
 				Error(w, r, err)
 				return
 			}
+		}
+		if err := limitBodyDepth(r); err != nil {
+			Error(w, r, err)
+			return
 		}
 		h.ServeHTTP(w, r)
 	})

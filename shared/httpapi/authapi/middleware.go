@@ -8,17 +8,12 @@
 package authapi
 
 import (
-	"bytes"
 	"context"
 	"crypto/x509"
-	"errors"
-	"io"
 	"log/slog"
-	"mime"
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync/atomic"
 
 	"github.com/tuningbox/tuningbox/shared/auth"
@@ -29,10 +24,6 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi/configapi"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
-
-// MaxJSONDepth is the deepest nesting of arrays and objects a request body may
-// have: the bound the ConfigDB keeps its documents within.
-const MaxJSONDepth = configdb.MaxDocumentDepth
 
 // EnvironmentIDs maps an environment reference (id or UUID) to its integer id,
 // so that audit records of one environment are found whichever way a client
@@ -76,7 +67,7 @@ func PrincipalFrom(ctx context.Context) (auth.Principal, bool) {
 }
 
 // Check is the httpapi.Options.Authenticate hook: it authenticates the caller
-// (401), authorizes the request (403) and bounds the nesting of JSON bodies (400).
+// (401) and authorizes the request (403); httpapi.Wrap then bounds the nesting of JSON bodies (400).
 func (m *Middleware) Check(r *http.Request) (*http.Request, error) {
 	r = withRoute(r)
 	if IsPublic(r) {
@@ -87,9 +78,6 @@ func (m *Middleware) Check(r *http.Request) (*http.Request, error) {
 		return r, err
 	}
 	if err := Authorize(p, r); err != nil {
-		return r, err
-	}
-	if err := limitBodyDepth(r); err != nil {
 		return r, err
 	}
 	return r.WithContext(context.WithValue(r.Context(), principalKey{}, p)), nil
@@ -182,65 +170,6 @@ func (m *Middleware) logFailure(ctx context.Context, remote string, cred Credent
 	m.logger.LogAttrs(ctx, slog.LevelWarn, "login failed",
 		slog.String("scheme", cred.Scheme), slog.String("user", user), slog.String("remote", remote),
 		slog.String("reason", errs.Message(err)), slog.Uint64("failed_logins_total", m.svc.FailedLogins()))
-}
-
-// limitBodyDepth reads a JSON request body (already capped by httpapi.Wrap)
-// and refuses nesting deeper than MaxJSONDepth, before any decoder recurses into it.
-func limitBodyDepth(r *http.Request) error {
-	if r.Body == nil || r.Body == http.NoBody || !isJSONContent(r.Header.Get("Content-Type")) {
-		return nil
-	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return errs.New(errs.TooLarge, "request body is larger than %d bytes", mbe.Limit)
-		}
-		return errs.Wrap(errs.Invalid, err, "cannot read request body")
-	}
-	if err := CheckDepth(body, MaxJSONDepth); err != nil {
-		return err
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	return nil
-}
-
-// isJSONContent mirrors httpapi.ReadBody: no Content-Type is taken as JSON.
-func isJSONContent(ct string) bool {
-	if ct == "" {
-		return true
-	}
-	mediaType, _, err := mime.ParseMediaType(ct)
-	return err == nil && (mediaType == "application/json" || strings.HasSuffix(mediaType, "+json"))
-}
-
-// CheckDepth fails when the JSON text nests arrays and objects deeper than max.
-// It only counts brackets outside strings; it does not validate the JSON.
-func CheckDepth(body []byte, max int) error {
-	depth := 0
-	inString, escaped := false, false
-	for _, c := range body {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			if depth++; depth > max {
-				return errs.Invalidf("request body nests deeper than %d levels", max)
-			}
-		case (c == '}' || c == ']') && depth > 0:
-			depth--
-		}
-	}
-	return nil
 }
 
 // Audit wraps the routes: every successful write (2xx) is recorded in the

@@ -110,29 +110,3 @@ func TestAuthorize(t *testing.T) {
 		}
 	}
 }
-
-func TestCheckDepth(t *testing.T) {
-	tests := []struct {
-		body string
-		max  int
-		ok   bool
-	}{
-		{`{}`, 1, true},
-		{`{"a":[1,{"b":2}]}`, 3, true},
-		{`{"a":[1,{"b":2}]}`, 2, false},
-		{`"[[[[[["`, 1, true},
-		{`{"a\"[[[":1}`, 1, true},
-		{`{"a\\":[[1]]}`, 2, false},
-		{`[[[]]] [[[]]]`, 3, true},
-		{`]]]][[[`, 3, true},
-	}
-	for _, tt := range tests {
-		err := CheckDepth([]byte(tt.body), tt.max)
-		if (err == nil) != tt.ok {
-			t.Errorf("CheckDepth(%s, %d) = %v, want ok=%v", tt.body, tt.max, err, tt.ok)
-		}
-		if err != nil && !errs.Is(err, errs.Invalid) {
-			t.Errorf("CheckDepth(%s): %v is not Invalid", tt.body, err)
-		}
-	}
-}

@@ -136,8 +136,17 @@ func TestYAMLAsPuppetReadsIt(t *testing.T) {
 	srv.createNode(t, client.NewNode{ID: "7", FQDN: "node-1.domain.tld", EnvironmentID: "1", Roles: []string{"controller"}, Levels: map[string]string{"role": "controller"}})
 	srv.cli(t, "", "config", "import", "--env", "1", "--node", "node-1.domain.tld", "--level", "role=controller", tree)
 
-	files := newPuppet(t, root, fmt.Sprintf(fileHieraYAML, tree))
-	through := newPuppet(t, root, fmt.Sprintf(hieraYAML, srv.url, hieraUser, hieraPassword))
+	// Two lookups run at a time, each slot with Puppets of its own: runs that
+	// share a vardir race to create its directories ("File exists @ dir_s_mkdir").
+	const parallel = 2
+	var bySlot [parallel][2]*puppet // [slot][files, through]
+	for slot := range bySlot {
+		bySlot[slot] = [2]*puppet{
+			newPuppet(t, root, fmt.Sprintf(fileHieraYAML, tree)),
+			newPuppet(t, root, fmt.Sprintf(hieraYAML, srv.url, hieraUser, hieraPassword)),
+		}
+	}
+	files := bySlot[0][0]
 	facts := files.facts(t, "node-1.domain.tld", "controller")
 
 	keys := psychKeys(t, tree)
@@ -147,13 +156,16 @@ func TestYAMLAsPuppetReadsIt(t *testing.T) {
 	}
 	results := make([][2]result, len(keys))
 	var wg sync.WaitGroup
-	slots := make(chan struct{}, 2)
+	free := make(chan int, parallel)
+	for slot := range parallel {
+		free <- slot
+	}
 	for i, key := range keys {
-		for side, p := range []*puppet{files, through} {
+		for side := range 2 {
 			wg.Go(func() {
-				slots <- struct{}{}
-				defer func() { <-slots }()
-				out, errOut, _, err := p.run("node-1.domain.tld", facts, key)
+				slot := <-free
+				defer func() { free <- slot }()
+				out, errOut, _, err := bySlot[slot][side].run("node-1.domain.tld", facts, key)
 				results[i][side] = result{out, errOut, err != nil}
 			})
 		}

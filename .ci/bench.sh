@@ -63,6 +63,7 @@ printf 'effective document sizes: 520KB case %s bytes, 50KB case %s bytes\n' \
 
 echo "== wrk -t2 -c8 -d${WRK_SECONDS:-15}s, ~520 KB effective document (target >= 1600 req/s)"
 wrk -t2 -c8 -d"${WRK_SECONDS:-15}s" --latency -H "$AUTH" "$URL_520" | tee "$WORK/wrk.txt"
+if grep -q 'Non-2xx' "$WORK/wrk.txt"; then echo "the run got error answers" >&2; exit 1; fi
 
 echo "== constant 200 req/s for ${RATE_SECONDS:-20}s, ~50 KB effective document (target p99 < 10 ms)"
 printf 'GET %s\n%s\n' "$URL_50" "$AUTH" | "$GOBIN_DIR/vegeta" attack -rate=200 -duration="${RATE_SECONDS:-20}s" -keepalive=true \
@@ -136,6 +137,12 @@ rate() {
   local args=(-H "$AUTH")
   if [ $# -gt 0 ]; then args+=(-H "$1"); fi
   wrk -t2 -c8 -d"${NGINX_SECONDS:-10}s" "${args[@]}" "$url" >"$WORK/wrk-$name.txt"
+  # A rate of error answers is no rate: say so, and let the ratios refuse it.
+  if grep -q 'Non-2xx' "$WORK/wrk-$name.txt"; then
+    echo "$name: $(grep 'Non-2xx' "$WORK/wrk-$name.txt" | xargs) from $url" >&2
+    echo NaN
+    return
+  fi
   awk '/^Requests\/sec:/ {print $2}' "$WORK/wrk-$name.txt"
 }
 # Other work on the machine moves every rate: the servers take turns within a
@@ -156,6 +163,8 @@ CEILING_PID=""
 python3 - "$WORK/rounds.txt" <<'PY'
 import statistics, sys
 rounds = [list(map(float, line.split())) for line in open(sys.argv[1])]
+if any(v != v for r in rounds for v in r):
+    sys.exit("a run got error answers (NaN above): no ratios")
 def ratio(name, num, den, target=None):
     rs = [r[num] / r[den] for r in rounds]
     verdict = "" if target is None else f" (target >= {target}){'' if statistics.median(rs) >= target else '  BELOW TARGET'}"

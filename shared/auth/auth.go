@@ -181,17 +181,24 @@ func NewService(idx store.Index, opts ...Option) *Service {
 func (s *Service) FailedLogins() uint64 { return s.failed.Load() }
 
 // VerifyPassword checks a user name and password and returns the principal.
-// Any mismatch is ErrBadCredentials. Credentials the cache does not know are
-// refused with errs.TooManyRequests while failed logins of the user or of the
-// client address (WithClientAddress) are over their rate (see throttle).
+// Any mismatch is ErrBadCredentials. Credentials the cache does not know (or
+// knew against another password hash) are refused with errs.TooManyRequests
+// while failed logins of the user or of the client address (WithClientAddress)
+// are over their rate (see throttle).
 func (s *Service) VerifyPassword(ctx context.Context, user, password string) (Principal, error) {
 	key := s.credentialKey('b', user, password)
 	prev, fresh := s.cached(key)
 	if fresh {
 		return prev.principal, nil
 	}
-	if err := s.throttle.check(ctx, user); err != nil {
-		return Principal{}, err
+	// An expired entry says these very credentials were right: renewing it is
+	// no guess, so a flood of failures on a user name does not lock its
+	// clients out once per TTL. A changed account is a new verification, throttled.
+	renewing := prev.hashDigest != [32]byte{}
+	if !renewing {
+		if err := s.throttle.check(ctx, user); err != nil {
+			return Principal{}, err
+		}
 	}
 	if len(password) > MaxPasswordLen {
 		// No stored password is this long; bcrypt would only read its first 72 bytes.
@@ -211,6 +218,11 @@ func (s *Service) VerifyPassword(ctx context.Context, user, password string) (Pr
 	// Without this, every busy client stalled once per TTL.
 	digest := sha256.Sum256(rec.PasswordHash)
 	if prev.hashDigest != digest {
+		if renewing {
+			if err := s.throttle.check(ctx, user); err != nil {
+				return Principal{}, err
+			}
+		}
 		if bcrypt.CompareHashAndPassword(rec.PasswordHash, []byte(password)) != nil {
 			return Principal{}, s.failLogin(ctx, user)
 		}

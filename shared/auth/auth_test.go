@@ -428,4 +428,27 @@ func TestFailedLoginThrottle(t *testing.T) {
 	if s.FailedLogins() != failures {
 		t.Fatal("a throttled attempt was verified (counted as a failed verification)")
 	}
+
+	// Once their cache entry expires, verified credentials are renewed, not
+	// throttled, while the user's bucket is still full; an account replaced
+	// meanwhile is a new verification, and waits.
+	now = now.Add(auth.DefaultCacheTTL + time.Second)
+	for range 30 { // the flood goes on: the user's bucket is full again
+		_, _ = s.VerifyPassword(from("10.0.0.1"), "hiera", "guess")
+	}
+	if _, err := s.VerifyPassword(from("10.0.0.1"), "hiera", "guess"); !errs.Is(err, errs.TooManyRequests) {
+		t.Fatalf("a guess after the TTL during the flood: %v, want 429", err)
+	}
+	if _, err := s.VerifyPassword(from("10.0.0.1"), "hiera", "good-password"); err != nil {
+		t.Fatalf("renewing verified credentials after the TTL, during the flood: %v", err)
+	}
+	if err := s.DeleteUser(context.Background(), "hiera"); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, s, auth.NewUser{Name: "hiera", Password: "new-password", Role: auth.Observer})
+	for _, password := range []string{"good-password", "new-password"} {
+		if _, err := s.VerifyPassword(from("10.0.0.1"), "hiera", password); !errs.Is(err, errs.TooManyRequests) {
+			t.Fatalf("%s after the account was replaced, during the flood: %v, want 429", password, err)
+		}
+	}
 }

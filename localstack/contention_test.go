@@ -30,9 +30,9 @@ func TestContentionRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := configdbtest.Contention(t, b, run.name, 32, 20, run.instances)
-		t.Logf("contention %s: %d accepted writes (%d refused with 409), %d versions, %d conditional-check failures = %.2f per accepted write; "+
+		t.Logf("contention %s: %d accepted writes in %.1f s (%d refused with 409), %d versions, %d conditional-check failures = %.2f per accepted write; "+
 			"S3 objects: %d added = %.2f per accepted write; gc: %+v; orphans after a sweep: %d",
-			run.name, r.Accepted, r.Refused, r.Versions, r.Conflicts, float64(r.Conflicts)/float64(r.Accepted),
+			run.name, r.Accepted, r.Elapsed.Seconds(), r.Refused, r.Versions, r.Conflicts, float64(r.Conflicts)/float64(r.Accepted),
 			r.BlobsAdded, float64(r.BlobsAdded)/float64(r.Accepted), r.AfterGC, r.Orphans)
 	}
 }

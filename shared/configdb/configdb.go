@@ -17,6 +17,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/cache"
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/retry"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 
@@ -63,6 +64,9 @@ type Service struct {
 	heads *cache.LRU[store.Key, parsedItem[Version]]
 	// docWriters queues the writers of each document (see docLocks).
 	docWriters docLocks
+	// docContention spreads the writes of documents that writers in other
+	// processes contend for (see retry.Contention).
+	docContention retry.Contention
 }
 
 // Option configures a Service.

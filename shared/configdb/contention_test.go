@@ -30,9 +30,9 @@ func TestContentionRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("contention bolt %s: %d accepted writes (%d refused with 409), %d versions, %d conditional-check failures = %.2f per accepted write; "+
+		t.Logf("contention bolt %s: %d accepted writes in %.1f s (%d refused with 409), %d versions, %d conditional-check failures = %.2f per accepted write; "+
 			"blobs: %d added; gc: %+v; orphans after a sweep: %d; bolt file %.1f MB",
-			run.name, r.Accepted, r.Refused, r.Versions, r.Conflicts, float64(r.Conflicts)/float64(r.Accepted),
+			run.name, r.Accepted, r.Elapsed.Seconds(), r.Refused, r.Versions, r.Conflicts, float64(r.Conflicts)/float64(r.Accepted),
 			r.BlobsAdded, r.AfterGC, r.Orphans, float64(fi.Size())/(1<<20))
 	}
 }

@@ -407,7 +407,8 @@ var emptyDocument = []byte("{}")
 // concurrent writers each get their own version; with ifMatch, a retry happens
 // only while the current ETag still matches, else 412.
 func (s *Service) write(ctx context.Context, ref DocRef, kind Kind, ifMatch string, edit documentEdit) (Version, error) {
-	unlock, err := s.docWriters.lock(ctx, docLockKey(ref, kind))
+	key := docLockKey(ref, kind)
+	unlock, err := s.docWriters.lock(ctx, key)
 	if err != nil {
 		return Version{}, err
 	}
@@ -416,7 +417,7 @@ func (s *Service) write(ctx context.Context, ref DocRef, kind Kind, ifMatch stri
 		stored  Version
 		written watchKey
 	)
-	err = store.RetryConflicts(ctx, "write document", func() error {
+	err = store.RetryConflictsOn(ctx, &s.docContention, key, "write document", func() error {
 		sn, err := s.load(ctx, ref, 0, "")
 		if err != nil {
 			return err

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 )
 
@@ -36,16 +37,24 @@ var ErrExhausted = errors.New("retry: attempts exhausted")
 // error of attempt, the context's error when ctx ends first, or (wrapping
 // ErrExhausted and the last error) when the attempts are used up.
 func (p Policy) Do(ctx context.Context, attempt func() error, retryable func(error) bool) error {
-	var err error
+	_, err := p.DoFrom(ctx, 0, attempt, retryable)
+	return err
+}
+
+// DoFrom is Do starting at backoff step first: the first attempt waits as
+// attempt number first would (not at all for 0), and so on. It also returns
+// how many attempts failed with a retryable error.
+func (p Policy) DoFrom(ctx context.Context, first int, attempt func() error, retryable func(error) bool) (failed int, err error) {
 	for n := range p.Attempts {
-		if werr := p.Wait(ctx, n); werr != nil {
-			return werr
+		if werr := p.Wait(ctx, first+n); werr != nil {
+			return failed, werr
 		}
 		if err = attempt(); err == nil || !retryable(err) {
-			return err
+			return failed, err
 		}
+		failed++
 	}
-	return fmt.Errorf("%w after %d attempts: %w", ErrExhausted, p.Attempts, err)
+	return failed, fmt.Errorf("%w after %d attempts: %w", ErrExhausted, p.Attempts, err)
 }
 
 // Wait sleeps before attempt n (not before the first): a random time up to
@@ -74,4 +83,67 @@ func (p Policy) Wait(ctx context.Context, n int) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// Contention carries the backoff step the writers of a key reached over to
+// their next operations on it: a writer that keeps meeting writers of other
+// processes at one item spreads its first attempts as its retries had to be
+// spread, instead of colliding anew at every operation (with independent
+// backoffs alone, each operation starts at step 0 while the contention
+// lasts). The step falls by one per stepDecay, so a key no longer contended
+// soon starts at 0 again: no wait. The zero value is ready; it remembers at
+// most maxContendedKeys keys.
+type Contention struct {
+	mu    sync.Mutex
+	steps map[string]carriedStep
+}
+
+type carriedStep struct {
+	step int
+	at   time.Time
+}
+
+const (
+	maxContendedKeys = 4096
+	// maxCarriedStep bounds the wait before a first attempt (step 6: up to 32 x Base).
+	maxCarriedStep = 6
+	stepDecay      = time.Second
+)
+
+// Step is the backoff step the next operation on key starts at.
+func (c *Contention) Step(key string) int { return c.stepAt(key, time.Now()) }
+
+// Done records that an operation on key started at step first and had failed retryable attempts.
+func (c *Contention) Done(key string, first, failed int) { c.doneAt(key, first, failed, time.Now()) }
+
+func (c *Contention) stepAt(key string, now time.Time) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.decayed(c.steps[key], now)
+}
+
+func (c *Contention) decayed(s carriedStep, now time.Time) int {
+	return max(s.step-int(now.Sub(s.at)/stepDecay), 0)
+}
+
+func (c *Contention) doneAt(key string, first, failed int, now time.Time) {
+	if failed == 0 {
+		return // the step decays with time
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.steps == nil {
+		c.steps = make(map[string]carriedStep)
+	}
+	if _, known := c.steps[key]; !known && len(c.steps) >= maxContendedKeys {
+		for k, s := range c.steps { // make room: forget the keys decayed to 0
+			if c.decayed(s, now) == 0 {
+				delete(c.steps, k)
+			}
+		}
+		if len(c.steps) >= maxContendedKeys {
+			return
+		}
+	}
+	c.steps[key] = carriedStep{step: min(first+failed, maxCarriedStep), at: now}
 }

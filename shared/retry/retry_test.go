@@ -3,6 +3,7 @@ package retry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -68,5 +69,58 @@ func TestBackoffGrowsWithJitter(t *testing.T) {
 		if cap := min(p.Base<<(n-1), p.Max); time.Since(start) > cap+50*time.Millisecond {
 			t.Fatalf("wait %d took %v, cap %v", n, time.Since(start), cap)
 		}
+	}
+}
+
+// A contended key's step carries over to its next operation and decays with
+// time; other keys start at 0.
+func TestContentionCarriesTheStep(t *testing.T) {
+	var c Contention
+	now := time.Now()
+	if got := c.stepAt("doc", now); got != 0 {
+		t.Fatalf("a new key starts at %d, want 0", got)
+	}
+	c.doneAt("doc", 0, 3, now) // three conflicts: the fourth attempt, at step 3, went through
+	if got := c.stepAt("doc", now); got != 3 {
+		t.Fatalf("step %d after 3 failed attempts, want 3", got)
+	}
+	c.doneAt("doc", 3, 0, now.Add(stepDecay/2)) // no conflict: nothing recorded
+	if got := c.stepAt("doc", now.Add(2*stepDecay)); got != 1 {
+		t.Fatalf("step %d two decays later, want 1", got)
+	}
+	if got := c.stepAt("other", now); got != 0 {
+		t.Fatalf("another key at %d, want 0", got)
+	}
+	c.doneAt("doc", 5, 9, now)
+	if got := c.stepAt("doc", now); got != maxCarriedStep {
+		t.Fatalf("step %d, want the bound %d", got, maxCarriedStep)
+	}
+	// A full table makes room by forgetting decayed keys only.
+	for i := range maxContendedKeys - 1 {
+		c.doneAt(fmt.Sprint("old", i), 0, 1, now)
+	}
+	c.doneAt("new", 0, 2, now)
+	if got := c.stepAt("new", now); got != 0 {
+		t.Fatalf("a new key got step %d in a full table of live keys, want it left out", got)
+	}
+	later := now.Add(stepDecay)
+	c.doneAt("new", 0, 2, later)
+	if got, size := c.stepAt("new", later), len(c.steps); got != 2 || size != 2 {
+		t.Fatalf("after the old keys decayed: new at %d with %d keys kept, want 2 with 2 (doc and new)", got, size)
+	}
+}
+
+// DoFrom waits from the given step and counts the retryable failures.
+func TestDoFromCountsFailures(t *testing.T) {
+	p := Policy{Attempts: 5, Base: time.Microsecond, Max: time.Millisecond}
+	calls := 0
+	failed, err := p.DoFrom(context.Background(), 2, func() error {
+		if calls++; calls < 3 {
+			return errAgain
+		}
+		return nil
+	}, again)
+	if err != nil || failed != 2 || calls != 3 {
+		t.Fatalf("failed %d, calls %d, err %v; want 2 failures then success", failed, calls, err)
 	}
 }

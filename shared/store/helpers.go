@@ -103,7 +103,21 @@ func advanceCounter(ctx context.Context, idx Index, k Key, next func(last int64)
 // between and the attempt is simply redone. When the attempts are used up the
 // answer is a 409 naming what: too many concurrent changes, try again.
 func RetryConflicts(ctx context.Context, what string, attempt func() error) error {
-	err := retry.Default.Do(ctx, attempt, func(err error) bool { return errors.Is(err, ErrConflict) })
+	return RetryConflictsOn(ctx, nil, "", what, attempt)
+}
+
+// RetryConflictsOn is RetryConflicts for a hot item, such as a document's
+// head: the backoff reached on key carries over to its next write through c
+// (nil: none), so writers in other processes stop colliding at every write.
+func RetryConflictsOn(ctx context.Context, c *retry.Contention, key, what string, attempt func() error) error {
+	first := 0
+	if c != nil {
+		first = c.Step(key)
+	}
+	failed, err := retry.Default.DoFrom(ctx, first, attempt, func(err error) bool { return errors.Is(err, ErrConflict) })
+	if c != nil {
+		c.Done(key, first, failed)
+	}
 	if errors.Is(err, retry.ErrExhausted) {
 		return errs.Conflictf("%s: too many concurrent changes; try again", what)
 	}

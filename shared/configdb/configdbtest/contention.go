@@ -28,6 +28,8 @@ type ContentionResult struct {
 	BlobsAdded int
 	AfterGC    store.GCReport
 	Orphans    int
+	// Elapsed is how long the writers took, all together.
+	Elapsed time.Duration
 }
 
 // conflictCounter counts the index writes that failed their condition.
@@ -86,6 +88,7 @@ func Contention(t testing.TB, b store.Backend, name string, writers, batches, in
 	counter.conflicts.Store(0)
 	var accepted, refused atomic.Int64
 	var wg sync.WaitGroup
+	start := time.Now()
 	for w := range writers {
 		svc := services[w%instances]
 		wg.Go(func() {
@@ -108,11 +111,12 @@ func Contention(t testing.TB, b store.Backend, name string, writers, batches, in
 		})
 	}
 	wg.Wait()
+	elapsed := time.Since(start)
 	versions, err := services[0].ListVersions(ctx, ref, configdb.Values)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := ContentionResult{Accepted: accepted.Load(), Refused: refused.Load(), Conflicts: counter.conflicts.Load(), Versions: len(versions)}
+	r := ContentionResult{Accepted: accepted.Load(), Refused: refused.Load(), Conflicts: counter.conflicts.Load(), Versions: len(versions), Elapsed: elapsed}
 	r.BlobsAdded = countBlobs(t, b.Blobs) - blobsBefore
 	if r.AfterGC, err = store.CollectGarbage(ctx, b.Index, b.Blobs, 0); err != nil {
 		t.Fatal(err)

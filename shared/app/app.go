@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/store/blobcache"
@@ -44,7 +45,7 @@ func NewHandler(b store.Backend, cfg Config, logger *slog.Logger, groups ...stri
 		return nil, err
 	}
 	// Every request is authenticated and authorized before any route, and every write is audited.
-	return httpapi.Wrap(svc.guard.Audit(httpapi.Routes(mux)), httpapi.Options{MaxBody: cfg.MaxBody, Logger: logger, Authenticate: svc.guard.Check, Timeout: httpapi.DefaultTimeout}), nil
+	return httpapi.Wrap(svc.guard.Audit(httpapi.Routes(mux)), httpapi.Options{MaxBody: cfg.MaxBody, MaxDepth: configdb.MaxDocumentDepth, Logger: logger, Authenticate: svc.guard.Check, Timeout: httpapi.DefaultTimeout}), nil
 }
 
 // Routes returns the bare routes of the named endpoint groups, without the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/app/apptest"
+	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 )
 
@@ -29,6 +31,23 @@ func TestInvalidUTF8Refused(t *testing.T) {
 	c := newClient(t)
 	c.wantError("POST", "/api/v1/config/components", "{\"name\":\"ab\xff\xfecd\"}", http.StatusBadRequest, "not valid UTF-8 (at byte 11)")
 	c.do("GET", "/api/v1/config/components", "", http.StatusOK, "[]")
+}
+
+// TestBodyNestingBound: a JSON body nested deeper than the ConfigDB keeps its
+// documents is a 400 before any handler decodes it; one level less is read.
+func TestBodyNestingBound(t *testing.T) {
+	c := newClient(t)
+	c.do("POST", "/api/v1/config/components", `{"name":"fuel","resource_definitions":[{"name":"astute"}]}`, http.StatusCreated, "astute")
+	c.do("POST", "/api/v1/config/environments", `{"id":1,"components":["fuel"],"hierarchy_levels":[]}`, http.StatusCreated, "")
+	const doc = "/api/v1/config/environments/1/resources/astute/values"
+	nested := func(levels int) string { // an object holding arrays: levels in all
+		return `{"x":` + strings.Repeat("[", levels-1) + strings.Repeat("]", levels-1) + "}"
+	}
+	c.wantError("PUT", doc, nested(configdb.MaxDocumentDepth+1), http.StatusBadRequest,
+		fmt.Sprintf("nests deeper than %d levels", configdb.MaxDocumentDepth))
+	c.do("GET", doc, "", http.StatusOK, "{}")
+	c.do("PUT", doc, nested(configdb.MaxDocumentDepth), http.StatusNoContent, "")
+	c.do("GET", doc, "", http.StatusOK, `"x"`)
 }
 
 // wantError checks the status, that the body is the JSON error body with that

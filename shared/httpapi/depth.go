@@ -5,18 +5,13 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/errs"
 )
 
-// MaxJSONDepth is the deepest nesting of arrays and objects a request body may
-// have: the bound the ConfigDB keeps its documents within.
-const MaxJSONDepth = configdb.MaxDocumentDepth
-
 // limitBodyDepth reads a JSON request body (already capped by Wrap), after
 // authentication, so no stranger makes the server read a body,
-// and refuses nesting deeper than MaxJSONDepth, before any decoder recurses into it.
-func limitBodyDepth(r *http.Request) error {
+// and refuses nesting deeper than maxDepth, before any decoder recurses into it.
+func limitBodyDepth(r *http.Request, maxDepth int) error {
 	if r.Body == nil || r.Body == http.NoBody || requireJSONContentType(r) != nil {
 		return nil
 	}
@@ -27,7 +22,7 @@ func limitBodyDepth(r *http.Request) error {
 		}
 		return errs.Wrap(errs.Invalid, err, "cannot read request body")
 	}
-	if err := CheckDepth(body, MaxJSONDepth); err != nil {
+	if err := CheckDepth(body, maxDepth); err != nil {
 		return err
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))

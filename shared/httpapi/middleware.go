@@ -39,6 +39,9 @@ func maxBodyOf(r *http.Request) int64 {
 type Options struct {
 	// MaxBody caps request bodies; 0 means DefaultMaxBody.
 	MaxBody int64
+	// MaxDepth, when positive, is the deepest nesting of arrays and objects a
+	// JSON request body may have (checked after Authenticate); 0: unchecked.
+	MaxDepth int
 	// Logger receives one structured line per request; nil disables request logs.
 	Logger *slog.Logger
 	// Authenticate, when set, runs before every route; it returns the request to continue with or an error.
@@ -105,9 +108,11 @@ func Wrap(h http.Handler, opts Options) http.Handler {
 				return
 			}
 		}
-		if err := limitBodyDepth(r); err != nil {
-			Error(w, r, err)
-			return
+		if opts.MaxDepth > 0 {
+			if err := limitBodyDepth(r, opts.MaxDepth); err != nil {
+				Error(w, r, err)
+				return
+			}
 		}
 		h.ServeHTTP(w, r)
 	})

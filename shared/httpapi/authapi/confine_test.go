@@ -10,6 +10,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/app"
 	"github.com/tuningbox/tuningbox/shared/lambdaadapter"
+	"github.com/tuningbox/tuningbox/shared/lambdaadapter/lambdatest"
 )
 
 // TestNodeUserConfined: a node user reads its own documents by every path form
@@ -122,16 +123,16 @@ func TestNodeUserConfined(t *testing.T) {
 		}
 		ctx := context.Background()
 		ev := map[string]any{"version": "2.0", "type": "REQUEST", "routeKey": "$default", "rawPath": own[0],
-			"headers":        map[string]string{"authorization": basicHeader("n7", "node-7-password")},
+			"headers":        map[string]string{"authorization": lambdatest.BasicHeader("n7", "node-7-password")},
 			"requestContext": map[string]any{"http": map[string]any{"method": "GET", "sourceIp": "198.51.100.7"}}}
-		out, err := authorize(ctx, roundTrip[json.RawMessage](t, ev))
+		out, err := authorize(ctx, lambdatest.RoundTrip[json.RawMessage](t, ev))
 		if err != nil {
 			t.Fatal(err)
 		}
 		// API Gateway caches this answer for the credentials and reuses it on every route.
 		// The events and answers are written as API Gateway's JSON (HTTP API,
 		// payload 2.0), which keeps this package's tests free of the Lambda event types.
-		answer := roundTrip[struct {
+		answer := lambdatest.RoundTrip[struct {
 			IsAuthorized bool           `json:"isAuthorized"`
 			Context      map[string]any `json:"context"`
 		}](t, out)
@@ -147,11 +148,11 @@ func TestNodeUserConfined(t *testing.T) {
 			if method == "PUT" {
 				req["body"], req["headers"] = `{"a":1}`, map[string]string{"content-type": "application/json"}
 			}
-			out, err := function.Invoke(ctx, roundTrip[json.RawMessage](t, req))
+			out, err := function.Invoke(ctx, lambdatest.RoundTrip[json.RawMessage](t, req))
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp := roundTrip[struct {
+			resp := lambdatest.RoundTrip[struct {
 				StatusCode int    `json:"statusCode"`
 				Body       string `json:"body"`
 			}](t, out)

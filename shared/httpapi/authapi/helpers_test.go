@@ -2,7 +2,6 @@ package authapi_test
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -68,24 +67,6 @@ func bearer(token string) credential {
 }
 
 var admin = basicAuth(adminUser, adminPassword)
-
-func basicHeader(user, password string) string {
-	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))
-}
-
-// roundTrip passes v through JSON, as API Gateway passes events and answers.
-func roundTrip[T any](t *testing.T, v any) T {
-	t.Helper()
-	raw, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out T
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 type answer struct {
 	status int

@@ -3,7 +3,6 @@ package authorizer_test
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -24,6 +23,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi/authapi"
 	"github.com/tuningbox/tuningbox/shared/lambdaadapter"
 	"github.com/tuningbox/tuningbox/shared/lambdaadapter/authorizer"
+	"github.com/tuningbox/tuningbox/shared/lambdaadapter/lambdatest"
 )
 
 const (
@@ -72,24 +72,6 @@ func seedConfig(t *testing.T, c *client.Client) {
 	}
 }
 
-func basicHeader(user, password string) string {
-	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))
-}
-
-// roundTrip passes v through JSON, as API Gateway passes events and answers.
-func roundTrip[T any](t *testing.T, v any) T {
-	t.Helper()
-	raw, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out T
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // TestLambdaAuthorizer runs the authorizer on both event kinds, then hands its
 // context to the route's function the way API Gateway does, and checks that
 // the function trusts it for identity but still applies the policy per route.
@@ -111,22 +93,22 @@ func TestLambdaAuthorizer(t *testing.T) {
 		if header == "" {
 			ev["headers"] = map[string]string{}
 		}
-		return roundTrip[json.RawMessage](t, ev)
+		return lambdatest.RoundTrip[json.RawMessage](t, ev)
 	}
-	out, err := a.Invoke(ctx, httpAPIEvent(basicHeader("watcher", "watch-password")))
+	out, err := a.Invoke(ctx, httpAPIEvent(lambdatest.BasicHeader("watcher", "watch-password")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	allowed := roundTrip[events.APIGatewayV2CustomAuthorizerSimpleResponse](t, out)
+	allowed := lambdatest.RoundTrip[events.APIGatewayV2CustomAuthorizerSimpleResponse](t, out)
 	if !allowed.IsAuthorized || allowed.Context["tuningbox_user"] != "watcher" || allowed.Context["tuningbox_role"] != "observer" {
 		t.Fatalf("HTTP API answer for good credentials: %+v", allowed)
 	}
-	for _, header := range []string{basicHeader("watcher", "nope"), "", "Bearer tbx_unknown"} {
+	for _, header := range []string{lambdatest.BasicHeader("watcher", "nope"), "", "Bearer tbx_unknown"} {
 		out, err := a.Invoke(ctx, httpAPIEvent(header))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if denied := roundTrip[events.APIGatewayV2CustomAuthorizerSimpleResponse](t, out); denied.IsAuthorized || denied.Context != nil {
+		if denied := lambdatest.RoundTrip[events.APIGatewayV2CustomAuthorizerSimpleResponse](t, out); denied.IsAuthorized || denied.Context != nil {
 			t.Fatalf("HTTP API answer for %q: %+v", header, denied)
 		}
 	}
@@ -136,20 +118,20 @@ func TestLambdaAuthorizer(t *testing.T) {
 
 	const methodArn = "arn:aws:execute-api:us-east-1:123456789012:abcdef1234/prod/GET/api/v1/config/components"
 	restEvent := func(header string) json.RawMessage {
-		return roundTrip[json.RawMessage](t, map[string]any{"type": "REQUEST", "methodArn": methodArn, "httpMethod": "GET",
+		return lambdatest.RoundTrip[json.RawMessage](t, map[string]any{"type": "REQUEST", "methodArn": methodArn, "httpMethod": "GET",
 			"path": "/api/v1/config/components", "headers": map[string]string{"Authorization": header}})
 	}
-	out, err = a.Invoke(ctx, restEvent(basicHeader(adminUser, adminPassword)))
+	out, err = a.Invoke(ctx, restEvent(lambdatest.BasicHeader(adminUser, adminPassword)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy := roundTrip[events.APIGatewayCustomAuthorizerResponse](t, out)
+	policy := lambdatest.RoundTrip[events.APIGatewayCustomAuthorizerResponse](t, out)
 	st := policy.PolicyDocument.Statement
 	if policy.PrincipalID != adminUser || len(st) != 1 || st[0].Effect != "Allow" ||
 		st[0].Resource[0] != "arn:aws:execute-api:us-east-1:123456789012:abcdef1234/prod/*" || policy.Context["tuningbox_role"] != "admin" {
 		t.Fatalf("REST API answer for good credentials: %+v", policy)
 	}
-	if _, err := a.Invoke(ctx, restEvent(basicHeader(adminUser, "nope"))); err == nil || err.Error() != "Unauthorized" {
+	if _, err := a.Invoke(ctx, restEvent(lambdatest.BasicHeader(adminUser, "nope"))); err == nil || err.Error() != "Unauthorized" {
 		t.Fatalf("REST API answer for bad credentials: %v (want the error Unauthorized, API Gateway's 401)", err)
 	}
 
@@ -164,7 +146,7 @@ func TestLambdaAuthorizer(t *testing.T) {
 		if authorizer != nil {
 			ev.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{Lambda: authorizer}
 		}
-		return function.ServeV2(ctx, roundTrip[events.APIGatewayV2HTTPRequest](t, ev))
+		return function.ServeV2(ctx, lambdatest.RoundTrip[events.APIGatewayV2HTTPRequest](t, ev))
 	}
 	if r := call("GET", "/api/v1/config/components", allowed.Context, ""); r.StatusCode != http.StatusOK {
 		t.Fatalf("read with the authorizer's context: %d %s", r.StatusCode, r.Body)
@@ -217,11 +199,11 @@ func TestLambdaAuthorizerClientCertificate(t *testing.T) {
 			"headers": map[string]string{},
 			"requestContext": map[string]any{"http": map[string]any{"method": "GET", "sourceIp": "198.51.100.7"},
 				"authentication": map[string]any{"clientCert": map[string]any{"clientCertPem": certPEM, "subjectDN": "CN=ignored"}}}}
-		out, err := a.Invoke(ctx, roundTrip[json.RawMessage](t, ev))
+		out, err := a.Invoke(ctx, lambdatest.RoundTrip[json.RawMessage](t, ev))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return roundTrip[events.APIGatewayV2CustomAuthorizerSimpleResponse](t, out)
+		return lambdatest.RoundTrip[events.APIGatewayV2CustomAuthorizerSimpleResponse](t, out)
 	}
 	node := httpAPI(pemOf("node-7.example.com"))
 	if !node.IsAuthorized || node.Context["tuningbox_role"] != "node" || node.Context["tuningbox_user"] != "cert:node-7.example.com" {
@@ -240,11 +222,11 @@ func TestLambdaAuthorizerClientCertificate(t *testing.T) {
 	rest := map[string]any{"type": "REQUEST", "methodArn": "arn:aws:execute-api:us-east-1:123456789012:abcdef1234/prod/GET/api/v1/nodes",
 		"httpMethod": "GET", "path": "/api/v1/nodes", "headers": map[string]string{},
 		"requestContext": map[string]any{"identity": map[string]any{"sourceIp": "198.51.100.7", "clientCert": map[string]any{"clientCertPem": pemOf("node-7.example.com")}}}}
-	out, err := a.Invoke(ctx, roundTrip[json.RawMessage](t, rest))
+	out, err := a.Invoke(ctx, lambdatest.RoundTrip[json.RawMessage](t, rest))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if policy := roundTrip[events.APIGatewayCustomAuthorizerResponse](t, out); policy.Context["tuningbox_role"] != "node" {
+	if policy := lambdatest.RoundTrip[events.APIGatewayCustomAuthorizerResponse](t, out); policy.Context["tuningbox_role"] != "node" {
 		t.Fatalf("REST API answer for a node certificate: %+v", policy)
 	}
 
@@ -255,7 +237,7 @@ func TestLambdaAuthorizerClientCertificate(t *testing.T) {
 		ev.RequestContext.HTTP.Method = "GET"
 		ev.RequestContext.Stage = "$default"
 		ev.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{Lambda: authorizer}
-		return function.ServeV2(ctx, roundTrip[events.APIGatewayV2HTTPRequest](t, ev)).StatusCode
+		return function.ServeV2(ctx, lambdatest.RoundTrip[events.APIGatewayV2HTTPRequest](t, ev)).StatusCode
 	}
 	const own, other = "/api/v1/config/environments/1/nodes/7/resources/astute/values", "/api/v1/config/environments/1/nodes/8/resources/astute/values"
 	if got := []int{call(own, node.Context), call(other, node.Context), call(other, server.Context)}; got[0] != 200 || got[1] != 403 || got[2] != 200 {

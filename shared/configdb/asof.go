@@ -3,6 +3,7 @@ package configdb
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
@@ -27,11 +28,14 @@ func (q ReadQuery) checkOptions() error {
 // versionsPage is how many versions one step back in time reads.
 const versionsPage = 16
 
-// rewind replaces every head of sn by the version that was current at asOf:
-// the newest version created at or before it (none: the document did not exist
-// yet). Only documents changed since asOf cost a query. The environment's
-// hierarchy and the resource definition are read as they are now.
-func (s *Service) rewind(ctx context.Context, sn *snapshot, asOf time.Time) error {
+// rewind returns loaded with every head replaced by the version that was current
+// at asOf: the newest version created at or before it (none: the document did
+// not exist yet). Only documents changed since asOf cost a query. The
+// environment's hierarchy and the resource definition are read as they are
+// now. loaded itself is left as it is: loaded snapshots are shared (load).
+func (s *Service) rewind(ctx context.Context, loaded *snapshot, asOf time.Time) (*snapshot, error) {
+	sn := new(*loaded)
+	sn.heads = slices.Clone(loaded.heads)
 	for d := range sn.heads {
 		for i, k := range kinds {
 			h := sn.heads[d][i]
@@ -40,7 +44,7 @@ func (s *Service) rewind(ctx context.Context, sn *snapshot, asOf time.Time) erro
 			}
 			v, err := s.versionAt(ctx, versionsPartition(sn.env.ID, sn.resdef.ID, k, levelPath(sn.levels[:d])), h.Version.Version, asOf)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			sn.heads[d][i] = nil
 			if v != nil {
@@ -48,7 +52,7 @@ func (s *Service) rewind(ctx context.Context, sn *snapshot, asOf time.Time) erro
 			}
 		}
 	}
-	return nil
+	return sn, nil
 }
 
 // versionAt returns the newest version older than before created at or before asOf (nil: none).

@@ -62,6 +62,10 @@ type Service struct {
 	// heads holds the decoded head of each document by key: every read fetches
 	// them, and decoding them was most of a warm read's work.
 	heads *cache.LRU[store.Key, parsedItem[Version]]
+	// generational is the index as a store.Generational, when it is its
+	// items' only writer; snapshots then holds what load read (see load).
+	generational store.Generational
+	snapshots    *cache.LRU[string, generationSnapshot]
 	// docWriters queues the writers of each document (see docLocks).
 	docWriters docLocks
 	// docContention spreads the writes of documents that writers in other
@@ -82,7 +86,7 @@ func WithUUIDs(gen func() string) Option { return func(s *Service) { s.newUUID =
 // parsed documents 4/9, encoded answers 2/9, merges 2/9, and 1/9 for the
 // entities (which environment, definition and node placement a reference
 // names, parsed items and document heads, the writers of versions, compiled
-// schemas).
+// schemas, loaded snapshots).
 // An entry larger than its cache's share is not cached.
 func WithCacheBytes(total int64) Option {
 	return func(s *Service) {
@@ -90,7 +94,7 @@ func WithCacheBytes(total int64) Option {
 		s.docs = cache.New[string](4*part, func(d *parsedDoc) int64 { return d.cost() })
 		s.responses = cache.New[[32]byte](2*part, func(d *Document) int64 { return int64(len(d.Body)+len(d.ETag)) + entryOverhead })
 		s.merges = cache.New[[32]byte](2*part, func(m *merged) int64 { return m.size })
-		entities := part / 7
+		entities := part / 8
 		s.guesses = cache.New[string](entities, func(g guess) int64 { return int64(8*len(g.components)) + entryOverhead })
 		s.envs = cache.New[int64](entities, func(p parsedItem[envRecord]) int64 { return p.cost() })
 		s.resdefs = cache.New[int64](entities, func(p parsedItem[resdefRecord]) int64 { return p.cost() })
@@ -98,6 +102,7 @@ func WithCacheBytes(total int64) Option {
 		s.writerCache = cache.New[string](entities, func(w *Writer) int64 { return int64(len(w.Principal)+len(w.Role)) + entryOverhead })
 		s.schemas = cache.New[[32]byte](entities, func(c *compiledSchema) int64 { return c.size })
 		s.heads = cache.New[store.Key](entities, func(p parsedItem[Version]) int64 { return p.cost() + 64 })
+		s.snapshots = cache.New[string](entities, generationSnapshot.cost)
 	}
 }
 
@@ -118,6 +123,7 @@ func NewService(idx store.Index, blobs store.Blobs, opts ...Option) *Service {
 		validators:   make(map[string]func([]byte) error),
 		watchRecheck: watchRecheck,
 	}
+	s.generational, _ = idx.(store.Generational)
 	WithCacheBytes(DefaultCacheBytes)(s)
 	for _, o := range opts {
 		o(s)

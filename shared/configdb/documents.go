@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
@@ -82,7 +83,64 @@ func (sn *snapshot) addressed(k Kind) *head { return sn.heads[sn.depth()][kindIn
 
 // load reads the environment, the definition, every head along the level path
 // and (version > 0) one version of the addressed document of kind vk.
+// Over an index that is its items' only writer (store.Generational), the
+// snapshot is kept with the generation read before it: until anything is
+// written, reading the same reference again costs no index call. The snapshot
+// returned is shared: callers must not change it.
 func (s *Service) load(ctx context.Context, ref DocRef, version int, vk Kind) (*snapshot, error) {
+	if s.generational == nil {
+		return s.loadFresh(ctx, ref, version, vk)
+	}
+	generation := s.generational.Generation()
+	key := snapshotKey(ref, version, vk)
+	if t, ok := s.snapshots.Get(key); ok && t.generation == generation {
+		return t.sn, nil
+	}
+	sn, err := s.loadFresh(ctx, ref, version, vk)
+	if err != nil {
+		return nil, err
+	}
+	s.snapshots.Add(key, generationSnapshot{generation: generation, sn: sn, key: key})
+	return sn, nil
+}
+
+// generationSnapshot is a snapshot with the index generation it was read at.
+type generationSnapshot struct {
+	generation uint64
+	sn         *snapshot
+	key        string
+}
+
+// cost counts the snapshot's items as stored and decoded, its heads and its key.
+func (g generationSnapshot) cost() int64 {
+	n := int64(2*len(g.sn.envRaw)+len(g.key)+64*len(g.sn.heads)) + entryOverhead
+	if g.sn.placement != nil {
+		n += g.sn.placement.cost()
+	}
+	return n
+}
+
+// snapshotKey names what load reads, unambiguously (every part length-prefixed).
+func snapshotKey(ref DocRef, version int, vk Kind) string {
+	b := make([]byte, 0, 64)
+	part := func(s string) {
+		b = strconv.AppendInt(b, int64(len(s)), 10)
+		b = append(b, ':')
+		b = append(b, s...)
+	}
+	part(ref.Env)
+	part(ref.Resource)
+	part(string(vk))
+	b = strconv.AppendInt(b, int64(version), 10)
+	for _, lv := range ref.Levels {
+		part(lv.Name)
+		part(lv.Value)
+	}
+	return string(b)
+}
+
+// loadFresh is load with fresh reads.
+func (s *Service) loadFresh(ctx context.Context, ref DocRef, version int, vk Kind) (*snapshot, error) {
 	guessKey := ref.Env + "\x00" + ref.Resource
 	for range 3 {
 		g, ok := s.guesses.Get(guessKey)

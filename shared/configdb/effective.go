@@ -66,7 +66,7 @@ func (s *Service) Read(ctx context.Context, q ReadQuery) (*Document, error) {
 		return nil, err
 	}
 	if !q.AsOf.IsZero() {
-		if err := s.rewind(ctx, sn, q.AsOf); err != nil {
+		if sn, err = s.rewind(ctx, sn, q.AsOf); err != nil {
 			return nil, err
 		}
 	}

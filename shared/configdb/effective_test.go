@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/store"
@@ -273,13 +274,10 @@ func (c *countingBlobs) Get(ctx context.Context, hash string) ([]byte, error) {
 	return c.Blobs.Get(ctx, hash)
 }
 
-func TestWarmReadIsOneIndexCall(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	idx, blobs := &countingIndex{Index: b.Index}, &countingBlobs{Blobs: b.Blobs}
+// warmReadService returns a service over idx and blobs with documents of
+// override/plugins at three depths of node 1's level path.
+func warmReadService(t *testing.T, idx store.Index, blobs store.Blobs) (*Service, []LevelValue) {
+	t.Helper()
 	s := NewService(idx, blobs)
 	ctx := context.Background()
 	if _, err := s.CreateComponent(ctx, NewComponent{Name: "fuel", ResourceDefinitions: []NewResourceDefinition{{Name: "override/plugins"}}}); err != nil {
@@ -294,6 +292,20 @@ func TestWarmReadIsOneIndexCall(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return s, node
+}
+
+func TestWarmReadIsOneIndexCall(t *testing.T) {
+	b, err := bolt.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	// The counting wrapper hides the index's generation: this is a read over
+	// an index others write too (DynamoDB).
+	idx, blobs := &countingIndex{Index: b.Index}, &countingBlobs{Blobs: b.Blobs}
+	s, node := warmReadService(t, idx, blobs)
+	ctx := context.Background()
 	for _, q := range []ReadQuery{
 		{DocRef: DocRef{Env: "1", Levels: node, Resource: "override/plugins"}, Kind: Values, Effective: true},
 		{DocRef: DocRef{Env: "1", Levels: node, Resource: "override/plugins"}, Kind: Values, Effective: true, ShowLookup: true, Key: "b"},
@@ -310,5 +322,59 @@ func TestWarmReadIsOneIndexCall(t *testing.T) {
 		if idx.calls.Load() != 1 || blobs.gets.Load() != 0 {
 			t.Errorf("warm read %+v: %d index calls and %d blob reads; want 1 and 0", q, idx.calls.Load(), blobs.gets.Load())
 		}
+	}
+}
+
+// onlyWriterIndex is a countingIndex that says, as the embedded store does,
+// that nothing but its own writes changes it (store.Generational).
+type onlyWriterIndex struct {
+	*countingIndex
+	store.Generational
+}
+
+// TestWarmReadOverOnlyWriter: over an index that is its items' only writer, a
+// warm read makes no index call until something is written; what it then
+// reads is the new state, and a read as of an earlier time leaves the kept
+// snapshot as it was.
+func TestWarmReadOverOnlyWriter(t *testing.T) {
+	b, err := bolt.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	counting := &countingIndex{Index: b.Index}
+	idx, blobs := onlyWriterIndex{counting, b.Index.(store.Generational)}, &countingBlobs{Blobs: b.Blobs}
+	s, node := warmReadService(t, idx, blobs)
+	ctx := context.Background()
+	ref := DocRef{Env: "1", Levels: node, Resource: "override/plugins"}
+	q := ReadQuery{DocRef: ref, Kind: Values, Effective: true}
+	read := func(q ReadQuery) (string, int64) {
+		t.Helper()
+		counting.calls.Store(0)
+		d, err := s.Read(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(d.Body), counting.calls.Load()
+	}
+	read(q) // warms the caches
+	if body, calls := read(q); calls != 0 || body != `{"a":1,"b":1,"c":1}` {
+		t.Fatalf("warm read: %s with %d index calls; want {\"a\":1,\"b\":1,\"c\":1} with 0", body, calls)
+	}
+	before := time.Now()
+	time.Sleep(2 * time.Millisecond)
+	if _, err := s.PutDocument(ctx, ref, Values, []byte(`{"c":2}`), ""); err != nil {
+		t.Fatal(err)
+	}
+	if body, calls := read(q); calls == 0 || body != `{"a":1,"b":1,"c":2}` {
+		t.Fatalf("read after a write: %s with %d index calls; want the new document, read afresh", body, calls)
+	}
+	asOf := q
+	asOf.AsOf = before
+	if body, _ := read(asOf); body != `{"a":1,"b":1,"c":1}` {
+		t.Fatalf("read as of before the write: %s", body)
+	}
+	if body, calls := read(q); calls != 0 || body != `{"a":1,"b":1,"c":2}` {
+		t.Fatalf("read after the read as of: %s with %d index calls; want the new document with 0", body, calls)
 	}
 }

@@ -162,6 +162,16 @@ type Index interface {
 	Write(ctx context.Context, ops ...Op) error
 }
 
+// Generational is implemented by an Index that is the only writer of its
+// items (the embedded store: its process holds the file's lock). Generation
+// changes after every Write that may have committed anything, so what a reader
+// computed from reads made after reading the generation still holds while the
+// generation is unchanged. An index that others write too (DynamoDB) does not
+// implement it, nor does a wrapper of an index.
+type Generational interface {
+	Generation() uint64
+}
+
 // Blobs stores immutable byte blobs addressed by the hex SHA-256 of their content.
 // Implementations are safe for concurrent use.
 type Blobs interface {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -153,7 +154,15 @@ func Check(dir string) (CheckReport, error) {
 // index stores each item under a key made of the length-prefixed partition followed
 // by the sort key, so one partition's items are contiguous, ordered by sort key,
 // and never mixed with those of a partition whose name merely extends it ("a" vs "ab").
-type index struct{ db *bbolt.DB }
+type index struct {
+	db *bbolt.DB
+	// generation counts the Writes that reached bbolt (store.Generational):
+	// this process is the file's only writer.
+	generation atomic.Uint64
+}
+
+// Generation implements store.Generational.
+func (x *index) Generation() uint64 { return x.generation.Load() }
 
 // appendKey appends the stored form of k to dst. With an empty Sort it is the
 // prefix shared by every item of k.Partition.
@@ -331,6 +340,9 @@ func (x *index) Write(ctx context.Context, ops ...store.Op) error {
 	for i, op := range ops {
 		keys[i] = storedKey(op.Key)
 	}
+	// Counted after Update returns, committed or not, never before the commit:
+	// whoever reads the new generation reads what the write committed.
+	defer x.generation.Add(1)
 	return x.db.Update(func(tx *bbolt.Tx) error {
 		// The writer lock may have been waited for: a request that ended
 		// meanwhile (its deadline passed) must not commit anything.

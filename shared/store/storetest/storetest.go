@@ -306,6 +306,38 @@ var indexCases = []struct {
 	{"ConcurrentCompareAndSwap", testConcurrentCAS},
 	{"ConcurrentNextID", testConcurrentNextID},
 	{"IDBounds", testIDBounds},
+	{"Generation", testGeneration},
+}
+
+// testGeneration: an index that says it is its items' only writer
+// (store.Generational) changes its generation with every write and with
+// nothing else, or readers would keep what a write changed.
+func testGeneration(t *testing.T, f *indexFixture) {
+	g, ok := f.idx.(store.Generational)
+	if !ok {
+		t.Skip("the index has other writers: no generation")
+	}
+	k := f.key("p", "a")
+	before := g.Generation()
+	f.write(t, store.Create(k, []byte(`1`)))
+	afterWrite := g.Generation()
+	if afterWrite == before {
+		t.Fatalf("generation %d unchanged by a write", before)
+	}
+	f.want(t, k, `1`, 1)
+	if _, err := f.idx.BatchGet(f.ctx, []store.Key{k}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.idx.Query(f.ctx, store.Query{Partition: k.Partition}); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Generation(); got != afterWrite {
+		t.Fatalf("generation %d -> %d by reads alone", afterWrite, got)
+	}
+	f.write(t, store.Delete(k))
+	if got := g.Generation(); got == afterWrite {
+		t.Fatalf("generation %d unchanged by a delete", got)
+	}
 }
 
 func testGetMissing(t *testing.T, f *indexFixture) {

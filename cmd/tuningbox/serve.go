@@ -122,10 +122,12 @@ func serve(ctx context.Context, cfg app.Config, listen, tlsCert, tlsKey string, 
 	if err != nil {
 		return err
 	}
+	ln = httpapi.CoalescingListener(ln)
 	draining := make(chan struct{})
 	srv := &http.Server{
 		Handler:           handler,
 		BaseContext:       func(net.Listener) context.Context { return httpapi.WithDraining(context.Background(), draining) },
+		ConnContext:       httpapi.ConnContext,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,

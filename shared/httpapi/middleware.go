@@ -66,7 +66,7 @@ func Wrap(h http.Handler, opts Options) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, conn: coalescingOf(r)}
 		defer func() {
 			if opts.Logger != nil {
 				opts.Logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
@@ -165,6 +165,8 @@ type statusRecorder struct {
 	status      int
 	bytes       int64
 	wroteHeader bool
+	// conn, when set, coalesces the writes of a body written whole (CoalescingListener).
+	conn *coalescingConn
 }
 
 func (s *statusRecorder) WriteHeader(code int) {
@@ -175,6 +177,10 @@ func (s *statusRecorder) WriteHeader(code int) {
 }
 
 func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.conn != nil && s.bytes == 0 && wholeBody(s.Header(), b) {
+		s.conn.hold()
+		defer s.conn.release()
+	}
 	s.wroteHeader = true
 	n, err := s.ResponseWriter.Write(b)
 	s.bytes += int64(n)

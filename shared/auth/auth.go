@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"slices"
 	"strings"
 	"sync"
@@ -105,6 +106,7 @@ type Service struct {
 	// nothing an attacker could test passwords against.
 	verified *cache.LRU[[32]byte, verification]
 	cacheKey [32]byte
+	macs     sync.Pool     // of *keyedMAC under cacheKey (credentialKey)
 	gen      atomic.Uint64 // bumped when a user or token goes away: older cache entries are void
 	failed   atomic.Uint64
 	// serverCertnames are the certnames of Puppet servers: their client
@@ -346,19 +348,32 @@ func (s *Service) principal(ctx context.Context, rec userRecord, tokenID string)
 }
 
 // credentialKey is an HMAC of the credential parts under the process's secret key.
+// It runs on every authenticated request: the keyed HMACs and their input
+// buffers are reused (macs).
 func (s *Service) credentialKey(kind byte, parts ...string) [32]byte {
-	m := hmac.New(sha256.New, s.cacheKey[:])
-	m.Write([]byte{kind})
-	var n [8]byte
+	m, _ := s.macs.Get().(*keyedMAC)
+	if m == nil {
+		m = &keyedMAC{mac: hmac.New(sha256.New, s.cacheKey[:])}
+	}
+	defer s.macs.Put(m)
+	m.mac.Reset()
+	m.in = append(m.in[:0], kind)
 	for _, p := range parts {
 		// Length-prefixed, so ("a:b", "c") and ("a", "b:c") differ.
-		binary.BigEndian.PutUint64(n[:], uint64(len(p)))
-		m.Write(n[:])
-		m.Write([]byte(p))
+		m.in = binary.BigEndian.AppendUint64(m.in, uint64(len(p)))
+		m.in = append(m.in, p...)
 	}
+	m.mac.Write(m.in)
 	var key [32]byte
-	m.Sum(key[:0])
+	m.mac.Sum(key[:0])
+	clear(m.in) // the input holds a password
 	return key
+}
+
+// keyedMAC is an HMAC under the service's cache key with a buffer for its input.
+type keyedMAC struct {
+	mac hash.Hash
+	in  []byte
 }
 
 // cached returns the verification cached under key in the current generation

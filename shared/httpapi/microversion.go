@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,7 +12,7 @@ import (
 // Version is an API microversion, MAJOR.MINOR.
 type Version struct{ Major, Minor int }
 
-func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
+func (v Version) String() string { return strconv.Itoa(v.Major) + "." + strconv.Itoa(v.Minor) }
 
 // Less reports whether v is older than o.
 func (v Version) Less(o Version) bool {
@@ -47,6 +46,20 @@ const (
 	versionHeader       = "OpenStack-API-Version"
 	legacyVersionHeader = "X-OpenStack-Config-API-Version"
 )
+
+// The version headers as http.Header keys them: every answer carries them,
+// and canonicalizing their names was a fair part of a cached read's allocations.
+var (
+	versionHeaderKey       = http.CanonicalHeaderKey(versionHeader)
+	legacyVersionHeaderKey = http.CanonicalHeaderKey(legacyVersionHeader)
+)
+
+// setVersionHeaders echoes microversion v in both version headers.
+func setVersionHeaders(h http.Header, v Version) {
+	s := v.String()
+	h[versionHeaderKey] = []string{ServiceType + " " + s}
+	h[legacyVersionHeaderKey] = []string{s}
+}
 
 type versionKey struct{}
 

@@ -77,20 +77,19 @@ func Wrap(h http.Handler, opts Options) http.Handler {
 		}()
 		defer recoverPanic(rec, r, opts.Logger)
 		w = rec
-		w.Header().Add("Vary", versionHeader)
-		w.Header().Add("Vary", legacyVersionHeader)
+		header := w.Header()
+		header["Vary"] = append(make([]string, 0, 3), versionHeader, legacyVersionHeader) // room for Accept-Encoding
 		if err := checkPath(r); err != nil {
 			Error(w, r, err)
 			return
 		}
 		v, err := negotiateVersion(r)
 		if err != nil {
-			w.Header().Set(versionHeader, ServiceType+" "+MinVersion.String())
+			header[versionHeaderKey] = []string{ServiceType + " " + MinVersion.String()}
 			Error(w, r, err)
 			return
 		}
-		w.Header().Set(versionHeader, ServiceType+" "+v.String())
-		w.Header().Set(legacyVersionHeader, v.String())
+		setVersionHeaders(header, v)
 		ctx := context.WithValue(WithVersion(r.Context(), v), maxBodyKey{}, maxBody)
 		if opts.Timeout > 0 {
 			var cancel context.CancelFunc

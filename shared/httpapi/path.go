@@ -11,8 +11,9 @@ import (
 // unescaped segments, so that an escaped "/" stays inside its segment, as the
 // routes that take names with "/" read it.
 func PathSegments(escaped string) ([]string, error) {
-	var segs []string
-	for s := range strings.SplitSeq(strings.TrimPrefix(escaped, "/"), "/") {
+	escaped = strings.TrimPrefix(escaped, "/")
+	segs := make([]string, 0, strings.Count(escaped, "/")+1)
+	for s := range strings.SplitSeq(escaped, "/") {
 		u, err := url.PathUnescape(s)
 		if err != nil {
 			return nil, errs.Invalidf("malformed URL path")

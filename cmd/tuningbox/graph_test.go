@@ -15,6 +15,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/graphs/graphstest"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/graphsapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
 
@@ -30,9 +31,9 @@ func graphServer(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
-	mux := http.NewServeMux()
-	graphsapi.Register(mux, graphs.NewService(b.Index, b.Blobs, graphstest.Clusters{"1": graphstest.Nodes("1", "2")}))
-	srv := httptest.NewServer(httpapi.Wrap(mux, httpapi.Options{}))
+	router := routes.NewRouter(1 << 20)
+	graphsapi.Register(router, graphs.NewService(b.Index, b.Blobs, graphstest.Clusters{"1": graphstest.Nodes("1", "2")}))
+	srv := httptest.NewServer(httpapi.Wrap(router, httpapi.Options{}))
 	t.Cleanup(srv.Close)
 	c, err := client.New(srv.URL)
 	if err != nil {

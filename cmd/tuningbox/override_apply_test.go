@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/overridesapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/overrides"
 )
 
@@ -31,9 +31,9 @@ func (s *recordingSource) EffectiveJSON(_ context.Context, env string, levels []
 
 func runOverrideApply(t *testing.T, src *recordingSource, args ...string) (string, error) {
 	t.Helper()
-	mux := http.NewServeMux()
-	overridesapi.Register(mux, overrides.NewService(src))
-	srv := httptest.NewServer(httpapi.Wrap(mux, httpapi.Options{}))
+	router := routes.NewRouter(1 << 20)
+	overridesapi.Register(router, overrides.NewService(src))
+	srv := httptest.NewServer(httpapi.Wrap(router, httpapi.Options{}))
 	t.Cleanup(srv.Close)
 	root := newRootCmd()
 	var out bytes.Buffer

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/store/blobcache"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
@@ -40,22 +41,24 @@ func OpenBackend(ctx context.Context, cfg Config, logger *slog.Logger) (store.Ba
 // NewHandler builds the HTTP handler serving the named endpoint groups (all of
 // them when groups is empty) over backend b, inside the shared middleware.
 func NewHandler(b store.Backend, cfg Config, logger *slog.Logger, groups ...string) (http.Handler, error) {
-	mux, svc, err := mount(b, cfg, logger, groups...)
+	router, svc, err := mount(b, cfg, logger, groups...)
 	if err != nil {
 		return nil, err
 	}
 	// Every request is authenticated and authorized before any route, and every write is audited.
-	return httpapi.Wrap(svc.guard.Audit(httpapi.Routes(mux)), httpapi.Options{MaxBody: cfg.MaxBody, MaxDepth: configdb.MaxDocumentDepth, Logger: logger, Authenticate: svc.guard.Check, Timeout: httpapi.DefaultTimeout}), nil
+	// The policy, the audit and the router use one match, from the routes the router keeps.
+	authenticate := func(r *http.Request) (*http.Request, error) { return svc.guard.Check(router.WithMatch(r)) }
+	return httpapi.Wrap(svc.guard.Audit(router), httpapi.Options{MaxBody: cfg.MaxBody, MaxDepth: configdb.MaxDocumentDepth, Logger: logger, Authenticate: authenticate, Timeout: httpapi.DefaultTimeout}), nil
 }
 
 // Routes returns the bare routes of the named endpoint groups, without the
-// middleware: the route-walk test lists every registered pattern from it.
-func Routes(b store.Backend, cfg Config, groups ...string) (*http.ServeMux, error) {
-	mux, _, err := mount(b, cfg, nil, groups...)
-	return mux, err
+// middleware: the route-walk test lists every mounted pattern from it.
+func Routes(b store.Backend, cfg Config, groups ...string) (*routes.Router, error) {
+	router, _, err := mount(b, cfg, nil, groups...)
+	return router, err
 }
 
-func mount(b store.Backend, cfg Config, logger *slog.Logger, groups ...string) (*http.ServeMux, *services, error) {
+func mount(b store.Backend, cfg Config, logger *slog.Logger, groups ...string) (*routes.Router, *services, error) {
 	for _, g := range groups {
 		if _, ok := groupRoutes[g]; !ok {
 			return nil, nil, fmt.Errorf("unknown endpoint group %q", g)
@@ -65,13 +68,13 @@ func mount(b store.Backend, cfg Config, logger *slog.Logger, groups ...string) (
 	if err != nil {
 		return nil, nil, err
 	}
-	mux := http.NewServeMux()
+	router := routes.NewRouter(cfg.cacheShares().routes)
 	for _, name := range GroupNames() {
 		if len(groups) == 0 || slices.Contains(groups, name) {
-			groupRoutes[name](mux, svc)
+			groupRoutes[name](router, svc)
 		}
 	}
-	return mux, svc, nil
+	return router, svc, nil
 }
 
 // GroupNames lists the endpoint groups in a stable order.

@@ -136,12 +136,13 @@ const lambdaMemoryPerCacheByte = 4
 
 // cacheShares splits the budget between the caches, in sixteenths: immutable
 // blobs 4, the ConfigDB 9 (parsed documents, merges, encoded answers,
-// entities), the graphs' decoded tasks and plans 2, compressed answers 1.
-type cacheShares struct{ blobs, configdb, graphs, gzip int64 }
+// entities), the graphs' decoded tasks and plans 2, compressed answers 1 less
+// a sixteenth of it for the routes requests took.
+type cacheShares struct{ blobs, configdb, graphs, gzip, routes int64 }
 
 func (c Config) cacheShares() cacheShares {
 	part := c.CacheBytes / 16
-	return cacheShares{blobs: 4 * part, configdb: 9 * part, graphs: 2 * part, gzip: part}
+	return cacheShares{blobs: 4 * part, configdb: 9 * part, graphs: 2 * part, gzip: part - part/16, routes: part / 16}
 }
 
 // Validate checks that the settings fit together.

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"log/slog"
-	"net/http"
 	"strconv"
 
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
@@ -156,23 +155,23 @@ func (c configEffective) EffectiveJSON(ctx context.Context, env string, levels [
 }
 
 // groupRoutes registers each endpoint group's routes. A group is what one
-// Lambda function serves; the local server mounts them all on one mux.
-var groupRoutes = map[string]func(mux *http.ServeMux, s *services){
-	"config": func(mux *http.ServeMux, s *services) {
+// Lambda function serves; the local server mounts them all on one router.
+var groupRoutes = map[string]func(router *routes.Router, s *services){
+	"config": func(router *routes.Router, s *services) {
 		// Both public: the microversion document and the OpenAPI document of the route table.
-		routes.Mount(mux, routes.Handlers{"versions": httpapi.ServeVersions, "openapi": routes.ServeDocument})
-		configapi.Register(mux, s.config, s.compressed)
-		overridesapi.Register(mux, s.overrides)
+		router.Mount(routes.Handlers{"versions": httpapi.ServeVersions, "openapi": routes.ServeDocument})
+		configapi.Register(router, s.config, s.compressed)
+		overridesapi.Register(router, s.overrides)
 		// Blob garbage collection: the blobs are the ConfigDB's documents (and graphs' tasks).
-		storeapi.Register(mux, s.backend)
+		storeapi.Register(router, s.backend)
 	},
 	// Releases, plugins, deployment graphs and their execution (environments act as clusters).
-	"graphs": func(mux *http.ServeMux, s *services) { graphsapi.Register(mux, s.graphs) },
+	"graphs": func(router *routes.Router, s *services) { graphsapi.Register(router, s.graphs) },
 	// Deploy templates, default deploy steps and the node registry.
-	"templates": func(mux *http.ServeMux, s *services) {
-		nodesapi.Register(mux, s.nodes)
-		templatesapi.Register(mux, s.templates, s.nodes)
+	"templates": func(router *routes.Router, s *services) {
+		nodesapi.Register(router, s.nodes)
+		templatesapi.Register(router, s.templates, s.nodes)
 	},
 	// Users, API tokens and the audit log.
-	"auth": func(mux *http.ServeMux, s *services) { s.guard.Register(mux) },
+	"auth": func(router *routes.Router, s *services) { s.guard.Register(router) },
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
 
-// TestRoutesAgree checks, route by route, that the served mux, the route
+// TestRoutesAgree checks, route by route, that the served router, the route
 // table, the auth policy and the OpenAPI document agree (the stack's API
 // Gateway routes are checked against the table in infra's
 // TestEndpointGroupsServeTheRouteTable).
@@ -29,11 +29,11 @@ func TestRoutesAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux, err := app.Routes(b, cfg)
+	router, err := app.Routes(b, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	served := routestest.RegisteredPatterns(t, mux)
+	served := router.Patterns()
 	var declared []string
 	for _, r := range routes.Table {
 		declared = append(declared, r.Patterns()...)
@@ -41,7 +41,7 @@ func TestRoutesAgree(t *testing.T) {
 	slices.Sort(declared)
 	for _, p := range served {
 		if !slices.Contains(declared, p) {
-			t.Errorf("the mux serves %q, which the table does not declare", p)
+			t.Errorf("the router serves %q, which the table does not declare", p)
 		}
 	}
 	for _, p := range declared {
@@ -92,6 +92,6 @@ func TestRoutesAgree(t *testing.T) {
 			public++
 		}
 	}
-	t.Logf("routes agree: %d table routes (%d mux patterns served, %d declared), %d OpenAPI operations on %d paths, %d public, groups %v",
+	t.Logf("routes agree: %d table routes (%d patterns served, %d declared), %d OpenAPI operations on %d paths, %d public, groups %v",
 		len(routes.Table), len(served), len(declared), operations, doc.Paths.Len(), public, routes.Groups())
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi/configapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 
@@ -69,7 +70,7 @@ func PrincipalFrom(ctx context.Context) (auth.Principal, bool) {
 // Check is the httpapi.Options.Authenticate hook: it authenticates the caller
 // (401) and authorizes the request (403); httpapi.Wrap then bounds the nesting of JSON bodies (400).
 func (m *Middleware) Check(r *http.Request) (*http.Request, error) {
-	r = withRoute(r)
+	r = routes.WithMatch(r) // the policy, the audit and the router use this one match
 	if IsPublic(r) {
 		return r, nil
 	}

@@ -1,7 +1,6 @@
 package authapi
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"slices"
@@ -28,29 +27,9 @@ import (
 // in its environment at its placement, its own registry entry, and, as the
 // deployment agent on that node, claiming its tasks and reporting their results.
 
-// routeKey marks the route a request takes, found once by Check for the
-// policy and the audit after it (routing is a fair part of a cached read).
-type routeKey struct{}
-
-type foundRoute struct {
-	match routes.Match
-	ok    bool
-}
-
-// withRoute records on r the route it takes.
-func withRoute(r *http.Request) *http.Request {
-	m, ok := routes.Find(r)
-	return r.WithContext(context.WithValue(r.Context(), routeKey{}, foundRoute{m, ok}))
-}
-
 // required returns what r needs, and the route it takes (ok false when none does).
 func required(r *http.Request) (need routes.Access, m routes.Match, ok bool) {
-	if found, recorded := r.Context().Value(routeKey{}).(foundRoute); recorded {
-		m, ok = found.match, found.ok
-	} else {
-		m, ok = routes.Find(r)
-	}
-	if ok {
+	if m, ok = routes.MatchOf(r); ok {
 		return m.Access, m, true
 	}
 	if isSafeMethod(r.Method) {

@@ -11,10 +11,10 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 )
 
-// Register adds the user, token and audit routes to mux. Users and tokens are
+// Register adds the user, token and audit routes to router. Users and tokens are
 // for admins only (see policy.go); the audit log is readable like any GET.
-func (m *Middleware) Register(mux *http.ServeMux) {
-	routes.Mount(mux, routes.Handlers{
+func (m *Middleware) Register(router *routes.Router) {
+	router.Mount(routes.Handlers{
 		"users.create":  m.createUser,
 		"users.list":    m.listUsers,
 		"users.get":     m.getUser,

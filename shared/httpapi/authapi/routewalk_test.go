@@ -19,11 +19,11 @@ import (
 // excepted; with the admin's credentials none may answer 401 or 403.
 func TestEveryRouteNeedsCredentials(t *testing.T) {
 	s := newStack(t)
-	mux, err := app.Routes(s.backend, s.cfg)
+	router, err := app.Routes(s.backend, s.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	patterns := routestest.RegisteredPatterns(t, mux)
+	patterns := router.Patterns()
 	var public []string
 	for _, r := range routes.Table {
 		if r.Access == routes.Public {

@@ -12,6 +12,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/configapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
 
@@ -82,9 +83,9 @@ func benchEffective(b *testing.B, resource string, global, role, node int, wantS
 	put(2, configdb.Values, benchDocument("n", node, 260))
 	put(2, configdb.Overrides, []byte(`{"g_1":{"enabled":false}}`))
 
-	mux := http.NewServeMux()
-	configapi.Register(mux, svc, httpapi.NewCompressed(16<<20))
-	h := httpapi.Wrap(mux, httpapi.Options{})
+	router := routes.NewRouter(1 << 20)
+	configapi.Register(router, svc, httpapi.NewCompressed(16<<20))
+	h := httpapi.Wrap(router, httpapi.Options{})
 	envRef := "1"
 	if query != "" {
 		envRef = env.UUID

@@ -17,12 +17,12 @@ import (
 // Prefix is the base path of the ConfigDB API (spec 000's default endpoint_uri).
 const Prefix = "/api/v1/config"
 
-// Register adds the ConfigDB routes to mux (their declarations are in
+// Register adds the ConfigDB routes to router (their declarations are in
 // shared/httpapi/routes); documents go out through compressed (gzip for the
 // clients that accept it, once per version).
-func Register(mux *http.ServeMux, svc *configdb.Service, compressed *httpapi.Compressed) {
+func Register(router *routes.Router, svc *configdb.Service, compressed *httpapi.Compressed) {
 	h := &handlers{svc: svc, compressed: compressed}
-	routes.Mount(mux, routes.Handlers{
+	router.Mount(routes.Handlers{
 		"config.components.list":     h.listComponents,
 		"config.components.create":   h.createComponent,
 		"config.components.get":      h.getComponent,

@@ -12,6 +12,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/configapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes/routestest"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
@@ -30,9 +31,9 @@ func newAPI(t testing.TB, opts httpapi.Options) *api {
 		t.Fatal(err)
 	}
 	svc := configdb.NewService(b.Index, b.Blobs)
-	mux := http.NewServeMux()
-	configapi.Register(mux, svc, httpapi.NewCompressed(16<<20))
-	srv := httptest.NewServer(routestest.Validating(t, httpapi.Wrap(mux, opts)))
+	router := routes.NewRouter(1 << 20)
+	configapi.Register(router, svc, httpapi.NewCompressed(16<<20))
+	srv := httptest.NewServer(routestest.Validating(t, httpapi.Wrap(router, opts)))
 	t.Cleanup(func() {
 		srv.Close()
 		b.Close()

@@ -31,9 +31,9 @@ var owners = []struct {
 	{graphs.Cluster, "clusters"},
 }
 
-// Register adds the graphs routes to mux (declared in shared/httpapi/routes,
+// Register adds the graphs routes to router (declared in shared/httpapi/routes,
 // every path with and without a trailing slash: spec 002 writes them with one).
-func Register(mux *http.ServeMux, svc *graphs.Service) {
+func Register(router *routes.Router, svc *graphs.Service) {
 	h := &handlers{svc: svc}
 	bound := routes.Handlers{}
 	bind := func(id string, fn handler) { bound["graphs."+id] = httpapi.WithQuery(fn.serve) }
@@ -76,7 +76,7 @@ func Register(mux *http.ServeMux, svc *graphs.Service) {
 	bind("transactions.stop", h.stop)
 	bind("transactions.claim", h.claim)
 	bind("transactions.result", h.report)
-	routes.Mount(mux, bound)
+	router.Mount(bound)
 }
 
 type handlers struct{ svc *graphs.Service }

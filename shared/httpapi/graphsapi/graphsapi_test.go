@@ -12,6 +12,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/graphs/graphstest"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/graphsapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes/routestest"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
@@ -32,9 +33,9 @@ func newAPI(t *testing.T) *api {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
-	mux := http.NewServeMux()
-	graphsapi.Register(mux, graphs.NewService(b.Index, b.Blobs, graphstest.Clusters{"1": graphstest.Nodes("1", "2"), "2": graphstest.Nodes("3")}))
-	return &api{t: t, h: routestest.Validating(t, httpapi.Wrap(mux, httpapi.Options{}))}
+	router := routes.NewRouter(1 << 20)
+	graphsapi.Register(router, graphs.NewService(b.Index, b.Blobs, graphstest.Clusters{"1": graphstest.Nodes("1", "2"), "2": graphstest.Nodes("3")}))
+	return &api{t: t, h: routestest.Validating(t, httpapi.Wrap(router, httpapi.Options{}))}
 }
 
 type response struct {

@@ -17,10 +17,10 @@ import (
 	"github.com/tuningbox/tuningbox/shared/nodes"
 )
 
-// Register adds the node routes to mux.
-func Register(mux *http.ServeMux, svc *nodes.Service) {
+// Register adds the node routes to router.
+func Register(router *routes.Router, svc *nodes.Service) {
 	h := handlers{svc: svc}
-	routes.Mount(mux, routes.Handlers{
+	router.Mount(routes.Handlers{
 		"nodes.create": httpapi.WithQuery(h.create),
 		"nodes.list":   httpapi.WithQuery(h.list),
 		"nodes.get":    httpapi.WithQuery(h.show),

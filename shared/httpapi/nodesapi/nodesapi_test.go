@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/httpapi/templatesapi/templatesapitest"
 	"github.com/tuningbox/tuningbox/shared/ident"
 	"github.com/tuningbox/tuningbox/shared/nodes/nodestest"
@@ -63,8 +64,8 @@ func TestMicroversions(t *testing.T) {
 			}
 		}
 	})
-	t.Run("5 root document lists min and max", func(t *testing.T) {
-		r := a.Do("GET", "/", "", "")
+	t.Run("5 microversion document lists min and max", func(t *testing.T) {
+		r := a.Do("GET", routes.VersionsPath, "", "")
 		v, _ := r.Body["version"].(map[string]any)
 		if v["min_version"] != "1.0" || v["version"] != "1.3" {
 			t.Errorf("root document %v", r.Body)

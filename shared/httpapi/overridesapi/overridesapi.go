@@ -16,9 +16,9 @@ import (
 	"github.com/tuningbox/tuningbox/shared/overrides"
 )
 
-// Register adds the overrides routes to mux.
-func Register(mux *http.ServeMux, svc *overrides.Service) {
-	routes.Mount(mux, routes.Handlers{"config.overrides.apply": func(w http.ResponseWriter, r *http.Request) {
+// Register adds the overrides routes to router.
+func Register(router *routes.Router, svc *overrides.Service) {
+	router.Mount(routes.Handlers{"config.overrides.apply": func(w http.ResponseWriter, r *http.Request) {
 		var body applyBody
 		if err := httpapi.Decode(r, &body); err != nil {
 			httpapi.Error(w, r, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes/routestest"
 	"github.com/tuningbox/tuningbox/shared/overrides"
 )
@@ -33,9 +34,9 @@ func (f *fakeSource) EffectiveJSON(_ context.Context, env string, levels []overr
 
 func newServer(t *testing.T, src *fakeSource) *httptest.Server {
 	t.Helper()
-	mux := http.NewServeMux()
-	Register(mux, overrides.NewService(src))
-	srv := httptest.NewServer(routestest.Validating(t, httpapi.Wrap(httpapi.Routes(mux), httpapi.Options{})))
+	router := routes.NewRouter(1 << 20)
+	Register(router, overrides.NewService(src))
+	srv := httptest.NewServer(routestest.Validating(t, httpapi.Wrap(router, httpapi.Options{})))
 	t.Cleanup(srv.Close)
 	return srv
 }

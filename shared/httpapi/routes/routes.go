@@ -1,7 +1,7 @@
 // Package routes is the API's one route table: every route is declared once
 // (Table) with its method, path pattern, endpoint group, access rule, summary,
 // query parameters and schemas. Everything else about routes is derived from it:
-// the groups' ServeMux registration (Mount, handlers bound by route id), the
+// the groups' handlers (Router.Mount, bound by route id, served with one match), the
 // query parameters each route accepts (unknown ones answer 400), the auth
 // policy's decisions (authapi reads Route.Access and Route.Node through Match),
 // the API Gateway routes of each function (infra) and the OpenAPI document
@@ -9,11 +9,13 @@
 package routes
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 
+	"github.com/tuningbox/tuningbox/shared/cache"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 )
@@ -193,20 +195,96 @@ var byID = func() map[string]Route {
 	return m
 }()
 
-// Mount registers on mux the route of each handler's id, behind the table's
-// query check and microversion gate. A handler whose id has no route is a
-// programming error (Mount panics); a route without a handler is missing from
-// the mux, which the agreement test (TestRoutesAgree in shared/app) reports.
-func Mount(mux *http.ServeMux, handlers Handlers) {
+// Router serves the routes whose handlers are mounted on it. A request is
+// routed once, by the table's matcher (Find): the match is recorded on the
+// request (Router.WithMatch, or WithMatch in the auth policy) and the Router
+// serves it from there.
+type Router struct {
+	// served holds each mounted route's handler behind the table's query
+	// check and microversion gate, by route id.
+	served map[string]http.HandlerFunc
+	// matches keeps the routes requests took, by method and escaped path:
+	// matching a path with http.ServeMux semantics was the largest part of
+	// routing a cached read.
+	matches *cache.LRU[string, *recordedMatch]
+}
+
+// NewRouter returns a Router with no routes that keeps matches of at most
+// matchBytes in all.
+func NewRouter(matchBytes int64) *Router {
+	return &Router{
+		served:  make(map[string]http.HandlerFunc),
+		matches: cache.New[string](matchBytes, (*recordedMatch).cost),
+	}
+}
+
+// WithMatch is WithMatch from the matches the router keeps. Only routes found
+// are kept: the mux's other answers (a redirect keeps the query) are not.
+func (rt *Router) WithMatch(r *http.Request) *http.Request {
+	if _, recorded := r.Context().Value(matchKey{}).(*recordedMatch); recorded {
+		return r
+	}
+	key := r.Method + " " + r.URL.EscapedPath()
+	rec, ok := rt.matches.Get(key)
+	if !ok {
+		m, found := Find(r)
+		rec = &recordedMatch{match: m, ok: found, key: key}
+		if found {
+			rt.matches.Add(key, rec)
+		}
+	}
+	return r.WithContext(context.WithValue(r.Context(), matchKey{}, rec))
+}
+
+// Mount binds each handler to the route of its id. A handler whose id has no
+// route, or whose route is mounted already, is a programming error (Mount
+// panics); a route without a handler is answered 404, which the agreement
+// test (TestRoutesAgree in shared/app) reports.
+func (rt *Router) Mount(handlers Handlers) {
 	for id, h := range handlers {
 		route, ok := byID[id]
 		if !ok {
 			panic(fmt.Sprintf("routes: handler %q has no route in the table", id))
 		}
-		served := route.serve(h)
-		for _, p := range route.Patterns() {
-			mux.Handle(p, served)
+		if _, dup := rt.served[id]; dup {
+			panic(fmt.Sprintf("routes: route %q is mounted twice", id))
 		}
+		rt.served[id] = route.serve(h)
+	}
+}
+
+// Patterns lists the ServeMux patterns of the mounted routes, sorted.
+func (rt *Router) Patterns() []string {
+	var out []string
+	for id := range rt.served {
+		out = append(out, byID[id].Patterns()...)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ServeHTTP serves the route r takes with its path values (r.PathValue), or
+// answers with a JSON error what http.ServeMux would: 404 for a path no
+// mounted route matches, 405 (with its Allow header) for a method no route of
+// the path takes, and its redirects to the canonical path as they are.
+func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r = rt.WithMatch(r)
+	m, ok := MatchOf(r)
+	h := rt.served[m.ID]
+	switch {
+	case ok && h != nil:
+		for name, v := range m.Values {
+			r.SetPathValue(name, v)
+		}
+		h(w, r)
+	case m.miss == http.StatusMethodNotAllowed:
+		w.Header().Set("Allow", m.allow)
+		httpapi.Error(w, r, errs.New(errs.MethodNotAllowed, "method %s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, m.allow))
+	case m.location != "":
+		w.Header().Set("Location", m.location)
+		w.WriteHeader(m.miss)
+	default:
+		httpapi.Error(w, r, errs.NotFoundf("no route for %s", r.URL.Path))
 	}
 }
 
@@ -229,10 +307,14 @@ type Match struct {
 	Route
 	// Values are the path wildcards' values by name, unescaped as r.PathValue gives them.
 	Values map[string]string
+	// miss, when no route matches, is the status http.ServeMux answers (404,
+	// 405, or a redirect to location); allow is its Allow header.
+	miss            int
+	allow, location string
 }
 
-// matcher routes requests with http.ServeMux's own pattern semantics, so a
-// request matches the table exactly as it matches the served mux.
+// matcher routes requests with http.ServeMux's own pattern semantics: the
+// table's patterns, each answered by a matchHandler.
 var matcher = func() *http.ServeMux {
 	m := http.NewServeMux()
 	for _, route := range Table {
@@ -258,10 +340,11 @@ func (h matchHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// matchWriter carries Find's result out of the matcher; it writes nothing
-// (the mux's 404, 405 and redirect answers go nowhere).
+// matchWriter carries Find's result out of the matcher: the match, or the
+// status and headers of the mux's own answer (its body goes nowhere).
 type matchWriter struct {
 	header http.Header
+	status int
 	match  *Match
 }
 
@@ -272,7 +355,11 @@ func (w *matchWriter) Header() http.Header {
 	return w.header
 }
 func (w *matchWriter) Write(b []byte) (int, error) { return len(b), nil }
-func (w *matchWriter) WriteHeader(int)             {}
+func (w *matchWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+}
 
 // Find returns the route r takes, false when none does (the mux answers 404 or 405).
 func Find(r *http.Request) (Match, bool) {
@@ -280,9 +367,48 @@ func Find(r *http.Request) (Match, bool) {
 	shallow := *r // the mux records its match on the request it serves: not on the caller's
 	matcher.ServeHTTP(w, &shallow)
 	if w.match == nil {
-		return Match{}, false
+		return Match{miss: w.status, allow: w.header.Get("Allow"), location: w.header.Get("Location")}, false
 	}
 	return *w.match, true
+}
+
+// matchKey marks the match recorded on a request (WithMatch).
+type matchKey struct{}
+
+// recordedMatch is a match, shared by every request that takes it: nobody
+// changes it (nor its Values).
+type recordedMatch struct {
+	match Match
+	ok    bool
+	key   string // method and escaped path (Router.WithMatch)
+}
+
+func (rec *recordedMatch) cost() int64 {
+	n := len(rec.key) + 256 // the entry, the match and its map
+	for k, v := range rec.match.Values {
+		n += len(k) + len(v) + 32
+	}
+	return int64(n)
+}
+
+// WithMatch records on r the route it takes, so that everything after (the
+// auth policy, the audit, the Router) routes it no more: routing is a fair
+// part of a cached read. A request that has its match already is returned as
+// it is.
+func WithMatch(r *http.Request) *http.Request {
+	if _, recorded := r.Context().Value(matchKey{}).(*recordedMatch); recorded {
+		return r
+	}
+	m, ok := Find(r)
+	return r.WithContext(context.WithValue(r.Context(), matchKey{}, &recordedMatch{match: m, ok: ok}))
+}
+
+// MatchOf returns the route r takes: the match recorded by WithMatch, or Find's.
+func MatchOf(r *http.Request) (Match, bool) {
+	if rec, ok := r.Context().Value(matchKey{}).(*recordedMatch); ok {
+		return rec.match, rec.ok
+	}
+	return Find(r)
 }
 
 // pathParams lists the wildcard names of the route's path, in order.

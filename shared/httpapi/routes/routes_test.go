@@ -1,7 +1,10 @@
 package routes_test
 
 import (
+	"io"
+	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -117,6 +120,57 @@ func TestCheckQuery(t *testing.T) {
 		}
 		if err := m.CheckQuery(r); (err == nil) != tt.ok {
 			t.Errorf("%s %s: %v, want ok=%v", tt.method, tt.target, err, tt.ok)
+		}
+	}
+}
+
+// TestRouter: a mounted route is served with its path values, the match
+// recorded on the request (WithMatch) or found on the spot; a route not
+// mounted is 404, a method the path does not take 405 with Allow, and an
+// unclean path is redirected to the clean one, as http.ServeMux would.
+func TestRouter(t *testing.T) {
+	router := routes.NewRouter(1 << 20)
+	router.Mount(routes.Handlers{"config.environments.get": func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "environment "+r.PathValue("env"))
+	}})
+	if got := router.Patterns(); len(got) != 1 || got[0] != "GET /api/v1/config/environments/{env}" {
+		t.Fatalf("patterns %v", got)
+	}
+	serve := func(r *http.Request) *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		router.ServeHTTP(w, r)
+		return w
+	}
+	// Found on the spot, recorded by the policy's WithMatch or the router's,
+	// and from the matches the router keeps: each path with its own values.
+	for _, env := range []string{"e%2F1", "e2", "e%2F1", "e2"} {
+		target := "/api/v1/config/environments/" + env
+		want, _ := url.PathUnescape(env)
+		for _, r := range []*http.Request{
+			httptest.NewRequest("GET", target, nil),
+			routes.WithMatch(httptest.NewRequest("GET", target, nil)),
+			router.WithMatch(httptest.NewRequest("GET", target, nil)),
+		} {
+			if w := serve(r); w.Code != http.StatusOK || w.Body.String() != "environment "+want {
+				t.Errorf("GET %s: %d %q", target, w.Code, w.Body)
+			}
+		}
+	}
+	tests := []struct {
+		method, target string
+		status         int
+		header, value  string
+	}{
+		{"GET", "/api/v1/config/components", http.StatusNotFound, "Content-Type", "application/json"},
+		{"GET", "/api/v1/nothing", http.StatusNotFound, "Content-Type", "application/json"},
+		{"POST", "/api/v1/config/environments/1", http.StatusMethodNotAllowed, "Allow", "DELETE, GET, HEAD, PATCH, PUT"},
+		{"GET", "/api/v1/config//environments/1?a=1", http.StatusTemporaryRedirect, "Location", "/api/v1/config/environments/1?a=1"},
+		{"GET", "/api/v1/config//environments/1?a=2", http.StatusTemporaryRedirect, "Location", "/api/v1/config/environments/1?a=2"},
+	}
+	for _, tt := range tests {
+		w := serve(httptest.NewRequest(tt.method, tt.target, nil))
+		if w.Code != tt.status || w.Header().Get(tt.header) != tt.value {
+			t.Errorf("%s %s: %d, %s %q; want %d, %q", tt.method, tt.target, w.Code, tt.header, w.Header().Get(tt.header), tt.status, tt.value)
 		}
 	}
 }

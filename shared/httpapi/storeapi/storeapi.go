@@ -12,9 +12,9 @@ import (
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 
-// Register adds the store routes over backend b to mux.
-func Register(mux *http.ServeMux, b store.Backend) {
-	routes.Mount(mux, routes.Handlers{"store.gc": httpapi.WithQuery(func(w http.ResponseWriter, r *http.Request, q map[string]string) {
+// Register adds the store routes over backend b to router.
+func Register(router *routes.Router, b store.Backend) {
+	router.Mount(routes.Handlers{"store.gc": httpapi.WithQuery(func(w http.ResponseWriter, r *http.Request, q map[string]string) {
 		minAge := store.DefaultGCMinAge
 		if s, ok := q["min_age"]; ok {
 			d, err := time.ParseDuration(s)

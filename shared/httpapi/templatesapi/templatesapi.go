@@ -17,11 +17,11 @@ import (
 	"github.com/tuningbox/tuningbox/shared/templates"
 )
 
-// Register adds the deploy template and deploy step routes to mux.
-func Register(mux *http.ServeMux, svc *templates.Service, nodeSvc *nodes.Service) {
+// Register adds the deploy template and deploy step routes to router.
+func Register(router *routes.Router, svc *templates.Service, nodeSvc *nodes.Service) {
 	h := handlers{svc: svc, nodes: nodeSvc}
 	q := httpapi.WithQuery
-	routes.Mount(mux, routes.Handlers{
+	router.Mount(routes.Handlers{
 		"templates.create":      q(h.create),
 		"templates.list":        q(h.list),
 		"templates.get":         q(h.show),

@@ -14,8 +14,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"reflect"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -176,43 +174,6 @@ func (r *recorder) Write(b []byte) (int, error) {
 
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
-
-// RegisteredPatterns lists every pattern registered on mux. net/http offers no
-// API for that, so this reads the mux's routing index (index.segments holds
-// every pattern not ending in a multi-segment wildcard, index.multis the
-// others) by reflection, read-only. Should a Go release rename those fields,
-// the test stops here loudly instead of walking nothing.
-func RegisteredPatterns(t *testing.T, mux *http.ServeMux) []string {
-	t.Helper()
-	index := reflect.ValueOf(mux).Elem().FieldByName("index")
-	if !index.IsValid() {
-		t.Fatal("http.ServeMux has no routing index field any more: update RegisteredPatterns")
-	}
-	segments, multis := index.FieldByName("segments"), index.FieldByName("multis")
-	if segments.Kind() != reflect.Map || multis.Kind() != reflect.Slice {
-		t.Fatal("http.ServeMux's routing index changed shape: update RegisteredPatterns")
-	}
-	seen := map[string]bool{}
-	add := func(list reflect.Value) {
-		for i := range list.Len() {
-			str := list.Index(i).Elem().FieldByName("str")
-			if str.Kind() != reflect.String {
-				t.Fatal("http.ServeMux's patterns changed shape: update RegisteredPatterns")
-			}
-			seen[str.String()] = true
-		}
-	}
-	for it := segments.MapRange(); it.Next(); {
-		add(it.Value())
-	}
-	add(multis)
-	patterns := make([]string, 0, len(seen))
-	for p := range seen {
-		patterns = append(patterns, p)
-	}
-	slices.Sort(patterns)
-	return patterns
-}
 
 // Target turns a pattern path into a request path: every wildcard gets a value.
 func Target(path string) string {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/nodesapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/httpapi/templatesapi"
 	"github.com/tuningbox/tuningbox/shared/nodes"
 	"github.com/tuningbox/tuningbox/shared/nodes/nodestest"
@@ -30,7 +31,7 @@ type Client struct {
 }
 
 // NewServer starts the node, deploy template and deploy step routes, plus the
-// versions document at /, inside the shared middleware; it stops with the test.
+// microversion document, inside the shared middleware; it stops with the test.
 func NewServer(t testing.TB) *Client {
 	t.Helper()
 	b, err := bolt.Open(t.TempDir())
@@ -39,11 +40,11 @@ func NewServer(t testing.TB) *Client {
 	}
 	t.Cleanup(func() { _ = b.Close() })
 	nodeSvc := nodes.NewService(b.Index, nodestest.Environments{Count: Environments})
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", httpapi.ServeVersions)
-	nodesapi.Register(mux, nodeSvc)
-	templatesapi.Register(mux, templates.NewService(b.Index), nodeSvc)
-	srv := httptest.NewServer(httpapi.Wrap(mux, httpapi.Options{}))
+	router := routes.NewRouter(1 << 20)
+	router.Mount(routes.Handlers{"versions": httpapi.ServeVersions})
+	nodesapi.Register(router, nodeSvc)
+	templatesapi.Register(router, templates.NewService(b.Index), nodeSvc)
+	srv := httptest.NewServer(httpapi.Wrap(router, httpapi.Options{}))
 	t.Cleanup(srv.Close)
 	return &Client{t: t, URL: srv.URL}
 }

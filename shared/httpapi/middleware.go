@@ -147,7 +147,11 @@ func recoverPanic(w *statusRecorder, r *http.Request, logger *slog.Logger) {
 // checkPath rejects paths with dot segments, raw or percent-encoded, before the
 // mux would clean them into another route: a name like "../x" is never valid.
 func checkPath(r *http.Request) error {
-	segs, err := PathSegments(r.URL.EscapedPath())
+	escaped := r.URL.EscapedPath()
+	if !strings.ContainsAny(escaped, ".%") {
+		return nil // no segment can be a dot segment or hold a NUL (url.Parse refuses raw control bytes)
+	}
+	segs, err := PathSegments(escaped)
 	if err != nil {
 		return err
 	}

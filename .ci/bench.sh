@@ -6,7 +6,7 @@
 # (Debian nginx-light, auth_basic, sendfile) serving the same bytes as a static
 # file in the same run: >= 0.8 of it for plain answers, >= 1.0 of its
 # gzip_static for gzip clients (median of NGINX_ROUNDS rounds, with the range),
-# beside the ceiling of net/http itself (.ci/httpceiling).
+# beside a trivial handler on a plain net/http server (.ci/httpceiling).
 # Everything runs on 127.0.0.1 and every process started here is stopped by PID.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -119,8 +119,8 @@ for _ in $(seq 1 50); do curl -fs -o /dev/null -H "$AUTH" "$NGINX_URL" && break;
 cmp <(curl -fs -H "$AUTH" "$NGINX_URL") "$WORK/nginx/www/doc.json"
 cmp <(curl -fs -H "$AUTH" -H 'Accept-Encoding: gzip' "$NGINX_URL") "$WORK/nginx/www/doc.json.gz"
 
-# The ceiling of net/http here: a trivial Go handler with the same Basic check
-# and the same bytes (see .ci/httpceiling).
+# What net/http itself costs here: a trivial Go handler with the same Basic
+# check and the same bytes on a plain http.Server (see .ci/httpceiling).
 CEILING_PORT=$((PORT + 2))
 go build -o "$WORK/httpceiling" ./.ci/httpceiling
 "$WORK/httpceiling" -listen "127.0.0.1:$CEILING_PORT" -file "$WORK/nginx/www/doc.json" \
@@ -130,34 +130,61 @@ CEILING_URL="http://127.0.0.1:$CEILING_PORT/doc.json"
 for _ in $(seq 1 50); do curl -fs -o /dev/null -H "$AUTH" "$CEILING_URL" && break; sleep 0.1; done
 cmp <(curl -fs -H "$AUTH" -H 'Accept-Encoding: gzip' "$CEILING_URL") "$WORK/nginx/www/doc.json.gz"
 
-# rate NAME URL [HEADER]: requests per second under wrk -t2 -c8.
+# cpu_ticks PID...: the CPU time (user and system, in clock ticks) the processes used so far.
+cpu_ticks() {
+  local total=0 pid
+  for pid in "$@"; do total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat"))); done
+  echo "$total"
+}
+TICK_US=$((1000000 / $(getconf CLK_TCK)))
+# rate NAME URL "PID..." [HEADER]: requests per second under wrk -t2 -c8; the
+# server's CPU time per request (the PIDs') goes to cpu.txt.
 rate() {
-  local name=$1 url=$2
-  shift 2
+  local name=$1 url=$2 pids=$3
+  local out="$WORK/wrk-${name//[^a-z]/-}.txt"
+  shift 3
   local args=(-H "$AUTH")
   if [ $# -gt 0 ]; then args+=(-H "$1"); fi
-  wrk -t2 -c8 -d"${NGINX_SECONDS:-10}s" "${args[@]}" "$url" >"$WORK/wrk-$name.txt"
+  local before
+  before=$(cpu_ticks $pids) # unquoted: a list of PIDs
+  wrk -t2 -c8 -d"${NGINX_SECONDS:-10}s" "${args[@]}" "$url" >"$out"
+  local used=$(($(cpu_ticks $pids) - before))
   # A rate of error answers is no rate: say so, and let the ratios refuse it.
-  if grep -q 'Non-2xx' "$WORK/wrk-$name.txt"; then
-    echo "$name: $(grep 'Non-2xx' "$WORK/wrk-$name.txt" | xargs) from $url" >&2
+  if grep -q 'Non-2xx' "$out"; then
+    echo "$name: $(grep 'Non-2xx' "$out" | xargs) from $url" >&2
     echo NaN
     return
   fi
-  awk '/^Requests\/sec:/ {print $2}' "$WORK/wrk-$name.txt"
+  awk -v name="$name" -v us=$((used * TICK_US)) '/ requests in / {printf "%s %.1f\n", name, us / $1}' "$out" >>"$WORK/cpu.txt"
+  awk '/^Requests\/sec:/ {print $2}' "$out"
 }
+NGINX_WORKERS=$(pgrep -P "$NGINX_PID" | xargs)
 # Other work on the machine moves every rate: the servers take turns within a
 # round, the ratios are taken within a round, and the rounds are repeated.
 ROUNDS=${NGINX_ROUNDS:-3}
 printf 'load average before: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-6s %10s %10s %10s %10s %10s %10s\n' round nginx tuningbox go-ceiling 'nginx gz' 'tb gz' 'ceiling gz'
+printf '%-6s %10s %10s %10s %10s %10s %10s\n' round nginx tuningbox net/http 'nginx gz' 'tb gz' 'net/http gz'
 : >"$WORK/rounds.txt"
+: >"$WORK/cpu.txt"
 for round in $(seq 1 "$ROUNDS"); do
-  row=("$(rate nginx-static "$NGINX_URL")" "$(rate tuningbox-plain "$URL_520")" "$(rate ceiling-plain "$CEILING_URL")")
-  for url in "$NGINX_URL" "$URL_520" "$CEILING_URL"; do row+=("$(rate gzip "$url" 'Accept-Encoding: gzip')"); done
+  row=("$(rate nginx "$NGINX_URL" "$NGINX_WORKERS")" "$(rate tuningbox "$URL_520" "$SERVER_PID")" "$(rate net/http "$CEILING_URL" "$CEILING_PID")")
+  row+=("$(rate 'nginx gzip' "$NGINX_URL" "$NGINX_WORKERS" 'Accept-Encoding: gzip')")
+  row+=("$(rate 'tuningbox gzip' "$URL_520" "$SERVER_PID" 'Accept-Encoding: gzip')")
+  row+=("$(rate 'net/http gzip' "$CEILING_URL" "$CEILING_PID" 'Accept-Encoding: gzip')")
   printf '%-6s %10s %10s %10s %10s %10s %10s\n' "$round" "${row[@]}"
   echo "${row[*]}" >>"$WORK/rounds.txt"
 done
 printf 'load average after: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
+# What each server spends on a request (user and system time of its processes;
+# wrk's own share of the two cores is not in it): the ratios follow from it.
+python3 - "$WORK/cpu.txt" <<'PY'
+import statistics, sys
+by_name = {}
+for line in open(sys.argv[1]):
+    name, us = line.rsplit(" ", 1)
+    by_name.setdefault(name, []).append(float(us))
+print("server CPU per request (median of the rounds): " + ", ".join(f"{n} {statistics.median(v):.1f} us" for n, v in by_name.items()))
+PY
 kill "$CEILING_PID" && wait "$CEILING_PID" 2>/dev/null || true
 CEILING_PID=""
 python3 - "$WORK/rounds.txt" <<'PY'
@@ -171,10 +198,10 @@ def ratio(name, num, den, target=None):
     print(f"{name}: median {statistics.median(rs):.2f}, range {min(rs):.2f}-{max(rs):.2f}{verdict}")
 ratio("tuningbox / nginx, plain", 1, 0, 0.8)
 ratio("tuningbox / nginx, gzip", 4, 3, 1.0)
-ratio("net/http ceiling / nginx, plain", 2, 0)
-ratio("net/http ceiling / nginx, gzip", 5, 3)
-ratio("tuningbox / net/http ceiling, plain", 1, 2)
-ratio("tuningbox / net/http ceiling, gzip", 4, 5)
+ratio("plain net/http / nginx, plain", 2, 0)
+ratio("plain net/http / nginx, gzip", 5, 3)
+ratio("tuningbox / plain net/http, plain", 1, 2)
+ratio("tuningbox / plain net/http, gzip", 4, 5)
 PY
 
 echo "== kill -9 rounds: acknowledged writes vs versions vs audit records"

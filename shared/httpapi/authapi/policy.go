@@ -19,7 +19,7 @@ import (
 // and OpenAPI documents, read before a client has credentials), read (GET, and
 // the POSTs that compute an answer from their body), write, or admin (user and
 // token management and store maintenance, whatever the method). A request that
-// takes no route (the mux answers 404 or 405) needs read rights when its method
+// takes no route (the router answers 404 or 405) needs read rights when its method
 // is safe and write rights otherwise, so it tells nobody more than a route would.
 //
 // Admins may do everything; observers may read; a node may use only the routes

@@ -131,7 +131,7 @@ func authRoute(pattern string) bool {
 	return false
 }
 
-// TestEveryRouteAtEachMicroversion walks every route of the mux at 1.0 and at
+// TestEveryRouteAtEachMicroversion walks every route of the router at 1.0 and at
 // the latest microversion over one seeded data set (environment, component,
 // resource definition, node, release, plugin, cluster settings, graph,
 // transaction, deploy template). Every read answers 200 by integer id at 1.0

@@ -221,19 +221,18 @@ func NewRouter(matchBytes int64) *Router {
 // WithMatch is WithMatch from the matches the router keeps. Only routes found
 // are kept: the mux's other answers (a redirect keeps the query) are not.
 func (rt *Router) WithMatch(r *http.Request) *http.Request {
-	if _, recorded := r.Context().Value(matchKey{}).(*recordedMatch); recorded {
-		return r
-	}
-	key := r.Method + " " + r.URL.EscapedPath()
-	rec, ok := rt.matches.Get(key)
-	if !ok {
-		m, found := Find(r)
-		rec = &recordedMatch{match: m, ok: found, key: key}
-		if found {
-			rt.matches.Add(key, rec)
+	return withMatch(r, func(r *http.Request) *recordedMatch {
+		key := r.Method + " " + r.URL.EscapedPath()
+		rec, ok := rt.matches.Get(key)
+		if !ok {
+			m, found := Find(r)
+			rec = &recordedMatch{match: m, ok: found, key: key}
+			if found {
+				rt.matches.Add(key, rec)
+			}
 		}
-	}
-	return r.WithContext(context.WithValue(r.Context(), matchKey{}, rec))
+		return rec
+	})
 }
 
 // Mount binds each handler to the route of its id. A handler whose id has no
@@ -361,7 +360,7 @@ func (w *matchWriter) WriteHeader(status int) {
 	}
 }
 
-// Find returns the route r takes, false when none does (the mux answers 404 or 405).
+// Find returns the route r takes, false when none does (the router answers 404, 405 or a redirect).
 func Find(r *http.Request) (Match, bool) {
 	w := &matchWriter{}
 	shallow := *r // the mux records its match on the request it serves: not on the caller's
@@ -396,11 +395,18 @@ func (rec *recordedMatch) cost() int64 {
 // part of a cached read. A request that has its match already is returned as
 // it is.
 func WithMatch(r *http.Request) *http.Request {
+	return withMatch(r, func(r *http.Request) *recordedMatch {
+		m, ok := Find(r)
+		return &recordedMatch{match: m, ok: ok}
+	})
+}
+
+// withMatch records on r the match find gives, unless r has one.
+func withMatch(r *http.Request, find func(*http.Request) *recordedMatch) *http.Request {
 	if _, recorded := r.Context().Value(matchKey{}).(*recordedMatch); recorded {
 		return r
 	}
-	m, ok := Find(r)
-	return r.WithContext(context.WithValue(r.Context(), matchKey{}, &recordedMatch{match: m, ok: ok}))
+	return r.WithContext(context.WithValue(r.Context(), matchKey{}, find(r)))
 }
 
 // MatchOf returns the route r takes: the match recorded by WithMatch, or Find's.

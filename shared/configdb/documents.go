@@ -120,7 +120,8 @@ func (g generationSnapshot) cost() int64 {
 	return n
 }
 
-// snapshotKey names what load reads, unambiguously (every part length-prefixed).
+// snapshotKey names what load reads, unambiguously (every string
+// length-prefixed, the version terminated).
 func snapshotKey(ref DocRef, version int, vk Kind) string {
 	b := make([]byte, 0, 64)
 	part := func(s string) {
@@ -131,7 +132,7 @@ func snapshotKey(ref DocRef, version int, vk Kind) string {
 	part(ref.Env)
 	part(ref.Resource)
 	part(string(vk))
-	b = strconv.AppendInt(b, int64(version), 10)
+	b = append(strconv.AppendInt(b, int64(version), 10), ';')
 	for _, lv := range ref.Levels {
 		part(lv.Name)
 		part(lv.Value)

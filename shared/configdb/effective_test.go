@@ -2,6 +2,8 @@ package configdb
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -376,5 +378,29 @@ func TestWarmReadOverOnlyWriter(t *testing.T) {
 	}
 	if body, calls := read(q); calls != 0 || body != `{"a":1,"b":1,"c":2}` {
 		t.Fatalf("read after the read as of: %s with %d index calls; want the new document with 0", body, calls)
+	}
+}
+
+// TestSnapshotKeyIsUnambiguous: references that differ name different snapshots.
+func TestSnapshotKeyIsUnambiguous(t *testing.T) {
+	keys := map[string]string{}
+	for _, c := range []struct {
+		ref     DocRef
+		version int
+	}{
+		{DocRef{Env: "1", Resource: "a", Levels: lv(strings.Repeat("r", 24), "x")}, 1},
+		{DocRef{Env: "1", Resource: "a", Levels: lv("role", "x")}, 12},
+		{DocRef{Env: "1", Resource: "a", Levels: lv("role", "x")}, 0},
+		{DocRef{Env: "1", Resource: "a:b", Levels: lv("role", "x")}, 0},
+		{DocRef{Env: "1", Resource: "a", Levels: lv("role", "x:b")}, 0},
+		{DocRef{Env: "1a", Resource: "", Levels: lv("role", "x")}, 0},
+		{DocRef{Env: "1", Resource: "a", Levels: lv("rolex", "")}, 0},
+	} {
+		k := snapshotKey(c.ref, c.version, Values)
+		desc := fmt.Sprintf("%+v version %d", c.ref, c.version)
+		if other, dup := keys[k]; dup {
+			t.Fatalf("%s and %s have the key %q", desc, other, k)
+		}
+		keys[k] = desc
 	}
 }

@@ -100,7 +100,9 @@ func Wrap(h http.Handler, opts Options) http.Handler {
 			ctx = context.WithValue(ctx, loggerKey{}, opts.Logger)
 		}
 		r = r.WithContext(ctx)
-		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		if r.Body != nil && r.Body != http.NoBody { // net/http's mark of no body, which the depth check skips
+			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		}
 		if opts.Authenticate != nil {
 			if r, err = opts.Authenticate(r); err != nil {
 				Error(w, r, err)

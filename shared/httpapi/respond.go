@@ -1,9 +1,10 @@
 // Package httpapi holds what every endpoint group shares: JSON decoding and
 // encoding, the one mapping from domain errors to HTTP status codes, API
 // microversions, the middleware chain and the request-context key that carries
-// an API Gateway authorizer's answer. Each group registers its routes on
-// a *http.ServeMux from its own package (configapi, graphsapi, ...). Nothing
-// under it knows Lambda's event types: shared/lambdaadapter translates them.
+// an API Gateway authorizer's answer, and the local server's connections that
+// send an answer in one system call (CoalescingListener). Each group mounts its
+// routes on a routes.Router from its own package (configapi, graphsapi, ...).
+// Nothing under it knows Lambda's event types: shared/lambdaadapter translates them.
 package httpapi
 
 import (

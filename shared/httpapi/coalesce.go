@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"crypto/tls"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -132,20 +131,6 @@ func (c *coalescingConn) CloseWrite() error {
 	}
 	return nil
 }
-
-// ReadFrom keeps sendfile(2) for file bodies when nothing is held.
-func (c *coalescingConn) ReadFrom(r io.Reader) (int64, error) {
-	c.mu.Lock()
-	plain := !c.holding && c.held == nil
-	c.mu.Unlock()
-	if rf, ok := c.Conn.(io.ReaderFrom); ok && plain {
-		return rf.ReadFrom(r)
-	}
-	return io.Copy(writerOnly{c}, r)
-}
-
-// writerOnly hides ReadFrom from io.Copy.
-type writerOnly struct{ io.Writer }
 
 // wholeBody reports whether b is the whole body the header announces.
 func wholeBody(h http.Header, b []byte) bool {

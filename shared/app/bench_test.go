@@ -9,8 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tuningbox/tuningbox/shared/app"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/app/apptest"
 )
 
 // BenchmarkEffectiveRead is what the whole handler costs on Hiera's hot path,
@@ -19,26 +18,14 @@ import (
 // Puppet asks, through authentication, the policy, routing, the ConfigDB, the
 // compressed answer and the request log (JSON, discarded).
 func BenchmarkEffectiveRead(b *testing.B) {
-	backend, err := bolt.Open(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = backend.Close() })
-	cfg, err := app.LoadConfig(func(string) string { return "" })
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg.AdminUser, cfg.AdminPassword = "bench", "bench-secret"
-	h, err := app.NewHandler(backend, cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)))
-	if err != nil {
-		b.Fatal(err)
-	}
+	const admin, password = "bench", "bench-secret"
+	stack := apptest.New(b, admin, password, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	call := func(method, path, body string) {
 		r := httptest.NewRequest(method, path, strings.NewReader(body))
-		r.SetBasicAuth(cfg.AdminUser, cfg.AdminPassword)
+		r.SetBasicAuth(admin, password)
 		r.Header.Set("Content-Type", "application/json")
 		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
+		stack.Handler.ServeHTTP(w, r)
 		if w.Code >= 300 {
 			b.Fatalf("%s %s: %d %s", method, path, w.Code, w.Body)
 		}
@@ -59,14 +46,14 @@ func BenchmarkEffectiveRead(b *testing.B) {
 	call("PUT", config+"/environments/1/role/controller/nodes/node-1/resources/astute/values", document("n", 20))
 
 	r := httptest.NewRequest("GET", config+"/environments/1/role/controller/nodes/node-1/resources/astute/values?effective", nil)
-	r.SetBasicAuth(cfg.AdminUser, cfg.AdminPassword)
+	r.SetBasicAuth(admin, password)
 	r.Header.Set("Accept-Encoding", "gzip")
 	w := &discardWriter{header: http.Header{}}
 	b.ReportAllocs()
 	for b.Loop() {
 		clear(w.header)
 		w.status = 0
-		h.ServeHTTP(w, r)
+		stack.Unchecked.ServeHTTP(w, r)
 		if w.status != http.StatusOK || w.header.Get("Content-Encoding") != "gzip" {
 			b.Fatalf("answer %d, %v", w.status, w.header)
 		}

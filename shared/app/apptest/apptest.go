@@ -29,8 +29,10 @@ import (
 // Stack is the handler of every group and what it was built from.
 type Stack struct {
 	Handler http.Handler
-	Backend store.Backend
-	Config  app.Config
+	// Unchecked is Handler without the OpenAPI check of every exchange, for benchmarks.
+	Unchecked http.Handler
+	Backend   store.Backend
+	Config    app.Config
 }
 
 // New builds the handler over an embedded store in a temporary directory,
@@ -52,7 +54,7 @@ func New(t testing.TB, admin, password string, logger *slog.Logger) *Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Stack{Handler: routestest.Validating(t, h), Backend: b, Config: cfg}
+	return &Stack{Handler: routestest.Validating(t, h), Unchecked: h, Backend: b, Config: cfg}
 }
 
 // Server serves New's handler (logs discarded) on a loopback test server and

@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""Builds nailgun_plan.py's input for the shared Fuel cluster (issue 22).
+
+Nodes: the three real nodes of ../shared/fuel/hiera/ (ceph-osd uid 100, compute 102,
+primary-controller 103) plus a non-primary controller, uid 104: a copy of the primary
+controller's data with uid "104" and roles ["controller"]. The master node's data is the
+primary controller's data with uid "master" and roles ["master"] (Nailgun gave the master the
+cluster's common attributes; the node-specific keys of a copy do not matter to its tasks).
+
+--old selects the data of the last successful run (yaql's $%old):
+  first   none (first deployment: old = {})
+  same    the same data (a re-run with nothing changed)
+  glance  the same data, except that the operator has since changed the glance settings of the
+          controllers (103, 104) and so of the master: their current data has
+          glance.image_cache_max_size changed, their old data is the original
+
+The shared files are found at --shared DIR, else $TUNINGBOX_SHARED, else ../shared beside the
+repository checkout (CI lays shared/ out there; a worktree looks further up).
+
+    /usr/bin/python3 nailgun_cluster.py --old first | /usr/bin/python3 nailgun_plan.py
+"""
+
+import argparse
+import copy
+import json
+import os
+import sys
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def default_shared():
+    """$TUNINGBOX_SHARED, else the nearest shared/ holding fuel/ beside the checkout or above it."""
+    if os.environ.get('TUNINGBOX_SHARED'):
+        return os.environ['TUNINGBOX_SHARED']
+    repo_root = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+    directory = os.path.dirname(repo_root)
+    while True:
+        candidate = os.path.join(directory, 'shared')
+        if os.path.isdir(os.path.join(candidate, 'fuel')):
+            return candidate
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return os.path.join(os.path.dirname(repo_root), 'shared')
+        directory = parent
+
+HIERA_FILES = ('neut_vlan.ceph-ceph-osd.yaml', 'neut_vlan.ceph-compute.yaml',
+               'neut_vlan.ceph-primary-controller.yaml')
+EXTRA_CONTROLLER_UID = '104'
+CONTROLLER_UIDS = ('103', EXTRA_CONTROLLER_UID)
+
+
+def load_yaml(path):
+    with open(path) as f:
+        return yaml.safe_load(f)
+
+
+def change_glance(data):
+    changed = copy.deepcopy(data)
+    glance = changed.setdefault('glance', {})
+    glance['image_cache_max_size'] = str(int(glance.get('image_cache_max_size') or 0) + 1073741824)
+    return changed
+
+
+def build(shared, graph, old_state):
+    fuel = os.path.join(shared, 'fuel')
+    metadata = load_yaml(os.path.join(fuel, 'release', 'release-metadata.yaml'))
+    tasks = load_yaml(os.path.join(fuel, 'release', 'tasks-%s.yaml' % graph))
+
+    datas = [load_yaml(os.path.join(fuel, 'hiera', name)) for name in HIERA_FILES]
+    primary = next(d for d in datas if 'primary-controller' in d['roles'])
+    extra = copy.deepcopy(primary)
+    extra['uid'] = EXTRA_CONTROLLER_UID
+    extra['roles'] = ['controller']
+    datas.append(extra)
+    master = copy.deepcopy(primary)
+    master['uid'] = 'master'
+    master['roles'] = ['master']
+
+    def with_old(uid, current):
+        if old_state == 'first':
+            return current, None
+        if old_state == 'glance' and (uid in CONTROLLER_UIDS or uid == 'master'):
+            return change_glance(current), current
+        return current, current
+
+    nodes = []
+    for data in sorted(datas, key=lambda d: int(d['uid'])):
+        uid = str(data['uid'])
+        new, old = with_old(uid, data)
+        nodes.append({'uid': uid, 'roles': list(new['roles']), 'data': new, 'old': old})
+    master_new, master_old = with_old('master', master)
+    return {
+        'tasks': tasks,
+        'roles_metadata': metadata['roles_metadata'],
+        'tags_metadata': metadata['tags_metadata'],
+        'nodes': nodes,
+        'master': {'data': master_new, 'old': master_old},
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--old', choices=('first', 'same', 'glance'), default='first')
+    parser.add_argument('--graph', choices=('default', 'provision', 'deletion'), default='default')
+    parser.add_argument('--shared', default=None, help='default: $TUNINGBOX_SHARED or ../shared')
+    args = parser.parse_args()
+    json.dump(build(args.shared or default_shared(), args.graph, args.old), sys.stdout)
+    sys.stdout.write('\n')
+
+
+if __name__ == '__main__':
+    main()

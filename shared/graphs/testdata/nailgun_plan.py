@@ -405,9 +405,11 @@ def serialize_task(context, template, uid):
 
     Returns (serialized task, reason it is skipped or None).
     """
+    interpret = context.interpreter(uid)
+
     def evaluate(expression):
         try:
-            return context.interpreter(uid)(expression)
+            return interpret(expression)
         except Exception as e:
             raise PlanError('yaql %r: %s: %s' % (expression.strip(), type(e).__name__, e))
 
@@ -517,7 +519,7 @@ class TransactionSerializer(object):
             self.skipped.setdefault(uid, {}).pop(task['id'], None)
             if reason is not None:
                 self.skipped[uid][task['id']] = reason
-            evaluated = {k: task[k] for k in ('cross_depends', 'cross_depended_by') if task.get(k)}
+            evaluated = {k: task[k] for k in ('cross_depends', 'cross_depended_by') if k in task}
             strategy = task.get('parameters', {}).get('strategy')
             if strategy is not None:
                 evaluated['strategy'] = strategy
@@ -590,6 +592,20 @@ def edge_list(pairs):
     return sorted(([name, uid] for name, uid in pairs), key=lambda p: (p[0], p[1] is not None, uid_order(p[1])))
 
 
+def node_entry(tags, tasks, skipped):
+    return {
+        'tags': sorted(tags),
+        'placed': sorted(tasks),
+        'run': sorted(t for t in tasks if t not in skipped),
+        'skipped': dict(sorted(skipped.items())),
+        'strategy': {},
+        'cross_depends': {},
+        'cross_depended_by': {},
+        'requires': {},
+        'required_for': {},
+    }
+
+
 def plan(spec):
     nodes = []
     for node in spec['nodes']:
@@ -609,21 +625,11 @@ def plan(spec):
     serializer.process_tasks([stored_task(t) for t in spec['tasks']])
     edges = serializer.resolve_dependencies()
 
-    out_nodes = {}
+    out_nodes = {node['uid']: node_entry(tags[node['uid']], {}, {}) for node in nodes}
     for uid, tasks in serializer.tasks_graph.items():
         skipped = serializer.skipped.get(uid, {})
         evaluated = serializer.evaluated.get(uid, {})
-        entry = {
-            'tags': sorted(tags.get(uid, ())),
-            'placed': sorted(tasks),
-            'run': sorted(t for t in tasks if t not in skipped),
-            'skipped': dict(sorted(skipped.items())),
-            'strategy': {},
-            'cross_depends': {},
-            'cross_depended_by': {},
-            'requires': {},
-            'required_for': {},
-        }
+        entry = out_nodes[node_key(uid)] = node_entry(tags.get(uid, ()), tasks, skipped)
         for task_id in sorted(tasks):
             values = evaluated.get(task_id, {})
             if 'strategy' in values and task_id not in skipped:
@@ -636,11 +642,6 @@ def plan(spec):
                 entry['requires'][task_id] = edge_list(requires)
             if required_for:
                 entry['required_for'][task_id] = edge_list(required_for)
-        out_nodes[node_key(uid)] = entry
-    for node in nodes:   # a node with no task still shows its tags
-        out_nodes.setdefault(node['uid'], {'tags': sorted(tags[node['uid']]), 'placed': [], 'run': [],
-                                           'skipped': {}, 'strategy': {}, 'cross_depends': {},
-                                           'cross_depended_by': {}, 'requires': {}, 'required_for': {}})
     return {
         'nodes': dict(sorted(out_nodes.items(), key=lambda kv: uid_order(kv[0]))),
         'fault_tolerance_groups': serializer.fault_tolerance_groups,

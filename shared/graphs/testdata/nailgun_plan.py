@@ -511,7 +511,12 @@ class TransactionSerializer(object):
                 task, reason = serialize_task(self.context, template, uid)
             except PlanError as e:
                 self.errors.append({'node': uid, 'task': template['id'], 'error': str(e)})
-                task, reason = {'id': template['id'], 'type': 'skipped'}, 'error'
+                # keep the dependencies that need no evaluation, so the order through the task holds
+                task = {k: v for k, v in template.items()
+                        if k in ('requires', 'required_for') or (k in ('cross_depends', 'cross_depended_by')
+                                                                 and isinstance(v, list))}
+                task.update(id=template['id'], type='skipped')
+                reason = 'error'
             node_tasks = self.tasks_graph.setdefault(uid, {})
             if not self.need_update_task(node_tasks, task):
                 continue

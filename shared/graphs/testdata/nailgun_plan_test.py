@@ -196,11 +196,13 @@ class TestTaskSerializers(unittest.TestCase):
         self.assertEqual(['t'], self.plan(tasks, {'a': 2}, {'a': 1})['nodes']['1']['run'])
 
     def test_yaql_error_is_reported(self):
-        tasks = [{'id': 't', 'type': 'puppet', 'version': '2.1.0', 'role': ['compute'],
+        tasks = [{'id': 'a', 'type': 'puppet', 'version': '2.1.0', 'role': ['compute']},
+                 {'id': 't', 'type': 'puppet', 'version': '2.1.0', 'role': ['compute'], 'requires': ['a'],
                   'condition': {'yaql_exp': '$.missing.key'}}]
         result = self.plan(tasks)
         self.assertEqual({'t': 'error'}, result['nodes']['1']['skipped'])
         self.assertEqual('t', result['errors'][0]['task'])
+        self.assertEqual([['a', '1']], result['nodes']['1']['requires']['t'])
 
     def test_stored_task_keeps_custom_falsy_fields(self):
         stored = ng.stored_task({'id': 'g', 'type': 'group', 'role': 'x', 'fault_tolerance': 0,

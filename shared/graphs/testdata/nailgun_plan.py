@@ -255,8 +255,9 @@ def node_tags(nodes, roles_metadata, tags_metadata):
 
     A role R gives roles_metadata[R].tags (a role without metadata is its own tag). astute.yaml
     names the primary node's role primary-R: that node is the primary of R's has_primary tags.
-    Each has_primary tag has one primary in the cluster (objects/cluster.py set_primary_tags): the
-    lowest-uid node carrying it through a primary-R role, else the lowest-uid node carrying it.
+    Each has_primary tag has one primary in the cluster (objects/cluster.py set_primary_tag): the
+    recorded one is kept (here: the lowest-uid node carrying it through a primary-R role), else the
+    lowest-id node carrying it (Nailgun prefers a 'ready' one; nodes here have no status).
     The primary carries primary-T instead of T (Node.all_roles: roles -= primary_roles).
     """
     plain = {}          # uid -> tags before primaries

@@ -4,8 +4,9 @@
 Nodes: the three real nodes of ../shared/fuel/hiera/ (ceph-osd uid 100, compute 102,
 primary-controller 103) plus a non-primary controller, uid 104: a copy of the primary
 controller's data with uid "104" and roles ["controller"]. The master node's data is the
-primary controller's data with uid "master" and roles ["master"] (Nailgun gave the master the
-cluster's common attributes; the node-specific keys of a copy do not matter to its tasks).
+primary controller's data with uid "master" and roles ["master"] (Nailgun's DeploymentLCMSerializer
+gives the master {uid: master, roles: [master]} over the cluster's common attributes; the
+node-specific keys left in the copy are not read by the master's tasks).
 
 --old selects the data of the last successful run (yaql's $%old):
   first   none (first deployment: old = {})

@@ -5,7 +5,7 @@ A port of the placement half of Nailgun's LCM serializer (openstack/fuel-web, na
 nailgun/nailgun/utils/resolvers.py, nailgun/nailgun/yaql_ext/), used as the reference side of a
 differential test of tuningbox's Go planner (issue 22). Run with Debian's python3 and python3-yaql:
 
-    /usr/bin/python3 nailgun_plan.py [input.json] > plan.json
+    /usr/bin/python3 nailgun_plan.py [--summary] [input.json] > plan.json
 
 Input (JSON, stdin or the file named by the first argument):
 
@@ -23,6 +23,8 @@ Output (JSON, stdout): see README.md beside this file; in short
     {"nodes": {uid: {"tags", "placed", "run", "skipped": {id: reason}, "strategy", "cross_depends",
                      "cross_depended_by", "requires", "required_for"}},   # uids, "master", "null"
      "fault_tolerance_groups": [...], "unplaced": [...], "errors": [...]}
+
+--summary prints one line per node (placed / run / skipped counts) instead.
 
 Every function below names the fuel-web function it mirrors.
 """
@@ -656,13 +658,29 @@ def plan(spec):
     }
 
 
+def summary(result):
+    """One line per node (placed / run / skipped), for people comparing plans by eye."""
+    lines = ['%-8s %6s %4s %7s' % ('node', 'placed', 'run', 'skipped')]
+    for uid, node in result['nodes'].items():
+        lines.append('%-8s %6d %4d %7d' % (uid, len(node['placed']), len(node['run']), len(node['skipped'])))
+    lines.append('unplaced %d, errors %d' % (len(result['unplaced']), len(result['errors'])))
+    return '\n'.join(lines) + '\n'
+
+
 def main(argv):
-    if len(argv) > 1:
-        with open(argv[1]) as f:
+    args = argv[1:]
+    brief = '--summary' in args
+    args = [a for a in args if a != '--summary']
+    if args:
+        with open(args[0]) as f:
             spec = json.load(f)
     else:
         spec = json.load(sys.stdin)
-    json.dump(plan(spec), sys.stdout, indent=1, sort_keys=False)
+    result = plan(spec)
+    if brief:
+        sys.stdout.write(summary(result))
+        return
+    json.dump(result, sys.stdout, indent=1)
     sys.stdout.write('\n')
 
 

@@ -167,6 +167,16 @@ func (c *Client) Transaction(ctx context.Context, uuid string) (*Transaction, er
 	return &out, err
 }
 
+// Plan is a sub-transaction's frozen plan: each node's tasks to run and to skip.
+type Plan = graphs.Plan
+
+// TransactionPlan reads the plan of a sub-transaction.
+func (c *Client) TransactionPlan(ctx context.Context, uuid string) (*Plan, error) {
+	var out Plan
+	_, err := c.call(ctx, http.MethodGet, graphsBase+"/transactions/"+esc(uuid)+"/plan", nil, nil, &out)
+	return &out, err
+}
+
 // StopTransaction stops a running transaction.
 func (c *Client) StopTransaction(ctx context.Context, uuid string) (*Transaction, error) {
 	var out Transaction

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -243,7 +244,9 @@ func readGraphFile(stdin io.Reader, path string) (map[string]any, error) {
 	return nil, usagef("%s: want a list of tasks or a graph object", path)
 }
 
-// readGraphDir reads metadata.yaml (optional, a graph object without tasks) and tasks.yaml from dir.
+// readGraphDir reads a graph from dir: metadata.yaml (optional, a graph
+// object without tasks) and tasks.yaml or, without one, every tasks.yaml below
+// dir concatenated in path order (fuel-library's layout: one per module).
 func readGraphDir(dir string) (map[string]any, error) {
 	body := map[string]any{}
 	meta, err := readValue(nil, filepath.Join(dir, "metadata.yaml"))
@@ -258,22 +261,45 @@ func readGraphDir(dir string) (map[string]any, error) {
 		}
 		maps.Copy(body, m)
 	}
-	tasks, err := readValue(nil, filepath.Join(dir, "tasks.yaml"))
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		if len(body) == 0 {
-			return nil, usagef("%s has neither tasks.yaml nor metadata.yaml", dir)
-		}
-	case err != nil:
+	files, err := taskFiles(dir)
+	if err != nil {
 		return nil, err
-	default:
-		list, ok := tasks.([]any)
-		if !ok {
-			return nil, usagef("%s: want a list of tasks", filepath.Join(dir, "tasks.yaml"))
+	}
+	if len(files) == 0 && len(body) == 0 {
+		return nil, usagef("%s has neither tasks.yaml nor metadata.yaml", dir)
+	}
+	var all []any
+	for _, file := range files {
+		tasks, err := readValue(nil, file)
+		if err != nil {
+			return nil, err
 		}
-		body["tasks"] = list
+		list, ok := tasks.([]any)
+		if !ok && tasks != nil {
+			return nil, usagef("%s: want a list of tasks", file)
+		}
+		all = append(all, list...)
+	}
+	if len(files) > 0 {
+		body["tasks"] = all
 	}
 	return body, nil
+}
+
+// taskFiles returns dir/tasks.yaml, or every tasks.yaml below dir in path order.
+func taskFiles(dir string) ([]string, error) {
+	top := filepath.Join(dir, "tasks.yaml")
+	if _, err := os.Stat(top); err == nil {
+		return []string{top}, nil
+	}
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == "tasks.yaml" {
+			files = append(files, path)
+		}
+		return err
+	})
+	return files, err
 }
 
 // downloadSources maps download's level flags to the deployment_tasks views.
@@ -436,7 +462,10 @@ agent) then run it (see docs/graphs.md).`,
 			if err != nil {
 				return err
 			}
-			return renderObject(cmd.OutOrStdout(), format, transactionRow(toObject(tx), format), transactionFields)
+			if err := renderObject(cmd.OutOrStdout(), format, transactionRow(toObject(tx), format), transactionFields); err != nil || !dryRun {
+				return err
+			}
+			return printPlans(cmd, c, tx)
 		},
 	}
 	f := cmd.Flags()
@@ -446,11 +475,41 @@ agent) then run it (see docs/graphs.md).`,
 	f.StringSliceVar(&nodes, "nodes", nil, "the same as --node")
 	f.StringSliceVarP(&tasks, "tasks", "T", nil, "task ids to run; the others are skipped")
 	f.BoolVar(&force, "force", false, "ask agents to run tasks even when nothing changed")
-	f.BoolVar(&dryRun, "dry-run", false, "ask agents to report tasks without running them")
+	f.BoolVar(&dryRun, "dry-run", false, "ask agents to report tasks without running them, and print each node's tasks to run and to skip")
 	f.BoolVar(&noop, "noop", false, "ask agents to run tasks in no-op mode")
 	f.BoolVar(&debug, "debug", false, "ask agents for debug output")
 	addListFormat(cmd, &format)
 	return cmd
+}
+
+// printPlans prints, for each graph of a transaction, what each node runs
+// and what it skips, with the reason.
+func printPlans(cmd *cobra.Command, c *client.Client, tx *client.Transaction) error {
+	out := cmd.OutOrStdout()
+	for _, sub := range tx.SubTransactions {
+		plan, err := c.TransactionPlan(cmd.Context(), sub.UUID)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "\ngraph %s:\n", plan.GraphType)
+		for _, w := range plan.Warnings {
+			fmt.Fprintf(out, "  warning: %s\n", w)
+		}
+		if len(plan.Unplaced) > 0 {
+			fmt.Fprintf(out, "  placed on no node: %s\n", strings.Join(plan.Unplaced, ", "))
+		}
+		for _, node := range plan.Nodes {
+			tasks, skipped := plan.NodeTasks[node], plan.Skipped[node]
+			fmt.Fprintf(out, "  node %s: %d to run, %d skipped\n", node, len(tasks), len(skipped))
+			for _, t := range tasks {
+				fmt.Fprintf(out, "    run  %s\n", t.Task.ID)
+			}
+			for _, s := range skipped {
+				fmt.Fprintf(out, "    skip %s (%s)\n", s.Task, s.Reason)
+			}
+		}
+	}
+	return nil
 }
 
 // transactionFields are what `graph execute` prints in table form.

@@ -168,3 +168,35 @@ func TestGraphUploadConfirmsDefaultType(t *testing.T) {
 		t.Fatalf("confirmed upload: %s", out)
 	}
 }
+
+// fuel-library keeps one tasks.yaml per module: upload -d takes the tree, and
+// execute --dry-run prints what each node runs and skips.
+func TestGraphUploadTreeAndDryRun(t *testing.T) {
+	url := graphServer(t)
+	tree := t.TempDir()
+	writeTreeFile(t, tree, "deployment/puppet/osnailyfacter/modular/globals/tasks.yaml",
+		"- {id: globals, type: puppet, version: 2.1.0, role: ['/.*/'], parameters: {puppet_manifest: globals.pp, puppet_modules: /etc/puppet/modules, timeout: 120}}\n")
+	writeTreeFile(t, tree, "deployment/puppet/osnailyfacter/modular/netconfig/tasks.yaml",
+		"- {id: netconfig, type: puppet, version: 2.1.0, role: ['/.*/'], requires: [globals], condition: false}\n"+
+			"- {id: ssl-dns-setup, type: puppet, version: 2.1.0, groups: [primary-rabbitmq, rabbitmq]}\n")
+	out := mustCLI(t, url, "", "graph", "upload", "-r", "1", "-t", "default", "-d", tree)
+	if !strings.Contains(out, "created (id 1, type default)") {
+		t.Fatalf("upload of the tree: %s", out)
+	}
+	got := mustCLI(t, url, "", "graph", "download", "-e", "1", "-r", "-f", "-")
+	for _, id := range []string{"id: globals", "id: netconfig", "id: ssl-dns-setup"} {
+		if !strings.Contains(got, id) {
+			t.Fatalf("the uploaded graph lacks %s:\n%s", id, got)
+		}
+	}
+	// The nodes of graphServer have no roles: '/.*/' matches no tag, so nothing runs.
+	mustCLI(t, url, "", "graph", "upload", "-e", "1", "-t", "default",
+		"-f", writeFile(t, "own.yaml", "- {id: everywhere, type: shell, requires: [globals]}\n- {id: never, type: shell, condition: false}\n"))
+	out = mustCLI(t, url, "", "graph", "execute", "-e", "1", "--dry-run")
+	for _, want := range []string{"graph default:", "node 1: 1 to run, 1 skipped", "    run  everywhere", "    skip never (condition)",
+		`placed on no node: globals, netconfig, ssl-dns-setup`, `groups "rabbitmq" matches no node (tasks ssl-dns-setup)`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, out)
+		}
+	}
+}

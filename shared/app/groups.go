@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"strconv"
+	"time"
 
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/configdb"
@@ -174,4 +175,21 @@ var groupRoutes = map[string]func(router *routes.Router, s *services){
 	},
 	// Users, API tokens and the audit log.
 	"auth": func(router *routes.Router, s *services) { s.guard.Register(router) },
+}
+
+// NodeData reads each node's deployment data: the effective document of the
+// resource at the node (by its short path: the node level, its placement above).
+func (c environmentClusters) NodeData(ctx context.Context, cluster, resource string, ids []string, at time.Time) (map[string]graphs.NodeDocument, error) {
+	out := make(map[string]graphs.NodeDocument, len(ids))
+	for _, id := range ids {
+		doc, err := c.db.Read(ctx, configdb.ReadQuery{
+			DocRef: configdb.DocRef{Env: cluster, Levels: []configdb.LevelValue{{Name: configdb.NodeLevel, Value: id}}, Resource: resource},
+			Kind:   configdb.Values, Effective: true, AsOf: at,
+		})
+		if err != nil {
+			return nil, err
+		}
+		out[id] = graphs.NodeDocument{Body: doc.Body, ETag: doc.ETag}
+	}
+	return out, nil
 }

@@ -70,7 +70,7 @@ func TestRenderDOT(t *testing.T) {
 }
 `},
 	}
-	g, err := newDepGraph(mustTasks(t, dotTasks))
+	g, err := newDepGraph(mustTasks(t, dotTasks), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestRenderDOTRejects(t *testing.T) {
 		{"unknown parents_for", DOTOptions{ParentsFor: "nope"}, "Task nope is not present in graph"},
 		{"remove of a runnable type", DOTOptions{Remove: []string{"group", "puppet"}}, "Task types puppet do not exist"},
 	}
-	g, err := newDepGraph(mustTasks(t, dotTasks))
+	g, err := newDepGraph(mustTasks(t, dotTasks), true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -175,7 +175,7 @@ func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (Transaction,
 		if err != nil {
 			return Transaction{}, err
 		}
-		m, err := s.mergedOf(src, run.Type)
+		m, err := s.mergedOf(src, run.Type, false)
 		if err != nil {
 			return Transaction{}, err
 		}
@@ -183,15 +183,11 @@ func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (Transaction,
 		if err != nil {
 			return Transaction{}, err
 		}
-		tasks, err := freezePlan(m.deps, run, req.Subgraphs)
+		frozen, err := s.plan(ctx, planRequest{cluster: cid, graphType: run.Type, merged: m, run: run, subgraphs: req.Subgraphs, nodes: nodes, force: req.Force})
 		if err != nil {
 			return Transaction{}, err
 		}
-		steps, err := resolveNodes(tasks, nodes)
-		if err != nil {
-			return Transaction{}, err
-		}
-		plan, err := store.PutBlob(ctx, s.idx, s.blobs, mustJSON(frozenPlan{Tasks: tasks, Nodes: steps}))
+		plan, err := store.PutBlob(ctx, s.idx, s.blobs, mustJSON(frozen))
 		if err != nil {
 			return Transaction{}, err
 		}
@@ -220,6 +216,15 @@ func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (Transaction,
 	for _, h := range planHashes {
 		ops = append(ops, plans[h]...)
 	}
+	types := make([]string, len(req.Graphs))
+	for i, g := range req.Graphs {
+		types[i] = g.Type
+	}
+	deployed, err := s.deployedOps(ctx, cid, types)
+	if err != nil {
+		return Transaction{}, err
+	}
+	ops = append(ops, deployed...)
 	if err := s.idx.Write(ctx, ops...); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			if err := s.runningOn(ctx, cid); err != nil {
@@ -272,11 +277,11 @@ func nodeIDs(nodes []ClusterNode) []string {
 }
 
 // freezePlan returns the ordered tasks of one graph of an execution (each
-// node runs those that apply to it, see resolveNodes): tasks outside the
-// run's task list or outside the subgraphs are sent as skipped.
-func freezePlan(g *depGraph, run GraphRun, subgraphs []Subgraph) ([]Task, error) {
+// node runs those placed on it, see place): tasks outside the run's task
+// list or outside the subgraphs are sent as skipped, and marked filtered.
+func freezePlan(g *depGraph, run GraphRun, subgraphs []Subgraph) ([]Task, []bool, error) {
 	if unknown := g.missingIDs(run.Tasks); len(unknown) > 0 {
-		return nil, errs.Invalidf("Tasks %s are not present in deployment graph %q", strings.Join(unknown, ", "), run.Type)
+		return nil, nil, errs.Invalidf("Tasks %s are not present in deployment graph %q", strings.Join(unknown, ", "), run.Type)
 	}
 	selected := make([]bool, len(g.tasks))
 	for i := range selected {
@@ -288,21 +293,22 @@ func freezePlan(g *depGraph, run GraphRun, subgraphs []Subgraph) ([]Task, error)
 	if len(subgraphs) > 0 {
 		inSub, err := g.subgraphMembers(run.Type, subgraphs)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for i := range selected {
 			selected[i] = selected[i] && inSub[i]
 		}
 	}
 	plan := make([]Task, len(g.order))
+	filtered := make([]bool, len(g.order))
 	for i, v := range g.order {
 		t := g.tasks[v]
 		if !selected[v] && !t.noop() {
-			t = t.asSkipped()
+			t, filtered[i] = t.asSkipped(), true
 		}
 		plan[i] = t
 	}
-	return plan, nil
+	return plan, filtered, nil
 }
 
 // subgraphMembers marks the tasks that lie on a path of one of the subgraphs.

@@ -118,7 +118,7 @@ func TestLargeMergeAndOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := newDepGraph(m.Tasks)
+	g, err := newDepGraph(m.Tasks, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func BenchmarkMergeAndOrder300(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		g, err := newDepGraph(m.Tasks)
+		g, err := newDepGraph(m.Tasks, true)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -195,6 +195,10 @@ func (oneNodeCluster) Nodes(_ context.Context, id string) ([]ClusterNode, error)
 		return nil, errs.NotFoundf("Cluster %s not found", id)
 	}
 	return []ClusterNode{{ID: "n1"}}, nil
+}
+
+func (oneNodeCluster) NodeData(context.Context, string, string, []string, time.Time) (map[string]NodeDocument, error) {
+	return nil, errs.NotFoundf("no deployment data")
 }
 
 func largeService(b *testing.B) *Service {

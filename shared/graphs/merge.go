@@ -239,7 +239,7 @@ func (s *Service) DeploymentTasks(ctx context.Context, clusterID int64, graphTyp
 			return nil, err
 		}
 	default:
-		m, err := s.mergedOf(src, graphType)
+		m, err := s.mergedOf(src, graphType, false)
 		if err != nil {
 			return nil, err
 		}
@@ -268,11 +268,13 @@ func (s *Service) mergedGraph(ctx context.Context, clusterID int64, graphType st
 	if err != nil {
 		return MergedGraph{}, err
 	}
-	return s.mergedOf(src, graphType)
+	return s.mergedOf(src, graphType, false)
 }
 
 // mergedOf merges and validates the sources of a graph type.
-func (s *Service) mergedOf(src sources, graphType string) (MergedGraph, error) {
+// strict refuses dependencies on tasks that are in no source (validation on
+// request); otherwise they are the merged graph's warnings.
+func (s *Service) mergedOf(src sources, graphType string, strict bool) (MergedGraph, error) {
 	if src.empty() {
 		return MergedGraph{}, graphNotDefined(graphType)
 	}
@@ -280,7 +282,7 @@ func (s *Service) mergedOf(src sources, graphType string) (MergedGraph, error) {
 	if err != nil {
 		return MergedGraph{}, err
 	}
-	if m.deps, err = newDepGraph(m.Tasks); err != nil {
+	if m.deps, err = newDepGraph(m.Tasks, strict); err != nil {
 		return MergedGraph{}, err
 	}
 	return m, nil
@@ -288,12 +290,12 @@ func (s *Service) mergedOf(src sources, graphType string) (MergedGraph, error) {
 
 // checkAcrossNodes resolves a merged graph on the cluster's nodes as they are
 // now, refusing cross dependencies that form a cycle across them.
-func (s *Service) checkAcrossNodes(ctx context.Context, clusterID int64, m MergedGraph) error {
+func (s *Service) checkAcrossNodes(ctx context.Context, clusterID int64, graphType string, m MergedGraph) error {
 	nodes, err := s.clusters.Nodes(ctx, clusterName(clusterID))
 	if err != nil {
 		return err
 	}
-	_, err = resolveNodes(m.deps.ordered(), nodes)
+	_, err = s.plan(ctx, planRequest{cluster: clusterID, graphType: graphType, merged: m, nodes: nodes, force: true})
 	return err
 }
 
@@ -315,9 +317,9 @@ func (s *Service) validateMerged(ctx context.Context, g Graph) error {
 		if err != nil {
 			return err
 		}
-		m, err := s.mergedOf(src, g.Type)
+		m, err := s.mergedOf(src, g.Type, true)
 		if err == nil {
-			err = s.checkAcrossNodes(ctx, cid, m)
+			err = s.checkAcrossNodes(ctx, cid, g.Type, m)
 		}
 		if err != nil {
 			if g.Owner.Kind != Cluster && errs.Is(err, errs.Invalid) {

@@ -23,11 +23,16 @@ type depGraph struct {
 	// order is the topological order: among the tasks ready at any point, the
 	// one with the smallest id (byte order) comes first, so the order is stable.
 	order []int
+	// warnings name the dependencies on tasks that are not in the graph: as
+	// in Nailgun, such a name depends on nothing.
+	warnings []string
 }
 
 // newDepGraph builds and sorts the graph of tasks (ids unique). It fails,
-// naming the tasks, when a dependency is missing or the graph has a cycle.
-func newDepGraph(tasks []Task) (*depGraph, error) {
+// naming the tasks, when the graph has a cycle. A dependency on a task that
+// is not in the graph adds no edge and a warning (as in Nailgun, a plan runs
+// without it) or, strict, fails naming both tasks (validation on request).
+func newDepGraph(tasks []Task, strict bool) (*depGraph, error) {
 	g := &depGraph{
 		tasks: tasks,
 		index: make(map[string]int, len(tasks)),
@@ -71,7 +76,10 @@ func newDepGraph(tasks []Task) (*depGraph, error) {
 		for _, grp := range t.Groups {
 			pattern, isRegex := groupPattern(grp)
 			if !isRegex {
-				link(t.ID, grp, i, "is in group")
+				// groups is a placement field (Nailgun's): a name that is no group task adds no edge.
+				if j, ok := g.index[grp]; ok && tasks[j].Type == TypeGroup {
+					g.addEdge(i, j)
+				}
 				continue
 			}
 			re, ok := patterns[pattern]
@@ -91,8 +99,11 @@ func newDepGraph(tasks []Task) (*depGraph, error) {
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
-		missing = slices.Compact(missing)
-		return nil, errs.Invalidf("Tasks depend on tasks that are not in the graph: %s", strings.Join(missing, "; "))
+		warning := "Tasks depend on tasks that are not in the graph: " + strings.Join(slices.Compact(missing), "; ")
+		if strict {
+			return nil, errs.Invalidf("%s", warning)
+		}
+		g.warnings = []string{warning}
 	}
 	for i := range g.succ {
 		g.succ[i] = g.byID(g.succ[i])
@@ -209,7 +220,7 @@ func Order(tasks []Task) ([]Task, error) {
 	if err := checkDuplicates(tasks); err != nil {
 		return nil, err
 	}
-	g, err := newDepGraph(tasks)
+	g, err := newDepGraph(tasks, true)
 	if err != nil {
 		return nil, err
 	}

@@ -88,7 +88,7 @@ func TestOrderErrors(t *testing.T) {
 		{"missing dependencies named with both tasks", `[{"id":"a","type":"shell","requires":["x"],"required_for":["y"]},` +
 			`{"id":"b","type":"shell","groups":["grp"],"stage":"st","tasks":["z"]}]`,
 			`Tasks depend on tasks that are not in the graph: "a" is required for "y"; "a" requires "x"; ` +
-				`"b" depends on (tasks) "z"; "b" is in group "grp"; "b" is in stage "st"`},
+				`"b" depends on (tasks) "z"; "b" is in stage "st"`},
 		{"duplicates", `[{"id":"a","type":"shell"},{"id":"a","type":"shell"}]`, "Tasks duplication found: a"},
 	}
 	for _, tt := range tests {
@@ -102,6 +102,25 @@ func TestOrderErrors(t *testing.T) {
 				t.Fatalf("err = %v\nwant %s", err, tt.want)
 			}
 		})
+	}
+}
+
+// As in Nailgun, a dependency on a task that is not in the graph depends on
+// nothing: the graph orders, and the warning names both tasks (groups is a
+// placement field: a name that is no group task is not a dependency at all).
+func TestMissingDependenciesAreWarnings(t *testing.T) {
+	g, err := newDepGraph(mustTasks(t, `[{"id":"a","type":"shell","requires":["x"],"required_for":["y"]},`+
+		`{"id":"b","type":"shell","groups":["grp"],"stage":"st","tasks":["z","a"]}]`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `Tasks depend on tasks that are not in the graph: "a" is required for "y"; "a" requires "x"; ` +
+		`"b" depends on (tasks) "z"; "b" is in stage "st"`
+	if !slices.Equal(g.warnings, []string{want}) {
+		t.Fatalf("warnings = %q\nwant %q", g.warnings, want)
+	}
+	if !slices.Equal(ids(g.ordered()), []string{"a", "b"}) {
+		t.Fatalf("order = %v: the edges that exist still hold", ids(g.ordered()))
 	}
 }
 

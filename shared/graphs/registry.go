@@ -29,21 +29,36 @@ type Owner struct {
 
 func (k OwnerKind) title() string { return strings.ToUpper(string(k[:1])) + string(k[1:]) }
 
-// Entry is a release or a plugin: an id, a name and a version.
+// Entry is a release or a plugin: an id, a name, a version and what it says
+// of roles (Nailgun's release metadata).
 type Entry struct {
 	ID      int64  `json:"id"`
 	UUID    string `json:"uuid"`
 	Name    string `json:"name"`
 	Version string `json:"version"`
+	EntryMetadata
 }
 
 // FullName is how messages name a plugin or release: name-version.
 func (e Entry) FullName() string { return e.Name + "-" + e.Version }
 
-// EntryInput is the body that creates a release or a plugin.
+// EntryInput is the body that creates (or replaces) a release or a plugin.
 type EntryInput struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
+	EntryMetadata
+}
+
+func (in EntryInput) validate() error {
+	switch {
+	case strings.TrimSpace(in.Name) == "":
+		return errs.Invalidf("name: is required")
+	case strings.TrimSpace(in.Version) == "":
+		return errs.Invalidf("version: is required")
+	case len(in.Name) > 255 || len(in.Version) > 255:
+		return errs.Invalidf("name and version are at most 255 characters")
+	}
+	return in.EntryMetadata.validate()
 }
 
 func isRegistry(kind OwnerKind) bool { return kind == Release || kind == Plugin }
@@ -60,13 +75,8 @@ func entryNameKey(kind OwnerKind, name, version string) store.Key {
 
 // CreateEntry registers a release or a plugin; (name, version) must be new.
 func (s *Service) CreateEntry(ctx context.Context, kind OwnerKind, in EntryInput) (Entry, error) {
-	switch {
-	case strings.TrimSpace(in.Name) == "":
-		return Entry{}, errs.Invalidf("name: is required")
-	case strings.TrimSpace(in.Version) == "":
-		return Entry{}, errs.Invalidf("version: is required")
-	case len(in.Name) > 255 || len(in.Version) > 255:
-		return Entry{}, errs.Invalidf("name and version are at most 255 characters")
+	if err := in.validate(); err != nil {
+		return Entry{}, err
 	}
 	nameKey := entryNameKey(kind, in.Name, in.Version)
 	if _, err := s.idx.Get(ctx, nameKey); err == nil {
@@ -78,7 +88,7 @@ func (s *Service) CreateEntry(ctx context.Context, kind OwnerKind, in EntryInput
 	if err != nil {
 		return Entry{}, err
 	}
-	e := Entry{ID: id, UUID: newEntityUUID(), Name: in.Name, Version: in.Version}
+	e := Entry{ID: id, UUID: newEntityUUID(), Name: in.Name, Version: in.Version, EntryMetadata: in.EntryMetadata}
 	err = s.idx.Write(ctx,
 		store.Create(entryKey(kind, id), mustJSON(e)),
 		store.Create(nameKey, mustJSON(e)),
@@ -94,6 +104,35 @@ func (s *Service) Entry(ctx context.Context, kind OwnerKind, id int64) (Entry, e
 	var e Entry
 	_, err := store.GetJSON(ctx, s.idx, entryKey(kind, id), &e)
 	return e, notFoundIf(err, errs.NotFoundf("%s %d not found", kind.title(), id))
+}
+
+// UpdateEntry replaces a release's or a plugin's name, version and metadata;
+// (name, version) stays unique.
+func (s *Service) UpdateEntry(ctx context.Context, kind OwnerKind, id int64, in EntryInput) (Entry, error) {
+	if err := in.validate(); err != nil {
+		return Entry{}, err
+	}
+	it, err := s.idx.Get(ctx, entryKey(kind, id))
+	if err != nil {
+		return Entry{}, notFoundIf(err, errs.NotFoundf("%s %d not found", kind.title(), id))
+	}
+	var old Entry
+	if err := decodeItem(it, &old); err != nil {
+		return Entry{}, err
+	}
+	e := Entry{ID: id, UUID: old.UUID, Name: in.Name, Version: in.Version, EntryMetadata: in.EntryMetadata}
+	ops := []store.Op{store.Update(it.Key, mustJSON(e), it.Revision)}
+	if oldKey, newKey := entryNameKey(kind, old.Name, old.Version), entryNameKey(kind, e.Name, e.Version); oldKey != newKey {
+		ops = append(ops, store.Delete(oldKey), store.Create(newKey, mustJSON(e)))
+	} else {
+		ops = append(ops, store.Put(newKey, mustJSON(e)))
+	}
+	if err := s.idx.Write(ctx, ops...); errors.Is(err, store.ErrConflict) {
+		return Entry{}, errs.Conflictf("%s %s %s already exists, or %s %d was changed concurrently", kind.title(), e.Name, e.Version, kind, id)
+	} else if err != nil {
+		return Entry{}, err
+	}
+	return e, nil
 }
 
 // Entries lists the releases or the plugins by id.

@@ -4,7 +4,6 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -35,6 +34,9 @@ type NodeStep struct {
 	After []StepRef `json:"after,omitempty"`
 	// AfterAny are groups of steps of which one must be passed first (policy any).
 	AfterAny [][]StepRef `json:"after_any,omitempty"`
+	// Skip says why the node passes the step without running its task
+	// (SkipCondition, SkipFiltered); empty when it runs it.
+	Skip string `json:"skip,omitempty"`
 }
 
 func (s NodeStep) waits() bool { return len(s.After) > 0 || len(s.AfterAny) > 0 }
@@ -43,73 +45,6 @@ func (s NodeStep) waits() bool { return len(s.After) > 0 || len(s.AfterAny) > 0 
 type StepRef struct {
 	Node string `json:"node"`
 	Step int    `json:"step"`
-}
-
-// roleSelector decides which nodes a task applies to:
-//   - role/roles list node roles, "*" meaning every node;
-//   - groups name group tasks (or match them with "/re/"); a task applies
-//     where one of its groups applies; a group applies to the nodes of its
-//     role/roles, or, without them, to the nodes that have its id as a role;
-//   - a task with none of role, roles and groups applies to every node.
-//
-// "master" is a role like any other: it selects the nodes registered with it.
-type roleSelector struct {
-	groupRoles map[string][]string // group task id -> the roles it selects
-	patterns   map[string]*regexp.Regexp
-}
-
-func newRoleSelector(tasks []Task) *roleSelector {
-	rs := &roleSelector{groupRoles: map[string][]string{}, patterns: map[string]*regexp.Regexp{}}
-	for _, t := range tasks {
-		if t.Type != TypeGroup {
-			continue
-		}
-		roles := append(slices.Clone(t.Role), t.Roles...)
-		if len(roles) == 0 {
-			roles = []string{t.ID}
-		}
-		rs.groupRoles[t.ID] = roles
-	}
-	return rs
-}
-
-func rolesMatch(selection, nodeRoles []string) bool {
-	return slices.Contains(selection, AnyRole) || slices.ContainsFunc(selection, func(r string) bool { return slices.Contains(nodeRoles, r) })
-}
-
-func (rs *roleSelector) applies(t Task, nodeRoles []string) bool {
-	if len(t.Role) == 0 && len(t.Roles) == 0 && len(t.Groups) == 0 {
-		return true
-	}
-	if rolesMatch(t.Role, nodeRoles) || rolesMatch(t.Roles, nodeRoles) {
-		return true
-	}
-	for _, g := range t.Groups {
-		pattern, isRegex := groupPattern(g)
-		if !isRegex {
-			if rolesMatch(rs.groupRoles[g], nodeRoles) {
-				return true
-			}
-			continue
-		}
-		re, ok := rs.patterns[pattern]
-		if !ok {
-			re = regexp.MustCompile(pattern) // validated when the task was parsed
-			rs.patterns[pattern] = re
-		}
-		for id, roles := range rs.groupRoles {
-			if re.MatchString(id) && rolesMatch(roles, nodeRoles) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// crossRoleMatches says whether a cross dependency's role selection takes a
-// node: none or "*" takes every node, "self" the node of the depending task.
-func crossRoleMatches(selection, nodeRoles []string, sameNode bool) bool {
-	return len(selection) == 0 || slices.Contains(selection, SelfRole) && sameNode || rolesMatch(selection, nodeRoles)
 }
 
 // resolveNodes gives each node its steps: the plan's tasks that apply to
@@ -126,39 +61,32 @@ func crossRoleMatches(selection, nodeRoles []string, sameNode bool) bool {
 // with policy all, on its own node or, transitively, on others; otherwise it
 // follows the plan's order (tasks is in dependency order). It fails when the
 // dependencies across nodes form a cycle.
-func resolveNodes(tasks []Task, nodes []ClusterNode) (map[string][]NodeStep, error) {
-	g, err := newDepGraph(tasks)
+func resolveNodes(tasks []Task, p *placement) (map[string][]NodeStep, error) {
+	g, err := newDepGraph(tasks, false)
 	if err != nil {
 		return nil, err
 	}
-	sel := newRoleSelector(tasks)
-	nt := len(tasks)
-	applies := make([][]bool, len(nodes))
-	for n, node := range nodes {
-		applies[n] = make([]bool, nt)
-		for i, t := range tasks {
-			applies[n][i] = sel.applies(t, node.Roles)
-		}
+	nodes := make([]ClusterNode, len(p.nodes))
+	for n := range p.nodes {
+		nodes[n] = p.nodes[n].ClusterNode
 	}
-	named := func(name string) ([]int, error) {
-		pattern, isRegex := groupPattern(name)
-		if !isRegex {
+	nt := len(tasks)
+	applies := p.applies
+	named := func(name string) []int {
+		m := p.matcher(name)
+		if m.re == nil {
 			if i, ok := g.index[name]; ok {
-				return []int{i}, nil
+				return []int{i}
 			}
-			return nil, nil
-		}
-		re, err := regexp.Compile(pattern)
-		if err != nil {
-			return nil, errs.Invalidf("cross dependency %s: invalid regular expression: %v", name, err)
+			return nil
 		}
 		var out []int
 		for i, t := range tasks {
-			if re.MatchString(t.ID) {
+			if m.match(t.ID) {
 				out = append(out, i)
 			}
 		}
-		return out, nil
+		return out
 	}
 	// Vertex n*nt+i is task i on node n (a task that does not apply to the
 	// node only carries the order through). waitAll and waitAny hold the
@@ -180,44 +108,30 @@ func resolveNodes(tasks []Task, nodes []ClusterNode) (map[string][]NodeStep, err
 			}
 		}
 	}
+	// A cross dependency never makes a task wait for itself on its own node (Nailgun's excludes).
 	for i, t := range tasks {
-		for _, cd := range t.CrossDepends {
-			targets, err := named(cd.Name)
-			if err != nil {
-				return nil, err
+		for n := range nodes {
+			if !applies[n][i] {
+				continue
 			}
-			for n := range nodes {
-				if !applies[n][i] {
-					continue
-				}
+			for _, cd := range p.crossDeps(t, n, i, false) {
 				var refs []int
-				for _, j := range targets {
-					for m, other := range nodes {
-						if applies[m][j] && crossRoleMatches(cd.Role, other.Roles, m == n) {
+				for _, j := range named(cd.Name) {
+					for m := range nodes {
+						if applies[m][j] && !(m == n && j == i) && p.crossTakes(cd, n, m) {
 							refs = append(refs, vertex(m, j))
 						}
 					}
 				}
 				addWaits(vertex(n, i), cd.Policy, refs)
 			}
-		}
-		for _, cd := range t.CrossDependedBy {
-			dependents, err := named(cd.Name)
-			if err != nil {
-				return nil, err
-			}
-			for _, j := range dependents {
-				for m, other := range nodes {
-					if !applies[m][j] {
-						continue
-					}
-					var refs []int
-					for n := range nodes {
-						if applies[n][i] && crossRoleMatches(cd.Role, other.Roles, m == n) {
-							refs = append(refs, vertex(n, i))
+			for _, cd := range p.crossDeps(t, n, i, true) {
+				for _, j := range named(cd.Name) {
+					for m := range nodes {
+						if applies[m][j] && !(m == n && j == i) && p.crossTakes(cd, n, m) {
+							addWaits(vertex(m, j), cd.Policy, []int{vertex(n, i)})
 						}
 					}
-					addWaits(vertex(m, j), cd.Policy, refs)
 				}
 			}
 		}
@@ -233,7 +147,7 @@ func resolveNodes(tasks []Task, nodes []ClusterNode) (map[string][]NodeStep, err
 		if applies[n][i] {
 			id := nodes[n].ID
 			stepOf[v] = StepRef{Node: id, Step: len(steps[id])}
-			steps[id] = append(steps[id], NodeStep{Task: i})
+			steps[id] = append(steps[id], NodeStep{Task: i, Skip: p.skip[n][i]})
 		}
 	}
 	for n, node := range nodes {
@@ -494,18 +408,32 @@ type NodeTaskRef struct {
 	Task string `json:"task"`
 }
 
-// NodeTasks is one node's task list.
+// NodeTasks is one node's task list, and the tasks placed on it that it skips.
 type NodeTasks struct {
-	Node  string           `json:"node"`
-	Roles []string         `json:"roles"`
-	Tasks []SerializedTask `json:"tasks"`
+	Node    string           `json:"node"`
+	Roles   []string         `json:"roles"`
+	Tasks   []SerializedTask `json:"tasks"`
+	Skipped []SkippedTask    `json:"skipped"`
 }
+
+// SkippedTask is a task placed on a node that the node passes without running it.
+type SkippedTask struct {
+	Task   string `json:"task"`
+	Reason string `json:"reason"`
+}
+
+// SkipType is the reason of a task whose type is skipped.
+const SkipType = "type"
 
 // ClusterTasks is the answer of serialized_tasks: each node's task list.
 type ClusterTasks struct {
 	Cluster   int64       `json:"cluster"`
 	GraphType string      `json:"graph_type"`
 	Nodes     []NodeTasks `json:"nodes"`
+	// Warnings name what the graph refers to and the cluster does not have.
+	Warnings []string `json:"warnings,omitempty"`
+	// Unplaced are the tasks placed on no node.
+	Unplaced []string `json:"unplaced,omitempty"`
 }
 
 // serialize lists the tasks a node's agent runs, in order. The waits of the
@@ -530,8 +458,8 @@ func serialize(plan *frozenPlan, node string) []SerializedTask {
 			}
 			item.WaitForAny = append(item.WaitForAny, refs)
 		}
-		if t := plan.Tasks[step.Task]; !t.noop() {
-			item.Task = t
+		if plan.handedOut(step) {
+			item.Task = plan.Tasks[step.Task]
 			out = append(out, item)
 			item = SerializedTask{}
 		}
@@ -541,8 +469,9 @@ func serialize(plan *frozenPlan, node string) []SerializedTask {
 
 // SerializedTasks returns each node's task list of a cluster's merged graph
 // of a type, as an execution on those nodes (all the cluster's when none are
-// given) hands them to the agents.
-func (s *Service) SerializedTasks(ctx context.Context, clusterID int64, graphType string, requested []NodeID) (ClusterTasks, error) {
+// given) hands them to the agents, with the tasks each node skips and why.
+// force plans as an execution with force would: every node's old data unknown.
+func (s *Service) SerializedTasks(ctx context.Context, clusterID int64, graphType string, requested []NodeID, force bool) (ClusterTasks, error) {
 	m, err := s.mergedGraph(ctx, clusterID, graphType)
 	if err != nil {
 		return ClusterTasks{}, err
@@ -556,14 +485,35 @@ func (s *Service) SerializedTasks(ctx context.Context, clusterID int64, graphTyp
 	if err != nil {
 		return ClusterTasks{}, err
 	}
-	plan := &frozenPlan{Tasks: m.deps.ordered()}
-	if plan.Nodes, err = resolveNodes(plan.Tasks, nodes); err != nil {
+	plan, err := s.plan(ctx, planRequest{cluster: clusterID, graphType: graphType, merged: m, nodes: nodes, force: force})
+	if err != nil {
 		return ClusterTasks{}, err
 	}
 	for _, n := range nodes {
-		out.Nodes = append(out.Nodes, NodeTasks{Node: n.ID, Roles: orEmpty(n.Roles), Tasks: serialize(plan, n.ID)})
+		out.Nodes = append(out.Nodes, plan.nodeTasks(n))
 	}
+	out.Warnings, out.Unplaced = plan.Warnings, plan.Unplaced
 	return out, nil
+}
+
+// nodeTasks is a node's part of the plan as serialized_tasks and the plan show it.
+func (p *frozenPlan) nodeTasks(n ClusterNode) NodeTasks {
+	return NodeTasks{Node: n.ID, Roles: orEmpty(n.Roles), Tasks: serialize(p, n.ID), Skipped: p.skipped(n.ID)}
+}
+
+// skipped lists the tasks placed on a node that it does not run, with the reason.
+func (p *frozenPlan) skipped(node string) []SkippedTask {
+	out := []SkippedTask{}
+	for _, step := range p.steps(node) {
+		t := p.Tasks[step.Task]
+		switch {
+		case step.Skip != "":
+			out = append(out, SkippedTask{Task: t.ID, Reason: step.Skip})
+		case t.Type == TypeSkipped:
+			out = append(out, SkippedTask{Task: t.ID, Reason: SkipType})
+		}
+	}
+	return out
 }
 
 func orEmpty(s []string) []string {

@@ -24,6 +24,11 @@ type Clusters interface {
 	// Identify resolves a cluster given by integer id or UUID, and answers an
 	// errs.NotFound error when it does not exist.
 	Identify(ctx context.Context, ref string) (ClusterIdentity, error)
+	// NodeData returns the deployment data of the cluster's nodes (by id):
+	// the effective document of resource at each node, now (zero at) or as
+	// it was at that instant; an errs.NotFound error when the cluster has no
+	// such resource. A node with no document at that instant is left out.
+	NodeData(ctx context.Context, cluster, resource string, nodes []string, at time.Time) (map[string]NodeDocument, error)
 }
 
 // Service implements the deployment graph domain over the index and blobs.

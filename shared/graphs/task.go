@@ -54,20 +54,78 @@ type Task struct {
 	Groups          []string
 	Role            []string
 	Roles           []string
+	Tags            []string
 	Stage           string
-	CrossDepends    []CrossDependency
-	CrossDependedBy []CrossDependency
-	Parameters      json.RawMessage
-	ReexecuteOn     []string
-	RefreshOn       []string
-	Extra           map[string]json.RawMessage
+	CrossDepends    CrossDependencies
+	CrossDependedBy CrossDependencies
+	// Condition, when set, decides per node whether the task runs there (a
+	// false condition keeps the task in the node's plan as skipped).
+	Condition  *Condition
+	Parameters json.RawMessage
+	// Strategy is parameters.strategy, decoded.
+	Strategy    *Strategy
+	ReexecuteOn []string
+	RefreshOn   []string
+	Extra       map[string]json.RawMessage
 }
 
 // CrossDependency is one entry of cross-depends / cross-depended-by.
 type CrossDependency struct {
 	Name   string   `json:"name"`
 	Role   []string `json:"role,omitempty"`
+	Tags   []string `json:"tags,omitempty"`
 	Policy string   `json:"policy,omitempty"`
+	// Sync is Nailgun's explicit `role: null`: the dependency is on the
+	// cluster-wide (stage) copy of the task rather than on a node's.
+	Sync bool `json:"-"`
+}
+
+// CrossDependencies is a cross-depends or cross-depended-by field: a list,
+// or a yaql expression (fuel-library's {yaql_exp: ...}) that gives the list
+// per node at plan time.
+type CrossDependencies struct {
+	List []CrossDependency
+	Expr *Expression
+}
+
+func (c CrossDependencies) empty() bool { return len(c.List) == 0 && c.Expr == nil }
+
+// value is the field as written back: the expression, the list, or nil when empty.
+func (c CrossDependencies) value() any {
+	switch {
+	case c.Expr != nil:
+		return c.Expr
+	case len(c.List) > 0:
+		return c.List
+	}
+	return nil
+}
+
+// MarshalJSON writes Nailgun's explicit `role: null` back as it was given.
+func (d CrossDependency) MarshalJSON() ([]byte, error) {
+	type plain CrossDependency
+	if !d.Sync {
+		return json.Marshal(plain(d))
+	}
+	return json.Marshal(struct {
+		plain
+		Role *string `json:"role"`
+	}{plain: plain(d)})
+}
+
+// Condition is a task's condition: a yaql expression evaluated on each
+// node's deployment data, or a constant.
+type Condition struct {
+	Expr  *Expression
+	Const bool
+}
+
+// Strategy limits how many nodes run a task at once: one_by_one is one,
+// parallel is Amount (a number or a yaql expression), unlimited without one.
+type Strategy struct {
+	Type       string
+	Amount     int
+	AmountExpr *Expression
 }
 
 // noop reports whether the task only structures the graph.
@@ -156,6 +214,23 @@ var taskFields = map[string]func(t *Task, raw json.RawMessage) error{
 	"refresh_on":   stringListField(func(t *Task) *[]string { return &t.RefreshOn }),
 	"role":         stringOrListField(func(t *Task) *[]string { return &t.Role }),
 	"roles":        stringOrListField(func(t *Task) *[]string { return &t.Roles }),
+	"tags":         stringOrListField(func(t *Task) *[]string { return &t.Tags }),
+	"condition": func(t *Task, raw json.RawMessage) error {
+		var b bool
+		if json.Unmarshal(raw, &b) == nil {
+			t.Condition = &Condition{Const: b}
+			return nil
+		}
+		expr, err := decodeExpression(raw)
+		if err != nil {
+			if _, isString := decodeString(raw); isString == nil {
+				return fieldErrorf("", "Nailgun's legacy string conditions are not supported: give {yaql_exp: ...}")
+			}
+			return err
+		}
+		t.Condition = &Condition{Expr: expr}
+		return nil
+	},
 	"groups": func(t *Task, raw json.RawMessage) (err error) {
 		if t.Groups, err = decodeStringOrList(raw); err != nil {
 			return err
@@ -173,20 +248,22 @@ var taskFields = map[string]func(t *Task, raw json.RawMessage) error{
 		t.Stage, err = decodeString(raw)
 		return err
 	},
-	"cross-depends":     crossDependencyField(func(t *Task) *[]CrossDependency { return &t.CrossDepends }),
-	"cross-depended-by": crossDependencyField(func(t *Task) *[]CrossDependency { return &t.CrossDependedBy }),
+	"cross-depends":     crossDependencyField(func(t *Task) *CrossDependencies { return &t.CrossDepends }),
+	"cross-depended-by": crossDependencyField(func(t *Task) *CrossDependencies { return &t.CrossDependedBy }),
 	// The spellings of spec 002's data model; written back as cross-depends and cross-depended-by.
-	"cross_depends":     crossDependencyAlias("cross-depends", func(t *Task) *[]CrossDependency { return &t.CrossDepends }),
-	"cross_depended_by": crossDependencyAlias("cross-depended-by", func(t *Task) *[]CrossDependency { return &t.CrossDependedBy }),
+	"cross_depends":     crossDependencyAlias("cross-depends", func(t *Task) *CrossDependencies { return &t.CrossDepends }),
+	"cross_depended_by": crossDependencyAlias("cross-depended-by", func(t *Task) *CrossDependencies { return &t.CrossDependedBy }),
 	"parameters": func(t *Task, raw json.RawMessage) error {
 		var params map[string]json.RawMessage
 		if err := decodeObject(raw, &params); err != nil {
 			return err
 		}
-		if strategy, ok := params["strategy"]; ok {
-			if err := validateStrategy(strategy); err != nil {
+		if raw, ok := params["strategy"]; ok && !isNull(raw) {
+			strategy, err := decodeStrategy(raw)
+			if err != nil {
 				return under("strategy", err)
 			}
+			t.Strategy = strategy
 		}
 		t.Parameters = raw
 		return nil
@@ -207,32 +284,47 @@ func stringOrListField(dst func(*Task) *[]string) func(*Task, json.RawMessage) e
 	}
 }
 
-func crossDependencyField(dst func(*Task) *[]CrossDependency) func(*Task, json.RawMessage) error {
-	return func(t *Task, raw json.RawMessage) error {
-		var items []json.RawMessage
-		if err := json.Unmarshal(raw, &items); err != nil || items == nil {
-			return fieldErrorf("", "must be a list")
+func crossDependencyField(dst func(*Task) *CrossDependencies) func(*Task, json.RawMessage) error {
+	return func(t *Task, raw json.RawMessage) (err error) {
+		if isExpression(raw) {
+			expr, err := decodeExpression(raw)
+			*dst(t) = CrossDependencies{Expr: expr}
+			return err
 		}
-		deps := make([]CrossDependency, len(items))
-		for i, item := range items {
-			d, err := decodeCrossDependency(item)
-			if err != nil {
-				return under(fmt.Sprintf("[%d]", i), err)
-			}
-			deps[i] = d
-		}
-		*dst(t) = deps
-		return nil
+		list, err := decodeCrossDependencies(raw)
+		*dst(t) = CrossDependencies{List: list}
+		return err
 	}
+}
+
+// decodeCrossDependencies decodes a list of cross dependencies, as a task
+// gives it or as a yaql expression evaluates to (JSON-encoded).
+func decodeCrossDependencies(raw json.RawMessage) ([]CrossDependency, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil || items == nil {
+		return nil, fieldErrorf("", "must be a list or {yaql_exp: ...}")
+	}
+	deps := make([]CrossDependency, 0, len(items))
+	for i, item := range items {
+		if isNull(item) {
+			continue // Nailgun skips empty entries
+		}
+		d, err := decodeCrossDependency(item)
+		if err != nil {
+			return nil, under(fmt.Sprintf("[%d]", i), err)
+		}
+		deps = append(deps, d)
+	}
+	return deps, nil
 }
 
 // crossDependencyAlias decodes the underscore spelling of a cross dependency
 // field; a task may not give both spellings (fields decode in key order, and
 // "-" sorts before "_", so the hyphenated one is already set).
-func crossDependencyAlias(canonical string, dst func(*Task) *[]CrossDependency) func(*Task, json.RawMessage) error {
+func crossDependencyAlias(canonical string, dst func(*Task) *CrossDependencies) func(*Task, json.RawMessage) error {
 	decode := crossDependencyField(dst)
 	return func(t *Task, raw json.RawMessage) error {
-		if *dst(t) != nil {
+		if !dst(t).empty() {
 			return fieldErrorf("", "given together with %s", canonical)
 		}
 		return decode(t, raw)
@@ -252,7 +344,15 @@ func decodeCrossDependency(raw json.RawMessage) (CrossDependency, error) {
 		case "name":
 			d.Name, err = decodeString(v)
 		case "role":
-			d.Role, err = decodeStringOrList(v)
+			if isNull(v) {
+				d.Sync = true
+			} else {
+				d.Role, err = decodeStringOrList(v)
+			}
+			err = checkNamePatterns(d.Role, err)
+		case "tags":
+			d.Tags, err = decodeStringOrList(v)
+			err = checkNamePatterns(d.Tags, err)
 		case "policy":
 			if d.Policy, err = decodeString(v); err == nil && d.Policy != "all" && d.Policy != "any" {
 				err = fieldErrorf("", "%q is not one of all, any", d.Policy)
@@ -267,40 +367,79 @@ func decodeCrossDependency(raw json.RawMessage) (CrossDependency, error) {
 	if d.Name == "" {
 		return d, fieldErrorf("name", "is required")
 	}
+	if err := checkNamePatterns([]string{d.Name}, nil); err != nil {
+		return d, under("name", err)
+	}
 	return d, nil
 }
 
-func validateStrategy(raw json.RawMessage) error {
-	var fields map[string]json.RawMessage
-	if err := decodeObject(raw, &fields); err != nil {
+// checkNamePatterns refuses a "/re/" name whose regular expression does not compile.
+func checkNamePatterns(names []string, err error) error {
+	if err != nil {
 		return err
 	}
+	for i, n := range names {
+		if _, err := compileName(n); err != nil {
+			return fieldErrorf(fmt.Sprintf("[%d]", i), "%v", err)
+		}
+	}
+	return nil
+}
+
+// Strategy types.
+const (
+	StrategyParallel = "parallel"
+	StrategyOneByOne = "one_by_one"
+)
+
+func decodeStrategy(raw json.RawMessage) (*Strategy, error) {
+	var fields map[string]json.RawMessage
+	if err := decodeObject(raw, &fields); err != nil {
+		return nil, err
+	}
+	var st Strategy
 	for _, key := range sortedKeys(fields) {
 		switch key {
 		case "type":
 			typ, err := decodeString(fields[key])
-			if err == nil && typ != "parallel" && typ != "one_by_one" {
+			if err == nil && typ != StrategyParallel && typ != StrategyOneByOne {
 				err = fieldErrorf("", "%q is not one of parallel, one_by_one", typ)
 			}
 			if err != nil {
-				return under(key, err)
+				return nil, under(key, err)
 			}
+			st.Type = typ
 		case "amount":
-			var n json.Number
-			if err := json.Unmarshal(fields[key], &n); err != nil {
-				return fieldErrorf(key, "must be a positive integer")
+			if isExpression(fields[key]) {
+				expr, err := decodeExpression(fields[key])
+				if err != nil {
+					return nil, under(key, err)
+				}
+				st.AmountExpr = expr
+				continue
 			}
-			if v, err := n.Int64(); err != nil || v < 1 {
-				return fieldErrorf(key, "must be a positive integer")
+			n, err := positiveInt(fields[key])
+			if err != nil {
+				return nil, under(key, err)
 			}
+			st.Amount = n
 		default:
-			return fieldErrorf(key, "unknown field")
+			return nil, fieldErrorf(key, "unknown field")
 		}
 	}
-	if _, ok := fields["type"]; !ok {
-		return fieldErrorf("type", "is required")
+	if st.Type == "" {
+		return nil, fieldErrorf("type", "is required")
 	}
-	return nil
+	return &st, nil
+}
+
+// positiveInt decodes a positive integer (a whole JSON number such as 6 or 6.0).
+func positiveInt(raw json.RawMessage) (int, error) {
+	var f float64
+	if err := json.Unmarshal(raw, &f); err != nil || f < 1 || f != float64(int(f)) {
+		return 0, fieldErrorf("", "must be a positive integer or {yaql_exp: ...}")
+	}
+	return int(f), nil
 }
 
 func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
@@ -412,16 +551,24 @@ func (t Task) MarshalJSON() ([]byte, error) {
 	setList("groups", t.Groups)
 	setList("role", t.Role)
 	setList("roles", t.Roles)
+	setList("tags", t.Tags)
 	setList("reexecute_on", t.ReexecuteOn)
 	setList("refresh_on", t.RefreshOn)
 	if t.Stage != "" {
 		out["stage"] = t.Stage
 	}
-	if len(t.CrossDepends) > 0 {
-		out["cross-depends"] = t.CrossDepends
+	if v := t.CrossDepends.value(); v != nil {
+		out["cross-depends"] = v
 	}
-	if len(t.CrossDependedBy) > 0 {
-		out["cross-depended-by"] = t.CrossDependedBy
+	if v := t.CrossDependedBy.value(); v != nil {
+		out["cross-depended-by"] = v
+	}
+	if c := t.Condition; c != nil {
+		if c.Expr != nil {
+			out["condition"] = c.Expr
+		} else {
+			out["condition"] = c.Const
+		}
 	}
 	if len(t.Parameters) > 0 {
 		out["parameters"] = t.Parameters

@@ -82,6 +82,10 @@ type Plan struct {
 	Nodes       []string                    `json:"nodes"`
 	Tasks       []Task                      `json:"tasks"`
 	NodeTasks   map[string][]SerializedTask `json:"node_tasks"`
+	// Skipped: node -> the tasks placed on it that it passes without running them.
+	Skipped  map[string][]SkippedTask `json:"skipped"`
+	Warnings []string                 `json:"warnings,omitempty"`
+	Unplaced []string                 `json:"unplaced,omitempty"`
 }
 
 // frozenPlan is the stored plan of a sub-transaction (an immutable blob).
@@ -90,6 +94,20 @@ type Plan struct {
 type frozenPlan struct {
 	Tasks []Task                `json:"tasks"`
 	Nodes map[string][]NodeStep `json:"nodes"`
+	// Limits: task id -> how many nodes may run that task at once (its strategy).
+	Limits map[string]int `json:"limits,omitempty"`
+	// Data: node -> the deployment data its conditions read.
+	Data map[string]DataPin `json:"data,omitempty"`
+	// Warnings name what the graph refers to and the cluster does not have.
+	Warnings []string `json:"warnings,omitempty"`
+	// Unplaced are the tasks placed on no node.
+	Unplaced []string `json:"unplaced,omitempty"`
+}
+
+// handedOut says whether a step's task is given to the node's agent: not a
+// group, stage or skipped task, and not skipped on that node.
+func (p *frozenPlan) handedOut(step NodeStep) bool {
+	return step.Skip == "" && !p.Tasks[step.Task].noop()
 }
 
 // steps returns a node's task list.
@@ -315,16 +333,17 @@ func (s *Service) loadPlan(ctx context.Context, hash string) (*frozenPlan, error
 	if err != nil {
 		return nil, fmt.Errorf("plan %s: %w", hash, err)
 	}
+	// The tasks decode through the cache of task lists (the outer field wins over the embedded one).
 	var stored struct {
-		Tasks json.RawMessage       `json:"tasks"`
-		Nodes map[string][]NodeStep `json:"nodes"`
+		Tasks json.RawMessage `json:"tasks"`
+		frozenPlan
 	}
 	if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
 		stored.Tasks = raw
 	} else if err := json.Unmarshal(raw, &stored); err != nil {
 		return nil, fmt.Errorf("plan %s: %w", hash, err)
 	}
-	plan := &frozenPlan{Nodes: stored.Nodes}
+	plan := &stored.frozenPlan
 	if plan.Tasks, err = s.decodeTasks(stored.Tasks); err != nil {
 		return nil, fmt.Errorf("plan %s: %w", hash, err)
 	}
@@ -336,7 +355,7 @@ func (s *Service) loadPlan(ctx context.Context, hash string) (*frozenPlan, error
 // task an agent has to run (not group, stage or skipped), or len(steps).
 func (p *frozenPlan) nextRunnable(steps []NodeStep, from int) int {
 	for i := from; i < len(steps); i++ {
-		if !p.Tasks[steps[i].Task].noop() {
+		if p.handedOut(steps[i]) {
 			return i
 		}
 	}
@@ -387,7 +406,7 @@ func (s *Service) advance(ctx context.Context, sub string, plan *frozenPlan, ste
 		if err != nil || !ok {
 			return i, !ok, err
 		}
-		if !plan.Tasks[steps[i].Task].noop() {
+		if plan.handedOut(steps[i]) {
 			return i, false, nil
 		}
 	}
@@ -667,9 +686,11 @@ func (s *Service) Plan(ctx context.Context, id string) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	out := Plan{Transaction: rec.UUID, GraphType: rec.GraphType, Nodes: rec.Nodes, Tasks: plan.Tasks, NodeTasks: map[string][]SerializedTask{}}
+	out := Plan{Transaction: rec.UUID, GraphType: rec.GraphType, Nodes: rec.Nodes, Tasks: plan.Tasks,
+		NodeTasks: map[string][]SerializedTask{}, Skipped: map[string][]SkippedTask{}, Warnings: plan.Warnings, Unplaced: plan.Unplaced}
 	for _, n := range rec.Nodes {
 		out.NodeTasks[n] = serialize(plan, n)
+		out.Skipped[n] = plan.skipped(n)
 	}
 	return out, nil
 }

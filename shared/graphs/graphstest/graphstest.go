@@ -5,6 +5,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -52,4 +53,12 @@ func (c Clusters) Identify(_ context.Context, ref string) (graphs.ClusterIdentit
 		}
 	}
 	return graphs.ClusterIdentity{}, errs.NotFoundf("Cluster %s not found", ref)
+}
+
+// NodeData implements graphs.Clusters: these clusters hold no deployment data.
+func (c Clusters) NodeData(ctx context.Context, id, resource string, _ []string, _ time.Time) (map[string]graphs.NodeDocument, error) {
+	if err := c.Exists(ctx, id); err != nil {
+		return nil, err
+	}
+	return nil, errs.NotFoundf("resource %s not found in cluster %s", resource, id)
 }

@@ -42,6 +42,7 @@ func Register(router *routes.Router, svc *graphs.Service) {
 			bind(o.plural+".list", h.listEntries(o.kind))
 			bind(o.plural+".create", h.createEntry(o.kind, base+"/"+o.plural))
 			bind(o.plural+".get", h.getEntry(o.kind))
+			bind(o.plural+".update", h.updateEntry(o.kind))
 			bind(o.plural+".delete", h.deleteEntry(o.kind))
 		}
 		bind(o.plural+".graphs.list", h.listOwned(o.kind))
@@ -204,6 +205,20 @@ func (h *handlers) createEntry(kind graphs.OwnerKind, path string) handler {
 func (h *handlers) getEntry(kind graphs.OwnerKind) handler {
 	return h.withID(string(kind), func(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
 		e, err := h.svc.Entry(r.Context(), kind, id)
+		if u := h.viewFor(r); u != nil && err == nil {
+			return http.StatusOK, u.entry(e), nil
+		}
+		return http.StatusOK, e, err
+	})
+}
+
+func (h *handlers) updateEntry(kind graphs.OwnerKind) handler {
+	return h.withID(string(kind), func(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
+		var in graphs.EntryInput
+		if err := httpapi.Decode(r, &in); err != nil {
+			return 0, nil, err
+		}
+		e, err := h.svc.UpdateEntry(r.Context(), kind, id, in)
 		if u := h.viewFor(r); u != nil && err == nil {
 			return http.StatusOK, u.entry(e), nil
 		}
@@ -481,7 +496,11 @@ func nodeIDs(q map[string]string) []graphs.NodeID {
 }
 
 func (h *handlers) serializedTasks(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
-	tasks, err := h.svc.SerializedTasks(r.Context(), id, graphType(q), nodeIDs(q))
+	force, err := flag(q, "force")
+	if err != nil {
+		return 0, nil, err
+	}
+	tasks, err := h.svc.SerializedTasks(r.Context(), id, graphType(q), nodeIDs(q), force)
 	return http.StatusOK, tasks, err
 }
 

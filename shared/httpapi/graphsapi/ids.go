@@ -79,10 +79,11 @@ type entryView struct {
 	ID      string `json:"id"`
 	Name    string `json:"name"`
 	Version string `json:"version"`
+	graphs.EntryMetadata
 }
 
 func (u *uuids) entry(e graphs.Entry) entryView {
-	return entryView{ID: e.UUID, Name: e.Name, Version: e.Version}
+	return entryView{ID: e.UUID, Name: e.Name, Version: e.Version, EntryMetadata: e.EntryMetadata}
 }
 
 func (u *uuids) entries(es []graphs.Entry) []entryView {

@@ -127,6 +127,7 @@ func graphRoutes() []Route {
 			add(owner+".list", "GET", "/"+owner, Read, "List "+owner+".", ok, "Array")
 			add(owner+".create", "POST", "/"+owner, Write, "Register one of the "+owner+".", created, "Object")
 			add(owner+".get", "GET", "/"+owner+"/{id}", Read, "Show one of the "+owner+".", ok, "Object")
+			add(owner+".update", "PUT", "/"+owner+"/{id}", Write, "Replace the name, version and role metadata of one of the "+owner+".", ok, "Object")
 			add(owner+".delete", "DELETE", "/"+owner+"/{id}", Write, "Delete one of the "+owner+" and its graphs.", noContent, "")
 		}
 		if owner == "releases" {
@@ -147,8 +148,8 @@ func graphRoutes() []Route {
 	add("clusters.tasks.own", "GET", cluster+"/deployment_tasks/own", Read, "A cluster's own tasks.", ok, "Array", graphType)
 	add("clusters.tasks.plugins", "GET", cluster+"/deployment_tasks/plugins", Read, "The tasks of a cluster's plugins.", ok, "Array", graphType)
 	add("clusters.tasks.release", "GET", cluster+"/deployment_tasks/release", Read, "The tasks of a cluster's release.", ok, "Array", graphType)
-	add("clusters.serializedTasks", "GET", cluster+"/serialized_tasks", Read, "A cluster's tasks as the deployment would run them, per node.", ok, "Object",
-		graphType, Param{"nodes", String, "Comma-separated node ids."})
+	add("clusters.serializedTasks", "GET", cluster+"/serialized_tasks", Read, "A cluster's tasks as the deployment would run them, per node, with the tasks each node skips and why.", ok, "Object",
+		graphType, Param{"nodes", String, "Comma-separated node ids."}, Param{"force", Flag, "Plan as a forced run: every node's old data unknown."})
 	add("clusters.deploy", "PUT", cluster+"/deploy", Write, "Start a deployment of a cluster: a transaction.", accepted, "Object",
 		graphType, Param{"nodes", String, "Comma-separated node ids."}, Param{"dry_run", Flag, "Plan without running."},
 		Param{"noop_run", Flag, "Run tasks in no-op mode."}, Param{"force", Flag, "Run tasks whose inputs have not changed."}, Param{"debug", Flag, "Verbose agents."})

@@ -1,0 +1,363 @@
+package graphs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/yaql"
+)
+
+// Why a task placed on a node is not run there (NodeStep.Skip).
+const (
+	// SkipCondition: the task's condition is false on the node.
+	SkipCondition = "condition"
+	// SkipFiltered: the execution did not select the task (tasks, subgraphs).
+	SkipFiltered = "filtered"
+)
+
+// PlanNode is a node as the planner sees it: its roles, and what its
+// conditions read ($, and $%old for changed()); Data is nil when no task of
+// the graph has an expression.
+type PlanNode struct {
+	ClusterNode
+	Data any
+	Old  any
+}
+
+// placement is the per-node part of a plan: which tasks each node takes,
+// which of those it skips and why, and each task's values evaluated there.
+type placement struct {
+	nodes []PlanNode
+	tags  [][]string
+	// applies[n][i]: task i is in node n's plan (group and stage tasks are in every node's).
+	applies [][]bool
+	// skip[n][i]: why node n does not run task i ("" when it does, or the task only structures the graph).
+	skip [][]string
+	// crossDepends / crossDependedBy[n][i]: task i's cross dependencies as seen from node n
+	// (nil inner slices when every node sees the task's own list).
+	crossDepends, crossDependedBy [][][]CrossDependency
+	// limits: task id -> how many nodes may run it at once.
+	limits map[string]int
+	// unplaced lists the tasks (that do work) placed on no node.
+	unplaced []string
+	warnings []string
+	matchers map[string]nameMatcher
+}
+
+// matcher returns the matcher of a name (compiled once per plan).
+func (p *placement) matcher(name string) nameMatcher {
+	m, ok := p.matchers[name]
+	if !ok {
+		m, _ = compileName(name) // validated when the task was read
+		p.matchers[name] = m
+	}
+	return m
+}
+
+// needsData reports whether any task reads node data (a yaql expression).
+func needsData(tasks []Task) bool {
+	return slices.ContainsFunc(tasks, func(t Task) bool {
+		return t.Condition != nil && t.Condition.Expr != nil || t.CrossDepends.Expr != nil || t.CrossDependedBy.Expr != nil ||
+			t.Strategy != nil && t.Strategy.AmountExpr != nil
+	})
+}
+
+// place decides, as Nailgun's LCM serializer does, which tasks each node takes:
+//   - a task is placed by its tags, else roles/role, else groups: each name
+//     ("*" for every node, "/re/" a regular expression searched in the tag,
+//     else the exact tag) is matched against the node's tags (the tags of
+//     its roles, see tagRules.nodeTags) and roles; a name matching nothing
+//     places nothing (a warning, not an error);
+//   - a group task places the tasks listed in its tasks on its own nodes;
+//   - a task with none of tags, roles, role and groups is placed on every
+//     node (tuningbox: Nailgun placed it nowhere); group and stage tasks are
+//     in every node's plan, only to carry the order;
+//   - on each node, a task whose condition is false (its yaql expression
+//     evaluated with the node's data as $) is kept as skipped, as is one the
+//     execution did not select (filtered).
+func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode, rules tagRules) (*placement, error) {
+	p := &placement{nodes: nodes, limits: map[string]int{}, matchers: map[string]nameMatcher{}}
+	cluster := make([]ClusterNode, len(nodes))
+	for n := range nodes {
+		cluster[n] = nodes[n].ClusterNode
+	}
+	p.tags = rules.nodeTags(cluster)
+	nt := len(tasks)
+	p.applies = make([][]bool, len(nodes))
+	p.skip = make([][]string, len(nodes))
+	p.crossDepends = make([][][]CrossDependency, len(nodes))
+	p.crossDependedBy = make([][][]CrossDependency, len(nodes))
+	unmatched := map[string][]string{} // "field name" -> task ids
+	// groupOn: group task -> its nodes (by its own names, or its id as a tag without any).
+	groupOn := map[int][]bool{}
+	selectNodes := func(t Task) []bool {
+		field, names := placementNames(t)
+		if t.Type == TypeGroup && names == nil {
+			field, names = "role", []string{t.ID}
+		}
+		on := make([]bool, len(nodes))
+		for _, name := range names {
+			found := false
+			for n := range nodes {
+				if name == AnyRole && (len(p.tags[n]) > 0 || len(nodes[n].Roles) > 0) || p.carries(n, p.matcher(name)) {
+					on[n], found = true, true
+				}
+			}
+			if field == "groups" {
+				// tuningbox: a groups name also takes the nodes of the group tasks it names.
+				for g, gon := range groupOn {
+					if p.matcher(name).match(tasks[g].ID) {
+						for n := range on {
+							on[n] = on[n] || gon[n]
+						}
+						found = found || slices.Contains(gon, true)
+					}
+				}
+			}
+			if !found {
+				key := fmt.Sprintf("%s %q", field, name)
+				unmatched[key] = append(unmatched[key], t.ID)
+			}
+		}
+		if names == nil {
+			for n := range on {
+				on[n] = true
+			}
+		}
+		return on
+	}
+	index := make(map[string]int, nt)
+	for i, t := range tasks {
+		index[t.ID] = i
+	}
+	for n := range nodes {
+		p.applies[n] = make([]bool, nt)
+		p.skip[n] = make([]string, nt)
+	}
+	for i, t := range tasks {
+		if t.Type == TypeGroup {
+			groupOn[i] = selectNodes(t)
+		}
+	}
+	for i, t := range tasks {
+		if t.Type == TypeGroup || t.Type == TypeStage {
+			for n := range nodes {
+				p.applies[n][i] = true
+			}
+			continue
+		}
+		for n, on := range selectNodes(t) {
+			p.applies[n][i] = p.applies[n][i] || on
+		}
+	}
+	for g, on := range groupOn {
+		for _, id := range tasks[g].Tasks {
+			if j, ok := index[id]; ok {
+				for n := range nodes {
+					p.applies[n][j] = p.applies[n][j] || on[n]
+				}
+			}
+		}
+	}
+	for _, key := range sortedKeys(unmatched) {
+		p.warnings = append(p.warnings, fmt.Sprintf("%s matches no node (tasks %s)", key, strings.Join(unmatched[key], ", ")))
+	}
+	for i, t := range tasks {
+		if !t.noop() && !slices.ContainsFunc(p.applies, func(a []bool) bool { return a[i] }) {
+			p.unplaced = append(p.unplaced, t.ID)
+		}
+	}
+	return p, p.evaluate(ctx, tasks, filtered)
+}
+
+// placementNames returns the field that places a task and its names (nil: every node).
+func placementNames(t Task) (string, []string) {
+	switch {
+	case t.Tags != nil:
+		return "tags", t.Tags
+	case t.Roles != nil || t.Role != nil:
+		return "role", append(slices.Clone(t.Roles), t.Role...)
+	case t.Groups != nil:
+		return "groups", t.Groups
+	}
+	return "", nil
+}
+
+// carries reports whether node n has a tag or a role that m matches.
+func (p *placement) carries(n int, m nameMatcher) bool {
+	return slices.ContainsFunc(p.tags[n], m.match) || slices.ContainsFunc(p.nodes[n].Roles, m.match)
+}
+
+// evaluate computes, on each node, the values of the tasks placed there that
+// depend on the node: conditions, strategy amounts and cross dependency lists.
+func (p *placement) evaluate(ctx context.Context, tasks []Task, filtered []bool) error {
+	for n, node := range p.nodes {
+		env := yaql.Env{New: node.Data, Old: node.Old}
+		eval := func(t Task, field string, e *Expression) (any, error) {
+			v, err := e.Eval(ctx, env)
+			if err != nil {
+				return nil, errs.Invalidf("task %q on node %s: %s: %v", t.ID, node.ID, field, err)
+			}
+			return v, nil
+		}
+		for i, t := range tasks {
+			if !p.applies[n][i] || t.Type == TypeGroup || t.Type == TypeStage {
+				continue
+			}
+			if filtered[i] {
+				p.skip[n][i] = SkipFiltered
+			} else if c := t.Condition; c != nil {
+				run := c.Const
+				if c.Expr != nil {
+					v, err := eval(t, "condition", c.Expr)
+					if err != nil {
+						return err
+					}
+					run = yaql.Truthy(v)
+				}
+				if !run {
+					p.skip[n][i] = SkipCondition
+				}
+			}
+			for _, cd := range []struct {
+				field string
+				deps  CrossDependencies
+				dst   [][][]CrossDependency
+			}{{"cross-depends", t.CrossDepends, p.crossDepends}, {"cross-depended-by", t.CrossDependedBy, p.crossDependedBy}} {
+				if cd.deps.Expr == nil {
+					continue
+				}
+				v, err := eval(t, cd.field, cd.deps.Expr)
+				if err != nil {
+					return err
+				}
+				list, err := crossDependenciesValue(v)
+				if err != nil {
+					return errs.Invalidf("task %q on node %s: %s: %s", t.ID, node.ID, cd.field, err)
+				}
+				if cd.dst[n] == nil {
+					cd.dst[n] = make([][]CrossDependency, len(tasks))
+				}
+				cd.dst[n][i] = list
+			}
+			if p.skip[n][i] == "" && t.Type != TypeSkipped {
+				if err := p.limit(t, func(e *Expression) (any, error) { return eval(t, "parameters.strategy.amount", e) }); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// limit records how many nodes may run t at once: the smallest amount its
+// strategy gives on any node that runs it.
+func (p *placement) limit(t Task, eval func(*Expression) (any, error)) error {
+	st := t.Strategy
+	if st == nil {
+		return nil
+	}
+	amount := st.Amount
+	switch {
+	case st.Type == StrategyOneByOne:
+		amount = 1
+	case st.AmountExpr != nil:
+		v, err := eval(st.AmountExpr)
+		if err != nil {
+			return err
+		}
+		f, ok := number(v)
+		if !ok || f < 1 || f != math.Trunc(f) {
+			return errs.Invalidf("task %q: parameters.strategy.amount: %v is not a positive integer", t.ID, v)
+		}
+		amount = int(f)
+	}
+	if amount <= 0 {
+		return nil
+	}
+	if cur, ok := p.limits[t.ID]; !ok || amount < cur {
+		p.limits[t.ID] = amount
+	}
+	return nil
+}
+
+// number reads a yaql number.
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// crossDependenciesValue reads the value of a cross dependency expression:
+// a list of {name, role|tags, policy} (null = none).
+func crossDependenciesValue(v any) ([]CrossDependency, error) {
+	if v == nil {
+		return nil, nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	list, err := decodeCrossDependencies(raw)
+	if err != nil {
+		return nil, fmt.Errorf("the expression gave %s: %v", raw, err)
+	}
+	return list, nil
+}
+
+// crossDeps returns task i's cross dependencies as node n sees them.
+func (p *placement) crossDeps(t Task, n, i int, dependedBy bool) []CrossDependency {
+	deps, per := t.CrossDepends, p.crossDepends
+	if dependedBy {
+		deps, per = t.CrossDependedBy, p.crossDependedBy
+	}
+	if deps.Expr != nil && per[n] != nil {
+		return per[n][i]
+	}
+	return deps.List
+}
+
+// crossTakes says whether a cross dependency's selection takes node m for a
+// task on node n: none or "*" takes every node, "self" (or Nailgun's null
+// role) node n itself, names the nodes carrying a matching tag or role.
+func (p *placement) crossTakes(cd CrossDependency, n, m int) bool {
+	names := cd.Role
+	if cd.Tags != nil {
+		names = cd.Tags
+	}
+	if cd.Sync {
+		return n == m
+	}
+	if len(names) == 0 {
+		return true
+	}
+	for _, name := range names {
+		switch name {
+		case AnyRole:
+			return true
+		case SelfRole:
+			if n == m {
+				return true
+			}
+		default:
+			if p.carries(m, p.matcher(name)) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os/exec"
 	"slices"
@@ -248,4 +249,62 @@ func checkOrderHolds(t *testing.T, plan *frozenPlan, nailgun map[string]nailgunN
 		}
 	}
 	t.Logf("%d of nailgun's dependency edges between nodes' tasks hold in tuningbox's order", checked)
+}
+
+// BenchmarkPlanFuel1000 plans fuel-library's default graph, conditions
+// included, for 1,000 nodes of the shared roles (3 controllers, the primary
+// among them, then computes and Ceph OSDs in turn), each with its own copy of
+// its role's astute.yaml: first with no old data, then with old data equal to
+// the new (a re-run with nothing changed).
+func BenchmarkPlanFuel1000(b *testing.B) {
+	t := &testing.T{}
+	raw := python(t, nil, "testdata/nailgun_cluster.py", "--old", "first")
+	var in nailgunInput
+	if err := json.Unmarshal(raw, &in); err != nil {
+		b.Fatal(err)
+	}
+	tasks, err := ParseTasks(in.Tasks)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := newDepGraph(tasks, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ordered := g.ordered()
+	byRole := map[string]any{}
+	for _, n := range in.Nodes {
+		byRole[n.Roles[0]] = n.Data
+	}
+	nodes := make([]PlanNode, 1000)
+	for i := range nodes {
+		role := []string{"primary-controller", "controller", "controller"}[min(i, 2)]
+		if i >= 3 {
+			role = []string{"compute", "ceph-osd"}[i%2]
+		}
+		data := maps.Clone(byRole[role].(map[string]any))
+
+		nodes[i] = PlanNode{ClusterNode: ClusterNode{ID: fmt.Sprint(i + 1), Roles: []string{role}}, Data: data}
+	}
+	rules := newTagRules(EntryMetadata{RolesMetadata: in.RolesMetadata, TagsMetadata: in.TagsMetadata})
+	for _, state := range []string{"first", "same"} {
+		for i := range nodes {
+			nodes[i].Old = map[string]any{}
+			if state == "same" {
+				nodes[i].Old = nodes[i].Data
+			}
+		}
+		b.Run(state, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p, err := place(context.Background(), ordered, make([]bool, len(ordered)), nodes, rules)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := resolveNodes(ordered, p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

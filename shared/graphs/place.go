@@ -47,6 +47,8 @@ type placement struct {
 	unplaced []string
 	warnings []string
 	matchers map[string]nameMatcher
+	// selections: the nodes a cross dependency's names take, by the names joined.
+	selections map[string][]bool
 }
 
 // matcher returns the matcher of a name (compiled once per plan).
@@ -81,7 +83,7 @@ func needsData(tasks []Task) bool {
 //     evaluated with the node's data as $) is kept as skipped, as is one the
 //     execution did not select (filtered).
 func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode, rules tagRules) (*placement, error) {
-	p := &placement{nodes: nodes, limits: map[string]int{}, matchers: map[string]nameMatcher{}}
+	p := &placement{nodes: nodes, limits: map[string]int{}, matchers: map[string]nameMatcher{}, selections: map[string][]bool{}}
 	cluster := make([]ClusterNode, len(nodes))
 	for n := range nodes {
 		cluster[n] = nodes[n].ClusterNode
@@ -331,33 +333,32 @@ func (p *placement) crossDeps(t Task, n, i int, dependedBy bool) []CrossDependen
 	return deps.List
 }
 
-// crossTakes says whether a cross dependency's selection takes node m for a
-// task on node n: none or "*" takes every node, "self" (or Nailgun's null
-// role) node n itself, names the nodes carrying a matching tag or role.
-func (p *placement) crossTakes(cd CrossDependency, n, m int) bool {
+// crossSelection returns which nodes a cross dependency's selection takes
+// for a task on node n: none or "*" takes every node, "self" (or Nailgun's
+// null role) node n itself, names the nodes carrying a matching tag or role.
+// The answer is shared: callers must not change it.
+func (p *placement) crossSelection(cd CrossDependency, n int) (takes []bool, self bool) {
 	names := cd.Role
 	if cd.Tags != nil {
 		names = cd.Tags
 	}
 	if cd.Sync {
-		return n == m
+		return nil, true
 	}
-	if len(names) == 0 {
-		return true
-	}
-	for _, name := range names {
-		switch name {
-		case AnyRole:
-			return true
-		case SelfRole:
-			if n == m {
-				return true
-			}
-		default:
-			if p.carries(m, p.matcher(name)) {
-				return true
+	key := strings.Join(names, "\x00")
+	takes, ok := p.selections[key]
+	if !ok {
+		takes = make([]bool, len(p.nodes))
+		for k := range p.nodes {
+			takes[k] = len(names) == 0
+			for _, name := range names {
+				if name == AnyRole || name != SelfRole && p.carries(k, p.matcher(name)) {
+					takes[k] = true
+					break
+				}
 			}
 		}
+		p.selections[key] = takes
 	}
-	return false
+	return takes, slices.Contains(names, SelfRole)
 }

@@ -102,23 +102,35 @@ func resolveNodes(tasks []Task, p *placement) (map[string][]NodeStep, error) {
 			waitAny[v] = append(waitAny[v], refs)
 			return
 		}
-		for _, r := range refs {
-			if !slices.Contains(waitAll[v], r) {
-				waitAll[v] = append(waitAll[v], r)
+		waitAll[v] = append(waitAll[v], refs...) // repeats are dropped below
+	}
+	// placedOn[i]: the nodes task i applies to, so that a dependency looks only there.
+	placedOn := make([][]int, nt)
+	for n := range nodes {
+		for i := range nt {
+			if applies[n][i] {
+				placedOn[i] = append(placedOn[i], n)
 			}
 		}
 	}
+	namedCache := map[string][]int{}
+	cachedNamed := func(name string) []int {
+		ids, ok := namedCache[name]
+		if !ok {
+			ids = named(name)
+			namedCache[name] = ids
+		}
+		return ids
+	}
 	// A cross dependency never makes a task wait for itself on its own node (Nailgun's excludes).
 	for i, t := range tasks {
-		for n := range nodes {
-			if !applies[n][i] {
-				continue
-			}
+		for _, n := range placedOn[i] {
 			for _, cd := range p.crossDeps(t, n, i, false) {
+				takes, self := p.crossSelection(cd, n)
 				var refs []int
-				for _, j := range named(cd.Name) {
-					for m := range nodes {
-						if applies[m][j] && !(m == n && j == i) && p.crossTakes(cd, n, m) {
+				for _, j := range cachedNamed(cd.Name) {
+					for _, m := range placedOn[j] {
+						if !(m == n && j == i) && (m == n && self || takes != nil && takes[m]) {
 							refs = append(refs, vertex(m, j))
 						}
 					}
@@ -126,14 +138,21 @@ func resolveNodes(tasks []Task, p *placement) (map[string][]NodeStep, error) {
 				addWaits(vertex(n, i), cd.Policy, refs)
 			}
 			for _, cd := range p.crossDeps(t, n, i, true) {
-				for _, j := range named(cd.Name) {
-					for m := range nodes {
-						if applies[m][j] && !(m == n && j == i) && p.crossTakes(cd, n, m) {
+				takes, self := p.crossSelection(cd, n)
+				for _, j := range cachedNamed(cd.Name) {
+					for _, m := range placedOn[j] {
+						if !(m == n && j == i) && (m == n && self || takes != nil && takes[m]) {
 							addWaits(vertex(m, j), cd.Policy, []int{vertex(n, i)})
 						}
 					}
 				}
 			}
+		}
+	}
+	for v := range waitAll {
+		if len(waitAll[v]) > 1 {
+			slices.Sort(waitAll[v])
+			waitAll[v] = slices.Compact(waitAll[v])
 		}
 	}
 	order, err := orderAcrossNodes(g, nodes, applies, waitAll)
@@ -190,23 +209,20 @@ func orderAcrossNodes(g *depGraph, nodes []ClusterNode, applies [][]bool, waitAl
 		pos[i] = p
 	}
 	total := len(nodes) * nt
-	succ := make([][]int, total)
-	pred := make([][]int, total)
-	link := func(u, v int) {
-		succ[u] = append(succ[u], v)
-		pred[v] = append(pred[v], u)
-	}
-	for n := range nodes {
-		for u := range nt {
-			for _, w := range g.succ[u] {
-				link(n*nt+u, n*nt+w)
-			}
-		}
-	}
+	// The graph's edges on each node are read from g; only the waits across nodes are stored.
+	crossSucc := make([][]int, total)
 	for v, refs := range waitAll {
 		for _, r := range refs {
-			link(r, v)
+			crossSucc[r] = append(crossSucc[r], v)
 		}
+	}
+	pred := func(v int) []int {
+		base := v - v%nt
+		out := slices.Clone(waitAll[v])
+		for _, u := range g.pred[v%nt] {
+			out = append(out, base+u)
+		}
+		return out
 	}
 	indegree := make([]int, total)
 	ready := &vertexHeap{less: func(a, b int) bool {
@@ -216,19 +232,26 @@ func orderAcrossNodes(g *depGraph, nodes []ClusterNode, applies [][]bool, waitAl
 		return a/nt < b/nt
 	}}
 	for v := range total {
-		if indegree[v] = len(pred[v]); indegree[v] == 0 {
+		if indegree[v] = len(g.pred[v%nt]) + len(waitAll[v]); indegree[v] == 0 {
 			ready.items = append(ready.items, v)
 		}
 	}
 	heap.Init(ready)
 	order := make([]int, 0, total)
+	release := func(v int) {
+		if indegree[v]--; indegree[v] == 0 {
+			heap.Push(ready, v)
+		}
+	}
 	for ready.Len() > 0 {
 		u := heap.Pop(ready).(int)
 		order = append(order, u)
-		for _, v := range succ[u] {
-			if indegree[v]--; indegree[v] == 0 {
-				heap.Push(ready, v)
-			}
+		base := u - u%nt
+		for _, w := range g.succ[u%nt] {
+			release(base + w)
+		}
+		for _, v := range crossSucc[u] {
+			release(v)
 		}
 	}
 	if len(order) == total {
@@ -246,8 +269,8 @@ func orderAcrossNodes(g *depGraph, nodes []ClusterNode, applies [][]bool, waitAl
 		}
 		seenAt[v] = len(path)
 		path = append(path, v)
-		next := slices.IndexFunc(pred[v], func(p int) bool { return indegree[p] > 0 })
-		v = pred[v][next]
+		preds := pred(v)
+		v = preds[slices.IndexFunc(preds, func(p int) bool { return indegree[p] > 0 })]
 	}
 	slices.Reverse(path)
 	var names []string

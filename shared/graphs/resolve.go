@@ -35,6 +35,9 @@ type NodeStep struct {
 	After []StepRef `json:"after,omitempty"`
 	// AfterAny are groups of steps of which one must be passed first (policy any).
 	AfterAny [][]StepRef `json:"after_any,omitempty"`
+	// Skip, when set, says why the step is passed without being handed out
+	// (like group, stage and skipped tasks): "condition" or "filtered".
+	Skip string `json:"skip,omitempty"`
 }
 
 func (s NodeStep) waits() bool { return len(s.After) > 0 || len(s.AfterAny) > 0 }

@@ -114,8 +114,13 @@ func (r *runView) summary() string {
 	return s
 }
 
-// nodeRow is one node of a started sub-transaction: graph, node, status, current task, done, failures.
+// nodeRow is one node of a started sub-transaction: graph, node, status,
+// current task (with how long it ran), done, failures. In a sub-transaction
+// that ended in error, a node that was running a task was interrupted.
 func nodeRow(sub client.Transaction, p graphs.NodeProgress, now time.Time) []string {
+	if sub.TimeEnd != nil {
+		now = *sub.TimeEnd
+	}
 	task := p.CurrentTask
 	if task != "" && p.CurrentStart != nil {
 		task += fmt.Sprintf(" (%s)", now.Sub(*p.CurrentStart).Round(time.Second))
@@ -127,7 +132,11 @@ func nodeRow(sub client.Transaction, p graphs.NodeProgress, now time.Time) []str
 		}
 	}
 	status := p.Status
-	if status == graphs.StatusRunning && p.CurrentTask == "" {
+	switch {
+	case status != graphs.StatusRunning:
+	case sub.Status == graphs.StatusError:
+		status = "interrupted"
+	case p.CurrentTask == "":
 		status = "waiting"
 	}
 	return []string{sub.GraphType, p.Node, status, task, strconv.Itoa(len(p.Results)), strings.Join(failures, "; ")}

@@ -24,9 +24,9 @@ const (
 	// DefaultTaskTimeout is the timeout of a task without parameters.timeout
 	// (Nailgun's for shell tasks); the agent kills the task after it.
 	DefaultTaskTimeout = 300 * time.Second
-	// TaskTimeoutGrace is what the server adds to a task's timeout before it
+	// taskTimeoutGrace is what the server adds to a task's timeout before it
 	// fails the run itself: the agent's own timeout and report come first.
-	TaskTimeoutGrace = time.Minute
+	taskTimeoutGrace = time.Minute
 	// DefaultHeartbeat is how often an agent running a task claims it again.
 	DefaultHeartbeat = 30 * time.Second
 	// lostHeartbeats is how many heartbeats a node may miss before it is lost.
@@ -125,7 +125,7 @@ func (s *Service) enforceDeadlines(ctx context.Context, st *txState) error {
 //     sub-transaction's start is unreachable;
 //   - a node that has claimed but then said nothing (claim, heartbeat,
 //     report) for lostHeartbeats heartbeats is lost;
-//   - a task still running after its run limit and TaskTimeoutGrace timed out.
+//   - a task still running after its run limit and taskTimeoutGrace timed out.
 func (s *Service) overdue(ctx context.Context, st *txState, now time.Time) (string, error) {
 	sub := st.current()
 	if sub.TimeStart == nil {
@@ -167,7 +167,7 @@ func (s *Service) overdue(ctx context.Context, st *txState, now time.Time) (stri
 			continue
 		}
 		limit := plan.Tasks[steps[p.Next].Task].runLimit()
-		missed(p.CurrentStart.Add(limit+TaskTimeoutGrace), "Task %s timed out on node %s after %s", p.CurrentTask, n, limit)
+		missed(p.CurrentStart.Add(limit+taskTimeoutGrace), "Task %s timed out on node %s after %s", p.CurrentTask, n, limit)
 	}
 	return msg, nil
 }

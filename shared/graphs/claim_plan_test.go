@@ -3,6 +3,7 @@ package graphs
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
@@ -106,5 +107,35 @@ func TestClaimHonoursSkipAndLimits(t *testing.T) {
 	}
 	if view.Status != StatusReady || len(view.Nodes[0].Results) != 1 || view.Nodes[0].Results[0].Task != "b" || len(view.Nodes[1].Results) != 2 {
 		t.Fatalf("sub-transaction = %+v", view)
+	}
+
+	// Two nodes claiming the limited task at once: one gets it, the other waits.
+	tx, err = s.Execute(ctx, ExecuteRequest{Cluster: &one, Graphs: []GraphRun{{Type: DefaultType}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replacePlan(t, s, tx.UUID, func(p *frozenPlan) {
+		p.Nodes["n1"][0].Skip, p.Nodes["n2"][0].Skip = "filtered", "filtered"
+		p.Limits = map[string]int{"b": 1}
+	})
+	actions := make(chan string, 2)
+	var wg sync.WaitGroup
+	for _, n := range []string{"n1", "n2"} {
+		wg.Go(func() {
+			c, err := s.Claim(ctx, tx.UUID, n)
+			if err != nil {
+				t.Error(err)
+			}
+			actions <- c.Action
+		})
+	}
+	wg.Wait()
+	close(actions)
+	var got []string
+	for a := range actions {
+		got = append(got, a)
+	}
+	if slices.Sort(got); !slices.Equal(got, []string{ActionTask, ActionWait}) {
+		t.Fatalf("concurrent claims of a task limited to one node: %v", got)
 	}
 }

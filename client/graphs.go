@@ -146,6 +146,7 @@ type Transaction struct {
 	NoopRun         bool                  `json:"noop_run"`
 	Force           bool                  `json:"force"`
 	Debug           bool                  `json:"debug"`
+	ClaimTimeout    float64               `json:"claim_timeout,omitempty"`
 	TimeCreated     time.Time             `json:"time_created"`
 	TimeStart       *time.Time            `json:"time_start,omitempty"`
 	TimeEnd         *time.Time            `json:"time_end,omitempty"`
@@ -203,4 +204,39 @@ func (c *Client) ClaimWork(ctx context.Context, cluster, node string, wait time.
 func (c *Client) Report(ctx context.Context, tx, node string, rep TaskReport) error {
 	_, err := c.call(ctx, http.MethodPost, graphsBase+"/transactions/"+esc(tx)+"/nodes/"+esc(node)+"/result", nil, rep, nil)
 	return err
+}
+
+// TransactionFilter selects transactions in Transactions; empty lists the newest, up to the server's cap.
+type TransactionFilter struct {
+	// Cluster is a cluster's id or UUID.
+	Cluster string
+	// Status is pending, running, ready or error.
+	Status string
+	// Limit caps how many transactions the server looks at (0: its own cap).
+	Limit int
+}
+
+// Transactions lists top-level transactions, newest first.
+func (c *Client) Transactions(ctx context.Context, f TransactionFilter) ([]Transaction, error) {
+	q := url.Values{}
+	if f.Cluster != "" {
+		q.Set("cluster_id", f.Cluster)
+	}
+	if f.Status != "" {
+		q.Set("status", f.Status)
+	}
+	if f.Limit > 0 {
+		q.Set("limit", strconv.Itoa(f.Limit))
+	}
+	var out []Transaction
+	_, err := c.call(ctx, http.MethodGet, graphsBase+"/transactions", q, nil, &out)
+	return out, err
+}
+
+// Claim claims node's next task in transaction tx. Repeated while the node
+// runs the task, it returns that task again and is the agent's heartbeat.
+func (c *Client) Claim(ctx context.Context, tx, node string) (*Claim, error) {
+	var out Claim
+	_, err := c.call(ctx, http.MethodPost, graphsBase+"/transactions/"+esc(tx)+"/nodes/"+esc(node)+"/claim", nil, nil, &out)
+	return &out, err
 }

@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -137,21 +138,50 @@ func (s *server) api(t *testing.T) *client.Client {
 // cli runs the tuningbox client as the administrator.
 func (s *server) cli(t *testing.T, args ...string) string {
 	t.Helper()
+	out, code := s.cliStatus(t, args...)
+	if code != 0 {
+		t.Fatalf("tuningbox %s: exit status %d\n%s", strings.Join(args, " "), code, out)
+	}
+	return out
+}
+
+// cliStatus runs the tuningbox client as the administrator and returns its output and exit status.
+func (s *server) cliStatus(t *testing.T, args ...string) (string, int) {
+	t.Helper()
 	cmd := exec.Command(s.bin, append([]string{"--url", s.url, "--user", adminUser}, args...)...)
 	cmd.Env = append(os.Environ(), "TUNINGBOX_PASSWORD="+adminPassword)
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("tuningbox %s: %v\n%s", strings.Join(args, " "), err, out)
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("tuningbox %s: %v", strings.Join(args, " "), err)
 	}
-	return string(out)
+	return string(out), cmd.ProcessState.ExitCode()
 }
 
 // agent is a running `tuningbox agent` process.
 type agent struct {
 	cmd  *exec.Cmd
-	log  bytes.Buffer
+	log  lockedBuffer
 	done chan struct{}
 	err  error
+}
+
+// lockedBuffer is a process's output, readable while the process writes it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // startAgent starts the agent of n, logged in as n's own node user, and
@@ -625,6 +655,62 @@ func TestAgentsRunGraphs(t *testing.T) {
 		}
 		if slices.ContainsFunc(ev.read(t), func(e event) bool { return e.tx == uuid && e.task == "s-next" }) {
 			t.Error("s-next ran after s-long was stopped")
+		}
+	})
+
+	// Agents of nodes 1 and 2 only: node 3 never claims.
+	live := []*agent{
+		s.startAgent(t, nodes[0], filepath.Join(dir, "agent-1")),
+		s.startAgent(t, nodes[1], filepath.Join(dir, "agent-2")),
+	}
+
+	t.Run("unreachable node", func(t *testing.T) {
+		upload(t, s, dir, "everywhere", []task{ev.shell("e-all", all, nil, quick)})
+		start := time.Now()
+		uuid := execute(t, s, "--type", "everywhere", "--claim-timeout", "3s")
+		out, code := s.cliStatus(t, "graph", "run", "wait", uuid, "--timeout", "1m")
+		t.Logf("execute to the end of graph run wait: %v (exit %d)\n%s", time.Since(start).Round(time.Millisecond), code, out)
+		if code != 1 || !strings.Contains(out, "error: Node 3 unreachable: no claim within 3s") || time.Since(start) > 15*time.Second {
+			t.Fatalf("graph run wait: exit %d after %v\n%s", code, time.Since(start), out)
+		}
+		show := s.cli(t, "graph", "run", "show", uuid)
+		if !strings.Contains(show, "everywhere  3     pending") || !strings.Contains(show, "everywhere  1     ready") {
+			t.Errorf("graph run show:\n%s", show)
+		}
+	})
+
+	t.Run("operator stop", func(t *testing.T) {
+		marker := filepath.Join(dir, "stopped-by-operator")
+		upload(t, s, dir, "stoppable", []task{ev.shell("o-long", comp, nil, "sleep 45 && touch "+marker)})
+		uuid := execute(t, s, "--type", "stoppable", "--node", "2")
+		deadline := time.Now().Add(time.Minute)
+		for !slices.ContainsFunc(ev.read(t), func(e event) bool { return e.tx == uuid && e.task == "o-long" }) {
+			if time.Now().After(deadline) {
+				t.Fatalf("o-long did not start; agent log:\n%s", live[1].log.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if out, code := s.cliStatus(t, "graph", "run", "wait", uuid, "--timeout", "1s"); code != 2 {
+			t.Errorf("graph run wait --timeout 1s on a running run: exit %d\n%s", code, out)
+		}
+		if out := s.cli(t, "graph", "run", "stop", uuid); out != "Run "+uuid+" stopped (error)\n" {
+			t.Errorf("graph run stop: %q", out)
+		}
+		if out, code := s.cliStatus(t, "graph", "run", "wait", uuid); code != 1 || !strings.Contains(out, ": error: Stopped") {
+			t.Errorf("graph run wait on a stopped run: exit %d\n%s", code, out)
+		}
+		// The agent learns it at its next heartbeat (every 30 s) and ends the task.
+		stopAt := time.Now()
+		for !strings.Contains(live[1].log.String(), "the transaction ended while the task ran") {
+			if time.Since(stopAt) > 40*time.Second {
+				t.Fatalf("the agent did not end the task of the stopped run; its log:\n%s", live[1].log.String())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Logf("the agent ended the task %v after the stop", time.Since(stopAt).Round(time.Millisecond))
+		time.Sleep(time.Second)
+		if _, err := os.Stat(marker); !os.IsNotExist(err) {
+			t.Error("the task of the stopped run went on")
 		}
 	})
 }

@@ -225,7 +225,11 @@ func (a *agent) runAndReport(ctx context.Context, c *client.Claim) (ok bool, err
 		return false, errors.New("the server handed out a task claim without a task")
 	}
 	start := time.Now()
-	rep := a.execute(ctx, c)
+	tctx, end := context.WithCancelCause(ctx)
+	stopHeartbeat := a.heartbeat(tctx, c, end)
+	rep := a.execute(tctx, c)
+	stopHeartbeat()
+	end(nil)
 	d := time.Since(start).Seconds()
 	rep.Task, rep.Duration = t.ID, &d
 	if ctx.Err() != nil && rep.Status == "error" {
@@ -261,6 +265,49 @@ func (a *agent) runAndReport(ctx context.Context, c *client.Claim) (ok bool, err
 	return false, fmt.Errorf("report %s: %w", t.ID, last)
 }
 
+// errRunEnded ends a task whose transaction ended while it ran (stopped,
+// failed on another node or on a deadline): its result would be refused.
+var errRunEnded = errors.New("the transaction ended while the task ran")
+
+// heartbeat claims the task again every c.Heartbeat while it runs, which tells
+// the server that the node is alive. When the answer is no longer this task
+// (the transaction ended meanwhile), it ends the task through end. A failed
+// heartbeat is only logged: the server may be restarting.
+func (a *agent) heartbeat(ctx context.Context, c *client.Claim, end context.CancelCauseFunc) (stop func()) {
+	if c.Heartbeat <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(time.Duration(c.Heartbeat * float64(time.Second)))
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			again, err := a.api.Claim(ctx, c.Transaction, string(a.node.ID))
+			switch {
+			case err != nil:
+				if ctx.Err() == nil {
+					a.log.Warn("heartbeat failed", "task", c.Task.ID, "err", err)
+				}
+			case again.Action != "task" || again.Task == nil || again.Task.ID != c.Task.ID || again.SubTransaction != c.SubTransaction:
+				end(fmt.Errorf("%w (transaction %s)", errRunEnded, again.TransactionStatus))
+				return
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
 // reportRetry paces the retries of a report: its patience bounds them.
 var reportRetry = retry.Policy{Attempts: 100, Base: waitBackoffMin, Max: 5 * waitBackoffMax}
 
@@ -292,9 +339,6 @@ type taskParams struct {
 	Src string `json:"src"`
 	Dst string `json:"dst"`
 }
-
-// defaultTaskTimeout is Nailgun's timeout of a shell or puppet task without one.
-const defaultTaskTimeout = 300 * time.Second
 
 // execute runs a task by its type and says how it went.
 func (a *agent) execute(ctx context.Context, c *client.Claim) client.TaskReport {
@@ -465,7 +509,7 @@ func (a *agent) runWithRetries(ctx context.Context, c *client.Claim, p taskParam
 // keeps its whole output in the workdir's log and its tail for the report,
 // and ends the group on timeout or when the agent stops.
 func (a *agent) runProcess(ctx context.Context, c *client.Claim, p taskParams, argv []string, success func(int) bool) client.TaskReport {
-	timeout := defaultTaskTimeout
+	timeout := graphs.DefaultTaskTimeout
 	if p.Timeout > 0 {
 		timeout = time.Duration(p.Timeout * float64(time.Second))
 	}
@@ -505,6 +549,8 @@ func (a *agent) runProcess(ctx context.Context, c *client.Claim, p taskParams, a
 	switch {
 	case tctx.Err() == context.DeadlineExceeded && ctx.Err() == nil:
 		rep.Status, rep.Message = "error", fmt.Sprintf("timed out after %s", timeout)
+	case errors.Is(context.Cause(ctx), errRunEnded):
+		rep.Status, rep.Message = "error", "task stopped: "+context.Cause(ctx).Error()
 	case ctx.Err() != nil:
 		rep.Status, rep.Message = "error", "task stopped"
 	case err != nil && !errors.As(err, &exitErr):

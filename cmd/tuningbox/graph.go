@@ -11,10 +11,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tuningbox/tuningbox/client"
+	"github.com/tuningbox/tuningbox/shared/graphs"
 )
 
 // graphColumns are what `graph list` prints in table form.
@@ -30,7 +32,7 @@ type (-t, default "default"). An environment's tasks are its release's graph,
 overridden by its enabled plugins' graphs, overridden by its own.`,
 	}
 	cmd.SetFlagErrorFunc(flagError)
-	cmd.AddCommand(newGraphListCmd(), newGraphUploadCmd(), newGraphDownloadCmd(), newGraphDeleteCmd(), newGraphExecuteCmd())
+	cmd.AddCommand(newGraphListCmd(), newGraphUploadCmd(), newGraphDownloadCmd(), newGraphDeleteCmd(), newGraphExecuteCmd(), newGraphRunCmd())
 	return cmd
 }
 
@@ -192,8 +194,13 @@ without a terminal and without --yes nothing is written.`,
 }
 
 // stdinIsTerminal reports whether r is an interactive terminal (a variable for the tests).
-var stdinIsTerminal = func(r io.Reader) bool {
-	f, ok := r.(*os.File)
+var stdinIsTerminal = func(r io.Reader) bool { return isTerminal(r) }
+
+// stdoutIsTerminal reports whether w is a terminal (a variable for the tests).
+var stdoutIsTerminal = func(w io.Writer) bool { return isTerminal(w) }
+
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
 	if !ok {
 		return false
 	}
@@ -426,6 +433,7 @@ func newGraphExecuteCmd() *cobra.Command {
 		env, format                string
 		types, nodes, tasks        []string
 		force, dryRun, noop, debug bool
+		claimTimeout               time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "execute -e ENV [-t TYPE[,TYPE...]] [-n NODE,...] [-T TASK,...] [--force] [--dry-run | --noop] [--debug]",
@@ -433,8 +441,10 @@ func newGraphExecuteCmd() *cobra.Command {
 		Long: `Execute graphs on an environment. Each type (default: "default") becomes a
 sub-transaction, run in the order given; --node limits every graph to some
 nodes (--nodes is the same) and -T to some tasks (the others are sent as
-skipped). Prints the new transaction; the agents on the nodes (tuningbox
-agent) then run it (see docs/graphs.md).`,
+skipped). Prints the new transaction (a run); the agents on the nodes
+(tuningbox agent) then run it (see docs/graphs.md): follow it with graph run
+wait. A node whose agent has not claimed within --claim-timeout of its graph's
+start fails the run as unreachable.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if env == "" {
@@ -443,11 +453,16 @@ agent) then run it (see docs/graphs.md).`,
 			if dryRun && noop {
 				return usagef("--dry-run and --noop do not go together")
 			}
+			if claimTimeout <= 0 {
+				return usagef("--claim-timeout must be positive")
+			}
 			cluster, err := parseIntegerID(env)
 			if err != nil {
 				return err
 			}
 			in := client.ExecuteRequest{Cluster: &cluster, Graphs: make([]client.GraphRun, len(types)), DryRun: dryRun, NoopRun: noop, Force: force, Debug: debug}
+			seconds := claimTimeout.Seconds()
+			in.ClaimTimeout = &seconds
 			for i, t := range types {
 				in.Graphs[i] = client.GraphRun{Type: t, Tasks: tasks}
 				for _, n := range nodes {
@@ -478,6 +493,7 @@ agent) then run it (see docs/graphs.md).`,
 	f.BoolVar(&dryRun, "dry-run", false, "ask agents to report tasks without running them, and print each node's tasks to run and to skip")
 	f.BoolVar(&noop, "noop", false, "ask agents to run tasks in no-op mode")
 	f.BoolVar(&debug, "debug", false, "ask agents for debug output")
+	f.DurationVar(&claimTimeout, "claim-timeout", graphs.DefaultClaimTimeout, "fail the run when a node has not claimed within this long of its graph's start")
 	addListFormat(cmd, &format)
 	return cmd
 }

@@ -21,7 +21,7 @@ import (
 
 // graphServer serves the graphs routes over a fresh embedded store with
 // environment 1 (nodes 1, 2), a release and a plugin enabled on it.
-func graphServer(t *testing.T) string {
+func graphServer(t *testing.T, opts ...graphs.Option) string {
 	t.Helper()
 	for _, name := range []string{"TUNINGBOX_URL", "TUNINGBOX_USER", "TUNINGBOX_PASSWORD", "TUNINGBOX_TOKEN", "TUNINGBOX_CACERT", "TUNINGBOX_API_VERSION"} {
 		t.Setenv(name, "")
@@ -32,7 +32,7 @@ func graphServer(t *testing.T) string {
 	}
 	t.Cleanup(func() { _ = b.Close() })
 	router := routes.NewRouter(1 << 20)
-	graphsapi.Register(router, graphs.NewService(b.Index, b.Blobs, graphstest.Clusters{"1": graphstest.Nodes("1", "2")}))
+	graphsapi.Register(router, graphs.NewService(b.Index, b.Blobs, graphstest.Clusters{"1": graphstest.Nodes("1", "2")}, opts...))
 	srv := httptest.NewServer(httpapi.Wrap(router, httpapi.Options{}))
 	t.Cleanup(srv.Close)
 	c, err := client.New(srv.URL)

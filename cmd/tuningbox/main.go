@@ -54,9 +54,13 @@ func newRootCmd() *cobra.Command {
 }
 
 // exitCode maps an error to the process exit status: 2 for usage errors,
-// 3 when the API answered "not found", 4 for a damaged database file, 1 otherwise.
+// 3 when the API answered "not found", 4 for a damaged database file, the
+// chosen status of an exitStatus (graph run wait), 1 otherwise.
 func exitCode(err error) int {
+	var chosen *exitStatus
 	switch {
+	case errors.As(err, &chosen):
+		return chosen.code
 	case errors.Is(err, bolt.ErrDamaged):
 		return 4
 	case errors.Is(err, client.ErrNotFound):

@@ -149,6 +149,9 @@ func serve(ctx context.Context, cfg app.Config, listen, tlsCert, tlsKey string, 
 		defer stopGC()
 		go app.CollectGarbageEvery(gcCtx, backend, cfg.GCInterval, logger)
 	}
+	deadlineCtx, stopDeadlines := context.WithCancel(ctx)
+	defer stopDeadlines()
+	go app.EnforceRunDeadlinesEvery(deadlineCtx, backend, app.RunDeadlineCheck, logger)
 	errc := make(chan error, 1)
 	go func() {
 		if tlsCert != "" {

@@ -27,6 +27,10 @@ type ExecuteRequest struct {
 	Debug bool `json:"debug"`
 	// Subgraphs, when set, run only the tasks on a path from a start to an end task of one of them.
 	Subgraphs []Subgraph `json:"subgraphs"`
+	// ClaimTimeout is how many seconds a node has, from the start of each of
+	// its sub-transactions, to claim there before it fails the run as
+	// unreachable (DefaultClaimTimeout when absent).
+	ClaimTimeout *float64 `json:"claim_timeout"`
 }
 
 // GraphRun is one graph of an execution: a type, optionally limited to some
@@ -89,6 +93,8 @@ type TransactionInfo struct {
 	NoopRun    bool   `json:"noop_run"`
 	Force      bool   `json:"force"`
 	Debug      bool   `json:"debug"`
+	// ClaimTimeout is the execution's claim timeout in seconds.
+	ClaimTimeout float64 `json:"claim_timeout,omitempty"`
 
 	TimeCreated time.Time  `json:"time_created"`
 	TimeStart   *time.Time `json:"time_start,omitempty"`
@@ -104,6 +110,9 @@ type txRecord struct {
 	Nodes    []string `json:"nodes,omitempty"`
 	Finished int      `json:"finished,omitempty"`
 	Plan     string   `json:"plan,omitempty"`
+
+	// Idle are the nodes with nothing to do in the sub-transaction: ready from its start.
+	Idle []string `json:"idle,omitempty"`
 }
 
 func txKey(id string) store.Key  { return store.Key{Partition: prefix + "tx", Sort: id} }
@@ -121,9 +130,17 @@ type clusterLock struct {
 	Transaction string `json:"transaction"`
 }
 
+// runningOn refuses a cluster that runs a transaction (unless that one just
+// ended on a missed deadline).
 func (s *Service) runningOn(ctx context.Context, cluster int64) error {
 	var lock clusterLock
 	_, err := store.GetJSON(ctx, s.idx, lockKey(cluster), &lock)
+	if err == nil {
+		var ended bool
+		if ended, err = s.checkDeadlines(ctx, lock.Transaction); ended {
+			return nil
+		}
+	}
 	switch {
 	case err == nil:
 		return errs.Conflictf("Cluster %d already runs transaction %s", cluster, lock.Transaction)
@@ -152,6 +169,10 @@ func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (Transaction,
 			return Transaction{}, errs.Invalidf("graphs[%d].type: %s", i, errs.Message(err))
 		}
 	}
+	claimTimeout, err := claimTimeoutOf(req.ClaimTimeout)
+	if err != nil {
+		return Transaction{}, err
+	}
 	cid := *req.Cluster
 	// Nodes doubles as the existence check: an unknown cluster is a 404 before any 409.
 	clusterNodes, err := s.clusters.Nodes(ctx, clusterName(cid))
@@ -165,7 +186,7 @@ func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (Transaction,
 	parent := txRecord{TransactionInfo: TransactionInfo{
 		UUID: newUUID(), Name: "deploy", Status: StatusRunning, ClusterID: cid,
 		DryRun: req.DryRun || req.NoopRun, NoopRun: req.NoopRun, Force: req.Force, Debug: req.Debug,
-		TimeCreated: now, TimeStart: &now,
+		ClaimTimeout: claimTimeout.Seconds(), TimeCreated: now, TimeStart: &now,
 	}}
 	subs := make([]txRecord, len(req.Graphs))
 	plans := map[string][]store.Op{} // the references of the plans' blobs, by hash
@@ -202,14 +223,20 @@ func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (Transaction,
 		if i == 0 {
 			info.Status, info.TimeStart = StatusRunning, &now
 		}
-		subs[i] = txRecord{TransactionInfo: info, Nodes: nodeIDs(nodes), Plan: hash}
+		idle := frozen.idleNodes(nodeIDs(nodes))
+		subs[i] = txRecord{TransactionInfo: info, Nodes: nodeIDs(nodes), Idle: idle, Finished: len(idle), Plan: hash}
 		parent.Subs = append(parent.Subs, info.UUID)
 	}
-	ops := []store.Op{
-		store.Create(lockKey(cid), mustJSON(clusterLock{Transaction: parent.UUID})),
+	// Sub-transactions whose nodes all have nothing to do are done at once.
+	settle(&parent, subs, now)
+	var ops []store.Op
+	if parent.Status == StatusRunning {
+		ops = append(ops, store.Create(lockKey(cid), mustJSON(clusterLock{Transaction: parent.UUID})))
+	}
+	ops = append(ops,
 		store.Create(txKey(parent.UUID), mustJSON(parent)),
 		store.Create(store.Key{Partition: historyPartition(cid), Sort: parent.UUID}, []byte("{}")),
-	}
+	)
 	for _, sub := range subs {
 		ops = append(ops, store.Create(subKey(sub.UUID), mustJSON(sub)))
 	}

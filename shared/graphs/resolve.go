@@ -35,7 +35,8 @@ type NodeStep struct {
 	// AfterAny are groups of steps of which one must be passed first (policy any).
 	AfterAny [][]StepRef `json:"after_any,omitempty"`
 	// Skip says why the node passes the step without running its task
-	// (SkipCondition, SkipFiltered); empty when it runs it.
+	// (SkipCondition, SkipFiltered), like group, stage and skipped tasks;
+	// empty when it runs it.
 	Skip string `json:"skip,omitempty"`
 }
 

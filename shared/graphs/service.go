@@ -45,6 +45,10 @@ type Service struct {
 	plans *cache.LRU[string, decodedPlan]
 	// executions wakes waiting cluster claims when an execution starts.
 	executions executions
+	// heartbeat is how often agents running a task claim it again.
+	heartbeat time.Duration
+	// deadlineChecks spaces the deadline checks of each transaction (enforceDeadlines).
+	deadlineChecks *cache.LRU[string, time.Time]
 }
 
 type decodedPlan struct {
@@ -77,7 +81,8 @@ func WithCacheBytes(total int64) Option {
 func NewService(idx store.Index, blobs store.Blobs, clusters Clusters, opts ...Option) *Service {
 	s := &Service{
 		idx: idx, blobs: blobs, clusters: clusters,
-		now: func() time.Time { return time.Now().UTC() },
+		now:       func() time.Time { return time.Now().UTC() },
+		heartbeat: DefaultHeartbeat, deadlineChecks: newDeadlineChecks(),
 	}
 	WithCacheBytes(DefaultCacheBytes)(s)
 	for _, o := range opts {

@@ -18,7 +18,7 @@ import (
 // newService returns a service on a fresh embedded store with clusters 1
 // (nodes n1, n2), 2 (node n3) and 3 (nodes 1 primary-controller, 2
 // controller and 3 compute).
-func newService(t testing.TB) *graphs.Service {
+func newService(t testing.TB, opts ...graphs.Option) *graphs.Service {
 	t.Helper()
 	b, err := bolt.Open(t.TempDir())
 	if err != nil {
@@ -28,7 +28,7 @@ func newService(t testing.TB) *graphs.Service {
 	clusters := graphstest.Clusters{"1": graphstest.Nodes("n1", "n2"), "2": graphstest.Nodes("n3"), "3": {
 		{ID: "1", Roles: []string{"primary-controller"}}, {ID: "2", Roles: []string{"controller"}}, {ID: "3", Roles: []string{"compute"}},
 	}}
-	return graphs.NewService(b.Index, b.Blobs, clusters)
+	return graphs.NewService(b.Index, b.Blobs, clusters, opts...)
 }
 
 func wantKind(t *testing.T, err error, kind errs.Kind, msg string) {

@@ -33,9 +33,12 @@ type NodeProgress struct {
 	// flight or of the first one not yet passed.
 	Next int `json:"next"`
 	// CurrentTask is the claimed task whose result is awaited.
-	CurrentTask  string       `json:"current_task,omitempty"`
-	CurrentStart *time.Time   `json:"current_start,omitempty"`
-	Results      []TaskResult `json:"results"`
+	CurrentTask  string     `json:"current_task,omitempty"`
+	CurrentStart *time.Time `json:"current_start,omitempty"`
+	// LastSeen is when the node's agent last claimed (a heartbeat included)
+	// or reported in the sub-transaction; nil until its first claim.
+	LastSeen *time.Time   `json:"last_seen,omitempty"`
+	Results  []TaskResult `json:"results"`
 }
 
 // TaskResult is the reported outcome of one task on one node.
@@ -94,7 +97,7 @@ type Plan struct {
 type frozenPlan struct {
 	Tasks []Task                `json:"tasks"`
 	Nodes map[string][]NodeStep `json:"nodes"`
-	// Limits: task id -> how many nodes may run that task at once (its strategy).
+	// Limits caps, by task id, how many nodes may run the task at once (absent: no cap).
 	Limits map[string]int `json:"limits,omitempty"`
 	// Data: node -> the deployment data its conditions read.
 	Data map[string]DataPin `json:"data,omitempty"`
@@ -104,10 +107,23 @@ type frozenPlan struct {
 	Unplaced []string `json:"unplaced,omitempty"`
 }
 
-// handedOut says whether a step's task is given to the node's agent: not a
-// group, stage or skipped task, and not skipped on that node.
+// handedOut says whether a step's task is given to an agent: not a group,
+// stage or skipped task, and not a step the plan passes (Skip).
 func (p *frozenPlan) handedOut(step NodeStep) bool {
 	return step.Skip == "" && !p.Tasks[step.Task].noop()
+}
+
+// idleNodes are the nodes with nothing to do: no step handed out and none
+// that waits for other nodes, so no claim of theirs is needed to finish.
+func (p *frozenPlan) idleNodes(nodes []string) []string {
+	var idle []string
+	for _, n := range nodes {
+		steps := p.steps(n)
+		if p.nextRunnable(steps, 0) == len(steps) && !slices.ContainsFunc(steps, NodeStep.waits) {
+			idle = append(idle, n)
+		}
+	}
+	return idle
 }
 
 // steps returns a node's task list.
@@ -136,10 +152,13 @@ type Claim struct {
 	// Position is the task's index in the sub-transaction's plan.
 	Position *int  `json:"position,omitempty"`
 	Task     *Task `json:"task,omitempty"`
-	DryRun   bool  `json:"dry_run"`
-	NoopRun  bool  `json:"noop_run"`
-	Force    bool  `json:"force"`
-	Debug    bool  `json:"debug"`
+	// Heartbeat, with a task, is how often (seconds) the agent claims again
+	// while it runs the task, to show it is alive (see Service.Claim).
+	Heartbeat float64 `json:"heartbeat,omitempty"`
+	DryRun    bool    `json:"dry_run"`
+	NoopRun   bool    `json:"noop_run"`
+	Force     bool    `json:"force"`
+	Debug     bool    `json:"debug"`
 }
 
 // Claim actions.
@@ -183,7 +202,17 @@ type txState struct {
 	subRevs []int64
 }
 
+// loadTx reads a top-level transaction; a running one that missed a deadline
+// is ended first (enforceDeadlines), so every caller sees the outcome.
 func (s *Service) loadTx(ctx context.Context, id string) (*txState, error) {
+	st, err := s.readTx(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return st, s.enforceDeadlines(ctx, st)
+}
+
+func (s *Service) readTx(ctx context.Context, id string) (*txState, error) {
 	if err := checkUUID(id); err != nil {
 		return nil, err
 	}
@@ -275,20 +304,37 @@ func (st *txState) guardOp() store.Op {
 func (st *txState) finishNodeOps(progress store.Op, now time.Time) []store.Op {
 	cur := st.parent.Current
 	st.subs[cur].Finished++
-	if st.subs[cur].Finished < len(st.subs[cur].Nodes) {
+	settle(&st.parent, st.subs, now)
+	if st.subs[cur].Status == StatusRunning {
 		return []store.Op{progress, st.subOp(cur), st.guardOp()}
 	}
-	st.subs[cur].Status, st.subs[cur].TimeEnd = StatusReady, &now
-	ops := []store.Op{progress, st.subOp(cur)}
-	if next := cur + 1; next < len(st.subs) {
-		st.subs[next].Status, st.subs[next].TimeStart = StatusRunning, &now
-		st.parent.Current = next
-		ops = append(ops, st.subOp(next))
-	} else {
-		st.parent.Status, st.parent.TimeEnd = StatusReady, &now
+	ops := []store.Op{progress}
+	for i := cur; i <= st.parent.Current; i++ {
+		ops = append(ops, st.subOp(i))
+	}
+	if st.parent.Status == StatusReady {
 		ops = append(ops, store.Delete(lockKey(st.parent.ClusterID)))
 	}
 	return append(ops, st.parentOp())
+}
+
+// settle completes the current sub-transaction while all its nodes are
+// ready, starting the next one (whose idle nodes are ready from the start)
+// or, after the last, completing the transaction.
+func settle(parent *txRecord, subs []txRecord, now time.Time) {
+	for parent.Status == StatusRunning {
+		cur := &subs[parent.Current]
+		if cur.Finished < len(cur.Nodes) {
+			return
+		}
+		cur.Status, cur.TimeEnd = StatusReady, &now
+		if parent.Current+1 == len(subs) {
+			parent.Status, parent.TimeEnd = StatusReady, &now
+			return
+		}
+		parent.Current++
+		subs[parent.Current].Status, subs[parent.Current].TimeStart = StatusRunning, &now
+	}
 }
 
 // abortOps ends the transaction in error: the current sub-transaction gets
@@ -307,15 +353,47 @@ func (st *txState) abortOps(message string, now time.Time, extra ...store.Op) []
 	return append(ops, st.parentOp(), store.Delete(lockKey(st.parent.ClusterID)))
 }
 
-// progressOf reads a node's progress through a sub-transaction; a node that
-// has not claimed yet is pending at revision 0.
-func (s *Service) progressOf(ctx context.Context, sub, node string) (NodeProgress, int64, error) {
+// initialProgress is a node's progress before anything was stored for it:
+// ready when it has nothing to do in the sub-transaction, pending otherwise.
+func (sub txRecord) initialProgress(node string) NodeProgress {
 	p := NodeProgress{Node: node, Status: StatusPending, Results: []TaskResult{}}
-	rev, err := store.GetJSON(ctx, s.idx, progressKey(sub, node), &p)
+	if slices.Contains(sub.Idle, node) {
+		p.Status = StatusReady
+	}
+	return p
+}
+
+// progressOf reads a node's progress through a sub-transaction; a node that
+// has not claimed yet is at its initial progress at revision 0.
+func (s *Service) progressOf(ctx context.Context, sub txRecord, node string) (NodeProgress, int64, error) {
+	p := sub.initialProgress(node)
+	rev, err := store.GetJSON(ctx, s.idx, progressKey(sub.UUID, node), &p)
 	if errors.Is(err, store.ErrNotFound) {
 		err = nil
 	}
 	return p, rev, err
+}
+
+// progressByNode reads the progress of every node of a sub-transaction.
+func (s *Service) progressByNode(ctx context.Context, sub txRecord) (map[string]NodeProgress, error) {
+	items, err := s.idx.Query(ctx, store.Query{Partition: prefix + "txnode#" + sub.UUID})
+	if err != nil {
+		return nil, err
+	}
+	byNode := make(map[string]NodeProgress, len(sub.Nodes))
+	for _, it := range items {
+		var p NodeProgress
+		if err := decodeItem(it, &p); err != nil {
+			return nil, err
+		}
+		byNode[p.Node] = p
+	}
+	for _, n := range sub.Nodes {
+		if _, ok := byNode[n]; !ok {
+			byNode[n] = sub.initialProgress(n)
+		}
+	}
+	return byNode, nil
 }
 
 func progressOp(sub string, p NodeProgress, rev int64) store.Op {
@@ -352,7 +430,7 @@ func (s *Service) loadPlan(ctx context.Context, hash string) (*frozenPlan, error
 }
 
 // nextRunnable returns the position of the first step at or after from whose
-// task an agent has to run (not group, stage or skipped), or len(steps).
+// task an agent has to run (handedOut), or len(steps).
 func (p *frozenPlan) nextRunnable(steps []NodeStep, from int) int {
 	for i := from; i < len(steps); i++ {
 		if p.handedOut(steps[i]) {
@@ -367,24 +445,16 @@ func (p *frozenPlan) nextRunnable(steps []NodeStep, from int) int {
 // run. blocked says that the step where it stopped (one to run, or one
 // passed on the way) still waits for another node. A node has passed a step
 // once its Next is beyond it (reported, or passed on the way) or it finished.
-func (s *Service) advance(ctx context.Context, sub string, plan *frozenPlan, steps []NodeStep, from int) (i int, blocked bool, err error) {
+func (s *Service) advance(ctx context.Context, sub txRecord, plan *frozenPlan, steps []NodeStep, from int) (i int, blocked bool, err error) {
 	var passed func(StepRef) bool
 	met := func(step NodeStep) (bool, error) {
 		if !step.waits() {
 			return true, nil
 		}
 		if passed == nil {
-			items, err := s.idx.Query(ctx, store.Query{Partition: prefix + "txnode#" + sub})
+			progress, err := s.progressByNode(ctx, sub)
 			if err != nil {
 				return false, err
-			}
-			progress := make(map[string]NodeProgress, len(items))
-			for _, it := range items {
-				var p NodeProgress
-				if err := decodeItem(it, &p); err != nil {
-					return false, err
-				}
-				progress[p.Node] = p
 			}
 			passed = func(r StepRef) bool {
 				p, ok := progress[r.Node]
@@ -423,7 +493,9 @@ func allPassed(refs []StepRef, passed func(StepRef) bool) bool {
 }
 
 // Claim hands a node's agent its next task in a running transaction. Claiming
-// again before reporting returns the same task, so a lost answer is harmless.
+// again before reporting returns the same task, so a lost answer is harmless;
+// an agent repeats that claim every Claim.Heartbeat while it runs the task,
+// which tells that it is alive (see enforceDeadlines).
 func (s *Service) Claim(ctx context.Context, txID, node string) (Claim, error) {
 	var c Claim
 	err := store.RetryConflicts(ctx, "claim a task", func() error {
@@ -454,7 +526,7 @@ func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, ag
 	if !slices.Contains(sub.Nodes, node) {
 		return st.claim(st.laterWork(node), node), false, nil
 	}
-	p, rev, err := s.progressOf(ctx, sub.UUID, node)
+	p, rev, err := s.progressOf(ctx, sub, node)
 	if err != nil {
 		return Claim{}, false, err
 	}
@@ -466,41 +538,101 @@ func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, ag
 		return Claim{}, false, err
 	}
 	steps := plan.steps(node)
+	now := s.now()
 	if p.CurrentTask != "" {
-		return st.taskClaim(node, plan, steps[p.Next]), false, nil
+		// A heartbeat: recorded unless the node was seen lately.
+		if s.seenLately(p, now) {
+			return s.taskClaim(st, node, plan, steps[p.Next]), false, nil
+		}
+		p.LastSeen = &now
+		return s.taskClaim(st, node, plan, steps[p.Next]), false, s.idx.Write(ctx, progressOp(sub.UUID, p, rev), st.guardOp())
 	}
 	// The next task, and the group, stage and skipped steps passed on the way,
 	// must have what they wait for on other nodes done.
-	i, blocked, err := s.advance(ctx, sub.UUID, plan, steps, p.Next)
+	i, blocked, err := s.advance(ctx, sub, plan, steps, p.Next)
 	if err != nil {
 		return Claim{}, false, err
 	}
-	now := s.now()
+	var slot []store.Op
+	if !blocked && i < len(steps) {
+		if slot, blocked, err = s.takeSlot(ctx, sub.UUID, plan, plan.Tasks[steps[i].Task].ID, node); err != nil {
+			return Claim{}, false, err
+		}
+	}
 	if blocked {
 		// Steps passed on the way are passed now: other nodes may wait for them.
-		if i > p.Next {
-			p.Status, p.Next = StatusRunning, i
+		if i > p.Next || !s.seenLately(p, now) {
+			p.Status, p.Next, p.LastSeen = StatusRunning, i, &now
 			if err := s.idx.Write(ctx, progressOp(sub.UUID, p, rev), st.guardOp()); err != nil {
 				return Claim{}, false, err
 			}
 		}
 		return st.claim(ActionWait, node), false, nil
 	}
+	p.LastSeen = &now
 	if i < len(steps) {
 		p.Status, p.Next, p.CurrentTask, p.CurrentStart = StatusRunning, i, plan.Tasks[steps[i].Task].ID, &now
-		if err := s.idx.Write(ctx, progressOp(sub.UUID, p, rev), st.guardOp()); err != nil {
+		if err := s.idx.Write(ctx, append(slot, progressOp(sub.UUID, p, rev), st.guardOp())...); err != nil {
 			return Claim{}, false, err
 		}
-		return st.taskClaim(node, plan, steps[i]), false, nil
+		return s.taskClaim(st, node, plan, steps[i]), false, nil
 	}
 	p.Status, p.Next = StatusReady, len(steps)
 	return Claim{}, true, s.idx.Write(ctx, st.finishNodeOps(progressOp(sub.UUID, p, rev), now)...)
 }
 
-func (st *txState) taskClaim(node string, plan *frozenPlan, step NodeStep) Claim {
+func (s *Service) taskClaim(st *txState, node string, plan *frozenPlan, step NodeStep) Claim {
 	c := st.claim(ActionTask, node)
-	c.Position, c.Task = &step.Task, &plan.Tasks[step.Task]
+	c.Position, c.Task, c.Heartbeat = &step.Task, &plan.Tasks[step.Task], s.heartbeat.Seconds()
 	return c
+}
+
+// taskSlots lists the nodes running a task whose plan limits how many may run it at once.
+type taskSlots struct {
+	Nodes []string `json:"nodes"`
+}
+
+func slotKey(sub, task string) store.Key {
+	return store.Key{Partition: prefix + "txslot#" + sub, Sort: task}
+}
+
+// takeSlot returns the write that makes node a runner of a task the plan
+// limits (none for a task without limit), or full when as many nodes as the
+// limit run it already. The slot item's revision serializes concurrent claims.
+func (s *Service) takeSlot(ctx context.Context, sub string, plan *frozenPlan, task, node string) (ops []store.Op, full bool, err error) {
+	limit := plan.Limits[task]
+	if limit <= 0 {
+		return nil, false, nil
+	}
+	var slots taskSlots
+	rev, err := store.GetJSON(ctx, s.idx, slotKey(sub, task), &slots)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return []store.Op{store.Create(slotKey(sub, task), mustJSON(taskSlots{Nodes: []string{node}}))}, false, nil
+	case err != nil:
+		return nil, false, err
+	case len(slots.Nodes) >= limit:
+		return nil, true, nil
+	}
+	slots.Nodes = append(slots.Nodes, node)
+	return []store.Op{store.Update(slotKey(sub, task), mustJSON(slots), rev)}, false, nil
+}
+
+// releaseSlot returns the write that frees node's slot of a limited task it reports.
+func (s *Service) releaseSlot(ctx context.Context, sub string, plan *frozenPlan, task, node string) ([]store.Op, error) {
+	if plan.Limits[task] <= 0 {
+		return nil, nil
+	}
+	var slots taskSlots
+	rev, err := store.GetJSON(ctx, s.idx, slotKey(sub, task), &slots)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	slots.Nodes = slices.DeleteFunc(slots.Nodes, func(n string) bool { return n == node })
+	return []store.Op{store.Update(slotKey(sub, task), mustJSON(slots), rev)}, nil
 }
 
 // Report records the result of the task a node claimed. An error fails the
@@ -530,7 +662,7 @@ func (s *Service) Report(ctx context.Context, txID, node string, rep TaskReport)
 			return errs.NotFoundf("Node %s is not part of transaction %s", node, txID)
 		}
 		sub := st.current()
-		p, rev, err := s.progressOf(ctx, sub.UUID, node)
+		p, rev, err := s.progressOf(ctx, sub, node)
 		if err != nil {
 			return err
 		}
@@ -544,9 +676,17 @@ func (s *Service) Report(ctx context.Context, txID, node string, rep TaskReport)
 			}
 			return errs.Conflictf("Task %s is not running on node %s", taskID, node)
 		}
+		plan, err := s.loadPlan(ctx, sub.Plan)
+		if err != nil {
+			return err
+		}
+		slot, err := s.releaseSlot(ctx, sub.UUID, plan, taskID, node)
+		if err != nil {
+			return err
+		}
 		now := s.now()
 		p.Results = append(p.Results, TaskResult{Task: taskID, Status: rep.Status, Message: rep.Message, TaskRun: rep.TaskRun.kept(rep.Status), TimeStart: *p.CurrentStart, TimeEnd: now})
-		p.CurrentTask, p.CurrentStart = "", nil
+		p.CurrentTask, p.CurrentStart, p.LastSeen = "", nil, &now
 		p.Next++
 		var ops []store.Op
 		if rep.Status == StatusError {
@@ -555,20 +695,16 @@ func (s *Service) Report(ctx context.Context, txID, node string, rep TaskReport)
 			if rep.Message != "" {
 				msg += ": " + rep.Message
 			}
-			ops = st.abortOps(msg, now, progressOp(sub.UUID, p, rev))
+			ops = st.abortOps(msg, now, append(slot, progressOp(sub.UUID, p, rev))...)
 		} else {
-			plan, err := s.loadPlan(ctx, sub.Plan)
-			if err != nil {
-				return err
-			}
 			// The node is ready here when nothing is left to run or wait for;
 			// otherwise its next claim goes on.
 			steps := plan.steps(node)
 			if plan.nextRunnable(steps, p.Next) < len(steps) || slices.ContainsFunc(steps[p.Next:], NodeStep.waits) {
-				ops = []store.Op{progressOp(sub.UUID, p, rev), st.guardOp()}
+				ops = append(slot, progressOp(sub.UUID, p, rev), st.guardOp())
 			} else {
 				p.Status = StatusReady
-				ops = st.finishNodeOps(progressOp(sub.UUID, p, rev), now)
+				ops = append(slot, st.finishNodeOps(progressOp(sub.UUID, p, rev), now)...)
 			}
 		}
 		out = p
@@ -584,7 +720,7 @@ func (s *Service) reported(ctx context.Context, st *txState, node, taskID, statu
 		if !slices.Contains(st.subs[i].Nodes, node) {
 			continue
 		}
-		p, _, err := s.progressOf(ctx, st.subs[i].UUID, node)
+		p, _, err := s.progressOf(ctx, st.subs[i], node)
 		if err != nil {
 			return NodeProgress{}, false, err
 		}
@@ -637,11 +773,26 @@ func (s *Service) lookupTx(ctx context.Context, id string) (rec txRecord, isSub 
 }
 
 // Transaction returns a top-level transaction with its sub-transactions, or a
-// sub-transaction with the progress of each of its nodes.
+// sub-transaction with the progress of each of its nodes. A transaction that
+// missed a deadline is ended first.
 func (s *Service) Transaction(ctx context.Context, id string) (Transaction, error) {
 	rec, isSub, err := s.lookupTx(ctx, id)
 	if err != nil {
 		return Transaction{}, err
+	}
+	if rec.Status == StatusRunning || rec.Status == StatusPending {
+		parent := rec.UUID
+		if isSub {
+			parent = rec.ParentUUID
+		}
+		if ended, err := s.checkDeadlines(ctx, parent); err != nil || ended {
+			if err == nil {
+				rec, isSub, err = s.lookupTx(ctx, id)
+			}
+			if err != nil {
+				return Transaction{}, err
+			}
+		}
 	}
 	if !isSub {
 		subs, _, err := s.loadSubs(ctx, rec.Subs)
@@ -650,25 +801,13 @@ func (s *Service) Transaction(ctx context.Context, id string) (Transaction, erro
 		}
 		return parentView(rec, subs), nil
 	}
-	progress, err := s.idx.Query(ctx, store.Query{Partition: prefix + "txnode#" + rec.UUID})
+	byNode, err := s.progressByNode(ctx, rec)
 	if err != nil {
 		return Transaction{}, err
 	}
-	byNode := map[string]NodeProgress{}
-	for _, it := range progress {
-		var p NodeProgress
-		if err := decodeItem(it, &p); err != nil {
-			return Transaction{}, err
-		}
-		byNode[p.Node] = p
-	}
 	v := Transaction{TransactionInfo: rec.TransactionInfo, Nodes: make([]NodeProgress, len(rec.Nodes))}
 	for i, n := range rec.Nodes {
-		p, ok := byNode[n]
-		if !ok {
-			p = NodeProgress{Node: n, Status: StatusPending, Results: []TaskResult{}}
-		}
-		v.Nodes[i] = p
+		v.Nodes[i] = byNode[n]
 	}
 	return v, nil
 }
@@ -723,6 +862,16 @@ func (s *Service) Transactions(ctx context.Context, f TransactionFilter) ([]Tran
 		var parent txRecord
 		if err := decodeItem(it, &parent); err != nil {
 			return nil, err
+		}
+		if parent.Status == StatusRunning {
+			// A run that missed a deadline is listed as it ended.
+			if ended, err := s.checkDeadlines(ctx, parent.UUID); err != nil {
+				return nil, err
+			} else if ended {
+				if _, err := store.GetJSON(ctx, s.idx, txKey(parent.UUID), &parent); err != nil {
+					return nil, err
+				}
+			}
 		}
 		if f.Status == "" || parent.Status == f.Status {
 			parents = append(parents, parent)

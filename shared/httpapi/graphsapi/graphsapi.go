@@ -514,6 +514,13 @@ func (h *handlers) deploy(w http.ResponseWriter, r *http.Request, q map[string]s
 		}
 		*dst = v
 	}
+	if v, ok := q["claim_timeout"]; ok {
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return 0, nil, errs.Invalidf("claim_timeout=%q: expected a number of seconds", v)
+		}
+		req.ClaimTimeout = &n
+	}
 	tx, err := h.svc.Execute(r.Context(), req)
 	if err == nil {
 		w.Header().Set("Location", base+"/transactions/"+tx.UUID)

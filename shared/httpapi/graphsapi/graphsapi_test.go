@@ -322,6 +322,7 @@ func TestExecute(t *testing.T) {
 	a.expect("POST", exec, `{"cluster":1,"graphs":[{"type":"default","tasks":["zz"]}]}`, 400, "Tasks zz are not present")
 	a.expect("POST", exec, `{"cluster":5,"graphs":[{"type":"default"}]}`, 404, "Cluster 5 not found")
 	a.expect("POST", exec, `{"cluster":1,"graphs":[{"type":"nope"}]}`, 404, "Graph with type: nope is not defined")
+	a.expect("POST", exec, `{"cluster":1,"graphs":[{"type":"default"}],"claim_timeout":"10m"}`, 400, "claim_timeout")
 
 	r := a.expect("POST", exec, `{"cluster":1,"graphs":[{"type":"default","nodes":["2"],"tasks":["ntp"]},{"type":"upgrade"}],"dry_run":true}`, 202, "")
 	tx := decode[transaction](t, r)
@@ -469,7 +470,9 @@ func TestSpec002Endpoints(t *testing.T) {
 	a.expect("POST", "/api/v1/clusters/1/nodes/1/claim?wait=x", "", 400, "expected a number of seconds")
 	a.expect("PUT", "/api/v1/clusters/1/deploy?graph_type=nope", "", 404, "Graph with type: nope is not defined")
 	a.expect("PUT", "/api/v1/clusters/1/deploy?nodes=1,9", "", 400, "Nodes 9 are not members of cluster 1")
-	r := a.expect("PUT", "/api/v1/clusters/1/deploy/?nodes=1&noop_run", "", 202, "")
+	a.expect("PUT", "/api/v1/clusters/1/deploy?claim_timeout=soon", "", 400, `claim_timeout="soon": expected a number of seconds`)
+	a.expect("PUT", "/api/v1/clusters/1/deploy?claim_timeout=-1", "", 400, "claim_timeout: must be a number of seconds above 0")
+	r := a.expect("PUT", "/api/v1/clusters/1/deploy/?nodes=1&noop_run&claim_timeout=90", "", 202, `"claim_timeout":90`)
 	tx := decode[transaction](t, r)
 	if !tx.DryRun || tx.SubTransactions[0].GraphType != "default" || r.header.Get("Location") != "/api/v1/transactions/"+tx.UUID {
 		t.Fatalf("deploy = %+v", tx)

@@ -152,7 +152,8 @@ func graphRoutes() []Route {
 		graphType, Param{"nodes", String, "Comma-separated node ids."}, Param{"force", Flag, "Plan as a forced run: every node's old data unknown."})
 	add("clusters.deploy", "PUT", cluster+"/deploy", Write, "Start a deployment of a cluster: a transaction.", accepted, "Object",
 		graphType, Param{"nodes", String, "Comma-separated node ids."}, Param{"dry_run", Flag, "Plan without running."},
-		Param{"noop_run", Flag, "Run tasks in no-op mode."}, Param{"force", Flag, "Run tasks whose inputs have not changed."}, Param{"debug", Flag, "Verbose agents."})
+		Param{"noop_run", Flag, "Run tasks in no-op mode."}, Param{"force", Flag, "Run tasks whose inputs have not changed."}, Param{"debug", Flag, "Verbose agents."},
+		Param{"claim_timeout", Number, "Seconds a node has to claim in its graph before it fails the run (default 600)."})
 	add("clusters.claim", "POST", cluster+"/nodes/{node}/claim", Write, "The agent of a node claims its next task of the cluster's running transaction.", []int{http.StatusOK, http.StatusNoContent}, "Object",
 		Param{"wait", Number, "Hold the claim up to this many seconds until a task is ready."})
 	t[len(t)-1].Node = NodeOwnTask

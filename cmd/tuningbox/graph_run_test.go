@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tuningbox/tuningbox/client"
+	"github.com/tuningbox/tuningbox/shared/graphs"
+	"github.com/tuningbox/tuningbox/shared/graphs/graphstest"
+)
+
+// fastRunPolls makes graph run wait read the run every 10 ms during a test.
+func fastRunPolls(t *testing.T) {
+	interval := runPollInterval
+	t.Cleanup(func() { runPollInterval = interval })
+	runPollInterval = 10 * time.Millisecond
+}
+
+func execute(t *testing.T, url string, args ...string) string {
+	t.Helper()
+	out := mustCLI(t, url, "", append([]string{"graph", "execute", "-e", "1", "--format", "json"}, args...)...)
+	return jsonOut(t, out).(map[string]any)["uuid"].(string)
+}
+
+// graph run list, show, wait and stop; a node that never claims fails the
+// run after the claim timeout (the server's clock is a fake one here).
+func TestGraphRunCommands(t *testing.T) {
+	fastRunPolls(t)
+	clock := graphstest.NewClock()
+	url := graphServer(t, graphs.WithClock(clock.Now))
+	mustCLI(t, url, "", "graph", "upload", "-e", "1", "-t", "default", "-f", writeFile(t, "tasks.yaml", "- {id: a, type: shell}\n"))
+	c, err := newAPIClient()
+	must(t, err)
+	ctx := context.Background()
+
+	tx := execute(t, url, "--claim-timeout", "5s")
+	if claim, err := c.Claim(ctx, tx, "1"); err != nil || claim.Action != "task" || claim.Task.ID != "a" {
+		t.Fatalf("claim: %+v %v", claim, err)
+	}
+	show := mustCLI(t, url, "", "graph", "run", "show", tx)
+	for _, want := range []string{"Run " + tx + ": running", "Graphs: default:running", "GRAPH", "default  1     running  a (", "default  2     pending"} {
+		if !strings.Contains(show, want) {
+			t.Fatalf("show lacks %q:\n%s", want, show)
+		}
+	}
+	if list := mustCLI(t, url, "", "graph", "run", "list", "-e", "1", "--status", "running"); !strings.Contains(list, tx) || !strings.Contains(list, "default:running") {
+		t.Fatalf("list:\n%s", list)
+	}
+	out, err := cli(t, url, "", "graph", "run", "wait", tx, "--timeout", "50ms")
+	if exitCode(err) != 2 || !strings.Contains(err.Error(), "still running after 50ms") || !strings.Contains(out, "default node 1: running a\n") {
+		t.Fatalf("wait with a timeout: %v (exit %d)\n%s", err, exitCode(err), out)
+	}
+
+	clock.Advance(5*time.Second + time.Millisecond)
+	out, err = cli(t, url, "", "graph", "run", "wait", tx)
+	if exitCode(err) != 1 || err.Error() != "Run "+tx+": error: Node 2 unreachable: no claim within 5s" {
+		t.Fatalf("wait on a run with an absent node: %v (exit %d)\n%s", err, exitCode(err), out)
+	}
+	if list := mustCLI(t, url, "", "graph", "run", "list", "--status", "running"); strings.Contains(list, tx) {
+		t.Fatalf("still listed as running:\n%s", list)
+	}
+
+	tx = execute(t, url)
+	if out := mustCLI(t, url, "", "graph", "run", "stop", tx); out != "Run "+tx+" stopped (error)\n" {
+		t.Fatalf("stop: %q", out)
+	}
+	if _, err := cli(t, url, "", "graph", "run", "wait", tx); exitCode(err) != 1 || !strings.HasSuffix(err.Error(), ": error: Stopped") {
+		t.Fatalf("wait on a stopped run: %v", err)
+	}
+	if _, err := cli(t, url, "", "graph", "run", "stop", tx); exitCode(err) != 1 || !strings.Contains(err.Error(), "is not running") {
+		t.Fatalf("stopping twice: %v", err)
+	}
+
+	tx = execute(t, url, "--node", "1")
+	if _, err := c.Claim(ctx, tx, "1"); err != nil {
+		t.Fatal(err)
+	}
+	must(t, c.Report(ctx, tx, "1", client.TaskReport{Task: "a", Status: "ready"}))
+	out = mustCLI(t, url, "", "graph", "run", "wait", tx)
+	if !strings.Contains(out, "default node 1: ready 1 done\n") || !strings.Contains(out, "Run "+tx+": ready\n") {
+		t.Fatalf("wait on a finished run:\n%s", out)
+	}
+
+	// On a terminal the lines are redrawn in place.
+	terminal := stdoutIsTerminal
+	t.Cleanup(func() { stdoutIsTerminal = terminal })
+	stdoutIsTerminal = func(io.Writer) bool { return true }
+	tx = execute(t, url)
+	out, err = cli(t, url, "", "graph", "run", "wait", tx, "--timeout", "50ms")
+	if exitCode(err) != 2 || !strings.Contains(out, "\x1b[4A\x1b[J") {
+		t.Fatalf("wait on a terminal: %v\n%q", err, out)
+	}
+
+	for _, args := range [][]string{{"graph", "run", "show"}, {"graph", "run", "wait", tx, "--timeout", "-1s"}, {"graph", "execute", "-e", "1", "--claim-timeout", "0s"}} {
+		if _, err := cli(t, url, "", args...); exitCode(err) != 2 {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
+	}
+}
+
+// An agent running a task claims it again every heartbeat; when the run is
+// stopped meanwhile, the next heartbeat ends the task.
+func TestAgentHeartbeatStopsTaskOfEndedRun(t *testing.T) {
+	url := graphServer(t, graphs.WithHeartbeat(100*time.Millisecond))
+	mustCLI(t, url, "", "graph", "upload", "-e", "1", "-t", "default", "-f",
+		writeFile(t, "tasks.yaml", "- {id: slow, type: shell, parameters: {cmd: 'sleep 30', timeout: 60}}\n"))
+	tx := execute(t, url, "--node", "1")
+	c, err := newAPIClient()
+	must(t, err)
+	ctx := context.Background()
+	claim, err := c.Claim(ctx, tx, "1")
+	must(t, err)
+	var logs bytes.Buffer
+	a := &agent{api: c, opts: agentOptions{workdir: t.TempDir(), stopGrace: time.Second}, log: slog.New(slog.NewTextHandler(&logs, nil)), node: &client.Node{ID: "1"}}
+
+	stopped := make(chan error, 1)
+	go func() {
+		// Heartbeats move the node's last sign of life on; then the operator stops the run.
+		time.Sleep(400 * time.Millisecond)
+		top, err := c.Transaction(ctx, tx)
+		if err == nil {
+			var sub *client.Transaction
+			if sub, err = c.Transaction(ctx, top.SubTransactions[0].UUID); err == nil {
+				if p := sub.Nodes[0]; p.LastSeen == nil || !p.LastSeen.After(*p.CurrentStart) {
+					t.Errorf("no heartbeat recorded: %+v", p)
+				}
+			}
+		}
+		if err == nil {
+			_, err = c.StopTransaction(ctx, tx)
+		}
+		stopped <- err
+	}()
+	start := time.Now()
+	ok, err := a.runAndReport(ctx, claim)
+	must(t, <-stopped)
+	if err != nil || ok || time.Since(start) > 5*time.Second {
+		t.Fatalf("runAndReport = %v, %v after %v", ok, err, time.Since(start))
+	}
+	if !strings.Contains(logs.String(), "task stopped: the transaction ended while the task ran") || !strings.Contains(logs.String(), "report refused") {
+		t.Fatalf("agent log:\n%s", logs.String())
+	}
+}

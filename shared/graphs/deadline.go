@@ -1,0 +1,212 @@
+package graphs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/tuningbox/tuningbox/shared/cache"
+	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/store"
+)
+
+// Deadlines of a running transaction. Nothing runs in the background to watch
+// them (on AWS nothing runs between requests): every read, listing, claim and
+// report of a transaction checks them first (enforceDeadlines), and the local
+// server also checks every running transaction periodically (EnforceDeadlines).
+const (
+	// DefaultClaimTimeout is how long a node has, from the start of its
+	// sub-transaction, to claim there when the execution does not say.
+	DefaultClaimTimeout = 10 * time.Minute
+	// DefaultTaskTimeout is the timeout of a task without parameters.timeout
+	// (Nailgun's for shell tasks); the agent kills the task after it.
+	DefaultTaskTimeout = 300 * time.Second
+	// taskTimeoutGrace is what the server adds to a task's timeout before it
+	// fails the run itself: the agent's own timeout and report come first.
+	taskTimeoutGrace = time.Minute
+	// DefaultHeartbeat is how often an agent running a task claims it again.
+	DefaultHeartbeat = 30 * time.Second
+	// lostHeartbeats is how many heartbeats a node may miss before it is lost.
+	lostHeartbeats = 3
+	// deadlineCheckEvery spaces one process's checks of one transaction: a
+	// check reads the progress of every node of the running sub-transaction.
+	deadlineCheckEvery = time.Second
+	// maxClaimTimeout bounds the claim timeout an execution may ask for.
+	maxClaimTimeout = 7 * 24 * time.Hour
+)
+
+// WithClock makes the service read time from now (tests use a fake clock).
+func WithClock(now func() time.Time) Option {
+	return func(s *Service) { s.now = now }
+}
+
+// WithHeartbeat sets how often agents running a task claim it again; a node
+// silent for three such intervals fails the run.
+func WithHeartbeat(d time.Duration) Option {
+	return func(s *Service) { s.heartbeat = d }
+}
+
+// deadlineChecks remembers, per transaction, when this process last checked its deadlines.
+func newDeadlineChecks() *cache.LRU[string, time.Time] {
+	return cache.New[string](4096, func(time.Time) int64 { return 1 })
+}
+
+// claimTimeoutOf validates an execution's claim_timeout (seconds).
+func claimTimeoutOf(seconds *float64) (time.Duration, error) {
+	if seconds == nil {
+		return DefaultClaimTimeout, nil
+	}
+	if *seconds <= 0 || math.IsNaN(*seconds) || *seconds > maxClaimTimeout.Seconds() {
+		return 0, errs.Invalidf("claim_timeout: must be a number of seconds above 0, at most %d", int(maxClaimTimeout.Seconds()))
+	}
+	return time.Duration(*seconds * float64(time.Second)), nil
+}
+
+// claimTimeout is the transaction's claim timeout (the default for transactions stored without one).
+func (info TransactionInfo) claimTimeout() time.Duration {
+	if info.ClaimTimeout <= 0 {
+		return DefaultClaimTimeout
+	}
+	return time.Duration(info.ClaimTimeout * float64(time.Second))
+}
+
+// runLimit is how long an agent may take over a task: parameters.timeout
+// (DefaultTaskTimeout without one) for each of its 1 + retries attempts,
+// with interval seconds (at least 1) between them, as the agent runs it.
+func (t Task) runLimit() time.Duration {
+	var p struct {
+		Timeout  float64 `json:"timeout"`
+		Retries  int     `json:"retries"`
+		Interval float64 `json:"interval"`
+	}
+	// Parameters that do not decode fail at once on the agent: the defaults do.
+	_ = json.Unmarshal(t.Parameters, &p)
+	timeout := DefaultTaskTimeout
+	if p.Timeout > 0 {
+		timeout = time.Duration(p.Timeout * float64(time.Second))
+	}
+	retries := max(p.Retries, 0)
+	interval := time.Duration(max(p.Interval, 1) * float64(time.Second))
+	return time.Duration(retries+1)*timeout + time.Duration(retries)*interval
+}
+
+// seenLately says whether a node's last sign of life is recent enough that
+// another claim need not be written down: within half a heartbeat.
+func (s *Service) seenLately(p NodeProgress, now time.Time) bool {
+	return p.LastSeen != nil && now.Sub(*p.LastSeen) < s.heartbeat/2
+}
+
+// enforceDeadlines ends a running transaction whose current sub-transaction
+// missed a deadline (overdue) in one conditional write, the abort of a failed
+// task; st then shows the ended transaction. A lost race is store.ErrConflict,
+// which the callers retry. One process checks one transaction at most every
+// deadlineCheckEvery.
+func (s *Service) enforceDeadlines(ctx context.Context, st *txState) error {
+	if st.parent.Status != StatusRunning {
+		return nil
+	}
+	now := s.now()
+	if last, ok := s.deadlineChecks.Get(st.parent.UUID); ok && now.Sub(last) < deadlineCheckEvery && !now.Before(last) {
+		return nil
+	}
+	s.deadlineChecks.Add(st.parent.UUID, now)
+	msg, err := s.overdue(ctx, st, now)
+	if err != nil || msg == "" {
+		return err
+	}
+	return s.idx.Write(ctx, st.abortOps(msg, now)...)
+}
+
+// overdue names the first deadline the current sub-transaction's nodes missed, or "":
+//   - a node that has not claimed within the claim timeout from the
+//     sub-transaction's start is unreachable;
+//   - a node that has claimed but then said nothing (claim, heartbeat,
+//     report) for lostHeartbeats heartbeats is lost;
+//   - a task still running after its run limit and taskTimeoutGrace timed out.
+func (s *Service) overdue(ctx context.Context, st *txState, now time.Time) (string, error) {
+	sub := st.current()
+	if sub.TimeStart == nil {
+		return "", nil
+	}
+	progress, err := s.progressByNode(ctx, sub)
+	if err != nil {
+		return "", err
+	}
+	var plan *frozenPlan
+	var first time.Time
+	var msg string
+	missed := func(deadline time.Time, format string, args ...any) {
+		if now.After(deadline) && (msg == "" || deadline.Before(first)) {
+			first, msg = deadline, fmt.Sprintf(format, args...)
+		}
+	}
+	claimTimeout := st.parent.claimTimeout()
+	for _, n := range sub.Nodes {
+		p := progress[n]
+		switch {
+		case p.Status == StatusReady || p.Status == StatusError:
+			continue
+		case p.LastSeen == nil:
+			missed(sub.TimeStart.Add(claimTimeout), "Node %s unreachable: no claim within %s", n, claimTimeout)
+			continue
+		}
+		missed(p.LastSeen.Add(lostHeartbeats*s.heartbeat), "Node %s lost: no heartbeat since %s", n, p.LastSeen.Format(time.RFC3339))
+		if p.CurrentTask == "" || p.CurrentStart == nil {
+			continue
+		}
+		if plan == nil {
+			if plan, err = s.loadPlan(ctx, sub.Plan); err != nil {
+				return "", err
+			}
+		}
+		steps := plan.steps(n)
+		if p.Next >= len(steps) {
+			continue
+		}
+		limit := plan.Tasks[steps[p.Next].Task].runLimit()
+		missed(p.CurrentStart.Add(limit+taskTimeoutGrace), "Task %s timed out on node %s after %s", p.CurrentTask, n, limit)
+	}
+	return msg, nil
+}
+
+// checkDeadlines ends transaction txID if it missed a deadline; ended says it did here.
+func (s *Service) checkDeadlines(ctx context.Context, txID string) (ended bool, err error) {
+	err = store.RetryConflicts(ctx, "check a transaction's deadlines", func() error {
+		st, err := s.readTx(ctx, txID)
+		if err != nil {
+			return err
+		}
+		running := st.parent.Status == StatusRunning
+		if err := s.enforceDeadlines(ctx, st); err != nil {
+			return err
+		}
+		ended = running && st.parent.Status != StatusRunning
+		return nil
+	})
+	return ended, err
+}
+
+// EnforceDeadlines checks the deadlines of every running transaction (those
+// holding a cluster's lock), ending those that missed one. The local server
+// calls it periodically, so a run fails on time even when nobody looks.
+func (s *Service) EnforceDeadlines(ctx context.Context) error {
+	locks, err := s.idx.Query(ctx, store.Query{Partition: lockKey(0).Partition})
+	if err != nil {
+		return err
+	}
+	var failed []error
+	for _, it := range locks {
+		var lock clusterLock
+		if err := decodeItem(it, &lock); err != nil {
+			failed = append(failed, err)
+			continue
+		}
+		if _, err := s.checkDeadlines(ctx, lock.Transaction); err != nil {
+			failed = append(failed, fmt.Errorf("transaction %s: %w", lock.Transaction, err))
+		}
+	}
+	return errors.Join(failed...)
+}

@@ -10,7 +10,7 @@ import (
 )
 
 // new(expr): expr on the node's data now.
-func fnNew(c *call) (any, error) {
+func fnNew(c call) (any, error) {
 	if err := c.wantArgs(1, 1); err != nil {
 		return nil, err
 	}
@@ -19,14 +19,14 @@ func fnNew(c *call) (any, error) {
 
 // old(expr): expr on the node's data at its last successful run; Undefined when it fails
 // there (Nailgun reads that as "changed").
-func fnOld(c *call) (any, error) {
+func fnOld(c call) (any, error) {
 	if err := c.wantArgs(1, 1); err != nil {
 		return nil, err
 	}
 	return c.old(c.lambda(0))
 }
 
-func (c *call) old(expr node) (any, error) {
+func (c call) old(expr node) (any, error) {
 	v, err := c.apply(expr, c.ev.oldData)
 	if err != nil {
 		if fatal(err) {
@@ -38,14 +38,14 @@ func (c *call) old(expr node) (any, error) {
 }
 
 // changed(expr): whether expr gives another value on the old data than on the new.
-func fnChanged(c *call) (any, error) {
+func fnChanged(c call) (any, error) {
 	if err := c.wantArgs(1, 1); err != nil {
 		return nil, err
 	}
 	return c.changed(c.lambda(0))
 }
 
-func (c *call) changed(expr node) (bool, error) {
+func (c call) changed(expr node) (bool, error) {
 	newValue, err := c.apply(expr, c.ev.newData)
 	if err != nil {
 		return false, err
@@ -58,7 +58,7 @@ func (c *call) changed(expr node) (bool, error) {
 }
 
 // changedAny(exprs...): whether any of them changed (evaluated in order, stopping at the first).
-func fnChangedAny(c *call) (any, error) {
+func fnChangedAny(c call) (any, error) {
 	for _, expr := range c.node.args {
 		changed, err := c.changed(expr)
 		if err != nil || changed {
@@ -69,7 +69,7 @@ func fnChangedAny(c *call) (any, error) {
 }
 
 // changedAll(exprs...): whether every one of them changed.
-func fnChangedAll(c *call) (any, error) {
+func fnChangedAll(c call) (any, error) {
 	for _, expr := range c.node.args {
 		changed, err := c.changed(expr)
 		if err != nil || !changed {
@@ -81,17 +81,17 @@ func fnChangedAll(c *call) (any, error) {
 
 // added(expr): what the new value of expr has that the old has not (everything, when
 // there is no old value).
-func fnAdded(c *call) (any, error) {
+func fnAdded(c call) (any, error) {
 	return c.diff(true)
 }
 
 // deleted(expr): what the old value of expr had that the new has not (null when there is
 // no old value).
-func fnDeleted(c *call) (any, error) {
+func fnDeleted(c call) (any, error) {
 	return c.diff(false)
 }
 
-func (c *call) diff(added bool) (any, error) {
+func (c call) diff(added bool) (any, error) {
 	if err := c.wantArgs(1, 1); err != nil {
 		return nil, err
 	}
@@ -230,22 +230,19 @@ func splitLines(s string) []string {
 // matches between a and b (added), and those of a (deleted), in order, as Nailgun's
 // datadiff takes them from the opcodes.
 func diffSequences(a, b []any) (added, deleted []any) {
-	ids := map[string]int{}
+	added, deleted = []any{}, []any{}
+	if equalLists(a, b, false) {
+		return added, deleted
+	}
+	var ids interner
 	intern := func(items []any) []int {
 		out := make([]int, len(items))
 		for i, item := range items {
-			key := hashKey(item)
-			id, ok := ids[key]
-			if !ok {
-				id = len(ids)
-				ids[key] = id
-			}
-			out[i] = id
+			out[i], _ = ids.id(item)
 		}
 		return out
 	}
 	ai, bi := intern(a), intern(b)
-	added, deleted = []any{}, []any{}
 	i, j := 0, 0
 	for _, m := range matchingBlocks(ai, bi) {
 		deleted = append(deleted, a[i:m.a]...)
@@ -343,7 +340,7 @@ func matchingBlocks(a, b []int) []match {
 }
 
 // isUndef(): whether the value is old()'s Undefined.
-func fnIsUndef(c *call) (any, error) {
+func fnIsUndef(c call) (any, error) {
 	if err := c.wantArgs(1, 1); err != nil {
 		return nil, err
 	}
@@ -358,7 +355,7 @@ func isUndefined(v any) bool {
 
 // toYaml(): the value as a YAML document (Nailgun's serializer; the same data, not
 // necessarily PyYAML's layout).
-func fnToYaml(c *call) (any, error) {
+func fnToYaml(c call) (any, error) {
 	v, err := c.serializable()
 	if err != nil {
 		return nil, err
@@ -371,7 +368,7 @@ func fnToYaml(c *call) (any, error) {
 }
 
 // toJson(): the value as JSON.
-func fnToJSON(c *call) (any, error) {
+func fnToJSON(c call) (any, error) {
 	v, err := c.serializable()
 	if err != nil {
 		return nil, err
@@ -385,7 +382,7 @@ func fnToJSON(c *call) (any, error) {
 	return strings.TrimSuffix(buf.String(), "\n"), c.ev.alloc(1)
 }
 
-func (c *call) serializable() (any, error) {
+func (c call) serializable() (any, error) {
 	if err := c.wantArgs(1, 1); err != nil {
 		return nil, err
 	}

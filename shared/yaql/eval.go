@@ -26,6 +26,7 @@ type Env struct {
 	Old    any            // $%old: the node's data at its last successful run; nil = none (treated as Nailgun's {})
 	Vars   map[string]any // further context variables: Vars["node"] is $node
 	Limits Limits         // zero value = defaults
+	Cache  *Cache         // shared by the evaluations of one plan; nil = one per evaluation
 }
 
 // Limits bound one evaluation: Steps counts the expression nodes evaluated (a lambda's body
@@ -81,6 +82,7 @@ func (e *Expr) Eval(ctx context.Context, env Env) (any, error) {
 		newData:   env.New,
 		oldData:   env.Old,
 		vars:      env.Vars,
+		cache:     env.Cache,
 	}
 	if ev.maxSteps <= 0 {
 		ev.maxSteps = DefaultSteps
@@ -108,6 +110,23 @@ type evaluator struct {
 	maxValues        int
 	newData, oldData any
 	vars             map[string]any
+	cache            *Cache
+}
+
+// memo is the evaluation's Cache, made on first use when Env has none.
+func (ev *evaluator) memo() *Cache {
+	if ev.cache == nil {
+		ev.cache = NewCache()
+	}
+	return ev.cache
+}
+
+// sortedKeys lists a dict's keys in order, through the Cache when there is one.
+func (ev *evaluator) sortedKeys(m map[string]any) []string {
+	if ev.cache == nil {
+		return sortedKeys(m)
+	}
+	return ev.cache.sortedKeys(m)
 }
 
 // step counts one node evaluated, and looks at the context now and then.
@@ -292,7 +311,16 @@ func (n *indexNode) eval(ev *evaluator, dollar any) (any, error) {
 type dotNode struct {
 	recv, right node
 	elvis       bool // ?.: null stays null
+	memo        bool // the right side is a closed method call: its result is cached per receiver
 	pos         int
+}
+
+func newDot(recv, right node, elvis bool, pos int) *dotNode {
+	n := &dotNode{recv: recv, right: right, elvis: elvis, pos: pos}
+	if c, ok := right.(*callNode); ok {
+		n.memo = memoizable[c.name] && allClosed(c.args)
+	}
+	return n
 }
 
 func (n *dotNode) eval(ev *evaluator, dollar any) (any, error) {
@@ -306,6 +334,28 @@ func (n *dotNode) eval(ev *evaluator, dollar any) (any, error) {
 	if n.elvis && recv == nil {
 		return nil, nil
 	}
+	_, isDict := recv.(map[string]any)
+	if !n.memo && (isDict || !isKeyword(n.right)) {
+		return n.apply(ev, recv, dollar)
+	}
+	cache := ev.memo()
+	v, key, ok := cache.lookup(n, recv)
+	if ok {
+		return v, nil
+	}
+	v, err = n.apply(ev, recv, dollar)
+	if err == nil {
+		cache.store(key, recv, v)
+	}
+	return v, err
+}
+
+func isKeyword(n node) bool {
+	_, ok := n.(*keywordNode)
+	return ok
+}
+
+func (n *dotNode) apply(ev *evaluator, recv, dollar any) (any, error) {
 	switch right := n.right.(type) {
 	case *keywordNode:
 		return attribute(ev, recv, right.name, n.pos)

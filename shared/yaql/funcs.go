@@ -18,7 +18,8 @@ type callNode struct {
 // as name(...); as a method the receiver is its first argument.
 type function struct {
 	method, free bool
-	impl         func(c *call) (any, error)
+	env          bool // reads the node's data besides its arguments (new, old, changed...)
+	impl         func(c call) (any, error)
 }
 
 // call is one invocation: the receiver (when called as a method) and the unevaluated
@@ -60,11 +61,11 @@ func (n *callNode) call(ev *evaluator, recv any, method bool, dollar any) (any, 
 	case !method && !n.fn.free:
 		return nil, failf(n.pos, "%s() is a method: call it as value.%s(...)", n.name, n.name)
 	}
-	return n.fn.impl(&call{ev: ev, node: n, dollar: dollar, recv: recv, method: method})
+	return n.fn.impl(call{ev: ev, node: n, dollar: dollar, recv: recv, method: method})
 }
 
 // argc counts the arguments, the receiver included.
-func (c *call) argc() int {
+func (c call) argc() int {
 	if c.method {
 		return len(c.node.args) + 1
 	}
@@ -72,7 +73,7 @@ func (c *call) argc() int {
 }
 
 // arg evaluates argument i (0 is the receiver of a method call).
-func (c *call) arg(i int) (any, error) {
+func (c call) arg(i int) (any, error) {
 	if c.method {
 		if i == 0 {
 			return c.recv, nil
@@ -83,7 +84,7 @@ func (c *call) arg(i int) (any, error) {
 }
 
 // lambda is argument i unevaluated (never the receiver).
-func (c *call) lambda(i int) node {
+func (c call) lambda(i int) node {
 	if c.method {
 		i--
 	}
@@ -91,15 +92,15 @@ func (c *call) lambda(i int) node {
 }
 
 // apply evaluates a lambda argument with item as `$`.
-func (c *call) apply(fn node, item any) (any, error) {
+func (c call) apply(fn node, item any) (any, error) {
 	return fn.eval(c.ev, item)
 }
 
-func (c *call) fail(format string, args ...any) error {
+func (c call) fail(format string, args ...any) error {
 	return failf(c.node.pos, c.node.name+"(): "+format, args...)
 }
 
-func (c *call) wantArgs(min, max int) error {
+func (c call) wantArgs(min, max int) error {
 	if n := c.argc(); n < min || n > max {
 		if min == max {
 			return c.fail("takes %d arguments, got %d", min, n)
@@ -110,7 +111,7 @@ func (c *call) wantArgs(min, max int) error {
 }
 
 // collection evaluates argument i as something iterable.
-func (c *call) collection(i int) ([]any, error) {
+func (c call) collection(i int) ([]any, error) {
 	v, err := c.arg(i)
 	if err != nil {
 		return nil, err
@@ -122,7 +123,7 @@ func (c *call) collection(i int) ([]any, error) {
 	return items, nil
 }
 
-func (c *call) dict(i int) (map[string]any, error) {
+func (c call) dict(i int) (map[string]any, error) {
 	v, err := c.arg(i)
 	if err != nil {
 		return nil, err
@@ -134,7 +135,7 @@ func (c *call) dict(i int) (map[string]any, error) {
 	return d, nil
 }
 
-func (c *call) str(i int) (string, error) {
+func (c call) str(i int) (string, error) {
 	v, err := c.arg(i)
 	if err != nil {
 		return "", err
@@ -174,19 +175,19 @@ func init() {
 		"toYaml":    {method: true, impl: fnToYaml},
 		"toJson":    {method: true, impl: fnToJSON},
 		// Nailgun's LCM functions (nailgun/yaql_ext/datadiff.py).
-		"new":        {free: true, impl: fnNew},
-		"old":        {free: true, impl: fnOld},
-		"changed":    {free: true, impl: fnChanged},
-		"changedAny": {free: true, impl: fnChangedAny},
-		"changedAll": {free: true, impl: fnChangedAll},
-		"added":      {free: true, impl: fnAdded},
-		"deleted":    {free: true, impl: fnDeleted},
+		"new":        {free: true, env: true, impl: fnNew},
+		"old":        {free: true, env: true, impl: fnOld},
+		"changed":    {free: true, env: true, impl: fnChanged},
+		"changedAny": {free: true, env: true, impl: fnChangedAny},
+		"changedAll": {free: true, env: true, impl: fnChangedAll},
+		"added":      {free: true, env: true, impl: fnAdded},
+		"deleted":    {free: true, env: true, impl: fnDeleted},
 		"isUndef":    {method: true, impl: fnIsUndef},
 	}
 }
 
 // get(key, default => null) on a dict.
-func fnGet(c *call) (any, error) {
+func fnGet(c call) (any, error) {
 	if err := c.wantArgs(2, 3); err != nil {
 		return nil, err
 	}
@@ -209,7 +210,7 @@ func fnGet(c *call) (any, error) {
 	return nil, nil
 }
 
-func fnKeys(c *call) (any, error) {
+func fnKeys(c call) (any, error) {
 	if err := c.wantArgs(1, 1); err != nil {
 		return nil, err
 	}
@@ -220,7 +221,7 @@ func fnKeys(c *call) (any, error) {
 	if err := c.ev.alloc(len(d)); err != nil {
 		return nil, err
 	}
-	keys := sortedKeys(d)
+	keys := c.ev.sortedKeys(d)
 	out := make([]any, len(keys))
 	for i, k := range keys {
 		out[i] = k
@@ -228,7 +229,7 @@ func fnKeys(c *call) (any, error) {
 	return out, nil
 }
 
-func fnValues(c *call) (any, error) {
+func fnValues(c call) (any, error) {
 	if err := c.wantArgs(1, 1); err != nil {
 		return nil, err
 	}
@@ -240,14 +241,14 @@ func fnValues(c *call) (any, error) {
 		return nil, err
 	}
 	out := make([]any, 0, len(d))
-	for _, k := range sortedKeys(d) {
+	for _, k := range c.ev.sortedKeys(d) {
 		out = append(out, d[k])
 	}
 	return out, nil
 }
 
 // items() is [key, value] pairs.
-func fnItems(c *call) (any, error) {
+func fnItems(c call) (any, error) {
 	if err := c.wantArgs(1, 1); err != nil {
 		return nil, err
 	}
@@ -259,14 +260,14 @@ func fnItems(c *call) (any, error) {
 		return nil, err
 	}
 	out := make([]any, 0, len(d))
-	for _, k := range sortedKeys(d) {
+	for _, k := range c.ev.sortedKeys(d) {
 		out = append(out, []any{k, d[k]})
 	}
 	return out, nil
 }
 
 // set(key, value), set(dict) or set(k => v, ...): a new dict with those keys replaced.
-func fnSet(c *call) (any, error) {
+func fnSet(c call) (any, error) {
 	d, err := c.dict(0)
 	if err != nil {
 		return nil, err
@@ -312,7 +313,7 @@ func fnSet(c *call) (any, error) {
 }
 
 // dict(k => v, ...) or dict(pairs): a new dict.
-func fnDict(c *call) (any, error) {
+func fnDict(c call) (any, error) {
 	if c.argc() == 1 {
 		if _, isPair := c.lambda(0).(*pairNode); !isPair {
 			items, err := c.collection(0)
@@ -340,7 +341,7 @@ func fnDict(c *call) (any, error) {
 	return buildDict(c.ev, c.node.args, c.dollar, c.node.pos)
 }
 
-func fnWhere(c *call) (any, error) {
+func fnWhere(c call) (any, error) {
 	if err := c.wantArgs(2, 2); err != nil {
 		return nil, err
 	}
@@ -365,7 +366,7 @@ func fnWhere(c *call) (any, error) {
 	return &iterator{items: out}, nil
 }
 
-func fnSelect(c *call) (any, error) {
+func fnSelect(c call) (any, error) {
 	if err := c.wantArgs(2, 2); err != nil {
 		return nil, err
 	}
@@ -387,16 +388,16 @@ func fnSelect(c *call) (any, error) {
 }
 
 // any(predicate => null): whether some item satisfies predicate (or the collection is not empty).
-func fnAny(c *call) (any, error) {
+func fnAny(c call) (any, error) {
 	return quantify(c, true)
 }
 
 // all(predicate => null): whether every item satisfies predicate (or is truthy).
-func fnAll(c *call) (any, error) {
+func fnAll(c call) (any, error) {
 	return quantify(c, false)
 }
 
-func quantify(c *call, anyOf bool) (any, error) {
+func quantify(c call, anyOf bool) (any, error) {
 	if err := c.wantArgs(1, 2); err != nil {
 		return nil, err
 	}
@@ -423,7 +424,7 @@ func quantify(c *call, anyOf bool) (any, error) {
 }
 
 // first(default): the first item; an empty collection without default is an error.
-func fnFirst(c *call) (any, error) {
+func fnFirst(c call) (any, error) {
 	if err := c.wantArgs(1, 2); err != nil {
 		return nil, err
 	}
@@ -440,7 +441,7 @@ func fnFirst(c *call) (any, error) {
 	return nil, c.fail("the collection is empty")
 }
 
-func fnLen(c *call) (any, error) {
+func fnLen(c call) (any, error) {
 	if err := c.wantArgs(1, 1); err != nil {
 		return nil, err
 	}
@@ -461,7 +462,7 @@ func fnLen(c *call) (any, error) {
 }
 
 // concat joins strings (called as a function with strings) or chains collections.
-func fnConcat(c *call) (any, error) {
+func fnConcat(c call) (any, error) {
 	values := make([]any, c.argc())
 	allStrings, allCollections := !c.method, true
 	for i := range values {
@@ -494,7 +495,7 @@ func fnConcat(c *call) (any, error) {
 }
 
 // flatten: the items of nested collections, depth first.
-func fnFlatten(c *call) (any, error) {
+func fnFlatten(c call) (any, error) {
 	if err := c.wantArgs(1, 1); err != nil {
 		return nil, err
 	}
@@ -529,19 +530,17 @@ func newSet(ev *evaluator, items []any) (*set, error) {
 	if err := ev.alloc(len(items) + 1); err != nil {
 		return nil, err
 	}
-	seen := make(map[string]bool, len(items))
+	var unique interner
 	out := &set{}
 	for _, item := range items {
-		key := hashKey(item)
-		if !seen[key] {
-			seen[key] = true
+		if _, seen := unique.id(item); !seen {
 			out.items = append(out.items, item)
 		}
 	}
 	return out, nil
 }
 
-func fnToSet(c *call) (any, error) {
+func fnToSet(c call) (any, error) {
 	if err := c.wantArgs(1, 1); err != nil {
 		return nil, err
 	}
@@ -552,7 +551,7 @@ func fnToSet(c *call) (any, error) {
 	return newSet(c.ev, items)
 }
 
-func fnIntersect(c *call) (any, error) {
+func fnIntersect(c call) (any, error) {
 	if err := c.wantArgs(2, 2); err != nil {
 		return nil, err
 	}
@@ -579,7 +578,7 @@ func fnIntersect(c *call) (any, error) {
 }
 
 // string.matches(pattern): whether the pattern is found in the string (Python's re.search).
-func fnMatches(c *call) (any, error) {
+func fnMatches(c call) (any, error) {
 	if err := c.wantArgs(2, 2); err != nil {
 		return nil, err
 	}
@@ -601,7 +600,7 @@ func fnMatches(c *call) (any, error) {
 }
 
 // switch(condition => value, ...): the value of the first true condition, else null.
-func fnSwitch(c *call) (any, error) {
+func fnSwitch(c call) (any, error) {
 	for _, arg := range c.node.args {
 		pair, ok := arg.(*pairNode)
 		if !ok {
@@ -619,7 +618,7 @@ func fnSwitch(c *call) (any, error) {
 }
 
 // coalesce(args): the first argument that is not null.
-func fnCoalesce(c *call) (any, error) {
+func fnCoalesce(c call) (any, error) {
 	for i := range c.argc() {
 		v, err := c.arg(i)
 		if err != nil || v != nil {
@@ -629,7 +628,7 @@ func fnCoalesce(c *call) (any, error) {
 	return nil, nil
 }
 
-func fnBool(c *call) (any, error) {
+func fnBool(c call) (any, error) {
 	if err := c.wantArgs(1, 1); err != nil {
 		return nil, err
 	}

@@ -322,7 +322,7 @@ func (p *parser) expr(minPower int) (node, error) {
 			if err != nil {
 				return nil, err
 			}
-			left = &dotNode{recv: left, right: right, elvis: t.text == "?.", pos: t.pos}
+			left = newDot(left, right, t.text == "?.", t.pos)
 		case "->":
 			right, err := p.expr(power - 1) // right associative
 			if err != nil {

@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
-	"strings"
 )
 
 // undefinedValue is the type of Undefined.
@@ -257,60 +256,91 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
-// hashKey is a canonical text of v such that equal values (in Python's sense) have the
-// same key: for sets and the sequence matcher of added()/deleted().
-func hashKey(v any) string {
-	var b strings.Builder
-	writeKey(&b, v)
-	return b.String()
+// hashOf hashes v consistently with equal (before finalization): equal values, such as 1,
+// 1.0 and true, hash alike. It groups values for sets and for the sequence matcher of
+// added()/deleted(), which then compare within a group; so it looks only two levels deep.
+func hashOf(v any) uint64 { return hashDepth(v, 2) }
+
+const hashPrime = 1099511628211
+
+func hashMix(h, x uint64) uint64 { return (h ^ x) * hashPrime }
+
+func hashString(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h = hashMix(h, uint64(s[i]))
+	}
+	return h
 }
 
-func writeKey(b *strings.Builder, v any) {
+func hashDepth(v any, depth int) uint64 {
 	switch x := v.(type) {
 	case nil:
-		b.WriteString("n")
+		return 1
 	case string:
-		b.WriteString(strconv.Quote(x))
+		return hashString(x)
 	case undefinedValue:
-		b.WriteString("u")
+		return 2
 	case map[string]any:
-		b.WriteString("{")
-		for _, k := range sortedKeys(x) {
-			b.WriteString(strconv.Quote(k))
-			b.WriteString(":")
-			writeKey(b, x[k])
-			b.WriteString(",")
-		}
-		b.WriteString("}")
-	case *set:
-		keys := make([]string, len(x.items))
-		for i, item := range x.items {
-			keys[i] = hashKey(item)
-		}
-		sort.Strings(keys)
-		b.WriteString("<" + strings.Join(keys, ",") + ">")
-	default:
-		if items, ok := listItems(v); ok {
-			b.WriteString("[")
-			for _, item := range items {
-				writeKey(b, item)
-				b.WriteString(",")
+		h := hashMix(3, uint64(len(x)))
+		if depth > 0 {
+			for k, item := range x {
+				h += hashMix(hashString(k), hashDepth(item, depth-1)) // order-independent
 			}
-			b.WriteString("]")
-			return
 		}
-		f, i, kind := numeric(v)
-		switch {
-		case kind == intNumber:
-			b.WriteString(strconv.FormatInt(i, 10))
-		case kind == floatNumber && f == math.Trunc(f) && math.Abs(f) < 1<<63:
-			b.WriteString(strconv.FormatInt(int64(f), 10))
-		case kind == floatNumber:
-			b.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
-		default:
-			b.WriteString("?")
+		return h
+	case *set:
+		h := hashMix(4, uint64(len(x.items)))
+		if depth > 0 {
+			for _, item := range x.items {
+				h += hashDepth(item, depth-1)
+			}
+		}
+		return h
+	case *iterator:
+		return 5 // an iterator equals only itself
+	}
+	if items, ok := listItems(v); ok {
+		h := hashMix(6, uint64(len(items)))
+		if depth > 0 {
+			for _, item := range items {
+				h = hashMix(h, hashDepth(item, depth-1))
+			}
+		}
+		return h
+	}
+	f, i, kind := numeric(v)
+	switch {
+	case kind == intNumber:
+		return hashMix(7, uint64(i))
+	case kind == floatNumber && f == math.Trunc(f) && math.Abs(f) < 1<<63:
+		return hashMix(7, uint64(int64(f)))
+	case kind == floatNumber:
+		return hashMix(8, math.Float64bits(f))
+	}
+	return 9
+}
+
+// interner numbers values by equality: equal values get the same id.
+type interner struct {
+	buckets map[uint64][]int
+	reps    []any
+}
+
+func (in *interner) id(v any) (id int, seen bool) {
+	if in.buckets == nil {
+		in.buckets = map[uint64][]int{}
+	}
+	h := hashOf(v)
+	for _, candidate := range in.buckets[h] {
+		if equal(in.reps[candidate], v, false) {
+			return candidate, true
 		}
 	}
+	id = len(in.reps)
+	in.reps = append(in.reps, v)
+	in.buckets[h] = append(in.buckets[h], id)
+	return id, false
 }
 
 // finalize turns a result into plain JSON-shaped data, as yaql's #finalize does: iterators

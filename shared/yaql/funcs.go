@@ -268,36 +268,32 @@ func fnItems(c call) (any, error) {
 
 // set(key, value), set(dict) or set(k => v, ...): a new dict with those keys replaced.
 func fnSet(c call) (any, error) {
+	if err := c.wantArgs(2, 1<<30); err != nil {
+		return nil, err
+	}
 	d, err := c.dict(0)
 	if err != nil {
 		return nil, err
 	}
 	var changes map[string]any
+	_, pairs := c.lambda(1).(*pairNode)
 	switch {
-	case c.argc() == 3:
-		key, err := c.str(1)
-		if err != nil {
-			return nil, err
-		}
-		value, err := c.arg(2)
-		if err != nil {
-			return nil, err
-		}
-		changes = map[string]any{key: value}
+	case pairs:
+		changes, err = buildDict(c.ev, c.node.args, c.dollar, c.node.pos)
 	case c.argc() == 2:
-		if _, isPair := c.lambda(1).(*pairNode); isPair {
-			changes, err = buildDict(c.ev, c.node.args, c.dollar, c.node.pos)
-		} else {
-			changes, err = c.dict(1)
-		}
-		if err != nil {
-			return nil, err
+		changes, err = c.dict(1)
+	case c.argc() == 3:
+		var key string
+		if key, err = c.str(1); err == nil {
+			var value any
+			value, err = c.arg(2)
+			changes = map[string]any{key: value}
 		}
 	default:
-		changes, err = buildDict(c.ev, c.node.args, c.dollar, c.node.pos)
-		if err != nil {
-			return nil, err
-		}
+		err = c.fail("takes a key and a value, a dict, or key => value pairs")
+	}
+	if err != nil {
+		return nil, err
 	}
 	if err := c.ev.alloc(len(d) + len(changes)); err != nil {
 		return nil, err

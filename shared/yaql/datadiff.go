@@ -54,7 +54,8 @@ func (c call) changed(expr node) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return !equal(newValue, oldValue, true), nil
+	same := equal(newValue, oldValue, true, &c.ev.steps)
+	return !same, c.ev.checkSteps()
 }
 
 // changedAny(exprs...): whether any of them changed (evaluated in order, stopping at the first).
@@ -136,23 +137,32 @@ func diffClass(v any) string {
 
 // dataDiff is nailgun.utils.datadiff.diff(a, b): a flat (not recursive) diff.
 func dataDiff(ev *evaluator, a, b any) (added, deleted any, err error) {
+	if err := ev.checkSteps(); err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		if err == nil {
+			err = ev.checkSteps()
+		}
+	}()
+	work := &ev.steps
 	if diffClass(a) != diffClass(b) {
-		return diffAny(a, b)
+		return diffAny(a, b, work)
 	}
 	switch x := a.(type) {
 	case string:
 		al, bl := splitLines(x), splitLines(b.(string))
-		added, deleted := diffSequences(toAny(al), toAny(bl))
+		added, deleted := diffSequences(toAny(al), toAny(bl), work)
 		return added, deleted, ev.alloc(len(added) + len(deleted))
 	case map[string]any:
 		y := b.(map[string]any)
 		addedMap, deletedMap := map[string]any{}, map[string]any{}
 		for k, av := range x {
 			bv, found := y[k]
-			if !found || !equal(av, bv, false) {
+			if !found || !equal(av, bv, false, work) {
 				deletedMap[k] = av
 			}
-			if found && !equal(av, bv, false) {
+			if found && !equal(av, bv, false, work) {
 				addedMap[k] = bv
 			}
 		}
@@ -164,27 +174,27 @@ func dataDiff(ev *evaluator, a, b any) (added, deleted any, err error) {
 		return addedMap, deletedMap, ev.alloc(len(addedMap) + len(deletedMap))
 	case *set:
 		y := b.(*set)
-		return setMinus(y, x), setMinus(x, y), ev.alloc(len(x.items) + len(y.items))
+		return setMinus(y, x, work), setMinus(x, y, work), ev.alloc(len(x.items) + len(y.items))
 	}
 	if aItems, ok := listItems(a); ok {
 		bItems, _ := listItems(b)
-		added, deleted := diffSequences(aItems, bItems)
+		added, deleted := diffSequences(aItems, bItems, work)
 		return added, deleted, ev.alloc(len(added) + len(deleted))
 	}
-	return diffAny(a, b)
+	return diffAny(a, b, work)
 }
 
-func diffAny(a, b any) (added, deleted any, err error) {
-	if equal(a, b, false) {
+func diffAny(a, b any, work *int) (added, deleted any, err error) {
+	if equal(a, b, false, work) {
 		return nil, nil, nil
 	}
 	return b, a, nil
 }
 
-func setMinus(a, b *set) *set {
+func setMinus(a, b *set, work *int) *set {
 	out := &set{}
 	for _, item := range a.items {
-		if !contains(b.items, item) {
+		if !contains(b.items, item, work) {
 			out.items = append(out.items, item)
 		}
 	}
@@ -229,12 +239,12 @@ func splitLines(s string) []string {
 // diffSequences returns the items of b outside the blocks Python's difflib.SequenceMatcher
 // matches between a and b (added), and those of a (deleted), in order, as Nailgun's
 // datadiff takes them from the opcodes.
-func diffSequences(a, b []any) (added, deleted []any) {
+func diffSequences(a, b []any, work *int) (added, deleted []any) {
 	added, deleted = []any{}, []any{}
-	if equalLists(a, b, false) {
+	if equalLists(a, b, false, work) {
 		return added, deleted
 	}
-	var ids interner
+	ids := interner{work: work}
 	intern := func(items []any) []int {
 		out := make([]int, len(items))
 		for i, item := range items {

@@ -526,14 +526,14 @@ func newSet(ev *evaluator, items []any) (*set, error) {
 	if err := ev.alloc(len(items) + 1); err != nil {
 		return nil, err
 	}
-	var unique interner
+	unique := interner{work: &ev.steps}
 	out := &set{}
 	for _, item := range items {
 		if _, seen := unique.id(item); !seen {
 			out.items = append(out.items, item)
 		}
 	}
-	return out, nil
+	return out, ev.checkSteps()
 }
 
 func fnToSet(c call) (any, error) {
@@ -566,9 +566,12 @@ func fnIntersect(c call) (any, error) {
 	}
 	var common []any
 	for _, item := range l.items {
-		if contains(r.items, item) {
+		if contains(r.items, item, &c.ev.steps) {
 			common = append(common, item)
 		}
+	}
+	if err := c.ev.checkSteps(); err != nil {
+		return nil, err
 	}
 	return newSet(c.ev, common)
 }

@@ -160,8 +160,10 @@ func samePointer(a, b any) bool {
 }
 
 // equal is Python's ==. Before finalization an iterator equals only itself; finalized
-// (finalized true) it compares as the list it becomes.
-func equal(a, b any, finalized bool) bool {
+// (finalized true) it compares as the list it becomes. It adds the values it visits to
+// *work, the evaluation's step count.
+func equal(a, b any, finalized bool, work *int) bool {
+	*work++
 	if samePointer(a, b) {
 		return true
 	}
@@ -181,7 +183,7 @@ func equal(a, b any, finalized bool) bool {
 		}
 		for k, xv := range x {
 			yv, ok := y[k]
-			if !ok || !equal(xv, yv, finalized) {
+			if !ok || !equal(xv, yv, finalized, work) {
 				return false
 			}
 		}
@@ -192,13 +194,13 @@ func equal(a, b any, finalized bool) bool {
 			return false
 		}
 		for _, item := range x.items {
-			if !contains(y.items, item) {
+			if !contains(y.items, item, work) {
 				return false
 			}
 		}
 		return true
 	case []any, *iterator:
-		return equalLists(a, b, finalized)
+		return equalLists(a, b, finalized, work)
 	}
 	if _, ok := b.(*iterator); ok {
 		return false
@@ -214,7 +216,7 @@ func equal(a, b any, finalized bool) bool {
 	return xf == yf
 }
 
-func equalLists(a, b any, finalized bool) bool {
+func equalLists(a, b any, finalized bool, work *int) bool {
 	xi, xIter := a.(*iterator)
 	yi, yIter := b.(*iterator)
 	if (xIter || yIter) && !finalized {
@@ -229,16 +231,16 @@ func equalLists(a, b any, finalized bool) bool {
 		return false
 	}
 	for i := range x {
-		if !equal(x[i], y[i], finalized) {
+		if !equal(x[i], y[i], finalized, work) {
 			return false
 		}
 	}
 	return true
 }
 
-func contains(items []any, v any) bool {
+func contains(items []any, v any, work *int) bool {
 	for _, item := range items {
-		if equal(v, item, false) {
+		if equal(v, item, false, work) {
 			return true
 		}
 	}
@@ -325,6 +327,7 @@ func hashDepth(v any, depth int) uint64 {
 type interner struct {
 	buckets map[uint64][]int
 	reps    []any
+	work    *int
 }
 
 func (in *interner) id(v any) (id int, seen bool) {
@@ -333,7 +336,7 @@ func (in *interner) id(v any) (id int, seen bool) {
 	}
 	h := hashOf(v)
 	for _, candidate := range in.buckets[h] {
-		if equal(in.reps[candidate], v, false) {
+		if equal(in.reps[candidate], v, false, in.work) {
 			return candidate, true
 		}
 	}

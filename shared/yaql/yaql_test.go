@@ -326,7 +326,8 @@ func TestSequenceMatcherAutojunk(t *testing.T) {
 		{"one item changed", cycle(300), changedMiddle, 150, 150},
 		{"moved block", append(cycle(300), run(100, 110)...), append(run(100, 105), cycle(300)...), 300, 305},
 	} {
-		added, deleted := diffSequences(c.a, c.b)
+		var work int
+		added, deleted := diffSequences(c.a, c.b, &work)
 		if len(added) != c.added || len(deleted) != c.deleted {
 			t.Errorf("%s: added %d, deleted %d items; Python: %d and %d", c.name, len(added), len(deleted), c.added, c.deleted)
 		}
@@ -396,6 +397,14 @@ func TestLimits(t *testing.T) {
 	}
 	if _, err := eval(t, "$.big.select($).select($).len()", Env{New: map[string]any{"big": big}}); err != nil {
 		t.Errorf("default budgets: %v", err)
+	}
+	// Comparing counts the values it visits.
+	copied := append([]any(nil), big...)
+	env = Env{New: map[string]any{"big": big, "copy": copied}, Old: map[string]any{"big": copied}, Limits: Limits{Steps: 500}}
+	for _, src := range []string{"$.big = $.copy", "changed($.big)", "added($.big)", "5000 in $.big"} {
+		if _, err := eval(t, src, env); !errors.As(err, &limit) {
+			t.Errorf("%s past the step budget: %v", src, err)
+		}
 	}
 	// old() does not hide an exhausted budget as Undefined.
 	env = Env{New: map[string]any{"big": big}, Old: map[string]any{"big": big}, Limits: Limits{Steps: 500}}

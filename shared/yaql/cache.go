@@ -28,6 +28,9 @@ type memoKey struct {
 	n   node
 	ptr unsafe.Pointer
 	len int
+	// new and old are the identities of the node's data for a chain whose lambdas call
+	// new(), old() or changed(); nil for a closed one.
+	new, old unsafe.Pointer
 }
 
 // memoEntry keeps the receiver alive, so its address is not reused by another value while
@@ -62,12 +65,12 @@ func identity(v any) (unsafe.Pointer, int, bool) {
 	return nil, 0, false
 }
 
-func (c *Cache) lookup(n node, recv any) (result any, key memoKey, ok bool) {
+func (c *Cache) lookup(key memoKey, recv any) (result any, _ memoKey, ok bool) {
 	ptr, length, has := identity(recv)
 	if !has {
-		return nil, key, false
+		return nil, memoKey{}, false
 	}
-	key = memoKey{n: n, ptr: ptr, len: length}
+	key.ptr, key.len = ptr, length
 	c.mu.RLock()
 	e, found := c.results[key]
 	c.mu.RUnlock()
@@ -110,36 +113,37 @@ var memoizable = map[string]bool{
 }
 
 // closed reports whether n's value depends on nothing but its own `$` (no context
-// variable, no new()/old()/changed()...).
-func closed(n node) bool {
+// variable, no new()/old()/changed()...); with data true, new() and the other functions of
+// the node's data are allowed.
+func closed(n node, data bool) bool {
 	switch x := n.(type) {
 	case *constNode, *keywordNode:
 		return true
 	case *varNode:
 		return x.name == "" || x.name == "1"
 	case *listNode:
-		return allClosed(x.items)
+		return allClosed(x.items, data)
 	case *mapNode:
-		return allClosed(x.pairs)
+		return allClosed(x.pairs, data)
 	case *pairNode:
-		return closed(x.key) && closed(x.value)
+		return closed(x.key, data) && closed(x.value, data)
 	case *indexNode:
-		return closed(x.recv) && allClosed(x.args)
+		return closed(x.recv, data) && allClosed(x.args, data)
 	case *dotNode:
-		return closed(x.recv) && closed(x.right)
+		return closed(x.recv, data) && closed(x.right, data)
 	case *unaryNode:
-		return closed(x.operand)
+		return closed(x.operand, data)
 	case *binaryNode:
-		return closed(x.left) && closed(x.right)
+		return closed(x.left, data) && closed(x.right, data)
 	case *callNode:
-		return x.fn != nil && !x.fn.env && allClosed(x.args)
+		return x.fn != nil && (data || !x.fn.env) && allClosed(x.args, data)
 	}
 	return false
 }
 
-func allClosed(nodes []node) bool {
+func allClosed(nodes []node, data bool) bool {
 	for _, n := range nodes {
-		if !closed(n) {
+		if !closed(n, data) {
 			return false
 		}
 	}

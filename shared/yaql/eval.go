@@ -325,13 +325,15 @@ type dotNode struct {
 	recv, right node
 	elvis       bool // ?.: null stays null
 	memo        bool // the right side is a closed method call: its result is cached per receiver
+	memoData    bool // ... whose lambdas read the node's data: cached per receiver and data
 	pos         int
 }
 
 func newDot(recv, right node, elvis bool, pos int) *dotNode {
 	n := &dotNode{recv: recv, right: right, elvis: elvis, pos: pos}
-	if c, ok := right.(*callNode); ok {
-		n.memo = memoizable[c.name] && allClosed(c.args)
+	if c, ok := right.(*callNode); ok && memoizable[c.name] {
+		n.memo = allClosed(c.args, true)
+		n.memoData = n.memo && !allClosed(c.args, false)
 	}
 	return n
 }
@@ -351,8 +353,17 @@ func (n *dotNode) eval(ev *evaluator, dollar any) (any, error) {
 	if !n.memo && (isDict || !isKeyword(n.right)) {
 		return n.apply(ev, recv, dollar)
 	}
+	key := memoKey{n: n}
+	if n.memoData {
+		var hasNew, hasOld bool
+		key.new, _, hasNew = identity(ev.newData)
+		key.old, _, hasOld = identity(ev.oldData)
+		if !hasNew || !hasOld {
+			return n.apply(ev, recv, dollar)
+		}
+	}
 	cache := ev.memo()
-	v, key, ok := cache.lookup(n, recv)
+	v, key, ok := cache.lookup(key, recv)
 	if ok {
 		return v, nil
 	}

@@ -144,11 +144,18 @@ func Truthy(v any) bool {
 	return true
 }
 
-// samePointer reports whether a and b are the same map, or slices over the same array of
-// the same length: then they are equal without looking inside (the planner passes the
-// identical document as old and new when a node's data did not change).
+// samePointer reports whether a and b are the same map, iterator or set, or slices over
+// the same array of the same length: then they are equal without looking inside (the
+// planner passes the identical document as old and new when a node's data did not change,
+// and a Cache gives both the same result).
 func samePointer(a, b any) bool {
 	switch x := a.(type) {
+	case *iterator:
+		y, ok := b.(*iterator)
+		return ok && x == y
+	case *set:
+		y, ok := b.(*set)
+		return ok && x == y
 	case map[string]any:
 		y, ok := b.(map[string]any)
 		return ok && x != nil && y != nil && reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
@@ -217,6 +224,9 @@ func equal(a, b any, finalized bool, work *int) bool {
 }
 
 func equalLists(a, b any, finalized bool, work *int) bool {
+	if samePointer(a, b) {
+		return true
+	}
 	xi, xIter := a.(*iterator)
 	yi, yIter := b.(*iterator)
 	if (xIter || yIter) && !finalized {

@@ -5,7 +5,7 @@ LISTEN ?= 127.0.0.1:8080
 DATA ?= ./data
 FUNCTIONS := $(notdir $(wildcard functions/*))
 
-.PHONY: run build test unit vet bench fmt integration hiera keystone synth cdk-test deploy fuzz agent
+.PHONY: run build test unit vet bench fmt integration hiera keystone synth cdk-test deploy fuzz agent python3-yaql
 
 # A local development administrator (admin/admin-password) unless the environment names
 # another; it is created only when missing. Never use these defaults on a shared server.
@@ -54,8 +54,12 @@ vet:
 	cd infra && $(GO) vet ./...
 
 # The root module: no Node needed (the CDK app in infra/ is tested by cdk-test).
-unit:
+# shared/yaql's differential test needs Debian's python3-yaql, the reference engine.
+unit: python3-yaql
 	$(GO) test -count=1 ./...
+
+python3-yaql:
+	.ci/python3-yaql.sh
 
 # AWS backend against DynamoDB Local + versitygw, then moto (installs them into .cache/ once):
 # `tuningbox serve --backend aws`, then the Lambda functions behind the local API Gateway.

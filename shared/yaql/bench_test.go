@@ -1,0 +1,108 @@
+package yaql
+
+import (
+	"context"
+	"maps"
+	"path/filepath"
+	"strconv"
+	"testing"
+)
+
+// BenchmarkConditions evaluates every condition of tasks-default.yaml on the primary
+// controller's data, with no old data (a first run), the identical document (nothing
+// changed) and the edited copy of old_states.json; it reports ns per expression.
+func BenchmarkConditions(b *testing.B) {
+	fuel := fuelDir(b)
+	var conditions []*Expr
+	for _, e := range releaseExpressions(b, filepath.Join(fuel, "release")) {
+		if e.File == "tasks-default.yaml" && len(e.Path) == 2 && e.Path[1] == "condition" {
+			compiled, err := Compile(e.Expr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			conditions = append(conditions, compiled)
+		}
+	}
+	doc := loadYAML(b, filepath.Join(fuel, "hiera", "neut_vlan.ceph-primary-controller.yaml"))
+	olds := []struct {
+		name string
+		old  any
+	}{{"old=none", nil}, {"old=same", doc}, {"old=changed", readOldStates(b).changedCopy(b, doc)}}
+	ctx := context.Background()
+	for _, o := range olds {
+		b.Run(o.name, func(b *testing.B) {
+			env := Env{New: doc, Old: o.old}
+			benchConditions(b, ctx, conditions, env)
+		})
+		// A plan's Cache, shared by every evaluation: what depends only on data every node
+		// shares is evaluated once.
+		b.Run(o.name+",cache=shared", func(b *testing.B) {
+			env := Env{New: doc, Old: o.old, Cache: NewCache()}
+			benchConditions(b, ctx, conditions, env)
+		})
+	}
+}
+
+func benchConditions(b *testing.B, ctx context.Context, conditions []*Expr, env Env) {
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, c := range conditions {
+			if _, err := c.Eval(ctx, env); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(conditions)), "ns/expr")
+	b.ReportMetric(float64(len(conditions)), "exprs")
+}
+
+// BenchmarkPlan1000 evaluates every condition of tasks-default.yaml for 1,000 nodes, as a
+// planner does for a 1,000-node cluster after a run that changed nothing (old data = the
+// same document) with one Cache for the plan: every node's document is the primary
+// controller's with its own uid, fqdn and roles, and network_metadata lists the 1,000 nodes
+// (one map object that all documents share, as common data is). Reports ns per plan.
+func BenchmarkPlan1000(b *testing.B) {
+	const nodes = 1000
+	fuel := fuelDir(b)
+	var conditions []*Expr
+	for _, e := range releaseExpressions(b, filepath.Join(fuel, "release")) {
+		if e.File == "tasks-default.yaml" && len(e.Path) == 2 && e.Path[1] == "condition" {
+			compiled, err := Compile(e.Expr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			conditions = append(conditions, compiled)
+		}
+	}
+	base := loadYAML(b, filepath.Join(fuel, "hiera", "neut_vlan.ceph-primary-controller.yaml")).(map[string]any)
+	metadata := maps.Clone(base["network_metadata"].(map[string]any))
+	templates := metadata["nodes"].(map[string]any)
+	names := sortedKeys(templates)
+	nodeMap := map[string]any{}
+	docs := make([]map[string]any, nodes)
+	for i := range nodes {
+		uid := strconv.Itoa(1000 + i)
+		entry := maps.Clone(templates[names[i%len(names)]].(map[string]any))
+		entry["uid"], entry["name"], entry["fqdn"] = uid, "node-"+uid, "node-"+uid+".test.domain.local"
+		nodeMap["node-"+uid] = entry
+		doc := maps.Clone(base)
+		doc["uid"], doc["fqdn"], doc["roles"] = uid, entry["fqdn"], entry["node_roles"]
+		doc["network_metadata"] = metadata
+		docs[i] = doc
+	}
+	metadata["nodes"] = nodeMap
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		cache := NewCache()
+		for _, doc := range docs {
+			env := Env{New: doc, Old: doc, Cache: cache}
+			for _, c := range conditions {
+				if _, err := c.Eval(ctx, env); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*nodes*len(conditions)), "ns/expr")
+}

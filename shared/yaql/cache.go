@@ -1,0 +1,151 @@
+package yaql
+
+import (
+	"reflect"
+	"sync"
+	"unsafe"
+)
+
+// Cache remembers what depends only on the content of the documents: the sorted keys of
+// their dicts, and the results of the closed parts of expressions (a method chain such as
+// $.network_metadata.nodes.values().where(...).network_roles whose lambdas see nothing but
+// their item), keyed by the identity of the dict or list they start from. One Cache shared
+// by the evaluations of a plan turns the work over data that every node's document shares
+// (the same map object) into one evaluation. The documents must not be modified while the
+// Cache is in use; it is safe for concurrent use.
+type Cache struct {
+	mu      sync.RWMutex
+	results map[memoKey]memoEntry
+	keys    map[unsafe.Pointer]sortedEntry
+}
+
+// NewCache returns an empty Cache.
+func NewCache() *Cache {
+	return &Cache{results: map[memoKey]memoEntry{}, keys: map[unsafe.Pointer]sortedEntry{}}
+}
+
+type memoKey struct {
+	n   node
+	ptr unsafe.Pointer
+	len int
+	// new and old are the identities of the node's data for a chain whose lambdas call
+	// new(), old() or changed(); nil for a closed one.
+	new, old unsafe.Pointer
+}
+
+// memoEntry keeps the receiver alive, so its address is not reused by another value while
+// the entry exists.
+type memoEntry struct {
+	recv, result any
+}
+
+type sortedEntry struct {
+	m    map[string]any
+	keys []string
+}
+
+// identity is a key for the dict or list v is, or false when v has none (scalars, empty).
+func identity(v any) (unsafe.Pointer, int, bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		if len(x) == 0 {
+			return nil, 0, false
+		}
+		return reflect.ValueOf(x).UnsafePointer(), -1, true
+	case []any:
+		if len(x) == 0 {
+			return nil, 0, false
+		}
+		return unsafe.Pointer(&x[0]), len(x), true
+	case *iterator:
+		return unsafe.Pointer(x), -2, true
+	case *set:
+		return unsafe.Pointer(x), -3, true
+	}
+	return nil, 0, false
+}
+
+func (c *Cache) lookup(key memoKey, recv any) (result any, _ memoKey, ok bool) {
+	ptr, length, has := identity(recv)
+	if !has {
+		return nil, memoKey{}, false
+	}
+	key.ptr, key.len = ptr, length
+	c.mu.RLock()
+	e, found := c.results[key]
+	c.mu.RUnlock()
+	return e.result, key, found
+}
+
+func (c *Cache) store(key memoKey, recv, result any) {
+	if key.ptr == nil {
+		return
+	}
+	c.mu.Lock()
+	c.results[key] = memoEntry{recv: recv, result: result}
+	c.mu.Unlock()
+}
+
+// sortedKeys is sortedKeys(m), remembered.
+func (c *Cache) sortedKeys(m map[string]any) []string {
+	if len(m) < 8 { // sorting a few keys is cheaper than the lookup
+		return sortedKeys(m)
+	}
+	ptr := reflect.ValueOf(m).UnsafePointer()
+	c.mu.RLock()
+	e, found := c.keys[ptr]
+	c.mu.RUnlock()
+	if found {
+		return e.keys
+	}
+	keys := sortedKeys(m)
+	c.mu.Lock()
+	c.keys[ptr] = sortedEntry{m: m, keys: keys}
+	c.mu.Unlock()
+	return keys
+}
+
+// memoizable methods: their result depends only on the receiver and on lambdas, which see
+// only their item.
+var memoizable = map[string]bool{
+	"values": true, "keys": true, "items": true, "where": true, "select": true,
+	"any": true, "all": true, "flatten": true, "toSet": true, "len": true,
+}
+
+// closed reports whether n's value depends on nothing but its own `$` (no context
+// variable, no new()/old()/changed()...); with data true, new() and the other functions of
+// the node's data are allowed.
+func closed(n node, data bool) bool {
+	switch x := n.(type) {
+	case *constNode, *keywordNode:
+		return true
+	case *varNode:
+		return x.name == "" || x.name == "1"
+	case *listNode:
+		return allClosed(x.items, data)
+	case *mapNode:
+		return allClosed(x.pairs, data)
+	case *pairNode:
+		return closed(x.key, data) && closed(x.value, data)
+	case *indexNode:
+		return closed(x.recv, data) && allClosed(x.args, data)
+	case *dotNode:
+		return closed(x.recv, data) && closed(x.right, data)
+	case *unaryNode:
+		return closed(x.operand, data)
+	case *binaryNode:
+		return closed(x.left, data) && closed(x.right, data)
+	case *callNode:
+		return x.fn != nil && (data || !x.fn.env) && allClosed(x.args, data)
+	}
+	return false
+}
+
+func allClosed(nodes []node, data bool) bool {
+	for _, n := range nodes {
+		if !closed(n, data) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,407 @@
+package yaql
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// new(expr): expr on the node's data now.
+func fnNew(c call) (any, error) {
+	if err := c.wantArgs(1, 1); err != nil {
+		return nil, err
+	}
+	return c.apply(c.lambda(0), c.ev.newData)
+}
+
+// old(expr): expr on the node's data at its last successful run; Undefined when it fails
+// there (Nailgun reads that as "changed").
+func fnOld(c call) (any, error) {
+	if err := c.wantArgs(1, 1); err != nil {
+		return nil, err
+	}
+	return c.old(c.lambda(0))
+}
+
+func (c call) old(expr node) (any, error) {
+	v, err := c.apply(expr, c.ev.oldData)
+	if err != nil {
+		if fatal(err) {
+			return nil, err
+		}
+		return Undefined, nil
+	}
+	return v, nil
+}
+
+// changed(expr): whether expr gives another value on the old data than on the new.
+func fnChanged(c call) (any, error) {
+	if err := c.wantArgs(1, 1); err != nil {
+		return nil, err
+	}
+	return c.changed(c.lambda(0))
+}
+
+func (c call) changed(expr node) (bool, error) {
+	newValue, err := c.apply(expr, c.ev.newData)
+	if err != nil {
+		return false, err
+	}
+	oldValue, err := c.old(expr)
+	if err != nil {
+		return false, err
+	}
+	same := equal(newValue, oldValue, true, &c.ev.steps)
+	return !same, c.ev.checkSteps()
+}
+
+// changedAny(exprs...): whether any of them changed (evaluated in order, stopping at the first).
+func fnChangedAny(c call) (any, error) {
+	for _, expr := range c.node.args {
+		changed, err := c.changed(expr)
+		if err != nil || changed {
+			return changed, err
+		}
+	}
+	return false, nil
+}
+
+// changedAll(exprs...): whether every one of them changed.
+func fnChangedAll(c call) (any, error) {
+	for _, expr := range c.node.args {
+		changed, err := c.changed(expr)
+		if err != nil || !changed {
+			return changed, err
+		}
+	}
+	return true, nil
+}
+
+// added(expr): what the new value of expr has that the old has not (everything, when
+// there is no old value).
+func fnAdded(c call) (any, error) {
+	return c.diff(true)
+}
+
+// deleted(expr): what the old value of expr had that the new has not (null when there is
+// no old value).
+func fnDeleted(c call) (any, error) {
+	return c.diff(false)
+}
+
+func (c call) diff(added bool) (any, error) {
+	if err := c.wantArgs(1, 1); err != nil {
+		return nil, err
+	}
+	newValue, err := c.apply(c.lambda(0), c.ev.newData)
+	if err != nil {
+		return nil, err
+	}
+	oldValue, err := c.old(c.lambda(0))
+	if err != nil {
+		return nil, err
+	}
+	if isUndefined(oldValue) {
+		if added {
+			return newValue, nil
+		}
+		return nil, nil
+	}
+	a, d, err := dataDiff(c.ev, oldValue, newValue)
+	if added {
+		return a, err
+	}
+	return d, err
+}
+
+// diffClass groups values as nailgun.utils.datadiff tells them apart.
+func diffClass(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case map[string]any:
+		return "dict"
+	case *set:
+		return "set"
+	case []any, *iterator:
+		return "list"
+	}
+	if _, _, kind := number(v); kind == floatNumber {
+		return "float"
+	}
+	return typeName(v)
+}
+
+// dataDiff is nailgun.utils.datadiff.diff(a, b): a flat (not recursive) diff.
+func dataDiff(ev *evaluator, a, b any) (added, deleted any, err error) {
+	if err := ev.checkSteps(); err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		if err == nil {
+			err = ev.checkSteps()
+		}
+	}()
+	work := &ev.steps
+	if diffClass(a) != diffClass(b) {
+		return diffAny(a, b, work)
+	}
+	switch x := a.(type) {
+	case string:
+		al, bl := splitLines(x), splitLines(b.(string))
+		added, deleted := diffSequences(toAny(al), toAny(bl), work)
+		return added, deleted, ev.alloc(len(added) + len(deleted))
+	case map[string]any:
+		y := b.(map[string]any)
+		addedMap, deletedMap := map[string]any{}, map[string]any{}
+		for k, av := range x {
+			bv, found := y[k]
+			if !found || !equal(av, bv, false, work) {
+				deletedMap[k] = av
+			}
+			if found && !equal(av, bv, false, work) {
+				addedMap[k] = bv
+			}
+		}
+		for k, bv := range y {
+			if _, found := x[k]; !found {
+				addedMap[k] = bv
+			}
+		}
+		return addedMap, deletedMap, ev.alloc(len(addedMap) + len(deletedMap))
+	case *set:
+		y := b.(*set)
+		return setMinus(y, x, work), setMinus(x, y, work), ev.alloc(len(x.items) + len(y.items))
+	}
+	if aItems, ok := listItems(a); ok {
+		bItems, _ := listItems(b)
+		added, deleted := diffSequences(aItems, bItems, work)
+		return added, deleted, ev.alloc(len(added) + len(deleted))
+	}
+	return diffAny(a, b, work)
+}
+
+func diffAny(a, b any, work *int) (added, deleted any, err error) {
+	if equal(a, b, false, work) {
+		return nil, nil, nil
+	}
+	return b, a, nil
+}
+
+func setMinus(a, b *set, work *int) *set {
+	out := &set{}
+	for _, item := range a.items {
+		if !contains(b.items, item, work) {
+			out.items = append(out.items, item)
+		}
+	}
+	return out
+}
+
+func toAny(lines []string) []any {
+	out := make([]any, len(lines))
+	for i, l := range lines {
+		out[i] = l
+	}
+	return out
+}
+
+// splitLines is Python's str.splitlines().
+func splitLines(s string) []string {
+	var lines []string
+	start := 0
+	runes := []rune(s)
+	for i := 0; i < len(runes); i++ {
+		switch runes[i] {
+		case '\n', '\v', '\f', '\x1c', '\x1d', '\x1e', '\x85', '\u2028', '\u2029':
+		case '\r':
+			if i+1 < len(runes) && runes[i+1] == '\n' {
+				lines = append(lines, string(runes[start:i]))
+				i++
+				start = i + 1
+				continue
+			}
+		default:
+			continue
+		}
+		lines = append(lines, string(runes[start:i]))
+		start = i + 1
+	}
+	if start < len(runes) {
+		lines = append(lines, string(runes[start:]))
+	}
+	return lines
+}
+
+// diffSequences returns the items of b outside the blocks Python's difflib.SequenceMatcher
+// matches between a and b (added), and those of a (deleted), in order, as Nailgun's
+// datadiff takes them from the opcodes.
+func diffSequences(a, b []any, work *int) (added, deleted []any) {
+	added, deleted = []any{}, []any{}
+	if equalLists(a, b, false, work) {
+		return added, deleted
+	}
+	ids := interner{work: work}
+	intern := func(items []any) []int {
+		out := make([]int, len(items))
+		for i, item := range items {
+			out[i], _ = ids.id(item)
+		}
+		return out
+	}
+	ai, bi := intern(a), intern(b)
+	i, j := 0, 0
+	for _, m := range matchingBlocks(ai, bi) {
+		deleted = append(deleted, a[i:m.a]...)
+		added = append(added, b[j:m.b]...)
+		i, j = m.a+m.size, m.b+m.size
+	}
+	return added, deleted
+}
+
+type match struct{ a, b, size int }
+
+// matchingBlocks is difflib.SequenceMatcher(None, a, b).get_matching_blocks(), with its
+// autojunk heuristic, ending with the (len(a), len(b), 0) sentinel.
+func matchingBlocks(a, b []int) []match {
+	b2j := map[int][]int{}
+	for j, elt := range b {
+		b2j[elt] = append(b2j[elt], j)
+	}
+	if n := len(b); n >= 200 {
+		popular := n/100 + 1
+		for elt, idxs := range b2j {
+			if len(idxs) > popular {
+				delete(b2j, elt)
+			}
+		}
+	}
+	longest := func(alo, ahi, blo, bhi int) match {
+		besti, bestj, bestsize := alo, blo, 0
+		j2len := map[int]int{}
+		for i := alo; i < ahi; i++ {
+			newj2len := map[int]int{}
+			for _, j := range b2j[a[i]] {
+				if j < blo {
+					continue
+				}
+				if j >= bhi {
+					break
+				}
+				k := j2len[j-1] + 1
+				newj2len[j] = k
+				if k > bestsize {
+					besti, bestj, bestsize = i-k+1, j-k+1, k
+				}
+			}
+			j2len = newj2len
+		}
+		for besti > alo && bestj > blo && a[besti-1] == b[bestj-1] {
+			besti, bestj, bestsize = besti-1, bestj-1, bestsize+1
+		}
+		for besti+bestsize < ahi && bestj+bestsize < bhi && a[besti+bestsize] == b[bestj+bestsize] {
+			bestsize++
+		}
+		return match{besti, bestj, bestsize}
+	}
+	var blocks []match
+	queue := [][4]int{{0, len(a), 0, len(b)}}
+	for len(queue) > 0 {
+		q := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		alo, ahi, blo, bhi := q[0], q[1], q[2], q[3]
+		m := longest(alo, ahi, blo, bhi)
+		if m.size == 0 {
+			continue
+		}
+		blocks = append(blocks, m)
+		if alo < m.a && blo < m.b {
+			queue = append(queue, [4]int{alo, m.a, blo, m.b})
+		}
+		if m.a+m.size < ahi && m.b+m.size < bhi {
+			queue = append(queue, [4]int{m.a + m.size, ahi, m.b + m.size, bhi})
+		}
+	}
+	sort.Slice(blocks, func(x, y int) bool {
+		if blocks[x].a != blocks[y].a {
+			return blocks[x].a < blocks[y].a
+		}
+		return blocks[x].b < blocks[y].b
+	})
+	var merged []match
+	cur := match{}
+	for _, m := range blocks {
+		if cur.a+cur.size == m.a && cur.b+cur.size == m.b {
+			cur.size += m.size
+			continue
+		}
+		if cur.size > 0 {
+			merged = append(merged, cur)
+		}
+		cur = m
+	}
+	if cur.size > 0 {
+		merged = append(merged, cur)
+	}
+	return append(merged, match{len(a), len(b), 0})
+}
+
+// isUndef(): whether the value is old()'s Undefined.
+func fnIsUndef(c call) (any, error) {
+	if err := c.wantArgs(1, 1); err != nil {
+		return nil, err
+	}
+	v, err := c.arg(0)
+	return isUndefined(v), err
+}
+
+func isUndefined(v any) bool {
+	_, ok := v.(undefinedValue)
+	return ok
+}
+
+// toYaml(): the value as a YAML document (Nailgun's serializer; the same data, not
+// necessarily PyYAML's layout).
+func fnToYaml(c call) (any, error) {
+	v, err := c.serializable()
+	if err != nil {
+		return nil, err
+	}
+	out, err := yaml.Marshal(v)
+	if err != nil {
+		return nil, c.fail("%v", err)
+	}
+	return string(out), c.ev.alloc(1)
+}
+
+// toJson(): the value as JSON.
+func fnToJSON(c call) (any, error) {
+	v, err := c.serializable()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, c.fail("%v", err)
+	}
+	return strings.TrimSuffix(buf.String(), "\n"), c.ev.alloc(1)
+}
+
+func (c call) serializable() (any, error) {
+	if err := c.wantArgs(1, 1); err != nil {
+		return nil, err
+	}
+	v, err := c.arg(0)
+	if err != nil {
+		return nil, err
+	}
+	if isUndefined(v) {
+		return nil, c.fail("cannot serialize an undefined value")
+	}
+	return finalize(v), nil
+}

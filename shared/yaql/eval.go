@@ -1,0 +1,533 @@
+package yaql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+)
+
+// Default budgets of an evaluation (Limits' zero fields). Steps include the values a
+// comparison visits: a node's network_metadata holds 43 values per node of the cluster
+// (the shared data), so changed($.network_metadata) of a 1,000-node cluster visits some
+// 45,000; the default leaves room for the largest real conditions.
+const (
+	DefaultSteps  = 10_000_000
+	DefaultValues = 1_000_000
+)
+
+// Expr is a compiled expression; it is immutable, so one *Expr may be evaluated by any
+// number of goroutines at once.
+type Expr struct {
+	src  string
+	root node
+}
+
+// Env is what an expression sees.
+type Env struct {
+	New    any            // `$` and new(): a node's deployment data now
+	Old    any            // $%old: the node's data at its last successful run; nil = none (treated as Nailgun's {})
+	Vars   map[string]any // further context variables: Vars["node"] is $node
+	Limits Limits         // zero value = defaults
+	Cache  *Cache         // shared by the evaluations of one plan; nil = one per evaluation
+}
+
+// Limits bound one evaluation: Steps counts the expression nodes evaluated (a lambda's body
+// once per item) and the values comparisons visit, Values the values the evaluation
+// creates (list and dict items, strings).
+type Limits struct {
+	Steps  int
+	Values int
+}
+
+// LimitError is an evaluation that ran out of a budget.
+type LimitError struct {
+	Budget string // "step" or "value"
+	Limit  int
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("yaql: expression exceeded its %s budget (%d)", e.Budget, e.Limit)
+}
+
+// EvalError is an expression that failed on its data (a function given the wrong kind of
+// value, a missing index, ...), as Python yaql raises; Pos is the byte offset of the
+// failing operation in the source.
+type EvalError struct {
+	Pos int
+	Msg string
+}
+
+func (e *EvalError) Error() string {
+	return fmt.Sprintf("yaql: %s (at position %d)", e.Msg, e.Pos)
+}
+
+// Compile parses an expression once; the *Expr is safe for concurrent Eval.
+func Compile(src string) (*Expr, error) {
+	root, err := parse(src)
+	if err != nil {
+		return nil, err
+	}
+	return &Expr{src: src, root: root}, nil
+}
+
+// Source is the expression's text.
+func (e *Expr) Source() string { return e.src }
+
+// Eval evaluates the expression against env. The result is JSON-shaped (map[string]any,
+// []any, string, bool, nil, int64, float64) or Undefined. Errors: *LimitError when a budget
+// is exceeded, the context's error when ctx ends, *EvalError when the expression fails on
+// the data.
+func (e *Expr) Eval(ctx context.Context, env Env) (any, error) {
+	ev := &evaluator{
+		ctx:       ctx,
+		maxSteps:  env.Limits.Steps,
+		maxValues: env.Limits.Values,
+		newData:   env.New,
+		oldData:   env.Old,
+		vars:      env.Vars,
+		cache:     env.Cache,
+	}
+	if ev.maxSteps <= 0 {
+		ev.maxSteps = DefaultSteps
+	}
+	if ev.maxValues <= 0 {
+		ev.maxValues = DefaultValues
+	}
+	if ev.oldData == nil {
+		ev.oldData = map[string]any{}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	v, err := e.root.eval(ev, env.New)
+	if err != nil {
+		return nil, err
+	}
+	return finalize(v), nil
+}
+
+type evaluator struct {
+	ctx              context.Context
+	steps, maxSteps  int
+	values           int
+	maxValues        int
+	newData, oldData any
+	vars             map[string]any
+	cache            *Cache
+}
+
+// memo is the evaluation's Cache, made on first use when Env has none.
+func (ev *evaluator) memo() *Cache {
+	if ev.cache == nil {
+		ev.cache = NewCache()
+	}
+	return ev.cache
+}
+
+// sortedKeys lists a dict's keys in order, through the Cache when there is one.
+func (ev *evaluator) sortedKeys(m map[string]any) []string {
+	if ev.cache == nil {
+		return sortedKeys(m)
+	}
+	return ev.cache.sortedKeys(m)
+}
+
+// step counts one node evaluated, and looks at the context now and then.
+func (ev *evaluator) step() error {
+	ev.steps++
+	if ev.steps > ev.maxSteps {
+		return &LimitError{Budget: "step", Limit: ev.maxSteps}
+	}
+	if ev.steps&1023 == 0 {
+		return ev.ctx.Err()
+	}
+	return nil
+}
+
+// checkSteps looks at the budget and the context after work counted in bulk (the values
+// a comparison visited).
+func (ev *evaluator) checkSteps() error {
+	if ev.steps > ev.maxSteps {
+		return &LimitError{Budget: "step", Limit: ev.maxSteps}
+	}
+	return ev.ctx.Err()
+}
+
+// alloc counts n values created.
+func (ev *evaluator) alloc(n int) error {
+	ev.values += n
+	if ev.values > ev.maxValues {
+		return &LimitError{Budget: "value", Limit: ev.maxValues}
+	}
+	return nil
+}
+
+// fatal errors end the whole evaluation: old() does not turn them into Undefined.
+func fatal(err error) bool {
+	var limit *LimitError
+	return errors.As(err, &limit) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+func failf(pos int, format string, args ...any) error {
+	return &EvalError{Pos: pos, Msg: fmt.Sprintf(format, args...)}
+}
+
+// node is a parsed expression; eval evaluates it with dollar as `$`.
+type node interface {
+	eval(ev *evaluator, dollar any) (any, error)
+}
+
+type constNode struct{ value any }
+
+func (n *constNode) eval(ev *evaluator, _ any) (any, error) { return n.value, ev.step() }
+
+// keywordNode is a bare identifier: the string itself as a value, a name after '.'.
+type keywordNode struct{ name string }
+
+func (n *keywordNode) eval(ev *evaluator, _ any) (any, error) { return n.name, ev.step() }
+
+type varNode struct{ name string }
+
+func (n *varNode) eval(ev *evaluator, dollar any) (any, error) {
+	if err := ev.step(); err != nil {
+		return nil, err
+	}
+	switch n.name {
+	case "", "1":
+		return dollar, nil
+	}
+	return ev.vars[n.name], nil // an unknown variable is null, as in yaql
+}
+
+type listNode struct{ items []node }
+
+func (n *listNode) eval(ev *evaluator, dollar any) (any, error) {
+	if err := ev.step(); err != nil {
+		return nil, err
+	}
+	if err := ev.alloc(len(n.items) + 1); err != nil {
+		return nil, err
+	}
+	out := make([]any, len(n.items))
+	for i, item := range n.items {
+		if _, ok := item.(*pairNode); ok {
+			return nil, failf(0, "a list item cannot be a key => value pair")
+		}
+		v, err := item.eval(ev, dollar)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// pairNode is `key => value` in an argument list.
+type pairNode struct {
+	key, value node
+	pos        int
+}
+
+func (n *pairNode) eval(*evaluator, any) (any, error) {
+	return nil, failf(n.pos, "a key => value pair is only an argument of dict(), switch(), set() or {...}")
+}
+
+type mapNode struct {
+	pairs []node
+	pos   int
+}
+
+func (n *mapNode) eval(ev *evaluator, dollar any) (any, error) {
+	if err := ev.step(); err != nil {
+		return nil, err
+	}
+	return buildDict(ev, n.pairs, dollar, n.pos)
+}
+
+// buildDict evaluates key => value pairs into a new dict.
+func buildDict(ev *evaluator, pairs []node, dollar any, pos int) (map[string]any, error) {
+	if err := ev.alloc(len(pairs) + 1); err != nil {
+		return nil, err
+	}
+	out := make(map[string]any, len(pairs))
+	for _, p := range pairs {
+		pair, ok := p.(*pairNode)
+		if !ok {
+			return nil, failf(pos, "dict items are key => value pairs")
+		}
+		k, err := pair.key.eval(ev, dollar)
+		if err != nil {
+			return nil, err
+		}
+		key, ok := k.(string)
+		if !ok {
+			return nil, failf(pair.pos, "dict keys must be strings here, not %s", typeName(k))
+		}
+		v, err := pair.value.eval(ev, dollar)
+		if err != nil {
+			return nil, err
+		}
+		out[key] = v
+	}
+	return out, nil
+}
+
+type indexNode struct {
+	recv node
+	args []node
+	pos  int
+}
+
+func (n *indexNode) eval(ev *evaluator, dollar any) (any, error) {
+	if err := ev.step(); err != nil {
+		return nil, err
+	}
+	recv, err := n.recv.eval(ev, dollar)
+	if err != nil {
+		return nil, err
+	}
+	if len(n.args) < 1 || len(n.args) > 2 {
+		return nil, failf(n.pos, "an index takes one or two arguments")
+	}
+	key, err := n.args[0].eval(ev, dollar)
+	if err != nil {
+		return nil, err
+	}
+	switch c := recv.(type) {
+	case map[string]any:
+		k, ok := key.(string)
+		v, found := c[k]
+		if ok && found {
+			return v, nil
+		}
+		if len(n.args) == 2 {
+			return n.args[1].eval(ev, dollar)
+		}
+		return nil, failf(n.pos, "key %s not found", describe(key))
+	case []any:
+		i, _, kind := number(key)
+		if kind != intNumber || len(n.args) != 1 {
+			return nil, failf(n.pos, "a list index is one integer")
+		}
+		if i < 0 {
+			i += int64(len(c))
+		}
+		if i < 0 || i >= int64(len(c)) {
+			return nil, failf(n.pos, "list index out of range")
+		}
+		return c[i], nil
+	}
+	return nil, failf(n.pos, "cannot index %s", typeName(recv))
+}
+
+type dotNode struct {
+	recv, right node
+	elvis       bool // ?.: null stays null
+	memo        bool // the right side is a closed method call: its result is cached per receiver
+	memoData    bool // ... whose lambdas read the node's data: cached per receiver and data
+	pos         int
+}
+
+func newDot(recv, right node, elvis bool, pos int) *dotNode {
+	n := &dotNode{recv: recv, right: right, elvis: elvis, pos: pos}
+	if c, ok := right.(*callNode); ok && memoizable[c.name] {
+		n.memo = allClosed(c.args, true)
+		n.memoData = n.memo && !allClosed(c.args, false)
+	}
+	return n
+}
+
+func (n *dotNode) eval(ev *evaluator, dollar any) (any, error) {
+	if err := ev.step(); err != nil {
+		return nil, err
+	}
+	recv, err := n.recv.eval(ev, dollar)
+	if err != nil {
+		return nil, err
+	}
+	if n.elvis && recv == nil {
+		return nil, nil
+	}
+	_, isDict := recv.(map[string]any)
+	if !n.memo && (isDict || !isKeyword(n.right)) {
+		return n.apply(ev, recv, dollar)
+	}
+	key := memoKey{n: n}
+	if n.memoData {
+		var hasNew, hasOld bool
+		key.new, _, hasNew = identity(ev.newData)
+		key.old, _, hasOld = identity(ev.oldData)
+		if !hasNew || !hasOld {
+			return n.apply(ev, recv, dollar)
+		}
+	}
+	cache := ev.memo()
+	v, key, ok := cache.lookup(key, recv)
+	if ok {
+		return v, nil
+	}
+	v, err = n.apply(ev, recv, dollar)
+	if err == nil {
+		cache.store(key, recv, v)
+	}
+	return v, err
+}
+
+func isKeyword(n node) bool {
+	_, ok := n.(*keywordNode)
+	return ok
+}
+
+func (n *dotNode) apply(ev *evaluator, recv, dollar any) (any, error) {
+	switch right := n.right.(type) {
+	case *keywordNode:
+		return attribute(ev, recv, right.name, n.pos)
+	case *callNode:
+		return right.call(ev, recv, true, dollar)
+	}
+	return nil, failf(n.pos, "the right of '.' is a name or a method call")
+}
+
+// attribute is recv.name: a dict's key (null when missing, as in the yaql Nailgun ran),
+// or the attribute of every item of a list.
+func attribute(ev *evaluator, recv any, name string, pos int) (any, error) {
+	switch c := recv.(type) {
+	case map[string]any:
+		return c[name], nil
+	}
+	items, ok := listItems(recv)
+	if !ok {
+		return nil, failf(pos, "%s has no attribute %q", typeName(recv), name)
+	}
+	if err := ev.alloc(len(items) + 1); err != nil {
+		return nil, err
+	}
+	out := make([]any, len(items))
+	for i, item := range items {
+		if err := ev.step(); err != nil {
+			return nil, err
+		}
+		v, err := attribute(ev, item, name, pos)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return &iterator{items: out}, nil
+}
+
+type unaryNode struct {
+	op      string
+	operand node
+	pos     int
+}
+
+func (n *unaryNode) eval(ev *evaluator, dollar any) (any, error) {
+	if err := ev.step(); err != nil {
+		return nil, err
+	}
+	v, err := n.operand.eval(ev, dollar)
+	if err != nil {
+		return nil, err
+	}
+	if n.op == "not" {
+		return !Truthy(v), nil
+	}
+	i, f, kind := number(v)
+	switch {
+	case kind == notNumber:
+		return nil, failf(n.pos, "unary %s of %s", n.op, typeName(v))
+	case n.op == "+" && kind == intNumber:
+		return i, nil
+	case n.op == "+":
+		return f, nil
+	case kind == intNumber && i == -i && i != 0:
+		return nil, failf(n.pos, "integer overflow")
+	case kind == intNumber:
+		return -i, nil
+	}
+	return -f, nil
+}
+
+type binaryNode struct {
+	op          string
+	left, right node
+	pos         int
+}
+
+func (n *binaryNode) eval(ev *evaluator, dollar any) (any, error) {
+	if err := ev.step(); err != nil {
+		return nil, err
+	}
+	left, err := n.left.eval(ev, dollar)
+	if err != nil {
+		return nil, err
+	}
+	switch n.op { // the lazy ones give Python's operand, not a bool
+	case "and":
+		if !Truthy(left) {
+			return left, nil
+		}
+		return n.right.eval(ev, dollar)
+	case "or":
+		if Truthy(left) {
+			return left, nil
+		}
+		return n.right.eval(ev, dollar)
+	case "->":
+		return nil, failf(n.pos, "'->' (let, contexts) is not supported")
+	}
+	right, err := n.right.eval(ev, dollar)
+	if err != nil {
+		return nil, err
+	}
+	switch n.op {
+	case "=", "!=":
+		same := equal(left, right, false, &ev.steps)
+		return same == (n.op == "="), ev.checkSteps()
+	case "in":
+		found, err := in(ev, left, right, n.pos)
+		if err != nil {
+			return nil, err
+		}
+		return found, ev.checkSteps()
+	case "<", ">", "<=", ">=":
+		return compare(n.op, left, right, n.pos)
+	case "=~", "!~":
+		s, ok1 := left.(string)
+		pattern, ok2 := right.(string)
+		if !ok1 || !ok2 {
+			return nil, failf(n.pos, "%s needs a string and a pattern", n.op)
+		}
+		re, err := compileRegexp(pattern, n.pos)
+		if err != nil {
+			return nil, err
+		}
+		return re.MatchString(s) == (n.op == "=~"), nil
+	}
+	return arithmetic(ev, n.op, left, right, n.pos)
+}
+
+func in(ev *evaluator, value, collection any, pos int) (bool, error) {
+	if s, ok := collection.(string); ok {
+		if sub, ok := value.(string); ok {
+			return containsString(s, sub), nil
+		}
+	}
+	items, ok := listItems(collection)
+	if !ok {
+		return false, failf(pos, "'in' needs a collection, not %s", typeName(collection))
+	}
+	return contains(items, value, &ev.steps), nil
+}
+
+// compileRegexp compiles a pattern given at run time (constant patterns of matches() are
+// compiled by Compile).
+func compileRegexp(pattern string, pos int) (*regexp.Regexp, error) {
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, failf(pos, "bad regular expression %q: %v", pattern, err)
+	}
+	return re, nil
+}

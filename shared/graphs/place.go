@@ -198,8 +198,10 @@ func (p *placement) carries(n int, m nameMatcher) bool {
 // evaluate computes, on each node, the values of the tasks placed there that
 // depend on the node: conditions, strategy amounts and cross dependency lists.
 func (p *placement) evaluate(ctx context.Context, tasks []Task, filtered []bool) error {
+	// One cache for the plan: what nodes' data share (one cluster's network_metadata) is evaluated once.
+	cache := yaql.NewCache()
 	for n, node := range p.nodes {
-		env := yaql.Env{New: node.Data, Old: node.Old}
+		env := yaql.Env{New: node.Data, Old: node.Old, Cache: cache}
 		eval := func(t Task, field string, e *Expression) (any, error) {
 			v, err := e.Eval(ctx, env)
 			if err != nil {

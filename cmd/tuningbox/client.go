@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"os"
 	"time"
@@ -66,6 +67,19 @@ func newAPIClient(extra ...client.Option) (*client.Client, error) {
 		return nil, usagef("%v", err)
 	}
 	return c, err
+}
+
+// refsOf names each entity of refs (ids, UUIDs or names) as c's microversion takes it.
+func refsOf(ctx context.Context, c *client.Client, kind client.Kind, refs []client.ID) ([]client.ID, error) {
+	out := make([]client.ID, len(refs))
+	for i, r := range refs {
+		ref, err := c.Ref(ctx, kind, string(r))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = client.ID(ref)
+	}
+	return out, nil
 }
 
 // withDefaultVersion returns c, or a copy asking for microversion v when the

@@ -65,7 +65,7 @@ every document as it was at that instant (RFC 3339).`,
 			if format == formatPlain && key == "" {
 				return usagef("--format plain prints one value: give --key")
 			}
-			c, ref, err := doc.connect()
+			c, ref, err := doc.connect(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -140,7 +140,7 @@ Every change is a new version of the document (see config history).`,
 			if key == "" && (valuePtr != nil || typ != "") {
 				return usagef("--value and --type go with --key; without --key the document is read from stdin")
 			}
-			c, ref, err := doc.connect()
+			c, ref, err := doc.connect(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -217,7 +217,7 @@ func newConfigDeleteCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, ref, err := doc.connect()
+			c, ref, err := doc.connect(cmd.Context())
 			if err != nil {
 				return err
 			}

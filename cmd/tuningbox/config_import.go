@@ -57,7 +57,11 @@ Each data source must be defined in a component of the environment.`,
 				return err
 			}
 			levels = append(levels, client.LevelValue{Name: nodesLevel, Value: node})
-			return importFiles(cmd.Context(), cmd.OutOrStdout(), c, env, levels, files, dryRun)
+			envRef, err := c.Ref(cmd.Context(), client.KindEnvironment, env)
+			if err != nil {
+				return err
+			}
+			return importFiles(cmd.Context(), cmd.OutOrStdout(), c, envRef, levels, files, dryRun)
 		},
 	}
 	f := cmd.Flags()

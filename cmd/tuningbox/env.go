@@ -60,7 +60,11 @@ func newEnvCreateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			env, err := c.CreateEnvironment(cmd.Context(), client.NewEnvironment{ID: id, Components: refList(components), HierarchyLevels: nameList(levels)})
+			comps, err := refsOf(cmd.Context(), c, client.KindComponent, refList(components))
+			if err != nil {
+				return err
+			}
+			env, err := c.CreateEnvironment(cmd.Context(), client.NewEnvironment{ID: id, Components: comps, HierarchyLevels: nameList(levels)})
 			if err != nil {
 				return err
 			}
@@ -92,11 +96,17 @@ func newEnvListCmd() *cobra.Command {
 func newEnvShowCmd() *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
-		Use:   "show ID",
+		Use:   "show ID|UUID",
 		Short: "Show an environment",
-		Args:  exactArgs("ID"),
+		Args:  exactArgs("ID|UUID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return showObject(cmd, format, envColumns, func(c *client.Client) (any, error) { return c.Environment(cmd.Context(), args[0]) })
+			return showObject(cmd, format, envColumns, func(c *client.Client) (any, error) {
+				env, err := c.Ref(cmd.Context(), client.KindEnvironment, args[0])
+				if err != nil {
+					return nil, err
+				}
+				return c.Environment(cmd.Context(), env)
+			})
 		},
 	}
 	addListFormat(cmd, &format)
@@ -126,7 +136,18 @@ func newEnvUpdateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return c.UpdateEnvironment(cmd.Context(), args[0], in)
+			if in.Components != nil {
+				comps, err := refsOf(cmd.Context(), c, client.KindComponent, *in.Components)
+				if err != nil {
+					return err
+				}
+				in.Components = &comps
+			}
+			env, err := c.Ref(cmd.Context(), client.KindEnvironment, args[0])
+			if err != nil {
+				return err
+			}
+			return c.UpdateEnvironment(cmd.Context(), env, in)
 		},
 	}
 	f := cmd.Flags()
@@ -137,11 +158,17 @@ func newEnvUpdateCmd() *cobra.Command {
 
 func newEnvDeleteCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "delete ID",
+		Use:   "delete ID|UUID",
 		Short: "Delete an environment and its documents",
-		Args:  exactArgs("ID"),
+		Args:  exactArgs("ID|UUID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return deleteObject(cmd, "environments/"+url.PathEscape(args[0]), func(c *client.Client) error { return c.DeleteEnvironment(cmd.Context(), args[0]) })
+			return deleteObject(cmd, "environments/"+url.PathEscape(args[0]), func(c *client.Client) error {
+				env, err := c.Ref(cmd.Context(), client.KindEnvironment, args[0])
+				if err != nil {
+					return err
+				}
+				return c.DeleteEnvironment(cmd.Context(), env)
+			})
 		},
 	}
 }

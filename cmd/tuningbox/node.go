@@ -29,16 +29,9 @@ or its FQDN (looked up with a hostname search).`,
 	return cmd
 }
 
-// nodeRef is the id or UUID of the node ref names; an FQDN is looked up first.
+// nodeRef names the node ref names (its id, UUID or FQDN) as c's microversion takes it.
 func nodeRef(ctx context.Context, c *client.Client, ref string) (string, error) {
-	if isNodeID(ref) {
-		return ref, nil
-	}
-	n, err := c.NodeByFQDN(ctx, ref)
-	if err != nil {
-		return "", err
-	}
-	return string(n.ID), nil
+	return c.Ref(ctx, client.KindNode, ref)
 }
 
 func renderNode(cmd *cobra.Command, n *client.Node, format string) error {
@@ -117,7 +110,15 @@ func newNodeCreateCmd() *cobra.Command {
 			if fqdn == "" || env == "" {
 				return usagef("--fqdn and --env are required")
 			}
-			in := client.NewNode{FQDN: fqdn, EnvironmentID: client.ID(env), UUID: uuid, Roles: append([]string{}, roles...), Traits: append([]string{}, traits...)}
+			c, err := newAPIClient()
+			if err != nil {
+				return err
+			}
+			envRef, err := c.Ref(cmd.Context(), client.KindEnvironment, env)
+			if err != nil {
+				return err
+			}
+			in := client.NewNode{FQDN: fqdn, EnvironmentID: client.ID(envRef), UUID: uuid, Roles: append([]string{}, roles...), Traits: append([]string{}, traits...)}
 			if id > 0 {
 				in.ID = client.ID(strconv.FormatInt(id, 10))
 			}
@@ -127,10 +128,6 @@ func newNodeCreateCmd() *cobra.Command {
 					return err
 				}
 				in.Levels = placement
-			}
-			c, err := newAPIClient()
-			if err != nil {
-				return err
 			}
 			n, err := c.CreateNode(cmd.Context(), in)
 			if err != nil {
@@ -171,7 +168,7 @@ func newNodeSetCmd() *cobra.Command {
 				}
 			}
 			if flags.Changed("env") {
-				ref := client.ID(env)
+				ref := client.ID(env) // named as the microversion takes it below
 				in.EnvironmentID = &ref
 			}
 			if flags.Changed("maintenance") {
@@ -202,6 +199,13 @@ func newNodeSetCmd() *cobra.Command {
 			ref, err := nodeRef(cmd.Context(), c, args[0])
 			if err != nil {
 				return err
+			}
+			if in.EnvironmentID != nil {
+				envRef, err := c.Ref(cmd.Context(), client.KindEnvironment, env)
+				if err != nil {
+					return err
+				}
+				*in.EnvironmentID = client.ID(envRef)
 			}
 			n, err := c.UpdateNode(cmd.Context(), ref, in)
 			if err != nil {

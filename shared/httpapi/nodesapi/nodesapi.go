@@ -96,7 +96,7 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]st
 	}
 	in := nodes.NewNode{UUID: body.UUID, FQDN: body.FQDN, Roles: body.Roles, Traits: body.Traits, Levels: body.Levels}
 	var err error
-	if in.Environment, err = reference("environment_id", body.EnvironmentID); err != nil {
+	if in.Environment, err = reference(r, "environment_id", body.EnvironmentID); err != nil {
 		httpapi.Error(w, r, err)
 		return
 	}
@@ -122,23 +122,31 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]st
 	httpapi.JSON(w, http.StatusCreated, nodeBody{Node: viewOf(r, n)})
 }
 
-// reference reads an optional id-or-UUID field given as a JSON number or string.
-func reference(field string, raw json.RawMessage) (string, error) {
+// reference reads an optional id-or-UUID field given as a JSON number or
+// string; from 1.2 on it must be a UUID, as in paths (httpapi.CheckPathID).
+func reference(r *http.Request, field string, raw json.RawMessage) (string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
+	ref := ""
 	if err := dec.Decode(&v); err == nil {
 		switch v := v.(type) {
 		case json.Number:
-			return v.String(), nil
+			ref = v.String()
 		case string:
-			return v, nil
+			ref = v
 		}
 	}
-	return "", errs.Invalidf("%s must be an id or a UUID", field)
+	if ref == "" {
+		return "", errs.Invalidf("%s must be an id or a UUID", field)
+	}
+	if err := httpapi.CheckPathID(r, ref); err != nil {
+		return "", errs.Invalidf("%s: %v", field, err)
+	}
+	return ref, nil
 }
 
 // listBody is a page of nodes, with a "next" link when the page is full.
@@ -249,7 +257,7 @@ func (h handlers) update(w http.ResponseWriter, r *http.Request, _ map[string]st
 		Status: body.Status, DisabledReason: body.DisabledReason, Maintenance: body.Maintenance,
 		Roles: body.Roles, Traits: body.Traits, Levels: body.Levels, FQDN: body.FQDN,
 	}
-	env, err := reference("environment_id", body.EnvironmentID)
+	env, err := reference(r, "environment_id", body.EnvironmentID)
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return

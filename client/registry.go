@@ -28,7 +28,7 @@ type Cluster struct {
 	Plugins   []ID `json:"plugins"`
 }
 
-// ClusterUpdate sets a cluster's release and plugins; nil fields stay as they are.
+// ClusterUpdate sets a cluster's release and plugins (PUT: both are replaced).
 type ClusterUpdate struct {
 	ReleaseID *ID   `json:"release_id,omitempty"`
 	Plugins   *[]ID `json:"plugins,omitempty"`

@@ -114,11 +114,19 @@ func newEnvShowCmd() *cobra.Command {
 }
 
 func newEnvUpdateCmd() *cobra.Command {
-	var components, levels string
+	var (
+		components, levels, release string
+		plugins                     []string
+	)
 	cmd := &cobra.Command{
-		Use:   "update ID [--components ID|NAME,...] [--levels LEVEL,...]",
-		Short: "Change an environment's components or hierarchy levels",
-		Args:  exactArgs("ID"),
+		Use:   "update ID|UUID [--components ID|NAME,...] [--levels LEVEL,...] [--release R] [--plugin P]...",
+		Short: "Change an environment's components or hierarchy levels, or its release and plugins",
+		Long: `Change an environment's components or hierarchy levels (the ConfigDB), or
+the release and the enabled plugins its deployment graphs come from (the
+environment as a cluster, spec 002). A release or plugin is named by id, UUID,
+name-version or name; --plugin replaces the enabled plugins with the ones
+given (--plugin "" enables none).`,
+		Args: exactArgs("ID|UUID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var in client.EnvironmentUpdate
 			if cmd.Flags().Changed("components") {
@@ -129,12 +137,25 @@ func newEnvUpdateCmd() *cobra.Command {
 				names := nameList(levels)
 				in.HierarchyLevels = &names
 			}
-			if in == (client.EnvironmentUpdate{}) {
-				return usagef("nothing to update: give --components and/or --levels")
+			changesCluster := cmd.Flags().Changed("release") || cmd.Flags().Changed("plugin")
+			if in == (client.EnvironmentUpdate{}) && !changesCluster {
+				return usagef("nothing to update: give --components, --levels, --release or --plugin")
 			}
 			c, err := newAPIClient()
 			if err != nil {
 				return err
+			}
+			env, err := c.Ref(cmd.Context(), client.KindEnvironment, args[0])
+			if err != nil {
+				return err
+			}
+			if changesCluster {
+				if err := updateCluster(cmd, c, env, release, plugins); err != nil {
+					return err
+				}
+			}
+			if in == (client.EnvironmentUpdate{}) {
+				return nil
 			}
 			if in.Components != nil {
 				comps, err := refsOf(cmd.Context(), c, client.KindComponent, *in.Components)
@@ -143,17 +164,49 @@ func newEnvUpdateCmd() *cobra.Command {
 				}
 				in.Components = &comps
 			}
-			env, err := c.Ref(cmd.Context(), client.KindEnvironment, args[0])
-			if err != nil {
-				return err
-			}
 			return c.UpdateEnvironment(cmd.Context(), env, in)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&components, "components", "c", "", "the environment's components by id or name, comma-separated")
 	f.StringVarP(&levels, "levels", "l", "", "hierarchy level names, least specific first")
+	f.StringVarP(&release, "release", "r", "", "the environment's release: id, UUID, name-version or name")
+	f.StringArrayVarP(&plugins, "plugin", "p", nil, "an enabled plugin: id, UUID, name-version or name (repeatable; replaces the enabled ones)")
 	return cmd
+}
+
+// clusterColumns are what `env update --release/--plugin` prints.
+var clusterColumns = []string{"id", "release_id", "plugins"}
+
+// updateCluster sets the release or the plugins of environment env (named
+// as c's microversion takes it) and prints the result. The API replaces
+// both, so the one not given is sent as it is.
+func updateCluster(cmd *cobra.Command, c *client.Client, env, release string, plugins []string) error {
+	current, err := c.Cluster(cmd.Context(), env)
+	if err != nil {
+		return err
+	}
+	in := client.ClusterUpdate{ReleaseID: current.ReleaseID, Plugins: &current.Plugins}
+	if cmd.Flags().Changed("release") {
+		ref, err := c.Ref(cmd.Context(), client.KindRelease, release)
+		if err != nil {
+			return err
+		}
+		id := client.ID(ref)
+		in.ReleaseID = &id
+	}
+	if cmd.Flags().Changed("plugin") {
+		refs, err := refsOf(cmd.Context(), c, client.KindPlugin, refList(strings.Join(plugins, ",")))
+		if err != nil {
+			return err
+		}
+		in.Plugins = &refs
+	}
+	cluster, err := c.UpdateCluster(cmd.Context(), env, in)
+	if err != nil {
+		return err
+	}
+	return renderObject(cmd.OutOrStdout(), formatTable, toObject(cluster), clusterColumns)
 }
 
 func newEnvDeleteCmd() *cobra.Command {

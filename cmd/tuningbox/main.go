@@ -44,6 +44,8 @@ func newRootCmd() *cobra.Command {
 		newOverrideCmd(),
 		newTemplateCmd(),
 		newNodeCmd(),
+		newReleaseCmd(),
+		newPluginCmd(),
 		newGraphCmd(),
 		newAgentCmd(),
 		newUserCmd(),

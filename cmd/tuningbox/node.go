@@ -2,7 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -11,7 +16,7 @@ import (
 
 // nodeColumns are what node tables show; before microversion 1.2 "id" is the
 // legacy integer id and "uuid" the UUID, from 1.2 on "id" is the UUID.
-var nodeColumns = []string{"id", "uuid", "fqdn", "environment_id", "levels", "roles", "traits", "status", "disabled_reason", "maintenance"}
+var nodeColumns = []string{"id", "uuid", "fqdn", "environment_id", "levels", "roles", "traits", "interfaces", "status", "disabled_reason", "maintenance"}
 
 // deployStepsVersion is the microversion `node steps` asks for unless
 // --api-version says otherwise: deploy steps exist from 1.1, which still takes integer ids.
@@ -25,7 +30,7 @@ func newNodeCmd() *cobra.Command {
 or its FQDN (looked up with a hostname search).`,
 	}
 	cmd.SetFlagErrorFunc(flagError)
-	cmd.AddCommand(newNodeListCmd(), newNodeShowCmd(), newNodeCreateCmd(), newNodeSetCmd(), newNodeStepsCmd())
+	cmd.AddCommand(newNodeListCmd(), newNodeShowCmd(), newNodeCreateCmd(), newNodeSetCmd(), newNodeStepsCmd(), newNodeValidateCmd())
 	return cmd
 }
 
@@ -98,12 +103,12 @@ func newNodeShowCmd() *cobra.Command {
 
 func newNodeCreateCmd() *cobra.Command {
 	var (
-		fqdn, env, uuid, format, levels string
-		id                              int64
-		roles, traits                   []string
+		fqdn, env, uuid, format, levels, interfaces string
+		id                                          int64
+		roles, traits                               []string
 	)
 	cmd := &cobra.Command{
-		Use:   "create --fqdn FQDN --env ID|UUID [--levels role=R,...] [--role R]... [--trait T]...",
+		Use:   "create --fqdn FQDN --env ID|UUID [--levels role=R,...] [--role R]... [--trait T]... [--interfaces JSON]",
 		Short: "Register a node",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -129,6 +134,11 @@ func newNodeCreateCmd() *cobra.Command {
 				}
 				in.Levels = placement
 			}
+			if interfaces != "" {
+				if in.Interfaces, err = interfacesOf(interfaces); err != nil {
+					return err
+				}
+			}
 			n, err := c.CreateNode(cmd.Context(), in)
 			if err != nil {
 				return err
@@ -144,18 +154,19 @@ func newNodeCreateCmd() *cobra.Command {
 	f.StringArrayVar(&traits, "trait", nil, "a trait of the node, e.g. CUSTOM_RAID_MIRROR (repeatable)")
 	f.StringVar(&uuid, "uuid", "", "UUID to give the node (default: generated)")
 	f.Int64Var(&id, "id", 0, "legacy integer id to give the node (default: the next free one; API versions before 1.2)")
+	f.StringVar(&interfaces, "interfaces", "", interfacesUsage)
 	addListFormat(cmd, &format)
 	return cmd
 }
 
 func newNodeSetCmd() *cobra.Command {
 	var (
-		status, reason, fqdn, env, format, levels string
-		maintenance                               bool
-		roles, traits                             []string
+		status, reason, fqdn, env, format, levels, interfaces string
+		maintenance                                           bool
+		roles, traits                                         []string
 	)
 	cmd := &cobra.Command{
-		Use:   "set UUID|ID|FQDN [--status enabled|disabled [--reason TEXT]] [--maintenance=BOOL] [--levels role=R,...] [--roles a,b] [--traits A,B] [--fqdn F] [--env E]",
+		Use:   "set UUID|ID|FQDN [--status enabled|disabled [--reason TEXT]] [--maintenance=BOOL] [--levels role=R,...] [--roles a,b] [--traits A,B] [--interfaces JSON|null] [--fqdn F] [--env E]",
 		Short: "Change a node: only the given flags are sent",
 		Args:  exactArgs("UUID|ID|FQDN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -189,8 +200,15 @@ func newNodeSetCmd() *cobra.Command {
 				}
 				in.Levels = &placement
 			}
+			if flags.Changed("interfaces") {
+				supported, err := interfacesOf(interfaces)
+				if err != nil {
+					return err
+				}
+				in.Interfaces = &supported
+			}
 			if in == (client.NodeUpdate{}) {
-				return usagef("nothing to change: give at least one of --status, --reason, --maintenance, --levels, --roles, --traits, --fqdn, --env")
+				return usagef("nothing to change: give at least one of --status, --reason, --maintenance, --levels, --roles, --traits, --interfaces, --fqdn, --env")
 			}
 			c, err := newAPIClient()
 			if err != nil {
@@ -223,6 +241,7 @@ func newNodeSetCmd() *cobra.Command {
 	f.StringSliceVar(&traits, "traits", nil, "replace the node's traits (comma-separated; \"\" for none)")
 	f.StringVar(&fqdn, "fqdn", "", "new FQDN")
 	f.StringVar(&env, "env", "", "id or UUID of the node's new environment")
+	f.StringVar(&interfaces, "interfaces", "", interfacesUsage+`; "null": everything supported again`)
 	addListFormat(cmd, &format)
 	return cmd
 }
@@ -254,6 +273,72 @@ func newNodeStepsCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringArrayVar(&traits, "trait", nil, "a trait requested for the instance (repeatable)")
+	addListFormat(cmd, &format)
+	return cmd
+}
+
+const interfacesUsage = `deploy steps the node supports, as JSON by interface, e.g. {"deploy":["*"],"raid":["create_configuration"]} ("*": every step; default: everything)`
+
+// interfacesOf reads --interfaces: a JSON object of step name lists, or null.
+func interfacesOf(s string) (map[string][]string, error) {
+	var out map[string][]string
+	if err := json.Unmarshal([]byte(s), &out); err != nil {
+		return nil, usagef("--interfaces %q: want a JSON object of step name lists by interface, or null: %v", s, err)
+	}
+	return out, nil
+}
+
+func newNodeValidateCmd() *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "validate UUID|ID|FQDN",
+		Short: "Validate a node: do its deploy step interfaces support every deploy template its traits enable?",
+		Long: `Validate a node as Ironic does (spec 003): each deploy step interface is
+valid (true), invalid (false, with the deploy template and the step the node
+does not support), or not supported by the node and needed by nothing (empty
+result, "not supported"). The exit status is 1 when an interface is invalid.`,
+		Args: exactArgs("UUID|ID|FQDN"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := newAPIClient()
+			if err != nil {
+				return err
+			}
+			c = withDefaultVersion(c, deployStepsVersion)
+			ref, err := nodeRef(cmd.Context(), c, args[0])
+			if err != nil {
+				return err
+			}
+			results, err := c.ValidateNode(cmd.Context(), ref)
+			if err != nil {
+				return err
+			}
+			rows := make([]any, 0, len(results))
+			var invalid []string
+			for _, iface := range slices.Sorted(maps.Keys(results)) {
+				v := results[iface]
+				row := map[string]any{"interface": iface, "result": nil, "reason": nil}
+				if v.Result != nil {
+					row["result"] = *v.Result
+					if !*v.Result {
+						invalid = append(invalid, iface)
+					}
+				}
+				if v.Reason != nil {
+					row["reason"] = *v.Reason
+				}
+				rows = append(rows, row)
+			}
+			if format == formatTable {
+				err = renderObjects(cmd.OutOrStdout(), format, rows, []string{"interface", "result", "reason"})
+			} else {
+				err = renderObject(cmd.OutOrStdout(), format, toObject(results), nil)
+			}
+			if err == nil && len(invalid) > 0 {
+				err = fmt.Errorf("node %s is not valid: interfaces %s", args[0], strings.Join(invalid, ", "))
+			}
+			return err
+		},
+	}
 	addListFormat(cmd, &format)
 	return cmd
 }

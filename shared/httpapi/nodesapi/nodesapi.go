@@ -43,18 +43,20 @@ type view struct {
 	Roles         []string `json:"roles"`
 	Traits        []string `json:"traits"`
 	// Levels is the node's placement: its values for the ConfigDB levels above the node level.
-	Levels         map[string]string `json:"levels"`
-	Status         string            `json:"status"`
-	DisabledReason *string           `json:"disabled_reason"`
-	Maintenance    bool              `json:"maintenance"`
-	CreatedAt      time.Time         `json:"created_at"`
-	UpdatedAt      *time.Time        `json:"updated_at"`
+	Levels map[string]string `json:"levels"`
+	// Interfaces are the deploy steps the node supports by interface; null: everything.
+	Interfaces     map[string][]string `json:"interfaces"`
+	Status         string              `json:"status"`
+	DisabledReason *string             `json:"disabled_reason"`
+	Maintenance    bool                `json:"maintenance"`
+	CreatedAt      time.Time           `json:"created_at"`
+	UpdatedAt      *time.Time          `json:"updated_at"`
 }
 
 func viewOf(r *http.Request, n nodes.Node) view {
 	v := view{
 		ID: n.ID, UUID: n.UUID, FQDN: n.FQDN, EnvironmentID: n.EnvironmentID,
-		Roles: n.Roles, Traits: n.Traits, Levels: n.Levels, Status: string(n.Status), Maintenance: n.Maintenance,
+		Roles: n.Roles, Traits: n.Traits, Levels: n.Levels, Interfaces: n.Interfaces, Status: string(n.Status), Maintenance: n.Maintenance,
 		CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt,
 	}
 	if httpapi.UUIDIdentities(r) {
@@ -79,13 +81,14 @@ func Location(n nodes.Node) string { return "/api/v1/nodes/" + n.UUID }
 // createBody registers a node. "id" is the legacy integer id before 1.2 and
 // the UUID from 1.2 on; "uuid" works at every version.
 type createBody struct {
-	ID            json.RawMessage   `json:"id"`
-	UUID          string            `json:"uuid"`
-	FQDN          string            `json:"fqdn"`
-	EnvironmentID json.RawMessage   `json:"environment_id"`
-	Roles         []string          `json:"roles"`
-	Traits        []string          `json:"traits"`
-	Levels        map[string]string `json:"levels"`
+	ID            json.RawMessage     `json:"id"`
+	UUID          string              `json:"uuid"`
+	FQDN          string              `json:"fqdn"`
+	EnvironmentID json.RawMessage     `json:"environment_id"`
+	Roles         []string            `json:"roles"`
+	Traits        []string            `json:"traits"`
+	Levels        map[string]string   `json:"levels"`
+	Interfaces    map[string][]string `json:"interfaces"`
 }
 
 func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]string) {
@@ -94,7 +97,7 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]st
 		httpapi.Error(w, r, err)
 		return
 	}
-	in := nodes.NewNode{UUID: body.UUID, FQDN: body.FQDN, Roles: body.Roles, Traits: body.Traits, Levels: body.Levels}
+	in := nodes.NewNode{UUID: body.UUID, FQDN: body.FQDN, Roles: body.Roles, Traits: body.Traits, Levels: body.Levels, Interfaces: body.Interfaces}
 	var err error
 	if in.Environment, err = reference(r, "environment_id", body.EnvironmentID); err != nil {
 		httpapi.Error(w, r, err)
@@ -240,6 +243,8 @@ type updateBody struct {
 	Levels         *map[string]string `json:"levels"`
 	FQDN           *string            `json:"fqdn"`
 	EnvironmentID  json.RawMessage    `json:"environment_id"`
+	// Interfaces null makes every deploy step supported again.
+	Interfaces json.RawMessage `json:"interfaces"`
 }
 
 func (h handlers) update(w http.ResponseWriter, r *http.Request, _ map[string]string) {
@@ -264,6 +269,14 @@ func (h handlers) update(w http.ResponseWriter, r *http.Request, _ map[string]st
 	}
 	if env != "" {
 		u.Environment = &env
+	}
+	if body.Interfaces != nil {
+		var interfaces map[string][]string
+		if err := json.Unmarshal(body.Interfaces, &interfaces); err != nil {
+			httpapi.Error(w, r, errs.Invalidf("interfaces must be an object of step name lists, or null"))
+			return
+		}
+		u.Interfaces = &interfaces
 	}
 	n, err := h.svc.Update(r.Context(), ref, u)
 	if err != nil {

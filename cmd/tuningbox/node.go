@@ -30,7 +30,7 @@ func newNodeCmd() *cobra.Command {
 or its FQDN (looked up with a hostname search).`,
 	}
 	cmd.SetFlagErrorFunc(flagError)
-	cmd.AddCommand(newNodeListCmd(), newNodeShowCmd(), newNodeCreateCmd(), newNodeSetCmd(), newNodeStepsCmd(), newNodeValidateCmd())
+	cmd.AddCommand(newNodeListCmd(), newNodeShowCmd(), newNodeCreateCmd(), newNodeSetCmd(), newNodeStepsCmd(), newNodeValidateCmd(), newNodeDeleteCmd())
 	return cmd
 }
 
@@ -286,6 +286,23 @@ func interfacesOf(s string) (map[string][]string, error) {
 		return nil, usagef("--interfaces %q: want a JSON object of step name lists by interface, or null: %v", s, err)
 	}
 	return out, nil
+}
+
+func newNodeDeleteCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete UUID|ID|FQDN",
+		Short: "Remove a node from the registry (its legacy id is never given out again)",
+		Args:  exactArgs("UUID|ID|FQDN"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return deleteObject(cmd, "node "+args[0], func(c *client.Client) error {
+				ref, err := nodeRef(cmd.Context(), c, args[0])
+				if err != nil {
+					return err
+				}
+				return c.DeleteNode(cmd.Context(), ref)
+			})
+		},
+	}
 }
 
 func newNodeValidateCmd() *cobra.Command {

@@ -177,6 +177,12 @@ func (h *handlers) listDefinitions(w http.ResponseWriter, r *http.Request) {
 	var component *string
 	if q := r.URL.Query(); q.Has("component_id") {
 		c := q.Get("component_id")
+		if c != "" {
+			if err := idsFor(r).pathRef(c, true); err != nil {
+				httpapi.Error(w, r, err)
+				return
+			}
+		}
 		component = &c
 	}
 	defs, err := h.svc.ListResourceDefinitions(r.Context(), component)

@@ -105,6 +105,9 @@ func TestUUIDIdentities(t *testing.T) {
 		}
 	}
 	a.must(http.StatusCreated, "POST", "/environments", `{"components":["fuel","`+comp.ID+`"],"hierarchy_levels":[]}`, v12...)
+	a.must(http.StatusBadRequest, "GET", "/resource_definitions?component_id=1", "", v12...)
+	a.must(http.StatusOK, "GET", "/resource_definitions?component_id="+comp.ID, "", v12...)
+	a.must(http.StatusOK, "GET", "/resource_definitions?component_id=fuel", "", v12...)
 	a.must(http.StatusBadRequest, "DELETE", "/components/1", "", v12...)
 	a.must(http.StatusBadRequest, "PUT", "/environments/1/resources/astute/values", `{"a":1}`, v12...)
 

@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
+	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/ident"
 )
 
@@ -27,16 +27,17 @@ const (
 type Identity struct{ ID, UUID string }
 
 // UUIDIdentities reports whether c's microversion names entities by UUID
-// (spec 004): 1.2 and later, and "latest". Before 1.2 the server takes either
-// form in requests.
+// (spec 004): 1.2 and later, "latest" included, by the server's own rule.
+// Before 1.2 the server takes either form in requests.
 func (c *Client) UUIDIdentities() bool {
-	if c.version == "latest" {
-		return true
+	v := httpapi.MinVersion
+	if c.version != "" {
+		var err error
+		if v, err = httpapi.ParseVersion(c.version); err != nil {
+			return false // the server refuses the version (406) before any id is read
+		}
 	}
-	major, minor, _ := strings.Cut(c.version, ".")
-	x, errX := strconv.Atoi(major)
-	y, errY := strconv.Atoi(minor)
-	return errX == nil && errY == nil && (x > 1 || x == 1 && y >= 2)
+	return v.AtLeast(httpapi.V1_2)
 }
 
 // Ref returns the reference to the entity of kind named by ref (an id, a UUID,

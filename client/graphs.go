@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/graphs"
+	"github.com/tuningbox/tuningbox/shared/ident"
 )
 
 const graphsBase = "/api/v1"
@@ -154,11 +156,52 @@ type Transaction struct {
 	Nodes           []graphs.NodeProgress `json:"nodes,omitempty"`
 }
 
-// Execute starts a transaction of the request's graphs.
+// Execute starts a transaction of the request's graphs. Nodes may be named
+// by id, UUID or FQDN: they are sent as the registry's integer ids, which
+// executions name nodes by at every microversion; from 1.2 on the cluster is
+// sent as its UUID (spec 004).
 func (c *Client) Execute(ctx context.Context, in ExecuteRequest) (*Transaction, error) {
+	body, err := c.executeBody(ctx, in)
+	if err != nil {
+		return nil, err
+	}
 	var out Transaction
-	_, err := c.call(ctx, http.MethodPost, graphsBase+"/graphs/execute", nil, in, &out)
+	_, err = c.call(ctx, http.MethodPost, graphsBase+"/graphs/execute", nil, body, &out)
 	return &out, err
+}
+
+// executeBody is in with its node and cluster references in the forms the server takes.
+func (c *Client) executeBody(ctx context.Context, in ExecuteRequest) (map[string]any, error) {
+	in.Graphs = slices.Clone(in.Graphs)
+	for i, g := range in.Graphs {
+		nodes := make([]NodeID, len(g.Nodes))
+		for j, n := range g.Nodes {
+			if ident.IsIntegerID(string(n)) {
+				nodes[j] = n
+				continue
+			}
+			id, err := c.Resolve(ctx, KindNode, string(n))
+			if err != nil {
+				return nil, err
+			}
+			nodes[j] = NodeID(id.ID)
+		}
+		in.Graphs[i].Nodes = nodes
+	}
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return nil, err
+	}
+	var body map[string]any
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return nil, err
+	}
+	if in.Cluster != nil && c.UUIDIdentities() {
+		if body["cluster"], err = c.Ref(ctx, KindEnvironment, strconv.FormatInt(*in.Cluster, 10)); err != nil {
+			return nil, err
+		}
+	}
+	return body, nil
 }
 
 // Transaction reads a transaction by UUID.

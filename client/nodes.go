@@ -28,23 +28,27 @@ type Node struct {
 	Roles         []string `json:"roles"`
 	Traits        []string `json:"traits"`
 	// Levels is the node's placement: its values for the ConfigDB levels above the node level.
-	Levels         map[string]string `json:"levels"`
-	Status         string            `json:"status"`
-	DisabledReason *string           `json:"disabled_reason"`
-	Maintenance    bool              `json:"maintenance"`
-	CreatedAt      time.Time         `json:"created_at"`
-	UpdatedAt      *time.Time        `json:"updated_at"`
+	Levels map[string]string `json:"levels"`
+	// Interfaces are the deploy steps the node supports by driver interface
+	// ("*": every step); nil: everything is supported.
+	Interfaces     map[string][]string `json:"interfaces"`
+	Status         string              `json:"status"`
+	DisabledReason *string             `json:"disabled_reason"`
+	Maintenance    bool                `json:"maintenance"`
+	CreatedAt      time.Time           `json:"created_at"`
+	UpdatedAt      *time.Time          `json:"updated_at"`
 }
 
 // NewNode registers a node. ID and UUID are chosen by the registry when empty.
 type NewNode struct {
-	ID            ID                `json:"id,omitempty"`
-	UUID          string            `json:"uuid,omitempty"`
-	FQDN          string            `json:"fqdn"`
-	EnvironmentID ID                `json:"environment_id"`
-	Roles         []string          `json:"roles"`
-	Traits        []string          `json:"traits"`
-	Levels        map[string]string `json:"levels,omitempty"`
+	ID            ID                  `json:"id,omitempty"`
+	UUID          string              `json:"uuid,omitempty"`
+	FQDN          string              `json:"fqdn"`
+	EnvironmentID ID                  `json:"environment_id"`
+	Roles         []string            `json:"roles"`
+	Traits        []string            `json:"traits"`
+	Levels        map[string]string   `json:"levels,omitempty"`
+	Interfaces    map[string][]string `json:"interfaces,omitempty"`
 }
 
 // NodeUpdate changes a node; nil fields stay as they are.
@@ -57,6 +61,8 @@ type NodeUpdate struct {
 	Levels         *map[string]string `json:"levels,omitempty"`
 	FQDN           *string            `json:"fqdn,omitempty"`
 	EnvironmentID  *ID                `json:"environment_id,omitempty"`
+	// Interfaces pointing to a nil map makes every deploy step supported again.
+	Interfaces *map[string][]string `json:"interfaces,omitempty"`
 }
 
 // NodeQuery selects nodes: a hostname substring search, or pages.
@@ -159,6 +165,17 @@ func (c *Client) DeploySteps(ctx context.Context, ref string, instanceTraits []s
 		return nil, fmt.Errorf("POST %s/deploy_steps: unexpected answer: no deploy_steps list", nodePath(ref))
 	}
 	return out.DeploySteps, err
+}
+
+// InterfaceValidation is one driver interface's result of ValidateNode; see templates.InterfaceValidation.
+type InterfaceValidation = templates.InterfaceValidation
+
+// ValidateNode validates a node's deploy step interfaces against the deploy
+// templates its traits enable (microversion 1.1), by interface name.
+func (c *Client) ValidateNode(ctx context.Context, ref string) (map[string]InterfaceValidation, error) {
+	var out map[string]InterfaceValidation
+	_, err := c.call(ctx, http.MethodGet, nodePath(ref)+"/validate", nil, nil, &out)
+	return out, err
 }
 
 // NodeByFQDN finds the node whose FQDN is fqdn (case and a final dot do not

@@ -135,3 +135,32 @@ func (c *Client) DeleteTemplate(ctx context.Context, ref string) error {
 	_, err := c.call(ctx, http.MethodDelete, templatePath(ref), nil, nil, nil)
 	return err
 }
+
+// StepDefaults is an environment's default deploy steps (microversion 1.1 on).
+type StepDefaults struct {
+	// EnvironmentID follows the identity rule of the microversion.
+	EnvironmentID ID               `json:"environment_id"`
+	Steps         []templates.Step `json:"steps"`
+}
+
+func stepDefaultsPath(env string) string { return "/api/v1/deploy_steps/defaults/" + esc(env) }
+
+// StepDefaults reads an environment's default deploy steps.
+func (c *Client) StepDefaults(ctx context.Context, env string) (*StepDefaults, error) {
+	var out StepDefaults
+	_, err := c.call(ctx, http.MethodGet, stepDefaultsPath(env), nil, nil, &out)
+	return &out, err
+}
+
+// SetStepDefaults replaces an environment's default deploy steps.
+func (c *Client) SetStepDefaults(ctx context.Context, env string, steps json.RawMessage) (*StepDefaults, error) {
+	var out StepDefaults
+	_, err := c.call(ctx, http.MethodPut, stepDefaultsPath(env), nil, map[string]json.RawMessage{"steps": steps}, &out)
+	return &out, err
+}
+
+// DeleteStepDefaults removes an environment's default deploy steps.
+func (c *Client) DeleteStepDefaults(ctx context.Context, env string) error {
+	_, err := c.call(ctx, http.MethodDelete, stepDefaultsPath(env), nil, nil, nil)
+	return err
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"os"
 	"time"
@@ -32,7 +33,7 @@ func addClientFlags(root *cobra.Command) {
 	f.StringVar(&clientOpts.caFile, "cacert", os.Getenv("TUNINGBOX_CACERT"), "CA certificate file to trust for HTTPS (env TUNINGBOX_CACERT)")
 	f.StringVar(&clientOpts.certFile, "client-cert", os.Getenv("TUNINGBOX_CLIENT_CERT"), "client certificate (PEM) to authenticate with, e.g. a Puppet host certificate (env TUNINGBOX_CLIENT_CERT)")
 	f.StringVar(&clientOpts.keyFile, "client-key", os.Getenv("TUNINGBOX_CLIENT_KEY"), "private key (PEM) of --client-cert (env TUNINGBOX_CLIENT_KEY)")
-	f.StringVar(&clientOpts.apiVersion, "api-version", os.Getenv("TUNINGBOX_API_VERSION"), "API microversion to request, e.g. 1.2 or latest")
+	f.StringVar(&clientOpts.apiVersion, "api-version", os.Getenv("TUNINGBOX_API_VERSION"), "API microversion to request, e.g. 1.2, or latest for the newest (env TUNINGBOX_API_VERSION)")
 	f.DurationVar(&clientOpts.timeout, "timeout", 30*time.Second, "request timeout")
 	// Secrets come only from the environment, never from flags that show up in process lists.
 	clientOpts.password = os.Getenv("TUNINGBOX_PASSWORD")
@@ -52,6 +53,8 @@ func newAPIClient(extra ...client.Option) (*client.Client, error) {
 	switch {
 	case clientOpts.token != "":
 		opts = append(opts, client.WithToken(clientOpts.token))
+	case clientOpts.user != "" && clientOpts.password == "":
+		return nil, usagef("TUNINGBOX_PASSWORD is not set: the password of user %s comes only from the environment (or set TUNINGBOX_TOKEN)", clientOpts.user)
 	case clientOpts.user != "":
 		opts = append(opts, client.WithBasicAuth(clientOpts.user, clientOpts.password))
 	}
@@ -66,6 +69,19 @@ func newAPIClient(extra ...client.Option) (*client.Client, error) {
 		return nil, usagef("%v", err)
 	}
 	return c, err
+}
+
+// refsOf names each entity of refs (ids, UUIDs or names) as c's microversion takes it.
+func refsOf(ctx context.Context, c *client.Client, kind client.Kind, refs []client.ID) ([]client.ID, error) {
+	out := make([]client.ID, len(refs))
+	for i, r := range refs {
+		ref, err := c.Ref(ctx, kind, string(r))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = client.ID(ref)
+	}
+	return out, nil
 }
 
 // withDefaultVersion returns c, or a copy asking for microversion v when the

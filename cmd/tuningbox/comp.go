@@ -122,7 +122,11 @@ func newCompShowCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			comp, err := c.Component(cmd.Context(), args[0])
+			ref, err := c.Ref(cmd.Context(), client.KindComponent, args[0])
+			if err != nil {
+				return err
+			}
+			comp, err := c.Component(cmd.Context(), ref)
 			if err != nil {
 				return err
 			}
@@ -162,7 +166,11 @@ func newCompUpdateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return c.UpdateComponent(cmd.Context(), args[0], in)
+			ref, err := c.Ref(cmd.Context(), client.KindComponent, args[0])
+			if err != nil {
+				return err
+			}
+			return c.UpdateComponent(cmd.Context(), ref, in)
 		},
 	}
 	f := cmd.Flags()
@@ -177,7 +185,13 @@ func newCompDeleteCmd() *cobra.Command {
 		Short: "Delete a component and its resource definitions",
 		Args:  exactArgs("ID|NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return deleteObject(cmd, "components/"+url.PathEscape(args[0]), func(c *client.Client) error { return c.DeleteComponent(cmd.Context(), args[0]) })
+			return deleteObject(cmd, "components/"+url.PathEscape(args[0]), func(c *client.Client) error {
+				ref, err := c.Ref(cmd.Context(), client.KindComponent, args[0])
+				if err != nil {
+					return err
+				}
+				return c.DeleteComponent(cmd.Context(), ref)
+			})
 		},
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -65,7 +66,7 @@ every document as it was at that instant (RFC 3339).`,
 			if format == formatPlain && key == "" {
 				return usagef("--format plain prints one value: give --key")
 			}
-			c, ref, err := doc.connect()
+			c, ref, err := doc.connect(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -140,7 +141,7 @@ Every change is a new version of the document (see config history).`,
 			if key == "" && (valuePtr != nil || typ != "") {
 				return usagef("--value and --type go with --key; without --key the document is read from stdin")
 			}
-			c, ref, err := doc.connect()
+			c, ref, err := doc.connect(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -153,8 +154,8 @@ Every change is a new version of the document (see config history).`,
 				if err != nil {
 					return usagef("stdin: %v", err)
 				}
-				_, err = putDocument(cmd.Context(), c, ref, kind, document, dryOut(cmd, dry))
-				return err
+				version, err := putDocument(cmd.Context(), c, ref, kind, document, dryOut(cmd, dry))
+				return printVersion(cmd, dry, version, err)
 			}
 			path, err := splitKey(key)
 			if err != nil {
@@ -164,7 +165,8 @@ Every change is a new version of the document (see config history).`,
 			if err != nil {
 				return err
 			}
-			return setKey(cmd, c, ref, kind, path, v, dryOut(cmd, dry))
+			version, err := setKey(cmd, c, ref, kind, path, v, dryOut(cmd, dry))
+			return printVersion(cmd, dry, version, err)
 		},
 	}
 	doc.register(cmd)
@@ -177,23 +179,32 @@ Every change is a new version of the document (see config history).`,
 	return cmd
 }
 
-// setKey sets one key of the document of kind at ref's level. A level that has
-// no document yet gets one holding just that key; otherwise the API's keys/set
-// changes the stored document atomically (every segment before the last must exist).
-func setKey(cmd *cobra.Command, c *client.Client, ref client.DocumentRef, kind string, path []string, v any, dry io.Writer) error {
+// setKey sets one key of the document of kind at ref's level and returns the
+// version it created. A level that has no document yet gets one holding just
+// that key; otherwise the API's keys/set changes the stored document
+// atomically (creating missing objects on the way, never descending into a scalar).
+func setKey(cmd *cobra.Command, c *client.Client, ref client.DocumentRef, kind string, path []string, v any, dry io.Writer) (int, error) {
 	current, err := getDocument(cmd.Context(), c, ref, kind, 0)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if m, ok := current.(map[string]any); ok && len(m) == 0 {
 		document := v
 		for i := len(path) - 1; i >= 0; i-- {
 			document = map[string]any{path[i]: document}
 		}
-		_, err := putDocument(cmd.Context(), c, ref, kind, document, dry)
+		return putDocument(cmd.Context(), c, ref, kind, document, dry)
+	}
+	return sendWrite(cmd.Context(), c, ref, kind, docWrite{sets: []client.KeySet{{Path: path, Value: v}}}, dry)
+}
+
+// printVersion reports the version a write created ("version N"); a dry run
+// has printed its preview already.
+func printVersion(cmd *cobra.Command, dry bool, version int, err error) error {
+	if err != nil || dry {
 		return err
 	}
-	_, err = sendWrite(cmd.Context(), c, ref, kind, docWrite{sets: []client.KeySet{{Path: path, Value: v}}}, dry)
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "version %d\n", version)
 	return err
 }
 
@@ -217,7 +228,7 @@ func newConfigDeleteCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, ref, err := doc.connect()
+			c, ref, err := doc.connect(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -225,8 +236,8 @@ func newConfigDeleteCmd() *cobra.Command {
 			if override {
 				kind = kindOverrides
 			}
-			_, err = sendWrite(cmd.Context(), c, ref, kind, docWrite{dels: []client.KeyPath{path}}, dryOut(cmd, dry))
-			return err
+			version, err := sendWrite(cmd.Context(), c, ref, kind, docWrite{dels: []client.KeyPath{path}}, dryOut(cmd, dry))
+			return printVersion(cmd, dry, version, err)
 		},
 	}
 	doc.register(cmd)

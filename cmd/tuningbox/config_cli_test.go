@@ -453,3 +453,40 @@ func TestConfigNodeForms(t *testing.T) {
 		t.Errorf("node of another environment: %v", err)
 	}
 }
+
+// config set adds facts under keys that do not exist yet (spec 000), names
+// the key it cannot follow, and every write says which version it created.
+func TestConfigSetNewNestedKey(t *testing.T) {
+	url := cliServer(t)
+	seedFuel(t, url)
+	doc := []string{"--env", "1", "--level", "nodes=node-1.domain.tld", "--resource", "astute"}
+	config := func(args ...string) []string {
+		return append(append([]string{"config"}, args[0]), append(doc, args[1:]...)...)
+	}
+	if out := mustCLI(t, url, "", config("set", "--key", "debug", "--value", "true")...); out != "version 1\n" {
+		t.Errorf("first set: %q", out)
+	}
+	if out := mustCLI(t, url, "", config("set", "--key", "storage.backend", "--value", "ceph")...); out != "version 2\n" {
+		t.Errorf("set of a new nested key: %q", out)
+	}
+	if out := mustCLI(t, url, "", config("get", "--key", "storage", "--format", "json")...); !strings.Contains(out, `"backend": "ceph"`) {
+		t.Errorf("after set: %s", out)
+	}
+	_, err := cli(t, url, "", config("set", "--key", "storage.backend.pool", "--value", "rbd")...)
+	if err == nil || !strings.Contains(err.Error(), "Keys path storage.backend.pool doesn't exist: storage.backend is a string, not an object or a list") {
+		t.Errorf("set through a string: %v", err)
+	}
+	_, err = cli(t, url, "", config("delete", "--key", "storage.missing")...)
+	if err == nil || !strings.Contains(err.Error(), "there is no key storage.missing") {
+		t.Errorf("delete of a missing key: %v", err)
+	}
+	if out := mustCLI(t, url, "", config("override", "--key", "storage.backend", "--value", "lvm")...); out != "version 1\n" {
+		t.Errorf("override: %q", out)
+	}
+	if out := mustCLI(t, url, "", config("delete", "--key", "storage.backend")...); out != "version 3\n" {
+		t.Errorf("delete: %q", out)
+	}
+	if out := mustCLI(t, url, "", config("set", "--key", "net.mtu", "--value", "9000", "--api-version", "latest", "--dry-run")...); !strings.Contains(out, "would become version 4") || !strings.Contains(out, "node node-1.domain.tld:") || !strings.Contains(out, "net.mtu") {
+		t.Errorf("dry run: %s", out)
+	}
+}

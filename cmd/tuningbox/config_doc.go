@@ -34,14 +34,6 @@ func parseLevels(s string) (client.LevelPath, error) {
 	return levels, nil
 }
 
-// isNodeID reports whether s is a legacy integer id or a UUID rather than an FQDN.
-func isNodeID(s string) bool {
-	return isIntegerID(s) || len(s) == 36 && strings.Count(s, "-") == 4 && strings.Trim(strings.ToLower(s), "0123456789abcdef-") == ""
-}
-
-// isIntegerID reports whether s is written like a legacy integer id.
-func isIntegerID(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
-
 // docFlags are the flags that address a document: --env, --level, --resource.
 type docFlags struct {
 	env, level, resource string
@@ -49,13 +41,14 @@ type docFlags struct {
 
 func (f *docFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVarP(&f.env, "env", "e", "", "environment id (required)")
+	fl.StringVarP(&f.env, "env", "e", "", "environment id or UUID (required)")
 	fl.StringVarP(&f.level, "level", "l", "", "level path, e.g. nodes=7 or nodes=node-1.example.com; global when omitted")
 	fl.StringVarP(&f.resource, "resource", "r", "", "resource (data source) name or id, e.g. astute or override/plugins (required)")
 }
 
-// connect checks the flags and builds the API client.
-func (f *docFlags) connect() (*client.Client, client.DocumentRef, error) {
+// connect checks the flags, builds the API client and names the environment
+// as the client's microversion takes it.
+func (f *docFlags) connect(ctx context.Context) (*client.Client, client.DocumentRef, error) {
 	if f.env == "" {
 		return nil, client.DocumentRef{}, usagef("--env is required")
 	}
@@ -70,7 +63,11 @@ func (f *docFlags) connect() (*client.Client, client.DocumentRef, error) {
 	if err != nil {
 		return nil, client.DocumentRef{}, err
 	}
-	return c, client.DocumentRef{Environment: f.env, Levels: levels, Resource: strings.Trim(f.resource, "/")}, nil
+	env, err := c.Ref(ctx, client.KindEnvironment, f.env)
+	if err != nil {
+		return nil, client.DocumentRef{}, err
+	}
+	return c, client.DocumentRef{Environment: env, Levels: levels, Resource: strings.Trim(f.resource, "/")}, nil
 }
 
 // Document kinds in URLs.

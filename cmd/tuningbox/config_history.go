@@ -47,7 +47,7 @@ func newConfigHistoryCmd() *cobra.Command {
 		Short: "List the versions of a resource's values (or overrides) at a level, newest first",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, ref, err := doc.connect()
+			c, ref, err := doc.connect(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -103,7 +103,7 @@ it was at T (RFC 3339) with now.`,
 			if to < 0 {
 				return usagef("--to must name a version (1, 2, ...)")
 			}
-			c, ref, err := doc.connect()
+			c, ref, err := doc.connect(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -148,21 +148,30 @@ func effectiveDiff(cmd *cobra.Command, doc docFlags, toNode, toEnv, asOf string)
 	if err != nil {
 		return err
 	}
-	c, ref, err := doc.connect()
+	c, ref, err := doc.connect(cmd.Context())
 	if err != nil {
 		return err
 	}
-	fromSide := client.DiffSide{Environment: ref.Environment, Levels: levelMap(ref.Levels), Resource: ref.Resource, Effective: true, AsOf: asOf}
-	toSide := fromSide
-	toSide.AsOf = ""
+	// The labels name the environments as given, the sides as 1.3 takes them.
 	toRef := ref
 	if toEnv != "" {
-		toSide.Environment, toRef.Environment = toEnv, toEnv
+		toRef.Environment = toEnv
 	}
 	if toNode != "" {
 		toRef.Levels = withNode(ref.Levels, toNode)
-		toSide.Levels = levelMap(toRef.Levels)
 	}
+	from13, err := at13(cmd.Context(), c, ref)
+	if err != nil {
+		return err
+	}
+	to13, err := at13(cmd.Context(), c, toRef)
+	if err != nil {
+		return err
+	}
+	fromSide := client.DiffSide{Environment: from13.Environment, Levels: levelMap(ref.Levels), Resource: ref.Resource, Effective: true, AsOf: asOf}
+	toSide := fromSide
+	toSide.AsOf = ""
+	toSide.Environment, toSide.Levels = to13.Environment, levelMap(toRef.Levels)
 	d, err := v13(c).DiffDocuments(cmd.Context(), fromSide, toSide)
 	if err != nil {
 		return err
@@ -285,7 +294,7 @@ rollback can itself be rolled back.`,
 			if to <= 0 {
 				return usagef("--to must name a version (1, 2, ...)")
 			}
-			c, ref, err := doc.connect()
+			c, ref, err := doc.connect(cmd.Context())
 			if err != nil {
 				return err
 			}

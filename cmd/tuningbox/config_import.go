@@ -31,9 +31,16 @@ source named by its path without the extension, at the node's level:
 astute.yaml -> astute, globals.yaml -> globals, override/plugins.yaml ->
 override/plugins, override/configuration/role.yaml -> override/configuration/role.
 
-Fuel's per-key files follow the Hiera backend's split: override/node/<fqdn>.yaml
-becomes key <fqdn> of data source override/node (when override/node is a data
-source of the environment and override/node/<fqdn> is not).
+Per-key files follow the Hiera backend's split: override/class/<class>.yaml
+becomes key <class> of data source override/class (when override/class is a
+data source of the environment and override/class/<class> is not); so does
+Fuel's per-FQDN override/node/<fqdn>.yaml, key <fqdn> of override/node.
+
+A warning names every file the hierarchy of puppet/tuningbox/README.md would
+not read: a data source it does not list, or a per-key file of a data source
+it reads whole (override/node/<fqdn>.yaml: that hierarchy reads the node's own
+override/node, from override/node.yaml; the README shows the per-FQDN
+alternative).
 
 A data source becomes a new version only when its content differs from the
 stored document; unchanged ones are skipped. --level names the levels before the
@@ -57,7 +64,11 @@ Each data source must be defined in a component of the environment.`,
 				return err
 			}
 			levels = append(levels, client.LevelValue{Name: nodesLevel, Value: node})
-			return importFiles(cmd.Context(), cmd.OutOrStdout(), c, env, levels, files, dryRun)
+			envRef, err := c.Ref(cmd.Context(), client.KindEnvironment, env)
+			if err != nil {
+				return err
+			}
+			return importFiles(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), c, envRef, levels, files, dryRun)
 		},
 	}
 	f := cmd.Flags()
@@ -232,14 +243,17 @@ func readHieraFile(path string) (map[string]any, error) {
 }
 
 // importFiles uploads each data source whose content differs from the stored
-// document, reporting one line per data source and a summary. Failures of
-// single data sources do not stop the others; any failure makes the command fail.
-func importFiles(ctx context.Context, w io.Writer, c *client.Client, env string, levels client.LevelPath, files []hieraFile, dryRun bool) error {
+// document, reporting one line per data source and a summary, and warns on
+// warn about every file the recommended Hiera hierarchy would not read.
+// Failures of single data sources do not stop the others; any failure makes
+// the command fail.
+func importFiles(ctx context.Context, w, warn io.Writer, c *client.Client, env string, levels client.LevelPath, files []hieraFile, dryRun bool) error {
 	defined, err := definedSources(ctx, c, env)
 	if err != nil {
 		return err
 	}
 	uploads := planUploads(files, defined)
+	warnUnread(warn, uploads)
 	var updated, unchanged, failed int
 	verb := "updated"
 	if dryRun {

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tuningbox/tuningbox/client"
-	"github.com/tuningbox/tuningbox/shared/ident"
 )
 
 // The ConfigDB features of microversion 1.3 (merge, explain, as_of, diff,
@@ -22,20 +21,11 @@ import (
 // v13 asks c's questions at microversion 1.3.
 func v13(c *client.Client) *client.Client { return c.At("1.3") }
 
-// at13 returns d with its environment named by UUID.
+// at13 returns d with its environment named as 1.3 takes it: by UUID.
 func at13(ctx context.Context, c *client.Client, d client.DocumentRef) (client.DocumentRef, error) {
-	if ident.IsUUID(d.Environment) {
-		return d, nil
-	}
-	env, err := c.At("1.0").Environment(ctx, d.Environment)
-	if err != nil {
-		return d, fmt.Errorf("environment %s: %w", d.Environment, err)
-	}
-	if env.UUID == "" {
-		return d, fmt.Errorf("environment %s: the server named no UUID", d.Environment)
-	}
-	d.Environment = env.UUID
-	return d, nil
+	env, err := v13(c).Ref(ctx, client.KindEnvironment, d.Environment)
+	d.Environment = env
+	return d, err
 }
 
 // parseAsOf checks an --as-of flag: RFC 3339, e.g. 2026-11-23T19:00:00Z.

@@ -27,7 +27,7 @@ waits on the server for a change (GET ...?effective&wait=25 with If-None-Match),
 so an unchanged document costs one request every 25 s.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, ref, err := doc.connect()
+			c, ref, err := doc.connect(cmd.Context())
 			if err != nil {
 				return err
 			}

@@ -60,7 +60,11 @@ func newEnvCreateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			env, err := c.CreateEnvironment(cmd.Context(), client.NewEnvironment{ID: id, Components: refList(components), HierarchyLevels: nameList(levels)})
+			comps, err := refsOf(cmd.Context(), c, client.KindComponent, refList(components))
+			if err != nil {
+				return err
+			}
+			env, err := c.CreateEnvironment(cmd.Context(), client.NewEnvironment{ID: id, Components: comps, HierarchyLevels: nameList(levels)})
 			if err != nil {
 				return err
 			}
@@ -92,11 +96,17 @@ func newEnvListCmd() *cobra.Command {
 func newEnvShowCmd() *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
-		Use:   "show ID",
+		Use:   "show ID|UUID",
 		Short: "Show an environment",
-		Args:  exactArgs("ID"),
+		Args:  exactArgs("ID|UUID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return showObject(cmd, format, envColumns, func(c *client.Client) (any, error) { return c.Environment(cmd.Context(), args[0]) })
+			return showObject(cmd, format, envColumns, func(c *client.Client) (any, error) {
+				env, err := c.Ref(cmd.Context(), client.KindEnvironment, args[0])
+				if err != nil {
+					return nil, err
+				}
+				return c.Environment(cmd.Context(), env)
+			})
 		},
 	}
 	addListFormat(cmd, &format)
@@ -104,11 +114,19 @@ func newEnvShowCmd() *cobra.Command {
 }
 
 func newEnvUpdateCmd() *cobra.Command {
-	var components, levels string
+	var (
+		components, levels, release string
+		plugins                     []string
+	)
 	cmd := &cobra.Command{
-		Use:   "update ID [--components ID|NAME,...] [--levels LEVEL,...]",
-		Short: "Change an environment's components or hierarchy levels",
-		Args:  exactArgs("ID"),
+		Use:   "update ID|UUID [--components ID|NAME,...] [--levels LEVEL,...] [--release R] [--plugin P]...",
+		Short: "Change an environment's components or hierarchy levels, or its release and plugins",
+		Long: `Change an environment's components or hierarchy levels (the ConfigDB), or
+the release and the enabled plugins its deployment graphs come from (the
+environment as a cluster, spec 002). A release or plugin is named by id, UUID,
+name-version or name; --plugin replaces the enabled plugins with the ones
+given (--plugin "" enables none).`,
+		Args: exactArgs("ID|UUID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var in client.EnvironmentUpdate
 			if cmd.Flags().Changed("components") {
@@ -119,29 +137,91 @@ func newEnvUpdateCmd() *cobra.Command {
 				names := nameList(levels)
 				in.HierarchyLevels = &names
 			}
-			if in == (client.EnvironmentUpdate{}) {
-				return usagef("nothing to update: give --components and/or --levels")
+			changesCluster := cmd.Flags().Changed("release") || cmd.Flags().Changed("plugin")
+			if in == (client.EnvironmentUpdate{}) && !changesCluster {
+				return usagef("nothing to update: give --components, --levels, --release or --plugin")
 			}
 			c, err := newAPIClient()
 			if err != nil {
 				return err
 			}
-			return c.UpdateEnvironment(cmd.Context(), args[0], in)
+			env, err := c.Ref(cmd.Context(), client.KindEnvironment, args[0])
+			if err != nil {
+				return err
+			}
+			if changesCluster {
+				if err := updateCluster(cmd, c, env, release, plugins); err != nil {
+					return err
+				}
+			}
+			if in == (client.EnvironmentUpdate{}) {
+				return nil
+			}
+			if in.Components != nil {
+				comps, err := refsOf(cmd.Context(), c, client.KindComponent, *in.Components)
+				if err != nil {
+					return err
+				}
+				in.Components = &comps
+			}
+			return c.UpdateEnvironment(cmd.Context(), env, in)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&components, "components", "c", "", "the environment's components by id or name, comma-separated")
 	f.StringVarP(&levels, "levels", "l", "", "hierarchy level names, least specific first")
+	f.StringVarP(&release, "release", "r", "", "the environment's release: id, UUID, name-version or name")
+	f.StringArrayVarP(&plugins, "plugin", "p", nil, "an enabled plugin: id, UUID, name-version or name (repeatable; replaces the enabled ones)")
 	return cmd
+}
+
+// clusterColumns are what `env update --release/--plugin` prints.
+var clusterColumns = []string{"id", "release_id", "plugins"}
+
+// updateCluster sets the release or the plugins of environment env (named
+// as c's microversion takes it) and prints the result. The API replaces
+// both, so the one not given is sent as it is.
+func updateCluster(cmd *cobra.Command, c *client.Client, env, release string, plugins []string) error {
+	current, err := c.Cluster(cmd.Context(), env)
+	if err != nil {
+		return err
+	}
+	in := client.ClusterUpdate{ReleaseID: current.ReleaseID, Plugins: &current.Plugins}
+	if cmd.Flags().Changed("release") {
+		ref, err := c.Ref(cmd.Context(), client.KindRelease, release)
+		if err != nil {
+			return err
+		}
+		id := client.ID(ref)
+		in.ReleaseID = &id
+	}
+	if cmd.Flags().Changed("plugin") {
+		refs, err := refsOf(cmd.Context(), c, client.KindPlugin, refList(strings.Join(plugins, ",")))
+		if err != nil {
+			return err
+		}
+		in.Plugins = &refs
+	}
+	cluster, err := c.UpdateCluster(cmd.Context(), env, in)
+	if err != nil {
+		return err
+	}
+	return renderObject(cmd.OutOrStdout(), formatTable, toObject(cluster), clusterColumns)
 }
 
 func newEnvDeleteCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "delete ID",
+		Use:   "delete ID|UUID",
 		Short: "Delete an environment and its documents",
-		Args:  exactArgs("ID"),
+		Args:  exactArgs("ID|UUID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return deleteObject(cmd, "environments/"+url.PathEscape(args[0]), func(c *client.Client) error { return c.DeleteEnvironment(cmd.Context(), args[0]) })
+			return deleteObject(cmd, "environments/"+url.PathEscape(args[0]), func(c *client.Client) error {
+				env, err := c.Ref(cmd.Context(), client.KindEnvironment, args[0])
+				if err != nil {
+					return err
+				}
+				return c.DeleteEnvironment(cmd.Context(), env)
+			})
 		},
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,9 +42,21 @@ type graphOwner struct{ env, release, plugin string }
 
 func (o *graphOwner) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVarP(&o.env, "env", "e", "", "environment (cluster) id")
-	f.StringVarP(&o.release, "release", "r", "", "release id")
-	f.StringVarP(&o.plugin, "plugin", "p", "", "plugin id")
+	f.StringVarP(&o.env, "env", "e", "", "environment (cluster) id or UUID")
+	f.StringVarP(&o.release, "release", "r", "", "release id, UUID, name-version or name")
+	f.StringVarP(&o.plugin, "plugin", "p", "", "plugin id, UUID, name-version or name")
+}
+
+// ownerKinds are the entity kinds of the graph owners, for resolving their names.
+var ownerKinds = map[string]client.Kind{client.Clusters: client.KindEnvironment, client.Releases: client.KindRelease, client.Plugins: client.KindPlugin}
+
+// resolve returns the kind of owner and its id as c's microversion takes it.
+func (o graphOwner) resolve(ctx context.Context, c *client.Client) (kind, id string, err error) {
+	if kind, id, err = o.owner(); err != nil {
+		return "", "", err
+	}
+	id, err = c.Ref(ctx, ownerKinds[kind], id)
+	return kind, id, err
 }
 
 // owner returns the kind of owner (client.Clusters, Releases or Plugins) and its id.
@@ -73,7 +86,11 @@ func newGraphListCmd() *cobra.Command {
 			}
 			var f client.GraphFilter
 			if env != "" {
-				f = client.GraphFilter{Clusters: []string{env}, FetchRelated: true}
+				ref, err := c.Ref(cmd.Context(), client.KindEnvironment, env)
+				if err != nil {
+					return err
+				}
+				f = client.GraphFilter{Clusters: []string{ref}, FetchRelated: true}
 			}
 			found, err := c.Graphs(cmd.Context(), f)
 			if err != nil {
@@ -141,11 +158,13 @@ without a terminal and without --yes nothing is written.`,
 					return err
 				}
 			}
-			kind, id, err := owner.owner()
-			if err != nil {
+			if _, _, err := owner.owner(); err != nil {
 				return err
 			}
-			var body map[string]any
+			var (
+				body map[string]any
+				err  error
+			)
 			switch {
 			case (file == "") == (dir == ""):
 				return usagef("give exactly one of --file or --dir")
@@ -158,6 +177,10 @@ without a terminal and without --yes nothing is written.`,
 				return err
 			}
 			c, err := newAPIClient()
+			if err != nil {
+				return err
+			}
+			kind, id, err := owner.resolve(cmd.Context(), c)
 			if err != nil {
 				return err
 			}
@@ -353,7 +376,11 @@ directory; "-f -" writes to standard output.`,
 				return err
 			}
 			src := downloadSources[chosen]
-			found, err := c.DeploymentTasks(cmd.Context(), env, graphType, src.source)
+			cluster, err := c.Ref(cmd.Context(), client.KindEnvironment, env)
+			if err != nil {
+				return err
+			}
+			found, err := c.DeploymentTasks(cmd.Context(), cluster, graphType, src.source)
 			if err != nil {
 				return err
 			}
@@ -408,11 +435,14 @@ func newGraphDeleteCmd() *cobra.Command {
 			if graphType == "" {
 				return usagef("--type is required")
 			}
-			kind, id, err := owner.owner()
-			if err != nil {
+			if _, _, err := owner.owner(); err != nil {
 				return err
 			}
 			c, err := newAPIClient()
+			if err != nil {
+				return err
+			}
+			kind, id, err := owner.resolve(cmd.Context(), c)
 			if err != nil {
 				return err
 			}

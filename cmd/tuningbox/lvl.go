@@ -31,7 +31,13 @@ func newLvlListCmd() *cobra.Command {
 			if env == "" {
 				return usagef("--env is required")
 			}
-			return listObjects(cmd, format, lvlColumns, func(c *client.Client) (any, error) { return c.Levels(cmd.Context(), env) })
+			return listObjects(cmd, format, lvlColumns, func(c *client.Client) (any, error) {
+				ref, err := c.Ref(cmd.Context(), client.KindEnvironment, env)
+				if err != nil {
+					return nil, err
+				}
+				return c.Levels(cmd.Context(), ref)
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&env, "env", "e", "", "environment id (required)")
@@ -52,7 +58,13 @@ func newLvlShowCmd() *cobra.Command {
 			if env == "" {
 				return usagef("--env is required")
 			}
-			return showObject(cmd, format, []string{"id", "name", "environment_id", "parent", "values"}, func(c *client.Client) (any, error) { return c.Level(cmd.Context(), env, args[0]) })
+			return showObject(cmd, format, []string{"id", "name", "environment_id", "parent", "values"}, func(c *client.Client) (any, error) {
+				ref, err := c.Ref(cmd.Context(), client.KindEnvironment, env)
+				if err != nil {
+					return nil, err
+				}
+				return c.Level(cmd.Context(), ref, args[0])
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&env, "env", "e", "", "environment id (required)")

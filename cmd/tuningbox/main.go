@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tuningbox/tuningbox/client"
+	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
 
@@ -28,8 +29,19 @@ func main() {
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "tuningbox",
-		Short:         "Configuration database for deployments: server and client",
+		Use:   "tuningbox",
+		Short: "Configuration database for deployments: server and client",
+		Long: fmt.Sprintf(`Configuration database for deployments: the server (tuningbox serve) and
+the command-line client of its API.
+
+The client's settings come from flags or the environment:
+  TUNINGBOX_URL           the API base URL (--url; default http://127.0.0.1:8080)
+  TUNINGBOX_USER          user for HTTP Basic auth (--user)
+  TUNINGBOX_PASSWORD      that user's password (only from the environment)
+  TUNINGBOX_TOKEN         an API token (tbx_...; only from the environment), instead of user and password
+  TUNINGBOX_API_VERSION   the microversion (--api-version): %s to %s, or latest (the newest); unset: %[1]s
+  TUNINGBOX_CACERT        a CA file to trust for HTTPS (--cacert)
+  TUNINGBOX_CLIENT_CERT, TUNINGBOX_CLIENT_KEY   a client certificate (--client-cert, --client-key)`, httpapi.MinVersion, httpapi.MaxVersion),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -44,6 +56,8 @@ func newRootCmd() *cobra.Command {
 		newOverrideCmd(),
 		newTemplateCmd(),
 		newNodeCmd(),
+		newReleaseCmd(),
+		newPluginCmd(),
 		newGraphCmd(),
 		newAgentCmd(),
 		newUserCmd(),

@@ -69,7 +69,11 @@ catalog is then an error (without it the report lists the unchecked types).`,
 					return err
 				}
 			} else {
-				in.Source = &client.OverridesSource{Env: env, Levels: levelPath(levels), Resource: resource}
+				envRef, err := c.Ref(cmd.Context(), client.KindEnvironment, env)
+				if err != nil {
+					return err
+				}
+				in.Source = &client.OverridesSource{Env: envRef, Levels: levelPath(levels), Resource: resource}
 			}
 			result, err := c.ApplyOverrides(cmd.Context(), in)
 			if err != nil {

@@ -38,7 +38,7 @@ func newTemplateCmd() *cobra.Command {
 from a file, or - for standard input.`,
 	}
 	cmd.SetFlagErrorFunc(flagError)
-	cmd.AddCommand(newTemplateListCmd(), newTemplateShowCmd(), newTemplateCreateCmd(), newTemplateSetCmd(), newTemplateDeleteCmd())
+	cmd.AddCommand(newTemplateListCmd(), newTemplateShowCmd(), newTemplateCreateCmd(), newTemplateSetCmd(), newTemplateDeleteCmd(), newTemplateDefaultsCmd())
 	return cmd
 }
 
@@ -271,4 +271,100 @@ func newTemplateDeleteCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// defaultsColumns are what `template defaults` prints in table form: the steps.
+var defaultsColumns = []string{"priority", "interface", "step", "args"}
+
+func newTemplateDefaultsCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "defaults",
+		Short: "Show, set or delete an environment's default deploy steps (the steps templates override)",
+	}
+	cmd.SetFlagErrorFunc(flagError)
+	var env string
+	cmd.PersistentFlags().StringVarP(&env, "env", "e", "", "environment id or UUID (required)")
+	// connect builds the client and names the environment as its microversion takes it.
+	connect := func(cmd *cobra.Command) (*client.Client, string, error) {
+		if env == "" {
+			return nil, "", usagef("--env is required")
+		}
+		c, err := templatesClient()
+		if err != nil {
+			return nil, "", err
+		}
+		ref, err := c.Ref(cmd.Context(), client.KindEnvironment, env)
+		return c, ref, err
+	}
+	render := func(cmd *cobra.Command, d *client.StepDefaults, format string) error {
+		if format == formatTable {
+			return renderObjects(cmd.OutOrStdout(), format, toObjects(d.Steps), defaultsColumns)
+		}
+		return renderObject(cmd.OutOrStdout(), format, toObject(d), nil)
+	}
+
+	var showFormat string
+	show := &cobra.Command{
+		Use:   "show -e ENV",
+		Short: "Show an environment's default deploy steps",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, ref, err := connect(cmd)
+			if err != nil {
+				return err
+			}
+			d, err := c.StepDefaults(cmd.Context(), ref)
+			if err != nil {
+				return err
+			}
+			return render(cmd, d, showFormat)
+		},
+	}
+	addListFormat(show, &showFormat)
+
+	var stepsArg, setFormat string
+	set := &cobra.Command{
+		Use:   "set -e ENV --steps JSON|FILE|-",
+		Short: "Replace an environment's default deploy steps",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if stepsArg == "" {
+				return usagef("--steps is required")
+			}
+			steps, err := readSteps(cmd, stepsArg)
+			if err != nil {
+				return err
+			}
+			c, ref, err := connect(cmd)
+			if err != nil {
+				return err
+			}
+			d, err := c.SetStepDefaults(cmd.Context(), ref, steps)
+			if err != nil {
+				return err
+			}
+			return render(cmd, d, setFormat)
+		},
+	}
+	set.Flags().StringVar(&stepsArg, "steps", "", "deploy steps as JSON, a file holding it, or - for standard input (required)")
+	addListFormat(set, &setFormat)
+
+	del := &cobra.Command{
+		Use:   "delete -e ENV",
+		Short: "Delete an environment's default deploy steps",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, ref, err := connect(cmd)
+			if err != nil {
+				return err
+			}
+			if err := c.DeleteStepDefaults(cmd.Context(), ref); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "deleted the default deploy steps of environment %s\n", env)
+			return err
+		},
+	}
+	cmd.AddCommand(show, set, del)
+	return cmd
 }

@@ -146,3 +146,24 @@ func TestNodeCommands(t *testing.T) {
 		t.Errorf("bad trait: %v", err)
 	}
 }
+
+func TestNodeValidate(t *testing.T) {
+	url := templatesapitest.NewServer(t).URL
+	mustRun(t, url, "", "template", "create", "--name", "CUSTOM_RAID", "--steps", `[{"interface":"raid","step":"create_configuration","args":{},"priority":10}]`)
+	mustRun(t, url, "", "node", "create", "--fqdn", "node-1.example.com", "--env", "1", "--trait", "CUSTOM_RAID", "--interfaces", `{"raid":["delete_configuration"],"deploy":["*"]}`)
+	out, err := run(t, url, "", "--api-version", "latest", "node", "validate", "node-1.example.com")
+	if exitCode(err) != 1 || !strings.Contains(err.Error(), "interfaces raid") ||
+		!strings.Contains(out, "deploy template CUSTOM_RAID: step raid.create_configuration is not supported by the node") || !strings.Contains(out, "not supported") {
+		t.Errorf("invalid node: %v\n%s", err, out)
+	}
+	mustRun(t, url, "", "node", "set", "node-1.example.com", "--interfaces", `{"raid":["*"],"deploy":["*"]}`)
+	if out := mustRun(t, url, "", "node", "validate", "1", "--format", "json"); !strings.Contains(out, `"raid": {`) || strings.Contains(out, "false") {
+		t.Errorf("valid node:\n%s", out)
+	}
+	if out := mustRun(t, url, "", "node", "set", "node-1.example.com", "--interfaces", "null", "--format", "json"); !strings.Contains(out, `"interfaces": null`) {
+		t.Errorf("interfaces null:\n%s", out)
+	}
+	if _, err := run(t, url, "", "node", "set", "1", "--interfaces", "[1]"); exitCode(err) != 2 {
+		t.Errorf("bad --interfaces: %v", err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/client"
 	"github.com/tuningbox/tuningbox/shared/auth"
+	"github.com/tuningbox/tuningbox/shared/ident"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
 
@@ -56,6 +57,11 @@ not be running on that directory meanwhile.`,
 			c, err := newAPIClient()
 			if err != nil {
 				return err
+			}
+			if ident.IsIntegerID(node) { // from 1.2 on the API takes the node's UUID or FQDN
+				if node, err = nodeRef(cmd.Context(), c, node); err != nil {
+					return err
+				}
 			}
 			u, err := c.CreateUser(cmd.Context(), client.NewUser{Name: in.Name, Password: in.Password, Role: role, Node: node})
 			if err != nil {

@@ -150,12 +150,12 @@ func applyKeyOps(doc []byte, ops []KeyOp, set bool) ([]byte, error) {
 			return nil, err
 		}
 		if set {
-			root, err = setPath(root, path, value)
+			root, err = setPath(root, path, 0, value)
 		} else {
-			root, err = deletePath(root, path)
+			root, err = deletePath(root, path, 0)
 		}
 		if err != nil {
-			return nil, errs.Conflictf("Keys path %s doesn't exist", strings.Join(path, "."))
+			return nil, err
 		}
 	}
 	if nestsDeeper(root, MaxDocumentDepth) {
@@ -215,17 +215,21 @@ func pathSegments(raw []json.RawMessage) ([]string, error) {
 	return path, nil
 }
 
-// setPath sets the element at path to value: every container before the last
-// segment must exist; the last segment may add a key to an object but only
-// replace an existing element of a list. It returns the (possibly new) node.
-func setPath(node any, path []string, value any) (any, error) {
-	seg := path[0]
-	if len(path) > 1 {
+// setPath sets the element at path[at:] below node to value and returns the
+// (possibly new) node. Missing keys of objects on the way are created as
+// objects (spec 000: a client adds or updates facts); a list element is only
+// replaced, never appended, and nothing descends into a scalar.
+func setPath(node any, path []string, at int, value any) (any, error) {
+	seg := path[at]
+	if at < len(path)-1 {
 		next, ok := child(node, seg)
 		if !ok {
-			return nil, errNoKeysPath
+			if _, isObject := node.(map[string]any); !isObject {
+				return nil, keyPathError(path, at, node)
+			}
+			next = map[string]any{}
 		}
-		updated, err := setPath(next, path[1:], value)
+		updated, err := setPath(next, path, at+1, value)
 		if err != nil {
 			return nil, err
 		}
@@ -236,43 +240,55 @@ func setPath(node any, path []string, value any) (any, error) {
 		n[seg] = value
 		return n, nil
 	case []any:
-		i, ok := listIndex(n, seg)
-		if !ok {
-			return nil, errNoKeysPath
+		if i, ok := listIndex(n, seg); ok {
+			n[i] = value
+			return n, nil
 		}
-		n[i] = value
-		return n, nil
 	}
-	return nil, errNoKeysPath
+	return nil, keyPathError(path, at, node)
 }
 
-// deletePath removes the existing element at path and returns the (possibly new) node.
-func deletePath(node any, path []string) (any, error) {
-	seg := path[0]
-	if len(path) > 1 {
+// deletePath removes the existing element at path[at:] below node and returns the (possibly new) node.
+func deletePath(node any, path []string, at int) (any, error) {
+	seg := path[at]
+	if at < len(path)-1 {
 		next, ok := child(node, seg)
 		if !ok {
-			return nil, errNoKeysPath
+			return nil, keyPathError(path, at, node)
 		}
-		updated, err := deletePath(next, path[1:])
+		updated, err := deletePath(next, path, at+1)
 		if err != nil {
 			return nil, err
 		}
-		return setPath(node, path[:1], updated)
+		return setPath(node, path[:at+1], at, updated)
 	}
 	switch n := node.(type) {
 	case map[string]any:
-		if _, ok := n[seg]; !ok {
-			return nil, errNoKeysPath
+		if _, ok := n[seg]; ok {
+			delete(n, seg)
+			return n, nil
 		}
-		delete(n, seg)
-		return n, nil
 	case []any:
-		i, ok := listIndex(n, seg)
-		if !ok {
-			return nil, errNoKeysPath
+		if i, ok := listIndex(n, seg); ok {
+			return append(n[:i], n[i+1:]...), nil
 		}
-		return append(n[:i], n[i+1:]...), nil
 	}
-	return nil, errNoKeysPath
+	return nil, keyPathError(path, at, node)
+}
+
+// keyPathError is the 409 of a key path that cannot be followed at segment
+// at of node: it names the missing key, or what is in the way.
+func keyPathError(path []string, at int, node any) error {
+	full := strings.Join(path, ".")
+	parent := strings.Join(path[:at], ".")
+	if parent == "" {
+		parent = "the document"
+	}
+	switch n := node.(type) {
+	case map[string]any:
+		return errs.Conflictf("Keys path %s doesn't exist: there is no key %s", full, strings.Join(path[:at+1], "."))
+	case []any:
+		return errs.Conflictf("Keys path %s doesn't exist: %s is a list of %d, with no element %s", full, parent, len(n), path[at])
+	}
+	return errs.Conflictf("Keys path %s doesn't exist: %s is %s, not an object or a list", full, parent, jsonType(node))
 }

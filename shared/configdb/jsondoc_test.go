@@ -34,10 +34,11 @@ func TestApplyKeyOps(t *testing.T) {
 		{name: "several sets apply in order", set: true, ops: `[["x",{}],["x","y",1]]`, want: `{"a":{"b":"old","list":[1,2,3]},"n":1.50,"s":"x","x":{"y":1}}`},
 		{name: "big numbers round-trip", set: true, ops: `[["big",12345678901234567890123]]`, want: `{"a":{"b":"old","list":[1,2,3]},"big":12345678901234567890123,"n":1.50,"s":"x"}`},
 		{name: "set cannot append to a list", set: true, ops: `[["a","list","3",4]]`, kind: errs.Conflict},
-		{name: "set cannot create two levels", set: true, ops: `[["a","x","y",1]]`, kind: errs.Conflict},
+		{name: "set creates missing objects", set: true, ops: `[["a","x","y",1],["new","z",true]]`, want: `{"a":{"b":"old","list":[1,2,3],"x":{"y":1}},"n":1.50,"new":{"z":true},"s":"x"}`},
+		{name: "set does not create list elements", set: true, ops: `[["a","list","5","y",1]]`, kind: errs.Conflict},
 		{name: "set through a scalar", set: true, ops: `[["s","x",1]]`, kind: errs.Conflict},
 		{name: "set without a key", set: true, ops: `[["only-value"]]`, kind: errs.Conflict},
-		{name: "set batch is all or nothing", set: true, ops: `[["n",2],["missing","x",1]]`, kind: errs.Conflict},
+		{name: "set batch is all or nothing", set: true, ops: `[["n",2],["s","x",1]]`, kind: errs.Conflict},
 		{name: "set path element of a wrong type", set: true, ops: `[[true,1]]`, kind: errs.Invalid},
 		{name: "empty batch", set: true, ops: `[]`, kind: errs.Invalid},
 		{name: "delete nested key", ops: `[["a","b"]]`, want: `{"a":{"list":[1,2,3]},"n":1.50,"s":"x"}`},
@@ -62,6 +63,31 @@ func TestApplyKeyOps(t *testing.T) {
 				t.Fatalf("got %s, %v; want %s", got, err, tt.want)
 			}
 		})
+	}
+}
+
+// A refused key path names the key that is missing or what is in the way.
+func TestKeyOpsErrorsNameTheKey(t *testing.T) {
+	const doc = `{"a":{"b":"old","list":[1,2,3]},"s":"x"}`
+	for ops, want := range map[string]string{
+		`[["s","x",1]]`:               "Keys path s.x doesn't exist: s is a string, not an object or a list",
+		`[["a","b","c","d",1]]`:       "Keys path a.b.c.d doesn't exist: a.b is a string, not an object or a list",
+		`[["a","list","3",4]]`:        "Keys path a.list.3 doesn't exist: a.list is a list of 3, with no element 3",
+		`[["a","list","x","y",true]]`: "Keys path a.list.x.y doesn't exist: a.list is a list of 3, with no element x",
+	} {
+		if _, err := applyKeyOps([]byte(doc), keyOps(t, ops), true); err == nil || err.Error() != want {
+			t.Errorf("set %s: %v, want %q", ops, err, want)
+		}
+	}
+	for ops, want := range map[string]string{
+		`[["a","c"]]`:        "Keys path a.c doesn't exist: there is no key a.c",
+		`[["x","y","z"]]`:    "Keys path x.y.z doesn't exist: there is no key x",
+		`[["s","x"]]`:        "Keys path s.x doesn't exist: s is a string, not an object or a list",
+		`[["a","list","9"]]`: "Keys path a.list.9 doesn't exist: a.list is a list of 3, with no element 9",
+	} {
+		if _, err := applyKeyOps([]byte(doc), keyOps(t, ops), false); err == nil || err.Error() != want {
+			t.Errorf("delete %s: %v, want %q", ops, err, want)
+		}
 	}
 }
 

@@ -73,6 +73,33 @@ func checkNames(kind string, names []string, check func(string) error) error {
 	return nil
 }
 
+// AllSteps in a node's interfaces stands for every step of the interface.
+const AllSteps = "*"
+
+// checkInterfaces checks a node's supported deploy steps: interface names
+// like a driver interface's, step names of 1 to 255 characters (a deploy
+// template's rule), each step listed once.
+func checkInterfaces(interfaces map[string][]string) error {
+	for iface, steps := range interfaces {
+		if !methodName.MatchString(iface) {
+			return errs.Invalidf("interfaces: %q is not an interface name (a-z, 0-9 and _, at most 255 characters)", iface)
+		}
+		err := checkNames("interfaces."+iface+" step", steps, func(step string) error {
+			if step == "" || len(step) > 255 {
+				return errs.Invalidf("interfaces.%s: a step name has 1 to 255 characters", iface)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// methodName is the form of a driver interface's name.
+var methodName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,254}$`)
+
 func checkRole(name string) error {
 	if name == "" || len(name) > 255 || strings.TrimSpace(name) != name {
 		return errs.Invalidf("role %q must be 1 to 255 characters without surrounding spaces", name)

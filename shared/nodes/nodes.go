@@ -44,7 +44,12 @@ type Node struct {
 	// Levels is the node's placement in its environment's hierarchy: its value
 	// for each ConfigDB level above the node level ({"role": "compute"}).
 	Levels map[string]string `json:"levels"`
-	Status Status            `json:"status"`
+	// Interfaces lists the deploy steps the node supports, by driver
+	// interface ({"raid": ["create_configuration"], "deploy": ["*"]}: "*"
+	// is every step of the interface). An interface it does not name is not
+	// supported; nil (the default) means everything is.
+	Interfaces map[string][]string `json:"interfaces,omitempty"`
+	Status     Status              `json:"status"`
 	// DisabledReason is empty unless Status is Disabled.
 	DisabledReason string     `json:"disabled_reason,omitempty"`
 	Maintenance    bool       `json:"maintenance"`
@@ -66,6 +71,7 @@ type NewNode struct {
 	Roles       []string
 	Traits      []string
 	Levels      map[string]string
+	Interfaces  map[string][]string
 }
 
 // Update is a partial update: nil fields stay as they are.
@@ -77,7 +83,9 @@ type Update struct {
 	Traits         *[]string
 	// Levels replaces the whole placement.
 	Levels *map[string]string
-	FQDN   *string
+	// Interfaces replaces the supported deploy steps; a nil map: everything is supported.
+	Interfaces *map[string][]string
+	FQDN       *string
 	// Environment is the new environment's id or UUID.
 	Environment *string
 }
@@ -180,7 +188,8 @@ func (s *Service) Create(ctx context.Context, in NewNode) (Node, error) {
 	}
 	n := Node{
 		UUID: strings.ToLower(in.UUID), ID: in.ID, FQDN: fqdn, EnvironmentID: env.ID, EnvironmentUUID: env.UUID,
-		Roles: orEmpty(in.Roles), Traits: orEmpty(in.Traits), Levels: levelsOrEmpty(in.Levels), Status: Enabled, CreatedAt: s.now(),
+		Roles: orEmpty(in.Roles), Traits: orEmpty(in.Traits), Levels: levelsOrEmpty(in.Levels), Interfaces: maps.Clone(in.Interfaces),
+		Status: Enabled, CreatedAt: s.now(),
 	}
 	if err := n.validate(); err != nil {
 		return Node{}, err
@@ -246,6 +255,9 @@ func (n Node) validate() error {
 		return err
 	}
 	if err := checkPlacement(n.Levels); err != nil {
+		return err
+	}
+	if err := checkInterfaces(n.Interfaces); err != nil {
 		return err
 	}
 	switch n.Status {
@@ -448,6 +460,9 @@ func (s *Service) apply(ctx context.Context, old Node, u Update) (Node, error) {
 	if u.Levels != nil {
 		n.Levels = levelsOrEmpty(*u.Levels)
 	}
+	if u.Interfaces != nil {
+		n.Interfaces = maps.Clone(*u.Interfaces)
+	}
 	if u.FQDN != nil {
 		fqdn, err := normalizeFQDN(*u.FQDN)
 		if err != nil {
@@ -480,7 +495,17 @@ func (s *Service) apply(ctx context.Context, old Node, u Update) (Node, error) {
 func (n Node) sameAs(o Node) bool {
 	return n.FQDN == o.FQDN && n.EnvironmentID == o.EnvironmentID && n.Status == o.Status &&
 		n.DisabledReason == o.DisabledReason && n.Maintenance == o.Maintenance &&
-		slices.Equal(n.Roles, o.Roles) && slices.Equal(n.Traits, o.Traits) && maps.Equal(n.Levels, o.Levels)
+		slices.Equal(n.Roles, o.Roles) && slices.Equal(n.Traits, o.Traits) && maps.Equal(n.Levels, o.Levels) &&
+		(n.Interfaces == nil) == (o.Interfaces == nil) && maps.EqualFunc(n.Interfaces, o.Interfaces, slices.Equal)
+}
+
+// Supports reports whether the node supports step of driver interface iface.
+func (n Node) Supports(iface, step string) bool {
+	if n.Interfaces == nil {
+		return true
+	}
+	steps, ok := n.Interfaces[iface]
+	return ok && (slices.Contains(steps, AllSteps) || slices.Contains(steps, step))
 }
 
 // Delete removes the node named by ref. Its legacy id is never handed out again.

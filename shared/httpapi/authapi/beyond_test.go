@@ -3,6 +3,7 @@ package authapi_test
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -52,4 +53,16 @@ func TestDryRunsAndExplainInThePolicy(t *testing.T) {
 	s.must(t, node, "GET", doc+"?effective&merge=deep", nil, http.StatusOK)
 	s.must(t, node, "GET", doc+"?effective&explain", nil, http.StatusForbidden)
 	s.must(t, at13(basicAuth(adminUser, adminPassword)), "GET", doc+"?effective&explain", nil, http.StatusOK)
+}
+
+// From 1.2 on a node user's node is named by UUID or FQDN, not by its integer id (spec 004).
+func TestNodeUserNodeAtV12(t *testing.T) {
+	s := newStack(t)
+	s.seedConfig(t)
+	v12 := credential(func(r *http.Request) { admin(r); r.Header.Set("OpenStack-API-Version", "config 1.2") })
+	a := s.must(t, v12, "POST", "/api/v1/users", map[string]any{"name": "n7", "password": "node-password", "role": "node", "node": "7"}, http.StatusBadRequest)
+	if !strings.Contains(a.body, "node: Invalid uuid 7") {
+		t.Errorf("integer node at 1.2: %s", a.body)
+	}
+	s.must(t, v12, "POST", "/api/v1/users", map[string]any{"name": "n7", "password": "node-password", "role": "node", "node": "node-7.example.com"}, http.StatusCreated)
 }

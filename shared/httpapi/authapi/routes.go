@@ -9,6 +9,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
+	"github.com/tuningbox/tuningbox/shared/ident"
 )
 
 // Register adds the user, token and audit routes to router. Users and tokens are
@@ -39,6 +40,11 @@ func (m *Middleware) createUser(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := httpapi.Decode(r, &body); err != nil {
 		httpapi.Error(w, r, err)
+		return
+	}
+	// From 1.2 on a node named by id is named by UUID, as in paths (spec 004); an FQDN stays a name.
+	if httpapi.UUIDIdentities(r) && ident.IsIntegerID(body.Node) {
+		httpapi.Error(w, r, errs.Invalidf("node: Invalid uuid %s", body.Node))
 		return
 	}
 	u, err := m.svc.CreateUser(r.Context(), auth.NewUser{Name: body.Name, Password: body.Password, Role: body.Role, Node: body.Node})

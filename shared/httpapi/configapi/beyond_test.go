@@ -176,7 +176,10 @@ func TestDiff(t *testing.T) {
 	time.Sleep(5 * time.Millisecond)
 	a.put(node2+"/resources/astute/overrides", `{"region":"r2"}`)
 
+	// Diff exists from 1.3, where bodies name environments by UUID (spec 004).
+	e1 := strings.TrimPrefix(env1, "/environments/")
 	diff := func(body string) string {
+		body = strings.NewReplacer(`"environment":1`, `"environment":"`+e1+`"`, `"environment":"1"`, `"environment":"`+e1+`"`).Replace(body)
 		return a.must(http.StatusOK, "POST", "/diff", body, v13...).String()
 	}
 	// Two nodes: "to" takes what it leaves out from "from".
@@ -191,23 +194,27 @@ func TestDiff(t *testing.T) {
 	// Two environments.
 	a.must(http.StatusCreated, "POST", "/environments", `{"id":2,"components":["fuel"],"hierarchy_levels":["role","nodes"]}`)
 	a.put("/environments/2/resources/astute/values", `{"region":"r1"}`)
-	expectJSON(t, "env 1 -> env 2", diff(`{"from":{"environment":1,"resource":"astute","effective":true},"to":{"environment":2}}`),
+	var e2 struct{ UUID string }
+	a.must(http.StatusOK, "GET", "/environments/2", "").json(t, &e2)
+	expectJSON(t, "env 1 -> env 2", diff(`{"from":{"environment":1,"resource":"astute","effective":true},"to":{"environment":"`+e2.UUID+`"}}`),
 		`{"added":{},"removed":{"nova.workers":8,"ntp":["a","b"]},"changed":{}}`)
 	// Deep merge on both sides.
 	expectJSON(t, "deep", diff(`{"from":{"environment":1,"levels":{"role":"controller"},"resource":"astute","effective":true,"merge":"deep"},"to":{"levels":{"role":"controller","nodes":"node-1"}}}`),
 		`{"added":{"extra.x":1,"extra.y":{}},"removed":{},"changed":{"nova.debug":{"from":false,"to":true}}}`)
 
 	for _, bad := range []struct{ body, want string }{
-		{`{"from":{"environment":1,"resource":"astute"}}`, `"from" and "to"`},
-		{`{"from":{"environment":1,"resource":"astute","levels":{"rack":"1"}},"to":{}}`, "no level named rack"},
-		{`{"from":{"environment":1,"resource":"astute","as_of":"now"},"to":{}}`, "RFC 3339"},
+		{`{"from":{"environment":"` + e1 + `","resource":"astute"}}`, `"from" and "to"`},
+		{`{"from":{"environment":"` + e1 + `","resource":"astute","levels":{"rack":"1"}},"to":{}}`, "no level named rack"},
+		{`{"from":{"environment":"` + e1 + `","resource":"astute","as_of":"now"},"to":{}}`, "RFC 3339"},
+		{`{"from":{"environment":1,"resource":"astute"},"to":{}}`, `field "from.environment": Invalid uuid 1`},
+		{`{"from":{"environment":"` + e1 + `","resource":"astute"},"to":{"environment":"2"}}`, `field "to.environment": Invalid uuid 2`},
 		{`{"from":{"resource":"astute"},"to":{}}`, "environment"},
 	} {
 		if msg := a.must(http.StatusBadRequest, "POST", "/diff", bad.body, v13...).errorMessage(t); !strings.Contains(msg, bad.want) {
 			t.Errorf("%s: %q", bad.body, msg)
 		}
 	}
-	a.must(http.StatusNotFound, "POST", "/diff", `{"from":{"environment":9,"resource":"astute"},"to":{}}`, v13...)
+	a.must(http.StatusNotFound, "POST", "/diff", `{"from":{"environment":"00000000-0000-4000-8000-000000000009","resource":"astute"},"to":{}}`, v13...)
 	a.must(http.StatusNotFound, "POST", "/diff", `{"from":{"environment":1,"resource":"astute"},"to":{}}`)
 }
 

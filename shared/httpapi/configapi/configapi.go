@@ -145,7 +145,7 @@ func (h *handlers) updateComponent(w http.ResponseWriter, r *http.Request) {
 	if body.ResourceDefinitions != nil {
 		refs := make([]string, len(*body.ResourceDefinitions))
 		for i, d := range *body.ResourceDefinitions {
-			if refs[i], err = bodyRef("resource_definitions.id", d.ID); err != nil {
+			if refs[i], err = idsFor(r).bodyRef("resource_definitions.id", d.ID, true); err != nil {
 				httpapi.Error(w, r, err)
 				return
 			}
@@ -177,6 +177,12 @@ func (h *handlers) listDefinitions(w http.ResponseWriter, r *http.Request) {
 	var component *string
 	if q := r.URL.Query(); q.Has("component_id") {
 		c := q.Get("component_id")
+		if c != "" {
+			if err := idsFor(r).pathRef(c, true); err != nil {
+				httpapi.Error(w, r, err)
+				return
+			}
+		}
 		component = &c
 	}
 	defs, err := h.svc.ListResourceDefinitions(r.Context(), component)
@@ -205,7 +211,7 @@ func (h *handlers) createDefinition(w http.ResponseWriter, r *http.Request) {
 	in := configdb.NewResourceDefinition{Name: body.Name, Content: body.Content}
 	if body.ComponentID != nil && string(body.ComponentID) != "null" {
 		var err error
-		if in.Component, err = bodyRef("component_id", body.ComponentID); err != nil {
+		if in.Component, err = idsFor(r).bodyRef("component_id", body.ComponentID, true); err != nil {
 			httpapi.Error(w, r, err)
 			return
 		}
@@ -263,7 +269,7 @@ func (h *handlers) updateDefinitionRef(w http.ResponseWriter, r *http.Request, r
 	case string(body.ComponentID) == "null":
 		upd.Component = new(string)
 	default:
-		c, err := bodyRef("component_id", body.ComponentID)
+		c, err := idsFor(r).bodyRef("component_id", body.ComponentID, true)
 		if err != nil {
 			httpapi.Error(w, r, err)
 			return
@@ -351,7 +357,7 @@ func (h *handlers) createEnvironment(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, err)
 		return
 	}
-	refs, err := bodyRefs("components", body.Components)
+	refs, err := idsFor(r).bodyRefs("components", body.Components, true)
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
@@ -395,7 +401,7 @@ func (h *handlers) updateEnvironment(w http.ResponseWriter, r *http.Request) {
 	}
 	upd := configdb.EnvironmentUpdate{Levels: body.HierarchyLevels}
 	if body.Components != nil {
-		refs, err := bodyRefs("components", *body.Components)
+		refs, err := idsFor(r).bodyRefs("components", *body.Components, true)
 		if err != nil {
 			httpapi.Error(w, r, err)
 			return

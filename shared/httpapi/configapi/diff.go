@@ -42,13 +42,13 @@ func (h *handlers) diff(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, errs.Invalidf(`a diff needs "from" and "to"`))
 		return
 	}
-	from, err := body.From.side("from")
+	from, err := body.From.side(idsFor(r), "from")
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
 	}
 	body.To.inherit(body.From)
-	to, err := body.To.side("to")
+	to, err := body.To.side(idsFor(r), "to")
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
@@ -83,15 +83,15 @@ func (s *diffSide) inherit(from *diffSide) {
 	}
 }
 
-func (s *diffSide) side(name string) (configdb.DiffSide, error) {
+func (s *diffSide) side(v ids, name string) (configdb.DiffSide, error) {
 	var (
 		out configdb.DiffSide
 		err error
 	)
-	if out.Env, err = bodyRef(name+".environment", s.Environment); err != nil {
+	if out.Env, err = v.bodyRef(name+".environment", s.Environment, false); err != nil {
 		return out, err
 	}
-	if out.Resource, err = bodyRef(name+".resource", s.Resource); err != nil {
+	if out.Resource, err = v.bodyRef(name+".resource", s.Resource, true); err != nil {
 		return out, err
 	}
 	if s.Levels != nil {

@@ -140,7 +140,7 @@ func TestKeysSetDelete(t *testing.T) {
 	// Bad paths: 409, and the batch is all or nothing (no new version).
 	before := a.get(doc + "/versions")
 	for _, bad := range []struct{ op, body string }{
-		{"set", `[["a","b","ok"],["x","y","z",1]]`}, // two missing levels
+		{"set", `[["a","b","ok"],["s","y","z",1]]`}, // through a scalar, after a good set
 		{"set", `[["list","5",1]]`},                 // no append to a list
 		{"set", `[["s","x",1]]`},                    // through a scalar
 		{"set", `[["only"]]`},                       // no key, just a value

@@ -90,6 +90,24 @@ func TestUUIDIdentities(t *testing.T) {
 			t.Errorf("GET %s: %q", p, msg)
 		}
 	}
+	// Ids in bodies follow the same rule (spec 004); names stay allowed where entities have them.
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/environments", `{"components":[1],"hierarchy_levels":[]}`},
+		{"POST", "/environments", `{"components":["1"],"hierarchy_levels":[]}`},
+		{"PUT", "/environments/" + env.ID, `{"components":[1]}`},
+		{"POST", "/resource_definitions", `{"name":"extra","component_id":1}`},
+		{"PATCH", "/resource_definitions/" + defUUID, `{"component_id":1}`},
+		{"PATCH", "/components/fuel", `{"resource_definitions":[{"id":3}]}`},
+	} {
+		r := a.must(http.StatusBadRequest, c.method, c.path, c.body, v12...)
+		if msg := r.errorMessage(t); !strings.Contains(msg, "Invalid uuid 1") && !strings.Contains(msg, "Invalid uuid 3") {
+			t.Errorf("%s %s %s at 1.2: %q", c.method, c.path, c.body, msg)
+		}
+	}
+	a.must(http.StatusCreated, "POST", "/environments", `{"components":["fuel","`+comp.ID+`"],"hierarchy_levels":[]}`, v12...)
+	a.must(http.StatusBadRequest, "GET", "/resource_definitions?component_id=1", "", v12...)
+	a.must(http.StatusOK, "GET", "/resource_definitions?component_id="+comp.ID, "", v12...)
+	a.must(http.StatusOK, "GET", "/resource_definitions?component_id=fuel", "", v12...)
 	a.must(http.StatusBadRequest, "DELETE", "/components/1", "", v12...)
 	a.must(http.StatusBadRequest, "PUT", "/environments/1/resources/astute/values", `{"a":1}`, v12...)
 

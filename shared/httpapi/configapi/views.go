@@ -115,30 +115,32 @@ func (v ids) level(l configdb.HierarchyLevel) levelView {
 }
 
 // bodyRef turns a reference from a request body into a reference string: a
-// positive integer id, or a string (UUID or name).
-func bodyRef(field string, raw json.RawMessage) (string, error) {
+// positive integer id, or a string (UUID or name). From 1.2 on an id must be a
+// UUID there too, as in paths; names stay allowed where the entity has one.
+func (v ids) bodyRef(field string, raw json.RawMessage, namesAllowed bool) (string, error) {
 	s := strings.TrimSpace(string(raw))
 	if s == "" || s == "null" {
 		return "", errs.Invalidf("field %q: expected an id, a UUID or a name, got null", field)
 	}
+	ref := s
 	if s[0] == '"' {
-		var str string
-		if err := json.Unmarshal(raw, &str); err != nil || str == "" {
+		if err := json.Unmarshal(raw, &ref); err != nil || ref == "" {
 			return "", errs.Invalidf("field %q: expected an id, a UUID or a name", field)
 		}
-		return str, nil
+	} else if id, err := strconv.ParseInt(s, 10, 64); err != nil || id <= 0 {
+		return "", errs.Invalidf("field %q: expected a positive integer id, a UUID or a name, got %s", field, s)
 	}
-	if id, err := strconv.ParseInt(s, 10, 64); err == nil && id > 0 {
-		return s, nil
+	if err := v.pathRef(ref, namesAllowed); err != nil {
+		return "", errs.Invalidf("field %q: %v", field, err)
 	}
-	return "", errs.Invalidf("field %q: expected a positive integer id, a UUID or a name, got %s", field, s)
+	return ref, nil
 }
 
-func bodyRefs(field string, raws []json.RawMessage) ([]string, error) {
+func (v ids) bodyRefs(field string, raws []json.RawMessage, namesAllowed bool) ([]string, error) {
 	refs := make([]string, len(raws))
 	for i, raw := range raws {
 		var err error
-		if refs[i], err = bodyRef(field, raw); err != nil {
+		if refs[i], err = v.bodyRef(field, raw, namesAllowed); err != nil {
 			return nil, err
 		}
 	}

@@ -43,18 +43,20 @@ type view struct {
 	Roles         []string `json:"roles"`
 	Traits        []string `json:"traits"`
 	// Levels is the node's placement: its values for the ConfigDB levels above the node level.
-	Levels         map[string]string `json:"levels"`
-	Status         string            `json:"status"`
-	DisabledReason *string           `json:"disabled_reason"`
-	Maintenance    bool              `json:"maintenance"`
-	CreatedAt      time.Time         `json:"created_at"`
-	UpdatedAt      *time.Time        `json:"updated_at"`
+	Levels map[string]string `json:"levels"`
+	// Interfaces are the deploy steps the node supports by interface; null: everything.
+	Interfaces     map[string][]string `json:"interfaces"`
+	Status         string              `json:"status"`
+	DisabledReason *string             `json:"disabled_reason"`
+	Maintenance    bool                `json:"maintenance"`
+	CreatedAt      time.Time           `json:"created_at"`
+	UpdatedAt      *time.Time          `json:"updated_at"`
 }
 
 func viewOf(r *http.Request, n nodes.Node) view {
 	v := view{
 		ID: n.ID, UUID: n.UUID, FQDN: n.FQDN, EnvironmentID: n.EnvironmentID,
-		Roles: n.Roles, Traits: n.Traits, Levels: n.Levels, Status: string(n.Status), Maintenance: n.Maintenance,
+		Roles: n.Roles, Traits: n.Traits, Levels: n.Levels, Interfaces: n.Interfaces, Status: string(n.Status), Maintenance: n.Maintenance,
 		CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt,
 	}
 	if httpapi.UUIDIdentities(r) {
@@ -79,13 +81,14 @@ func Location(n nodes.Node) string { return "/api/v1/nodes/" + n.UUID }
 // createBody registers a node. "id" is the legacy integer id before 1.2 and
 // the UUID from 1.2 on; "uuid" works at every version.
 type createBody struct {
-	ID            json.RawMessage   `json:"id"`
-	UUID          string            `json:"uuid"`
-	FQDN          string            `json:"fqdn"`
-	EnvironmentID json.RawMessage   `json:"environment_id"`
-	Roles         []string          `json:"roles"`
-	Traits        []string          `json:"traits"`
-	Levels        map[string]string `json:"levels"`
+	ID            json.RawMessage     `json:"id"`
+	UUID          string              `json:"uuid"`
+	FQDN          string              `json:"fqdn"`
+	EnvironmentID json.RawMessage     `json:"environment_id"`
+	Roles         []string            `json:"roles"`
+	Traits        []string            `json:"traits"`
+	Levels        map[string]string   `json:"levels"`
+	Interfaces    map[string][]string `json:"interfaces"`
 }
 
 func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]string) {
@@ -94,9 +97,9 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]st
 		httpapi.Error(w, r, err)
 		return
 	}
-	in := nodes.NewNode{UUID: body.UUID, FQDN: body.FQDN, Roles: body.Roles, Traits: body.Traits, Levels: body.Levels}
+	in := nodes.NewNode{UUID: body.UUID, FQDN: body.FQDN, Roles: body.Roles, Traits: body.Traits, Levels: body.Levels, Interfaces: body.Interfaces}
 	var err error
-	if in.Environment, err = reference("environment_id", body.EnvironmentID); err != nil {
+	if in.Environment, err = reference(r, "environment_id", body.EnvironmentID); err != nil {
 		httpapi.Error(w, r, err)
 		return
 	}
@@ -122,23 +125,31 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]st
 	httpapi.JSON(w, http.StatusCreated, nodeBody{Node: viewOf(r, n)})
 }
 
-// reference reads an optional id-or-UUID field given as a JSON number or string.
-func reference(field string, raw json.RawMessage) (string, error) {
+// reference reads an optional id-or-UUID field given as a JSON number or
+// string; from 1.2 on it must be a UUID, as in paths (httpapi.CheckPathID).
+func reference(r *http.Request, field string, raw json.RawMessage) (string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
+	ref := ""
 	if err := dec.Decode(&v); err == nil {
 		switch v := v.(type) {
 		case json.Number:
-			return v.String(), nil
+			ref = v.String()
 		case string:
-			return v, nil
+			ref = v
 		}
 	}
-	return "", errs.Invalidf("%s must be an id or a UUID", field)
+	if ref == "" {
+		return "", errs.Invalidf("%s must be an id or a UUID", field)
+	}
+	if err := httpapi.CheckPathID(r, ref); err != nil {
+		return "", errs.Invalidf("%s: %v", field, err)
+	}
+	return ref, nil
 }
 
 // listBody is a page of nodes, with a "next" link when the page is full.
@@ -232,6 +243,8 @@ type updateBody struct {
 	Levels         *map[string]string `json:"levels"`
 	FQDN           *string            `json:"fqdn"`
 	EnvironmentID  json.RawMessage    `json:"environment_id"`
+	// Interfaces null makes every deploy step supported again.
+	Interfaces json.RawMessage `json:"interfaces"`
 }
 
 func (h handlers) update(w http.ResponseWriter, r *http.Request, _ map[string]string) {
@@ -249,13 +262,21 @@ func (h handlers) update(w http.ResponseWriter, r *http.Request, _ map[string]st
 		Status: body.Status, DisabledReason: body.DisabledReason, Maintenance: body.Maintenance,
 		Roles: body.Roles, Traits: body.Traits, Levels: body.Levels, FQDN: body.FQDN,
 	}
-	env, err := reference("environment_id", body.EnvironmentID)
+	env, err := reference(r, "environment_id", body.EnvironmentID)
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
 	}
 	if env != "" {
 		u.Environment = &env
+	}
+	if body.Interfaces != nil {
+		var interfaces map[string][]string
+		if err := json.Unmarshal(body.Interfaces, &interfaces); err != nil {
+			httpapi.Error(w, r, errs.Invalidf("interfaces must be an object of step name lists, or null"))
+			return
+		}
+		u.Interfaces = &interfaces
 	}
 	n, err := h.svc.Update(r.Context(), ref, u)
 	if err != nil {

@@ -106,6 +106,10 @@ func TestUUIDIdentities(t *testing.T) {
 			a.Expect(a.Do(m, "/api/v1/nodes/999", "1.2", `{"maintenance":false}`), http.StatusBadRequest, "Invalid uuid 999")
 			a.Expect(a.Do(m, "/api/v1/nodes/node-1.example.com", "latest", `{"maintenance":false}`), http.StatusBadRequest, "Invalid uuid node-1.example.com")
 		}
+		// Bodies follow the same rule (spec 004): an environment_id must be a UUID from 1.2 on.
+		a.Expect(a.Do("POST", "/api/v1/nodes", "1.2", `{"fqdn":"node-9.example.com","environment_id":3}`), http.StatusBadRequest, "environment_id: Invalid uuid 3")
+		a.Expect(a.Do("POST", "/api/v1/nodes", "latest", `{"fqdn":"node-9.example.com","environment_id":"3"}`), http.StatusBadRequest, "environment_id: Invalid uuid 3")
+		a.Expect(a.Do("PUT", "/api/v1/nodes/"+uuid, "1.2", `{"environment_id":3}`), http.StatusBadRequest, "environment_id: Invalid uuid 3")
 		a.Expect(a.Do("GET", "/api/v1/nodes/"+unknownUUID, "1.2", ""), http.StatusNotFound, "not found")
 		a.Expect(a.Do("GET", "/api/v1/nodes/"+uuid, "1.2", ""), http.StatusOK, "")
 	})
@@ -225,22 +229,22 @@ func TestUpdateRules(t *testing.T) {
 		if r.Status != http.StatusOK || r.Node()["status"] != "enabled" || r.Node()["disabled_reason"] != nil {
 			t.Fatalf("enable: %d %v", r.Status, r.Body)
 		}
-		r = a.Do("PUT", path, "1.2", `{"maintenance":true,"traits":["CUSTOM_A"],"roles":["controller","ceph-osd"],"fqdn":"renamed.example.com","environment_id":2}`)
+		r = a.Do("PUT", path, "1.2", `{"maintenance":true,"traits":["CUSTOM_A"],"roles":["controller","ceph-osd"],"fqdn":"renamed.example.com","environment_id":"`+nodestest.EnvironmentUUID(2)+`"}`)
 		n = r.Node()
 		if r.Status != http.StatusOK || n["maintenance"] != true || n["fqdn"] != "renamed.example.com" || n["environment_id"] != nodestest.EnvironmentUUID(2) {
 			t.Fatalf("partial update: %d %v", r.Status, r.Body)
 		}
-		a.Expect(a.Do("PUT", path, "1.2", `{"environment_id":42}`), http.StatusBadRequest, "no such environment")
+		a.Expect(a.Do("PUT", path, "1.2", `{"environment_id":"`+nodestest.EnvironmentUUID(42)+`"}`), http.StatusBadRequest, "no such environment")
 	})
 	t.Run("create and delete", func(t *testing.T) {
-		a.Expect(a.Do("POST", "/api/v1/nodes", "1.2", `{"fqdn":"renamed.example.com","environment_id":1}`), http.StatusConflict, "fqdn")
+		a.Expect(a.Do("POST", "/api/v1/nodes", "1.2", `{"fqdn":"renamed.example.com","environment_id":"`+nodestest.EnvironmentUUID(1)+`"}`), http.StatusConflict, "fqdn")
 		a.Expect(a.Do("POST", "/api/v1/nodes", "1.2", `{"fqdn":"n.example.com"}`), http.StatusBadRequest, "environment_id is required")
-		a.Expect(a.Do("POST", "/api/v1/nodes", "1.2", `{"fqdn":"n.example.com","environment_id":1,"id":7}`), http.StatusBadRequest, "id must be a UUID")
+		a.Expect(a.Do("POST", "/api/v1/nodes", "1.2", `{"fqdn":"n.example.com","environment_id":"`+nodestest.EnvironmentUUID(1)+`","id":7}`), http.StatusBadRequest, "id must be a UUID")
 		r := a.Do("POST", "/api/v1/nodes", "1.0", `{"fqdn":"n.example.com","environment_id":1,"id":7}`)
 		if r.Status != http.StatusCreated || r.Node()["id"] != float64(7) || r.Header.Get("Location") != "/api/v1/nodes/"+r.Node()["uuid"].(string) {
 			t.Fatalf("create with legacy id: %d %v %v", r.Status, r.Body, r.Header)
 		}
-		r = a.Do("POST", "/api/v1/nodes", "1.2", `{"fqdn":"m.example.com","environment_id":1,"id":"`+unknownUUID+`"}`)
+		r = a.Do("POST", "/api/v1/nodes", "1.2", `{"fqdn":"m.example.com","environment_id":"`+nodestest.EnvironmentUUID(1)+`","id":"`+unknownUUID+`"}`)
 		if r.Status != http.StatusCreated || r.Node()["id"] != unknownUUID {
 			t.Fatalf("create with UUID id: %d %v", r.Status, r.Body)
 		}

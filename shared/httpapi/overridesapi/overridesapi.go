@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/overrides"
@@ -26,6 +27,11 @@ func Register(router *routes.Router, svc *overrides.Service) {
 		}
 		req := overrides.ApplyRequest{Catalog: body.Catalog, Data: body.Data, KnownTypes: body.KnownTypes}
 		if body.Source != nil {
+			// From 1.2 on the environment is a UUID, as in paths (spec 004).
+			if err := httpapi.CheckPathID(r, string(body.Source.Env)); err != nil {
+				httpapi.Error(w, r, errs.Invalidf("source.env: %v", err))
+				return
+			}
 			req.Source = &overrides.Source{Env: string(body.Source.Env), Levels: body.Source.Levels, Resource: body.Source.Resource}
 		}
 		result, err := svc.Apply(r.Context(), req)

@@ -232,3 +232,27 @@ func TestApplyCreateTruthTable(t *testing.T) {
 		})
 	}
 }
+
+// From microversion 1.2 on the source's environment is a UUID, as in paths (spec 004).
+func TestApplySourceEnvAtV12(t *testing.T) {
+	srv := newServer(t, &fakeSource{doc: `{}`})
+	for env, want := range map[string]int{`9`: http.StatusBadRequest, `"9"`: http.StatusBadRequest, `"0b1c9a5e-2f4d-4e8a-9c3b-7d6e5f4a3b2c"`: http.StatusOK} {
+		req, err := http.NewRequest(http.MethodPost, srv.URL+"/api/v1/config/overrides/apply",
+			strings.NewReader(`{"catalog": [], "source": {"env": `+env+`, "resource": "override-configuration"}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("OpenStack-API-Version", "config 1.2")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if resp.StatusCode != want || want == http.StatusBadRequest && !strings.Contains(errorMessage(body), "source.env: Invalid uuid 9") {
+			t.Errorf("env %s at 1.2: %d %v, want %d", env, resp.StatusCode, body, want)
+		}
+	}
+}

@@ -114,7 +114,11 @@ func operation(r Route) object {
 		op["parameters"] = params
 	}
 	if r.Request != "" {
-		op["requestBody"] = object{"required": true, "content": jsonContent(r.Request)}
+		content := jsonContent(r.Request)
+		for _, t := range r.RequestTypes {
+			content[t] = object{"schema": ref(r.Request)}
+		}
+		op["requestBody"] = object{"required": true, "content": content}
 	}
 	responses := object{"default": object{"$ref": "#/components/responses/Error"}}
 	for _, status := range r.successStatuses() {

@@ -106,6 +106,9 @@ type Route struct {
 	// Request and Response name the schemas (Schemas) of the request body and
 	// of the success answer; "" for none.
 	Request, Response string
+	// RequestTypes are the media types of the request body besides
+	// application/json (the server takes any "+json" type).
+	RequestTypes []string
 	// Status lists the success statuses (200 when empty); 204 has no body.
 	Status []int
 	// ContentType of the success answer ("application/json" when "").

@@ -203,12 +203,14 @@ func templateRoutes() []Route {
 				{"fields", String, "Comma-separated attributes to show."}, {"detail", Flag, "Every attribute."}}},
 		{ID: "templates.get", Method: "GET", Path: templates + "/{ident}", Access: Read, Since: httpapi.V1_1, Summary: "Show a deploy template (by UUID or name).", Response: "Object",
 			Query: []Param{{"fields", String, "Comma-separated attributes to show."}}},
-		{ID: "templates.patch", Method: "PATCH", Path: templates + "/{ident}", Access: Write, Since: httpapi.V1_1, Summary: "Change a deploy template (JSON Patch).", Request: "Array", Response: "Object"},
+		{ID: "templates.patch", Method: "PATCH", Path: templates + "/{ident}", Access: Write, Since: httpapi.V1_1, Summary: "Change a deploy template (JSON Patch).", Request: "Array", RequestTypes: []string{"application/json-patch+json"}, Response: "Object"},
 		{ID: "templates.delete", Method: "DELETE", Path: templates + "/{ident}", Access: Write, Since: httpapi.V1_1, Summary: "Delete a deploy template.", Status: noContent},
 		{ID: "steps.defaults.get", Method: "GET", Path: defaults, Access: Read, Since: httpapi.V1_1, Summary: "An environment's default deploy steps.", Response: "Object"},
 		{ID: "steps.defaults.put", Method: "PUT", Path: defaults, Access: Write, Since: httpapi.V1_1, Summary: "Set an environment's default deploy steps.", Request: "Object", Response: "Object"},
 		{ID: "steps.defaults.delete", Method: "DELETE", Path: defaults, Access: Write, Since: httpapi.V1_1, Summary: "Delete an environment's default deploy steps.", Status: noContent},
 		{ID: "steps.node", Method: "POST", Path: nodes + "/{id}/deploy_steps", Access: Read, Since: httpapi.V1_1, Summary: "A node's deploy steps: its templates' steps over the defaults; changes nothing.", Request: "Object", Response: "Object"},
+		{ID: "nodes.validate", Method: "GET", Path: nodes + "/{id}/validate", Access: Read, Since: httpapi.V1_1,
+			Summary: "Validate a node (Ironic's shape: {interface: {result, reason}}): an interface fails when a deploy template enabled on the node has a step of it the node does not support.", Response: "Object"},
 	}
 	for i := range t {
 		t[i].Group = GroupTemplates

@@ -84,6 +84,21 @@ type stepsBody struct {
 	DeploySteps []templates.Step `json:"deploy_steps"`
 }
 
+// validateNode answers Ironic's validation of a node's deploy step interfaces.
+func (h handlers) validateNode(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+	n, err := nodesapi.Lookup(r, h.nodes, r.PathValue("id"))
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	v, err := h.svc.Validate(r.Context(), n)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	httpapi.JSON(w, http.StatusOK, v)
+}
+
 // nodeSteps answers the deploy steps of a deployment of the node with the
 // requested instance traits, or 400 listing every problem.
 func (h handlers) nodeSteps(w http.ResponseWriter, r *http.Request, _ map[string]string) {

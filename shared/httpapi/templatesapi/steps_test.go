@@ -14,7 +14,7 @@ import (
 // createNode registers a node in environment env and returns its UUID.
 func createNode(a *templatesapitest.Client, fqdn string, env int, traits ...string) string {
 	tj, _ := json.Marshal(traits)
-	r := a.Expect(a.Do("POST", "/api/v1/nodes", latest, fmt.Sprintf(`{"fqdn":%q,"environment_id":%d,"traits":%s}`, fqdn, env, tj)), http.StatusCreated, "")
+	r := a.Expect(a.Do("POST", "/api/v1/nodes", latest, fmt.Sprintf(`{"fqdn":%q,"environment_id":%q,"traits":%s}`, fqdn, nodestest.EnvironmentUUID(int64(env)), tj)), http.StatusCreated, "")
 	return r.Node()["id"].(string)
 }
 

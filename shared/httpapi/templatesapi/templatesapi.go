@@ -1,6 +1,7 @@
 // Package templatesapi serves deploy templates (/api/v1/deploy_templates), the
 // default deploy steps of environments (/api/v1/deploy_steps/defaults) and the
-// deploy steps of a node (/api/v1/nodes/{id}/deploy_steps). All of them exist
+// deploy steps of a node (/api/v1/nodes/{id}/deploy_steps) and its validation
+// (/api/v1/nodes/{id}/validate). All of them exist
 // from microversion 1.1; below it reads answer 404 and writes 405.
 package templatesapi
 
@@ -31,6 +32,7 @@ func Register(router *routes.Router, svc *templates.Service, nodeSvc *nodes.Serv
 		"steps.defaults.put":    q(h.withEnvironment(h.setDefaults)),
 		"steps.defaults.delete": q(h.withEnvironment(h.deleteDefaults)),
 		"steps.node":            q(h.nodeSteps),
+		"nodes.validate":        q(h.validateNode),
 	})
 }
 

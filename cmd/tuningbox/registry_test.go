@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/tuningbox/tuningbox/client"
+)
+
+func TestReleaseAndPluginCommands(t *testing.T) {
+	url := cliServer(t)
+	seedFuel(t, url)
+	out := mustCLI(t, url, "", "release", "create", "--name", "mitaka", "--version", "9.0")
+	if !strings.Contains(out, "mitaka") || !strings.Contains(out, "9.0") {
+		t.Errorf("release create:\n%s", out)
+	}
+	mustCLI(t, url, "", "release", "create", "--name", "newton", "--version", "10.0")
+	mustCLI(t, url, "", "release", "create", "--name", "newton", "--version", "10.1")
+	mustCLI(t, url, "", "plugin", "create", "--name", "ldap", "--version", "3.0.0")
+	if out := mustCLI(t, url, "", "release", "list"); !strings.HasPrefix(out, "ID") || strings.Count(out, "\n") != 4 || !strings.Contains(out, "newton") {
+		t.Errorf("release list:\n%s", out)
+	}
+	if out := mustCLI(t, url, "", "--api-version", "latest", "plugin", "show", "ldap", "--format", "json"); !strings.Contains(out, `"version": "3.0.0"`) {
+		t.Errorf("plugin show:\n%s", out)
+	}
+	mustCLI(t, url, "", "release", "show", "newton-10.1")
+	if _, err := cli(t, url, "", "release", "show", "newton"); exitCode(err) != 1 || !strings.Contains(err.Error(), "newton-10.0, newton-10.1") {
+		t.Errorf("ambiguous name: %v", err)
+	}
+
+	// An environment's release and plugins, by name at every microversion.
+	c, err := client.New(url, client.WithBasicAuth(testAdmin, testAdminPassword))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, version := range []string{"1.0", "latest"} {
+		mustCLI(t, url, "", "--api-version", version, "env", "update", "1", "--release", "mitaka", "--plugin", "ldap-3.0.0")
+		cluster, err := c.Cluster(context.Background(), "1")
+		if err != nil || cluster.ReleaseID == nil || *cluster.ReleaseID != "1" || len(cluster.Plugins) != 1 || cluster.Plugins[0] != "1" {
+			t.Errorf("cluster at %s: %+v %v", version, cluster, err)
+		}
+		mustCLI(t, url, "", "--api-version", version, "env", "update", "1", "--plugin", "")
+		if cluster, err := c.Cluster(context.Background(), "1"); err != nil || len(cluster.Plugins) != 0 || cluster.ReleaseID == nil {
+			t.Errorf("no plugins at %s: %+v %v", version, cluster, err)
+		}
+	}
+	mustCLI(t, url, "", "graph", "upload", "-r", "mitaka-9.0", "-t", "default", "-f", writeFile(t, "t.yaml", "- {id: a, type: shell}\n"))
+	if out := mustCLI(t, url, "", "plugin", "delete", "ldap"); !strings.Contains(out, "deleted plugin ldap") {
+		t.Errorf("plugin delete: %s", out)
+	}
+	if _, err := cli(t, url, "", "plugin", "show", "ldap"); exitCode(err) != 3 {
+		t.Errorf("deleted plugin: %v", err)
+	}
+	if _, err := cli(t, url, "", "release", "create", "--name", "x"); exitCode(err) != 2 {
+		t.Errorf("create without --version: %v", err)
+	}
+}
+
+// release create --metadata sends the roles and tags metadata of a Fuel
+// release-metadata.yaml in the release's body.
+func TestReleaseCreateSendsMetadata(t *testing.T) {
+	for _, name := range []string{"TUNINGBOX_URL", "TUNINGBOX_USER", "TUNINGBOX_PASSWORD", "TUNINGBOX_TOKEN", "TUNINGBOX_CACERT", "TUNINGBOX_API_VERSION"} {
+		t.Setenv(name, "")
+	}
+	var body map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		if r.Method != http.MethodPost || r.URL.Path != "/api/v1/releases" || json.Unmarshal(raw, &body) != nil {
+			http.Error(w, "unexpected request", http.StatusTeapot)
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{"id":1,"uuid":"00000000-0000-4000-8000-000000000001","name":"mitaka","version":"9.0"}`))
+	}))
+	t.Cleanup(srv.Close)
+	mustCLI(t, srv.URL, "", "release", "create", "--name", "mitaka", "--version", "9.0", "--metadata", "/work/shared/fuel/release/release-metadata.yaml")
+	roles, _ := body["roles_metadata"].(map[string]any)
+	tags, _ := body["tags_metadata"].(map[string]any)
+	controller, _ := roles["controller"].(map[string]any)
+	if body["name"] != "mitaka" || body["version"] != "9.0" || controller["name"] != "Controller" || controller["public_ip_required"] != true || len(tags) == 0 || len(body) != 4 {
+		t.Errorf("body: %v", body)
+	}
+	if _, err := cli(t, srv.URL, "", "release", "create", "--name", "m", "--version", "1", "--metadata", writeFile(t, "m.yaml", "other: 1\n")); exitCode(err) != 2 {
+		t.Errorf("metadata without roles or tags: %v", err)
+	}
+}
+
+func TestTemplateDefaultsCommands(t *testing.T) {
+	url := cliServer(t)
+	seedFuel(t, url)
+	steps := `[{"interface":"deploy","step":"deploy_start","args":{},"priority":50},{"interface":"power","step":"power_one","args":{},"priority":40}]`
+	if out := mustCLI(t, url, "", "template", "defaults", "set", "-e", "1", "--steps", steps); !strings.Contains(out, "deploy_start") || !strings.Contains(out, "power_one") {
+		t.Errorf("set:\n%s", out)
+	}
+	for _, version := range []string{"1.1", "latest"} {
+		out := mustCLI(t, url, "", "--api-version", version, "template", "defaults", "show", "-e", "1", "--format", "json")
+		if !strings.Contains(out, `"step": "power_one"`) {
+			t.Errorf("show at %s:\n%s", version, out)
+		}
+	}
+	mustCLI(t, url, "", "node", "steps", "node-1.domain.tld")
+	if out := mustCLI(t, url, "", "template", "defaults", "delete", "-e", "1"); !strings.Contains(out, "deleted") {
+		t.Errorf("delete: %s", out)
+	}
+	if _, err := cli(t, url, "", "template", "defaults", "show", "-e", "1"); exitCode(err) != 3 {
+		t.Errorf("after delete: %v", err)
+	}
+	if _, err := cli(t, url, "", "template", "defaults", "show"); exitCode(err) != 2 {
+		t.Errorf("without --env: %v", err)
+	}
+}

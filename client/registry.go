@@ -59,6 +59,14 @@ func (c *Client) CreateRegistryEntry(ctx context.Context, owner string, body map
 	return out, err
 }
 
+// UpdateRegistryEntry replaces a release's or a plugin's name, version and
+// metadata with body (the whole entry, as create takes it).
+func (c *Client) UpdateRegistryEntry(ctx context.Context, owner, ref string, body map[string]any) (json.RawMessage, error) {
+	var out json.RawMessage
+	_, err := c.call(ctx, http.MethodPut, registryPath(owner, ref), nil, body, &out)
+	return out, err
+}
+
 // DeleteRegistryEntry deletes a release or a plugin and its graphs.
 func (c *Client) DeleteRegistryEntry(ctx context.Context, owner, ref string) error {
 	_, err := c.call(ctx, http.MethodDelete, registryPath(owner, ref), nil, nil, nil)

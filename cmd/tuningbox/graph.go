@@ -486,9 +486,18 @@ start fails the run as unreachable.`,
 			if claimTimeout <= 0 {
 				return usagef("--claim-timeout must be positive")
 			}
-			cluster, err := parseIntegerID(env)
+			c, err := newAPIClient()
 			if err != nil {
 				return err
+			}
+			// The body names the cluster by its integer id (Nailgun's); the client sends the UUID from 1.2 on.
+			id, err := c.Resolve(cmd.Context(), client.KindEnvironment, env)
+			if err != nil {
+				return err
+			}
+			cluster, err := strconv.ParseInt(id.ID, 10, 64)
+			if err != nil {
+				return fmt.Errorf("environment %s: id %q is not an integer", env, id.ID)
 			}
 			in := client.ExecuteRequest{Cluster: &cluster, Graphs: make([]client.GraphRun, len(types)), DryRun: dryRun, NoopRun: noop, Force: force, Debug: debug}
 			seconds := claimTimeout.Seconds()
@@ -498,10 +507,6 @@ start fails the run as unreachable.`,
 				for _, n := range nodes {
 					in.Graphs[i].Nodes = append(in.Graphs[i].Nodes, client.NodeID(n))
 				}
-			}
-			c, err := newAPIClient()
-			if err != nil {
-				return err
 			}
 			tx, err := c.Execute(cmd.Context(), in)
 			if err != nil {
@@ -514,7 +519,7 @@ start fails the run as unreachable.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&env, "env", "e", "", "environment (cluster) id")
+	f.StringVarP(&env, "env", "e", "", "environment (cluster): id or UUID")
 	f.StringSliceVarP(&types, "type", "t", []string{"default"}, "graph types to run, in order (repeat or comma-separate)")
 	f.StringSliceVarP(&nodes, "node", "n", nil, "node ids to run on (default: all the environment's)")
 	f.StringSliceVar(&nodes, "nodes", nil, "the same as --node")
@@ -578,11 +583,3 @@ func transactionRow(tx any, format string) any {
 	return row
 }
 
-// parseIntegerID reads an environment id for a JSON body.
-func parseIntegerID(s string) (int64, error) {
-	id, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || id < 1 {
-		return 0, usagef("--env %q is not a positive integer id", s)
-	}
-	return id, nil
-}

@@ -46,6 +46,11 @@ func newGraphRunListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if f.Cluster != "" {
+				if f.Cluster, err = c.Ref(cmd.Context(), client.KindEnvironment, f.Cluster); err != nil {
+					return err
+				}
+			}
 			runs, err := c.Transactions(cmd.Context(), f)
 			if err != nil {
 				return err

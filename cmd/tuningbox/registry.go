@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -17,7 +18,7 @@ var registryColumns = []string{"id", "uuid", "name", "version"}
 
 // releaseMetadataFields are the fields of a release metadata file (Fuel's
 // release-metadata.yaml) that `release create --metadata` sends.
-var releaseMetadataFields = []string{"roles_metadata", "tags_metadata"}
+var releaseMetadataFields = []string{"roles_metadata", "tags_metadata", "deployment_info_resource"}
 
 // registryKind is what the release and plugin commands differ in.
 type registryKind struct {
@@ -44,7 +45,7 @@ Its graphs are managed with tuningbox graph (-%[2]s); an environment's %[1]s is
 set with tuningbox env update --%[1]s.`, k.name, k.name[:1]),
 	}
 	cmd.SetFlagErrorFunc(flagError)
-	cmd.AddCommand(newRegistryCreateCmd(k), newRegistryListCmd(k), newRegistryShowCmd(k), newRegistryDeleteCmd(k))
+	cmd.AddCommand(newRegistryCreateCmd(k), newRegistryListCmd(k), newRegistryShowCmd(k), newRegistryUpdateCmd(k), newRegistryDeleteCmd(k))
 	return cmd
 }
 
@@ -115,6 +116,67 @@ func readReleaseMetadata(cmd *cobra.Command, file string) (map[string]any, error
 		return nil, usagef("%s has neither %s", file, strings.Join(releaseMetadataFields, " nor "))
 	}
 	return fields, nil
+}
+
+func newRegistryUpdateCmd(k registryKind) *cobra.Command {
+	var name, version, metadata, format string
+	cmd := &cobra.Command{
+		Use:   "update ID|UUID|NAME [--name NAME] [--version VERSION] [--metadata FILE]",
+		Short: "Change a " + k.name + "'s name, version or role metadata",
+		Long: `Change a ` + k.name + `: the options given replace the name, the version or
+the metadata (roles_metadata, tags_metadata, deployment_info_resource of
+FILE, each replaced whole); the rest stays as it is.`,
+		Args: exactArgs("ID|UUID|NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if name == "" && version == "" && metadata == "" {
+				return usagef("nothing to change: give --name, --version or --metadata")
+			}
+			c, err := newAPIClient()
+			if err != nil {
+				return err
+			}
+			ref, err := c.Ref(cmd.Context(), k.kind, args[0])
+			if err != nil {
+				return err
+			}
+			raw, err := c.RegistryEntry(cmd.Context(), k.owner, ref)
+			if err != nil {
+				return err
+			}
+			var body map[string]any
+			if err := json.Unmarshal(raw, &body); err != nil {
+				return err
+			}
+			delete(body, "id")
+			delete(body, "uuid")
+			for field, value := range map[string]string{"name": name, "version": version} {
+				if value != "" {
+					body[field] = value
+				}
+			}
+			if metadata != "" {
+				fields, err := readReleaseMetadata(cmd, metadata)
+				if err != nil {
+					return err
+				}
+				maps.Copy(body, fields)
+			}
+			if raw, err = c.UpdateRegistryEntry(cmd.Context(), k.owner, ref, body); err != nil {
+				return err
+			}
+			v, err := decodeJSON(raw)
+			if err != nil {
+				return err
+			}
+			return renderObject(cmd.OutOrStdout(), format, v, registryColumns)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&name, "name", "", "new name")
+	f.StringVar(&version, "version", "", "new version")
+	f.StringVar(&metadata, "metadata", "", "YAML or JSON file with roles_metadata, tags_metadata or deployment_info_resource; - for standard input")
+	addListFormat(cmd, &format)
+	return cmd
 }
 
 func newRegistryListCmd(k registryKind) *cobra.Command {

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -61,33 +59,45 @@ func TestReleaseAndPluginCommands(t *testing.T) {
 	}
 }
 
-// release create --metadata sends the roles and tags metadata of a Fuel
-// release-metadata.yaml in the release's body.
-func TestReleaseCreateSendsMetadata(t *testing.T) {
-	for _, name := range []string{"TUNINGBOX_URL", "TUNINGBOX_USER", "TUNINGBOX_PASSWORD", "TUNINGBOX_TOKEN", "TUNINGBOX_CACERT", "TUNINGBOX_API_VERSION"} {
-		t.Setenv(name, "")
-	}
-	var body map[string]any
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		if r.Method != http.MethodPost || r.URL.Path != "/api/v1/releases" || json.Unmarshal(raw, &body) != nil {
-			http.Error(w, "unexpected request", http.StatusTeapot)
-			return
+// release create --metadata takes Fuel's release-metadata.yaml (../shared/fuel
+// beside the checkout) as it is; release update replaces the metadata.
+func TestReleaseMetadataCommands(t *testing.T) {
+	url := cliServer(t)
+	metadata := ""
+	for dir, _ := filepath.Abs("."); dir != "/" && metadata == ""; dir = filepath.Dir(dir) {
+		if p := filepath.Join(dir, "shared", "fuel", "release", "release-metadata.yaml"); fileExists(p) {
+			metadata = p
 		}
-		w.WriteHeader(http.StatusCreated)
-		_, _ = w.Write([]byte(`{"id":1,"uuid":"00000000-0000-4000-8000-000000000001","name":"mitaka","version":"9.0"}`))
-	}))
-	t.Cleanup(srv.Close)
-	mustCLI(t, srv.URL, "", "release", "create", "--name", "mitaka", "--version", "9.0", "--metadata", "/work/shared/fuel/release/release-metadata.yaml")
-	roles, _ := body["roles_metadata"].(map[string]any)
-	tags, _ := body["tags_metadata"].(map[string]any)
-	controller, _ := roles["controller"].(map[string]any)
-	if body["name"] != "mitaka" || body["version"] != "9.0" || controller["name"] != "Controller" || controller["public_ip_required"] != true || len(tags) == 0 || len(body) != 4 {
-		t.Errorf("body: %v", body)
 	}
-	if _, err := cli(t, srv.URL, "", "release", "create", "--name", "m", "--version", "1", "--metadata", writeFile(t, "m.yaml", "other: 1\n")); exitCode(err) != 2 {
+	if metadata == "" {
+		t.Fatal("../shared/fuel/release/release-metadata.yaml not found beside the checkout")
+	}
+	mustCLI(t, url, "", "release", "create", "--name", "mitaka", "--version", "9.0", "--metadata", metadata)
+	show := jsonOut(t, mustCLI(t, url, "", "release", "show", "mitaka", "--format", "json")).(map[string]any)
+	roles, _ := show["roles_metadata"].(map[string]any)
+	controller, _ := roles["controller"].(map[string]any)
+	tags, _ := show["tags_metadata"].(map[string]any)
+	if controller["name"] != "Controller" || controller["public_ip_required"] != true || len(tags) != 13 {
+		t.Fatalf("release show: %v", show)
+	}
+	mustCLI(t, url, "", "release", "update", "mitaka-9.0", "--version", "9.1",
+		"--metadata", writeFile(t, "m.yaml", "roles_metadata: {compute: {tags: [compute, virt]}}\ndeployment_info_resource: facts\n"))
+	show = jsonOut(t, mustCLI(t, url, "", "release", "show", "mitaka-9.1", "--format", "json")).(map[string]any)
+	roles, _ = show["roles_metadata"].(map[string]any)
+	if len(roles) != 1 || show["deployment_info_resource"] != "facts" || len(show["tags_metadata"].(map[string]any)) != 13 {
+		t.Fatalf("release after update: %v", show)
+	}
+	if _, err := cli(t, url, "", "release", "create", "--name", "m", "--version", "1", "--metadata", writeFile(t, "x.yaml", "other: 1\n")); exitCode(err) != 2 {
 		t.Errorf("metadata without roles or tags: %v", err)
 	}
+	if _, err := cli(t, url, "", "release", "update", "mitaka"); exitCode(err) != 2 {
+		t.Errorf("update without a change: %v", err)
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 func TestTemplateDefaultsCommands(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 )
 
 // Default budgets of an evaluation (Limits' zero fields). Steps include the values a
@@ -95,7 +96,7 @@ func (e *Expr) Eval(ctx context.Context, env Env) (any, error) {
 		ev.maxValues = DefaultValues
 	}
 	if ev.oldData == nil {
-		ev.oldData = map[string]any{}
+		ev.oldData = noOldData
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -106,6 +107,9 @@ func (e *Expr) Eval(ctx context.Context, env Env) (any, error) {
 	}
 	return finalize(v), nil
 }
+
+// noOldData is Env.Old when there is none, Nailgun's {} (never modified).
+var noOldData = map[string]any{}
 
 type evaluator struct {
 	ctx              context.Context
@@ -200,7 +204,10 @@ func (n *varNode) eval(ev *evaluator, dollar any) (any, error) {
 	return ev.vars[n.name], nil // an unknown variable is null, as in yaql
 }
 
-type listNode struct{ items []node }
+type listNode struct {
+	items []node
+	pos   int
+}
 
 func (n *listNode) eval(ev *evaluator, dollar any) (any, error) {
 	if err := ev.step(); err != nil {
@@ -212,7 +219,7 @@ func (n *listNode) eval(ev *evaluator, dollar any) (any, error) {
 	out := make([]any, len(n.items))
 	for i, item := range n.items {
 		if _, ok := item.(*pairNode); ok {
-			return nil, failf(0, "a list item cannot be a key => value pair")
+			return nil, failf(n.pos, "a list item cannot be a key => value pair")
 		}
 		v, err := item.eval(ev, dollar)
 		if err != nil {
@@ -512,7 +519,7 @@ func (n *binaryNode) eval(ev *evaluator, dollar any) (any, error) {
 func in(ev *evaluator, value, collection any, pos int) (bool, error) {
 	if s, ok := collection.(string); ok {
 		if sub, ok := value.(string); ok {
-			return containsString(s, sub), nil
+			return strings.Contains(s, sub), nil
 		}
 	}
 	items, ok := listItems(collection)

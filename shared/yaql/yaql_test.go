@@ -493,3 +493,22 @@ func FuzzCompileEval(f *testing.F) {
 		_, _ = e.Eval(context.Background(), Env{New: data, Old: map[string]any{"a": 2}, Limits: Limits{Steps: 10000, Values: 10000}})
 	})
 }
+
+// A failure on the data is an *EvalError at the failing operation.
+func TestEvalErrorPosition(t *testing.T) {
+	for src, pos := range map[string]int{
+		"$.l + unknown(1)":     6,
+		"$.a.get('x')":         4,
+		"1 + 'a'":              2,
+		"$.missing.deeper":     9,
+		"$.d['z']":             3,
+		"[1, $.a => 2]":        0,
+		"$.roles.where($ > 1)": 16,
+	} {
+		_, err := eval(t, src, Env{New: doc()})
+		var evalErr *EvalError
+		if !errors.As(err, &evalErr) || evalErr.Pos != pos || !strings.HasPrefix(err.Error(), "yaql: ") {
+			t.Errorf("%s: %v, want an EvalError at %d", src, err, pos)
+		}
+	}
+}

@@ -17,11 +17,44 @@ type Cache struct {
 	mu      sync.RWMutex
 	results map[memoKey]memoEntry
 	keys    map[unsafe.Pointer]sortedEntry
+	equals  map[equalKey]equalEntry
 }
 
 // NewCache returns an empty Cache.
 func NewCache() *Cache {
-	return &Cache{results: map[memoKey]memoEntry{}, keys: map[unsafe.Pointer]sortedEntry{}}
+	return &Cache{results: map[memoKey]memoEntry{}, keys: map[unsafe.Pointer]sortedEntry{}, equals: map[equalKey]equalEntry{}}
+}
+
+// rememberedEqualLen is the size from which the Cache remembers that two dicts are equal
+// (or not): comparing two documents' network_metadata again for every condition of every
+// node is most of a plan's work when that data changed.
+const rememberedEqualLen = 16
+
+type equalKey struct {
+	a, b      unsafe.Pointer
+	finalized bool
+}
+
+// equalEntry keeps both dicts alive, so their addresses are not reused meanwhile.
+type equalEntry struct {
+	a, b  map[string]any
+	equal bool
+}
+
+// equalMaps is equalMaps(x, y, ...), remembered.
+func (c *Cache) equalMaps(x, y map[string]any, finalized bool, m *meter) bool {
+	key := equalKey{a: reflect.ValueOf(x).UnsafePointer(), b: reflect.ValueOf(y).UnsafePointer(), finalized: finalized}
+	c.mu.RLock()
+	e, found := c.equals[key]
+	c.mu.RUnlock()
+	if found {
+		return e.equal
+	}
+	same := equalMaps(x, y, finalized, m)
+	c.mu.Lock()
+	c.equals[key] = equalEntry{a: x, b: y, equal: same}
+	c.mu.Unlock()
+	return same
 }
 
 type memoKey struct {

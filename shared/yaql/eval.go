@@ -87,7 +87,7 @@ func (e *Expr) Eval(ctx context.Context, env Env) (any, error) {
 		newData:   env.New,
 		oldData:   env.Old,
 		vars:      env.Vars,
-		cache:     env.Cache,
+		meter:     meter{cache: env.Cache},
 	}
 	if ev.maxSteps <= 0 {
 		ev.maxSteps = DefaultSteps
@@ -112,13 +112,13 @@ func (e *Expr) Eval(ctx context.Context, env Env) (any, error) {
 var noOldData = map[string]any{}
 
 type evaluator struct {
+	meter            // steps and the Cache
 	ctx              context.Context
-	steps, maxSteps  int
+	maxSteps         int
 	values           int
 	maxValues        int
 	newData, oldData any
 	vars             map[string]any
-	cache            *Cache
 }
 
 // memo is the evaluation's Cache, made on first use when Env has none.
@@ -491,7 +491,7 @@ func (n *binaryNode) eval(ev *evaluator, dollar any) (any, error) {
 	}
 	switch n.op {
 	case "=", "!=":
-		same := equal(left, right, false, &ev.steps)
+		same := equalRoot(left, right, false, &ev.meter)
 		return same == (n.op == "="), ev.checkSteps()
 	case "in":
 		found, err := in(ev, left, right, n.pos)
@@ -526,7 +526,7 @@ func in(ev *evaluator, value, collection any, pos int) (bool, error) {
 	if !ok {
 		return false, failf(pos, "'in' needs a collection, not %s", typeName(collection))
 	}
-	return contains(items, value, &ev.steps), nil
+	return contains(items, value, &ev.meter), nil
 }
 
 // compileRegexp compiles a pattern given at run time (constant patterns of matches() are

@@ -526,7 +526,7 @@ func newSet(ev *evaluator, items []any) (*set, error) {
 	if err := ev.alloc(len(items) + 1); err != nil {
 		return nil, err
 	}
-	unique := interner{work: &ev.steps}
+	unique := interner{meter: &ev.meter}
 	out := &set{}
 	for _, item := range items {
 		if _, seen := unique.id(item); !seen {
@@ -566,7 +566,7 @@ func fnIntersect(c call) (any, error) {
 	}
 	var common []any
 	for _, item := range l.items {
-		if contains(r.items, item, &c.ev.steps) {
+		if contains(r.items, item, &c.ev.meter) {
 			common = append(common, item)
 		}
 	}

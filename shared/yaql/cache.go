@@ -7,12 +7,13 @@ import (
 )
 
 // Cache remembers what depends only on the content of the documents: the sorted keys of
-// their dicts, and the results of the closed parts of expressions (a method chain such as
-// $.network_metadata.nodes.values().where(...).network_roles whose lambdas see nothing but
-// their item), keyed by the identity of the dict or list they start from. One Cache shared
-// by the evaluations of a plan turns the work over data that every node's document shares
-// (the same map object) into one evaluation. The documents must not be modified while the
-// Cache is in use; it is safe for concurrent use.
+// their dicts, whether two dicts are equal, and the results of the closed parts of
+// expressions (a method chain such as $.network_metadata.nodes.values().where(...).network_roles
+// whose lambdas see nothing but their item, or the node's data through new() and old()),
+// keyed by the identity of the dicts and lists they start from. One Cache shared by the
+// evaluations of a plan turns the work over data that the nodes' documents share (the same
+// map objects, old and new) into one evaluation. The documents must not be modified while
+// the Cache is in use; it is safe for concurrent use.
 type Cache struct {
 	mu      sync.RWMutex
 	results map[memoKey]memoEntry

@@ -14,7 +14,7 @@ func fnNew(c call) (any, error) {
 	if err := c.wantArgs(1, 1); err != nil {
 		return nil, err
 	}
-	return c.apply(c.lambda(0), c.ev.newData)
+	return c.once(func() (any, error) { return c.apply(c.lambda(0), c.ev.newData) })
 }
 
 // old(expr): expr on the node's data at its last successful run; Undefined when it fails
@@ -23,7 +23,25 @@ func fnOld(c call) (any, error) {
 	if err := c.wantArgs(1, 1); err != nil {
 		return nil, err
 	}
-	return c.old(c.lambda(0))
+	return c.once(func() (any, error) { return c.old(c.lambda(0)) })
+}
+
+// once evaluates a call of closed arguments once per evaluation (where($.uid = new($.uid))
+// calls new() for every item).
+func (c call) once(eval func() (any, error)) (any, error) {
+	if !c.node.closedArgs {
+		return eval()
+	}
+	for _, f := range c.ev.fixed {
+		if f.node == c.node {
+			return f.value, nil
+		}
+	}
+	v, err := eval()
+	if err == nil {
+		c.ev.fixed = append(c.ev.fixed, fixedValue{c.node, v})
+	}
+	return v, err
 }
 
 func (c call) old(expr node) (any, error) {

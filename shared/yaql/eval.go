@@ -119,6 +119,12 @@ type evaluator struct {
 	maxValues        int
 	newData, oldData any
 	vars             map[string]any
+	fixed            []fixedValue // values of new()/old() of closed arguments
+}
+
+type fixedValue struct {
+	node  *callNode
+	value any
 }
 
 // memo is the evaluation's Cache, made on first use when Env has none.

@@ -11,7 +11,10 @@ type callNode struct {
 	fn   *function // nil: unknown, an error when evaluated (as in yaql)
 	args []node
 	re   *regexp.Regexp // matches() with a constant pattern, compiled once
-	pos  int
+	// closedArgs: the arguments depend on nothing but their `$`, so new(...) and old(...)
+	// give one value per evaluation however often a lambda calls them.
+	closedArgs bool
+	pos        int
 }
 
 // function is one yaql function: method means it may be called as recv.name(...), free
@@ -34,7 +37,7 @@ type call struct {
 }
 
 func newCall(name string, args []node, pos int) *callNode {
-	n := &callNode{name: name, fn: functions[name], args: args, pos: pos}
+	n := &callNode{name: name, fn: functions[name], args: args, pos: pos, closedArgs: allClosed(args, false)}
 	if name == "matches" && len(args) == 1 {
 		if c, ok := args[0].(*constNode); ok {
 			if pattern, ok := c.value.(string); ok {

@@ -19,11 +19,17 @@ type Cache struct {
 	results map[memoKey]memoEntry
 	keys    map[unsafe.Pointer]sortedEntry
 	equals  map[equalKey]equalEntry
+	indexes map[memoKey]indexEntry
 }
 
 // NewCache returns an empty Cache.
 func NewCache() *Cache {
-	return &Cache{results: map[memoKey]memoEntry{}, keys: map[unsafe.Pointer]sortedEntry{}, equals: map[equalKey]equalEntry{}}
+	return &Cache{
+		results: map[memoKey]memoEntry{},
+		keys:    map[unsafe.Pointer]sortedEntry{},
+		equals:  map[equalKey]equalEntry{},
+		indexes: map[memoKey]indexEntry{},
+	}
 }
 
 // rememberedEqualLen is the size from which the Cache remembers that two dicts are equal
@@ -182,4 +188,97 @@ func allClosed(nodes []node, data bool) bool {
 		}
 	}
 	return true
+}
+
+// lookup is where($.key = value) where value is the same for every item (a constant, or
+// new()/old() of closed arguments, as in Fuel's where($.uid = new($.uid))): the items
+// whose key equals value, found through an index of the receiver by key, built once per
+// receiver, instead of a pass over every item for every node.
+type lookup struct {
+	key   string
+	value node
+}
+
+func lookupOf(predicate node) *lookup {
+	eq, ok := predicate.(*binaryNode)
+	if !ok || eq.op != "=" {
+		return nil
+	}
+	left, ok := eq.left.(*dotNode)
+	if !ok || left.elvis {
+		return nil
+	}
+	dollar, ok := left.recv.(*varNode)
+	key, isKeyword := left.right.(*keywordNode)
+	if !ok || !isKeyword || (dollar.name != "" && dollar.name != "1") {
+		return nil
+	}
+	switch v := eq.right.(type) {
+	case *constNode:
+	case *callNode:
+		if (v.name != "new" && v.name != "old") || !v.closedArgs {
+			return nil
+		}
+	default:
+		return nil
+	}
+	return &lookup{key: key.name, value: eq.right}
+}
+
+// keyIndex groups the items of a list of dicts by the hash of their key's value.
+type keyIndex map[uint64][]int
+
+type indexEntry struct {
+	recv  any
+	index keyIndex
+}
+
+// find answers the where() from the index; ok is false when it cannot (an item that is
+// not a dict, a receiver without identity), and the where() then evaluates its predicate
+// item by item.
+func (l *lookup) find(c call, items []any) (out any, ok bool, err error) {
+	if len(items) == 0 {
+		return nil, false, nil
+	}
+	recv := c.recv
+	ptr, length, has := identity(recv)
+	if !has {
+		return nil, false, nil
+	}
+	key := memoKey{n: l.value, ptr: ptr, len: length}
+	cache := c.ev.memo()
+	cache.mu.RLock()
+	entry, found := cache.indexes[key]
+	cache.mu.RUnlock()
+	if !found {
+		index := keyIndex{}
+		for i, item := range items {
+			d, isDict := item.(map[string]any)
+			if !isDict {
+				return nil, false, nil
+			}
+			h := hashOf(d[l.key])
+			index[h] = append(index[h], i)
+		}
+		c.ev.steps += len(items)
+		entry = indexEntry{recv: recv, index: index}
+		cache.mu.Lock()
+		cache.indexes[key] = entry
+		cache.mu.Unlock()
+	}
+	value, err := c.apply(l.value, nil)
+	if err != nil {
+		return nil, true, err
+	}
+	var matched []any
+	for _, i := range entry.index[hashOf(value)] {
+		item := items[i]
+		if equal(item.(map[string]any)[l.key], value, false, &c.ev.meter) {
+			matched = append(matched, item)
+		}
+	}
+	if err := c.ev.checkSteps(); err != nil {
+		return nil, true, err
+	}
+	return &iterator{items: matched}, true, c.ev.alloc(len(matched) + 1)
 }

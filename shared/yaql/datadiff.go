@@ -14,7 +14,12 @@ func fnNew(c call) (any, error) {
 	if err := c.wantArgs(1, 1); err != nil {
 		return nil, err
 	}
-	return c.once(func() (any, error) { return c.apply(c.lambda(0), c.ev.newData) })
+	if v, ok := c.fixedValue(); ok {
+		return v, nil
+	}
+	v, err := c.apply(c.lambda(0), c.ev.newData)
+	c.fix(v, err)
+	return v, err
 }
 
 // old(expr): expr on the node's data at its last successful run; Undefined when it fails
@@ -23,25 +28,32 @@ func fnOld(c call) (any, error) {
 	if err := c.wantArgs(1, 1); err != nil {
 		return nil, err
 	}
-	return c.once(func() (any, error) { return c.old(c.lambda(0)) })
+	if v, ok := c.fixedValue(); ok {
+		return v, nil
+	}
+	v, err := c.old(c.lambda(0))
+	c.fix(v, err)
+	return v, err
 }
 
-// once evaluates a call of closed arguments once per evaluation (where($.uid = new($.uid))
-// calls new() for every item).
-func (c call) once(eval func() (any, error)) (any, error) {
-	if !c.node.closedArgs {
-		return eval()
-	}
-	for _, f := range c.ev.fixed {
-		if f.node == c.node {
-			return f.value, nil
+// fixedValue is the value of this call in this evaluation, when its arguments are closed
+// and it was evaluated before: where($.uid = new($.uid)) calls new() for every item.
+func (c call) fixedValue() (any, bool) {
+	if c.node.closedArgs {
+		for _, f := range c.ev.fixed {
+			if f.node == c.node {
+				return f.value, true
+			}
 		}
 	}
-	v, err := eval()
-	if err == nil {
+	return nil, false
+}
+
+// fix remembers the value of a call of closed arguments for the rest of the evaluation.
+func (c call) fix(v any, err error) {
+	if c.node.closedArgs && err == nil {
 		c.ev.fixed = append(c.ev.fixed, fixedValue{c.node, v})
 	}
-	return v, err
 }
 
 func (c call) old(expr node) (any, error) {

@@ -14,6 +14,7 @@ type callNode struct {
 	// closedArgs: the arguments depend on nothing but their `$`, so new(...) and old(...)
 	// give one value per evaluation however often a lambda calls them.
 	closedArgs bool
+	lookup     *lookup // where($.key = value): a lookup in an index of the receiver
 	pos        int
 }
 
@@ -38,6 +39,9 @@ type call struct {
 
 func newCall(name string, args []node, pos int) *callNode {
 	n := &callNode{name: name, fn: functions[name], args: args, pos: pos, closedArgs: allClosed(args, false)}
+	if name == "where" && len(args) == 1 {
+		n.lookup = lookupOf(args[0])
+	}
 	if name == "matches" && len(args) == 1 {
 		if c, ok := args[0].(*constNode); ok {
 			if pattern, ok := c.value.(string); ok {
@@ -347,6 +351,11 @@ func fnWhere(c call) (any, error) {
 	items, err := c.collection(0)
 	if err != nil {
 		return nil, err
+	}
+	if c.node.lookup != nil && c.method {
+		if out, ok, err := c.node.lookup.find(c, items); ok || err != nil {
+			return out, err
+		}
 	}
 	predicate := c.lambda(1)
 	var out []any

@@ -512,3 +512,36 @@ func TestEvalErrorPosition(t *testing.T) {
 		}
 	}
 }
+
+// where($.key = value) with a value fixed per evaluation goes through an index of the
+// receiver: the same answers as item by item, for every node sharing one Cache.
+func TestWhereLookup(t *testing.T) {
+	nodes := []any{
+		map[string]any{"uid": "1", "n": 1}, map[string]any{"uid": "2", "n": 1.0},
+		map[string]any{"uid": "3", "n": true}, map[string]any{"n": nil}, map[string]any{"uid": "1", "n": 2},
+	}
+	cache := NewCache()
+	for _, c := range []struct {
+		uid  any
+		src  string
+		want string
+	}{
+		{"1", "$.nodes.where($.uid = new($.uid)).n", "[1,2]"},
+		{"2", "$.nodes.where($.uid = new($.uid)).n", "[1]"},
+		{nil, "$.nodes.where($.uid = new($.uid)).n", "[null]"},
+		{"9", "$.nodes.where($.uid = new($.uid)).n", "[]"},
+		{"1", "$.nodes.where($.n = 1).uid", `["1","2","3"]`},
+		{"1", "$.nodes.where($.uid = old($.uid)).n", "[1,2]"},
+		{"1", "$.mixed.where($.uid = new($.uid))", "error"}, // an item without attributes
+		{"1", "$.empty.where($.uid = new($.missing.x))", "[]"},
+	} {
+		data := map[string]any{"uid": c.uid, "nodes": nodes, "mixed": []any{map[string]any{"uid": "1"}, 5}, "empty": []any{}}
+		got, err := eval(t, c.src, Env{New: data, Old: data, Cache: cache})
+		switch {
+		case c.want == "error" && err == nil:
+			t.Errorf("uid %v: %s = %s, want an error", c.uid, c.src, asJSON(got))
+		case c.want != "error" && (err != nil || asJSON(got) != c.want):
+			t.Errorf("uid %v: %s = %s (%v), want %s", c.uid, c.src, asJSON(got), err, c.want)
+		}
+	}
+}

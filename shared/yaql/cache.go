@@ -22,15 +22,9 @@ type Cache struct {
 	indexes map[memoKey]indexEntry
 }
 
-// NewCache returns an empty Cache.
-func NewCache() *Cache {
-	return &Cache{
-		results: map[memoKey]memoEntry{},
-		keys:    map[unsafe.Pointer]sortedEntry{},
-		equals:  map[equalKey]equalEntry{},
-		indexes: map[memoKey]indexEntry{},
-	}
-}
+// NewCache returns an empty Cache (its maps are made on first use: an evaluation without
+// a Cache of its own makes one that often stays empty).
+func NewCache() *Cache { return &Cache{} }
 
 // rememberedEqualLen is the size from which the Cache remembers that two dicts are equal
 // (or not): comparing two documents' network_metadata again for every condition of every
@@ -59,6 +53,9 @@ func (c *Cache) equalMaps(x, y map[string]any, finalized bool, m *meter) bool {
 	}
 	same := equalMaps(x, y, finalized, m)
 	c.mu.Lock()
+	if c.equals == nil {
+		c.equals = map[equalKey]equalEntry{}
+	}
 	c.equals[key] = equalEntry{a: x, b: y, equal: same}
 	c.mu.Unlock()
 	return same
@@ -122,6 +119,9 @@ func (c *Cache) store(key memoKey, recv, result any) {
 		return
 	}
 	c.mu.Lock()
+	if c.results == nil {
+		c.results = map[memoKey]memoEntry{}
+	}
 	c.results[key] = memoEntry{recv: recv, result: result}
 	c.mu.Unlock()
 }
@@ -140,6 +140,9 @@ func (c *Cache) sortedKeys(m map[string]any) []string {
 	}
 	keys := sortedKeys(m)
 	c.mu.Lock()
+	if c.keys == nil {
+		c.keys = map[unsafe.Pointer]sortedEntry{}
+	}
 	c.keys[ptr] = sortedEntry{m: m, keys: keys}
 	c.mu.Unlock()
 	return keys
@@ -263,6 +266,9 @@ func (l *lookup) find(c call, items []any) (out any, ok bool, err error) {
 		c.ev.steps += len(items)
 		entry = indexEntry{recv: recv, index: index}
 		cache.mu.Lock()
+		if cache.indexes == nil {
+			cache.indexes = map[memoKey]indexEntry{}
+		}
 		cache.indexes[key] = entry
 		cache.mu.Unlock()
 	}

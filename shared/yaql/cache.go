@@ -7,7 +7,8 @@ import (
 )
 
 // Cache remembers what depends only on the content of the documents: the sorted keys of
-// their dicts, whether two dicts are equal, and the results of the closed parts of
+// their dicts, whether two dicts are equal, lists of dicts indexed by a key (for
+// where($.uid = new($.uid))), and the results of the closed parts of
 // expressions (a method chain such as $.network_metadata.nodes.values().where(...).network_roles
 // whose lambdas see nothing but their item, or the node's data through new() and old()),
 // keyed by the identity of the dicts and lists they start from. One Cache shared by the

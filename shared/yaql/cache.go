@@ -7,21 +7,59 @@ import (
 )
 
 // Cache remembers what depends only on the content of the documents: the sorted keys of
-// their dicts, and the results of the closed parts of expressions (a method chain such as
-// $.network_metadata.nodes.values().where(...).network_roles whose lambdas see nothing but
-// their item), keyed by the identity of the dict or list they start from. One Cache shared
-// by the evaluations of a plan turns the work over data that every node's document shares
-// (the same map object) into one evaluation. The documents must not be modified while the
-// Cache is in use; it is safe for concurrent use.
+// their dicts, whether two dicts are equal, lists of dicts indexed by a key (for
+// where($.uid = new($.uid))), and the results of the closed parts of
+// expressions (a method chain such as $.network_metadata.nodes.values().where(...).network_roles
+// whose lambdas see nothing but their item, or the node's data through new() and old()),
+// keyed by the identity of the dicts and lists they start from. One Cache shared by the
+// evaluations of a plan turns the work over data that the nodes' documents share (the same
+// map objects, old and new) into one evaluation. The documents must not be modified while
+// the Cache is in use; it is safe for concurrent use.
 type Cache struct {
 	mu      sync.RWMutex
 	results map[memoKey]memoEntry
 	keys    map[unsafe.Pointer]sortedEntry
+	equals  map[equalKey]equalEntry
+	indexes map[memoKey]indexEntry
 }
 
-// NewCache returns an empty Cache.
-func NewCache() *Cache {
-	return &Cache{results: map[memoKey]memoEntry{}, keys: map[unsafe.Pointer]sortedEntry{}}
+// NewCache returns an empty Cache (its maps are made on first use: an evaluation without
+// a Cache of its own makes one that often stays empty).
+func NewCache() *Cache { return &Cache{} }
+
+// rememberedEqualLen is the size from which the Cache remembers that two dicts are equal
+// (or not): comparing two documents' network_metadata again for every condition of every
+// node is most of a plan's work when that data changed.
+const rememberedEqualLen = 16
+
+type equalKey struct {
+	a, b      unsafe.Pointer
+	finalized bool
+}
+
+// equalEntry keeps both dicts alive, so their addresses are not reused meanwhile.
+type equalEntry struct {
+	a, b  map[string]any
+	equal bool
+}
+
+// equalMaps is equalMaps(x, y, ...), remembered.
+func (c *Cache) equalMaps(x, y map[string]any, finalized bool, m *meter) bool {
+	key := equalKey{a: reflect.ValueOf(x).UnsafePointer(), b: reflect.ValueOf(y).UnsafePointer(), finalized: finalized}
+	c.mu.RLock()
+	e, found := c.equals[key]
+	c.mu.RUnlock()
+	if found {
+		return e.equal
+	}
+	same := equalMaps(x, y, finalized, m)
+	c.mu.Lock()
+	if c.equals == nil {
+		c.equals = map[equalKey]equalEntry{}
+	}
+	c.equals[key] = equalEntry{a: x, b: y, equal: same}
+	c.mu.Unlock()
+	return same
 }
 
 type memoKey struct {
@@ -82,6 +120,9 @@ func (c *Cache) store(key memoKey, recv, result any) {
 		return
 	}
 	c.mu.Lock()
+	if c.results == nil {
+		c.results = map[memoKey]memoEntry{}
+	}
 	c.results[key] = memoEntry{recv: recv, result: result}
 	c.mu.Unlock()
 }
@@ -100,6 +141,9 @@ func (c *Cache) sortedKeys(m map[string]any) []string {
 	}
 	keys := sortedKeys(m)
 	c.mu.Lock()
+	if c.keys == nil {
+		c.keys = map[unsafe.Pointer]sortedEntry{}
+	}
 	c.keys[ptr] = sortedEntry{m: m, keys: keys}
 	c.mu.Unlock()
 	return keys
@@ -148,4 +192,100 @@ func allClosed(nodes []node, data bool) bool {
 		}
 	}
 	return true
+}
+
+// lookup is where($.key = value) where value is the same for every item (a constant, or
+// new()/old() of closed arguments, as in Fuel's where($.uid = new($.uid))): the items
+// whose key equals value, found through an index of the receiver by key, built once per
+// receiver, instead of a pass over every item for every node.
+type lookup struct {
+	key   string
+	value node
+}
+
+func lookupOf(predicate node) *lookup {
+	eq, ok := predicate.(*binaryNode)
+	if !ok || eq.op != "=" {
+		return nil
+	}
+	left, ok := eq.left.(*dotNode)
+	if !ok || left.elvis {
+		return nil
+	}
+	dollar, ok := left.recv.(*varNode)
+	key, isKeyword := left.right.(*keywordNode)
+	if !ok || !isKeyword || (dollar.name != "" && dollar.name != "1") {
+		return nil
+	}
+	switch v := eq.right.(type) {
+	case *constNode:
+	case *callNode:
+		if (v.name != "new" && v.name != "old") || !v.closedArgs {
+			return nil
+		}
+	default:
+		return nil
+	}
+	return &lookup{key: key.name, value: eq.right}
+}
+
+// keyIndex groups the items of a list of dicts by the hash of their key's value.
+type keyIndex map[uint64][]int
+
+type indexEntry struct {
+	recv  any
+	index keyIndex
+}
+
+// find answers the where() from the index; ok is false when it cannot (an item that is
+// not a dict, a receiver without identity), and the where() then evaluates its predicate
+// item by item.
+func (l *lookup) find(c call, items []any) (out any, ok bool, err error) {
+	if len(items) == 0 {
+		return nil, false, nil
+	}
+	recv := c.recv
+	ptr, length, has := identity(recv)
+	if !has {
+		return nil, false, nil
+	}
+	key := memoKey{n: l.value, ptr: ptr, len: length}
+	cache := c.ev.memo()
+	cache.mu.RLock()
+	entry, found := cache.indexes[key]
+	cache.mu.RUnlock()
+	if !found {
+		index := keyIndex{}
+		for i, item := range items {
+			d, isDict := item.(map[string]any)
+			if !isDict {
+				return nil, false, nil
+			}
+			h := hashOf(d[l.key])
+			index[h] = append(index[h], i)
+		}
+		c.ev.steps += len(items)
+		entry = indexEntry{recv: recv, index: index}
+		cache.mu.Lock()
+		if cache.indexes == nil {
+			cache.indexes = map[memoKey]indexEntry{}
+		}
+		cache.indexes[key] = entry
+		cache.mu.Unlock()
+	}
+	value, err := c.apply(l.value, nil)
+	if err != nil {
+		return nil, true, err
+	}
+	var matched []any
+	for _, i := range entry.index[hashOf(value)] {
+		item := items[i]
+		if equal(item.(map[string]any)[l.key], value, false, &c.ev.meter) {
+			matched = append(matched, item)
+		}
+	}
+	if err := c.ev.checkSteps(); err != nil {
+		return nil, true, err
+	}
+	return &iterator{items: matched}, true, c.ev.alloc(len(matched) + 1)
 }

@@ -14,7 +14,12 @@ func fnNew(c call) (any, error) {
 	if err := c.wantArgs(1, 1); err != nil {
 		return nil, err
 	}
-	return c.apply(c.lambda(0), c.ev.newData)
+	if v, ok := c.fixedValue(); ok {
+		return v, nil
+	}
+	v, err := c.apply(c.lambda(0), c.ev.newData)
+	c.fix(v, err)
+	return v, err
 }
 
 // old(expr): expr on the node's data at its last successful run; Undefined when it fails
@@ -23,7 +28,32 @@ func fnOld(c call) (any, error) {
 	if err := c.wantArgs(1, 1); err != nil {
 		return nil, err
 	}
-	return c.old(c.lambda(0))
+	if v, ok := c.fixedValue(); ok {
+		return v, nil
+	}
+	v, err := c.old(c.lambda(0))
+	c.fix(v, err)
+	return v, err
+}
+
+// fixedValue is the value of this call in this evaluation, when its arguments are closed
+// and it was evaluated before: where($.uid = new($.uid)) calls new() for every item.
+func (c call) fixedValue() (any, bool) {
+	if c.node.closedArgs {
+		for _, f := range c.ev.fixed {
+			if f.node == c.node {
+				return f.value, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// fix remembers the value of a call of closed arguments for the rest of the evaluation.
+func (c call) fix(v any, err error) {
+	if c.node.closedArgs && err == nil {
+		c.ev.fixed = append(c.ev.fixed, fixedValue{c.node, v})
+	}
 }
 
 func (c call) old(expr node) (any, error) {
@@ -54,7 +84,7 @@ func (c call) changed(expr node) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	same := equal(newValue, oldValue, true, &c.ev.steps)
+	same := equalRoot(newValue, oldValue, true, &c.ev.meter)
 	return !same, c.ev.checkSteps()
 }
 
@@ -145,24 +175,24 @@ func dataDiff(ev *evaluator, a, b any) (added, deleted any, err error) {
 			err = ev.checkSteps()
 		}
 	}()
-	work := &ev.steps
+	m := &ev.meter
 	if diffClass(a) != diffClass(b) {
-		return diffAny(a, b, work)
+		return diffAny(a, b, m)
 	}
 	switch x := a.(type) {
 	case string:
 		al, bl := splitLines(x), splitLines(b.(string))
-		added, deleted := diffSequences(toAny(al), toAny(bl), work)
+		added, deleted := diffSequences(toAny(al), toAny(bl), m)
 		return added, deleted, ev.alloc(len(added) + len(deleted))
 	case map[string]any:
 		y := b.(map[string]any)
 		addedMap, deletedMap := map[string]any{}, map[string]any{}
 		for k, av := range x {
 			bv, found := y[k]
-			if !found || !equal(av, bv, false, work) {
+			if !found || !equal(av, bv, false, m) {
 				deletedMap[k] = av
 			}
-			if found && !equal(av, bv, false, work) {
+			if found && !equal(av, bv, false, m) {
 				addedMap[k] = bv
 			}
 		}
@@ -174,27 +204,27 @@ func dataDiff(ev *evaluator, a, b any) (added, deleted any, err error) {
 		return addedMap, deletedMap, ev.alloc(len(addedMap) + len(deletedMap))
 	case *set:
 		y := b.(*set)
-		return setMinus(y, x, work), setMinus(x, y, work), ev.alloc(len(x.items) + len(y.items))
+		return setMinus(y, x, m), setMinus(x, y, m), ev.alloc(len(x.items) + len(y.items))
 	}
 	if aItems, ok := listItems(a); ok {
 		bItems, _ := listItems(b)
-		added, deleted := diffSequences(aItems, bItems, work)
+		added, deleted := diffSequences(aItems, bItems, m)
 		return added, deleted, ev.alloc(len(added) + len(deleted))
 	}
-	return diffAny(a, b, work)
+	return diffAny(a, b, m)
 }
 
-func diffAny(a, b any, work *int) (added, deleted any, err error) {
-	if equal(a, b, false, work) {
+func diffAny(a, b any, m *meter) (added, deleted any, err error) {
+	if equal(a, b, false, m) {
 		return nil, nil, nil
 	}
 	return b, a, nil
 }
 
-func setMinus(a, b *set, work *int) *set {
+func setMinus(a, b *set, m *meter) *set {
 	out := &set{}
 	for _, item := range a.items {
-		if !contains(b.items, item, work) {
+		if !contains(b.items, item, m) {
 			out.items = append(out.items, item)
 		}
 	}
@@ -239,12 +269,12 @@ func splitLines(s string) []string {
 // diffSequences returns the items of b outside the blocks Python's difflib.SequenceMatcher
 // matches between a and b (added), and those of a (deleted), in order, as Nailgun's
 // datadiff takes them from the opcodes.
-func diffSequences(a, b []any, work *int) (added, deleted []any) {
+func diffSequences(a, b []any, m *meter) (added, deleted []any) {
 	added, deleted = []any{}, []any{}
-	if equalLists(a, b, false, work) {
+	if equalLists(a, b, false, m) {
 		return added, deleted
 	}
-	ids := interner{work: work}
+	ids := interner{meter: m}
 	intern := func(items []any) []int {
 		out := make([]int, len(items))
 		for i, item := range items {

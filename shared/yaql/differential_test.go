@@ -41,6 +41,24 @@ func fuelDir(t testing.TB) string {
 	}
 }
 
+// extraExpressions holds more expressions for the differential test, one per line.
+const extraExpressions = "testdata/extra_expressions.txt"
+
+// extraExpressionsOf reads extraExpressions as reference.py does: the path is the line number.
+func extraExpressionsOf(t testing.TB, name string) []taskExpression {
+	raw, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []taskExpression
+	for i, line := range strings.Split(string(raw), "\n") {
+		if strings.TrimSpace(line) != "" && !strings.HasPrefix(line, "#") {
+			found = append(found, taskExpression{File: filepath.Base(name), Path: []any{i + 1}, Expr: line})
+		}
+	}
+	return found
+}
+
 // taskExpression is one {yaql_exp: ...} of a release file: the file, the path to it (task
 // index, then keys) and its text.
 type taskExpression struct {
@@ -171,7 +189,7 @@ func TestDifferentialPython3Yaql(t *testing.T) {
 	}
 	fuel := fuelDir(t)
 	releaseDir, hieraDir := filepath.Join(fuel, "release"), filepath.Join(fuel, "hiera")
-	cmd := exec.Command(referencePython, "testdata/reference.py", releaseDir, hieraDir, "testdata/old_states.json")
+	cmd := exec.Command(referencePython, "testdata/reference.py", releaseDir, hieraDir, "testdata/old_states.json", extraExpressions)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -189,6 +207,8 @@ func TestDifferentialPython3Yaql(t *testing.T) {
 	}
 
 	exprs := releaseExpressions(t, releaseDir)
+	released := len(exprs)
+	exprs = append(exprs, extraExpressionsOf(t, extraExpressions)...)
 	byID := map[string]*Expr{}
 	for _, e := range exprs {
 		compiled, err := Compile(e.Expr)
@@ -246,8 +266,8 @@ func TestDifferentialPython3Yaql(t *testing.T) {
 		}
 		t.Fatalf("%d of %d values differ from python3-yaql:\n%s", len(mismatches), len(reference.Results), strings.Join(mismatches, "\n"))
 	}
-	t.Logf("yaql differential: %d expressions x %d nodes x 3 old states = %d values, all equal to python3-yaql's",
-		len(exprs), len(nodeFiles), len(reference.Results))
+	t.Logf("yaql differential: %d expressions (%d of the release, %d of %s) x %d nodes x 3 old states = %d values, all equal to python3-yaql's",
+		len(exprs), released, len(exprs)-released, extraExpressions, len(nodeFiles), len(reference.Results))
 }
 
 // normalizePath gives JSON-decoded task indexes (json.Number) the int form the Go walker uses.

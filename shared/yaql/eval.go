@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 )
 
 // Default budgets of an evaluation (Limits' zero fields). Steps include the values a
@@ -86,7 +87,7 @@ func (e *Expr) Eval(ctx context.Context, env Env) (any, error) {
 		newData:   env.New,
 		oldData:   env.Old,
 		vars:      env.Vars,
-		cache:     env.Cache,
+		meter:     meter{cache: env.Cache},
 	}
 	if ev.maxSteps <= 0 {
 		ev.maxSteps = DefaultSteps
@@ -95,7 +96,7 @@ func (e *Expr) Eval(ctx context.Context, env Env) (any, error) {
 		ev.maxValues = DefaultValues
 	}
 	if ev.oldData == nil {
-		ev.oldData = map[string]any{}
+		ev.oldData = noOldData
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -107,14 +108,23 @@ func (e *Expr) Eval(ctx context.Context, env Env) (any, error) {
 	return finalize(v), nil
 }
 
+// noOldData is Env.Old when there is none, Nailgun's {} (never modified).
+var noOldData = map[string]any{}
+
 type evaluator struct {
+	meter            // steps and the Cache
 	ctx              context.Context
-	steps, maxSteps  int
+	maxSteps         int
 	values           int
 	maxValues        int
 	newData, oldData any
 	vars             map[string]any
-	cache            *Cache
+	fixed            []fixedValue // values of new()/old() of closed arguments
+}
+
+type fixedValue struct {
+	node  *callNode
+	value any
 }
 
 // memo is the evaluation's Cache, made on first use when Env has none.
@@ -200,7 +210,10 @@ func (n *varNode) eval(ev *evaluator, dollar any) (any, error) {
 	return ev.vars[n.name], nil // an unknown variable is null, as in yaql
 }
 
-type listNode struct{ items []node }
+type listNode struct {
+	items []node
+	pos   int
+}
 
 func (n *listNode) eval(ev *evaluator, dollar any) (any, error) {
 	if err := ev.step(); err != nil {
@@ -212,7 +225,7 @@ func (n *listNode) eval(ev *evaluator, dollar any) (any, error) {
 	out := make([]any, len(n.items))
 	for i, item := range n.items {
 		if _, ok := item.(*pairNode); ok {
-			return nil, failf(0, "a list item cannot be a key => value pair")
+			return nil, failf(n.pos, "a list item cannot be a key => value pair")
 		}
 		v, err := item.eval(ev, dollar)
 		if err != nil {
@@ -484,7 +497,7 @@ func (n *binaryNode) eval(ev *evaluator, dollar any) (any, error) {
 	}
 	switch n.op {
 	case "=", "!=":
-		same := equal(left, right, false, &ev.steps)
+		same := equalRoot(left, right, false, &ev.meter)
 		return same == (n.op == "="), ev.checkSteps()
 	case "in":
 		found, err := in(ev, left, right, n.pos)
@@ -512,14 +525,14 @@ func (n *binaryNode) eval(ev *evaluator, dollar any) (any, error) {
 func in(ev *evaluator, value, collection any, pos int) (bool, error) {
 	if s, ok := collection.(string); ok {
 		if sub, ok := value.(string); ok {
-			return containsString(s, sub), nil
+			return strings.Contains(s, sub), nil
 		}
 	}
 	items, ok := listItems(collection)
 	if !ok {
 		return false, failf(pos, "'in' needs a collection, not %s", typeName(collection))
 	}
-	return contains(items, value, &ev.steps), nil
+	return contains(items, value, &ev.meter), nil
 }
 
 // compileRegexp compiles a pattern given at run time (constant patterns of matches() are

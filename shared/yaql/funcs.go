@@ -11,7 +11,11 @@ type callNode struct {
 	fn   *function // nil: unknown, an error when evaluated (as in yaql)
 	args []node
 	re   *regexp.Regexp // matches() with a constant pattern, compiled once
-	pos  int
+	// closedArgs: the arguments depend on nothing but their `$`, so new(...) and old(...)
+	// give one value per evaluation however often a lambda calls them.
+	closedArgs bool
+	lookup     *lookup // where($.key = value): a lookup in an index of the receiver
+	pos        int
 }
 
 // function is one yaql function: method means it may be called as recv.name(...), free
@@ -34,7 +38,10 @@ type call struct {
 }
 
 func newCall(name string, args []node, pos int) *callNode {
-	n := &callNode{name: name, fn: functions[name], args: args, pos: pos}
+	n := &callNode{name: name, fn: functions[name], args: args, pos: pos, closedArgs: allClosed(args, false)}
+	if name == "where" && len(args) == 1 {
+		n.lookup = lookupOf(args[0])
+	}
 	if name == "matches" && len(args) == 1 {
 		if c, ok := args[0].(*constNode); ok {
 			if pattern, ok := c.value.(string); ok {
@@ -345,6 +352,11 @@ func fnWhere(c call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.node.lookup != nil && c.method {
+		if out, ok, err := c.node.lookup.find(c, items); ok || err != nil {
+			return out, err
+		}
+	}
 	predicate := c.lambda(1)
 	var out []any
 	for _, item := range items {
@@ -526,7 +538,7 @@ func newSet(ev *evaluator, items []any) (*set, error) {
 	if err := ev.alloc(len(items) + 1); err != nil {
 		return nil, err
 	}
-	unique := interner{work: &ev.steps}
+	unique := interner{meter: &ev.meter}
 	out := &set{}
 	for _, item := range items {
 		if _, seen := unique.id(item); !seen {
@@ -566,7 +578,7 @@ func fnIntersect(c call) (any, error) {
 	}
 	var common []any
 	for _, item := range l.items {
-		if contains(r.items, item, &c.ev.steps) {
+		if contains(r.items, item, &c.ev.meter) {
 			common = append(common, item)
 		}
 	}

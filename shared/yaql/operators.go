@@ -37,8 +37,6 @@ func describe(v any) string {
 	return typeName(v)
 }
 
-func containsString(s, sub string) bool { return strings.Contains(s, sub) }
-
 // compare is <, >, <=, >= as yaql defines them: numbers with numbers, strings with
 // strings, and null below everything else.
 func compare(op string, left, right any, pos int) (any, error) {

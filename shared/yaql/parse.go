@@ -181,15 +181,20 @@ func lexString(s string, quote byte) (string, int, error) {
 	return "", 0, fmt.Errorf("unterminated string")
 }
 
+// Python's escapes: single characters, and hexadecimal ones with their digit counts.
+var (
+	simpleEscapes = map[byte]string{'\\': "\\", '\'': "'", '"': "\"", 'a': "\a", 'b': "\b", 'f': "\f", 'n': "\n", 'r': "\r", 't': "\t", 'v': "\v"}
+	hexEscapes    = map[byte]int{'x': 2, 'u': 4, 'U': 8}
+)
+
 // decodeEscape writes the character of the escape sequence at the start of s (after the
 // backslash) and returns how many bytes it took; unknown escapes stay as written, as in Python.
 func decodeEscape(b *strings.Builder, s string) (int, error) {
-	simple := map[byte]string{'\\': "\\", '\'': "'", '"': "\"", 'a': "\a", 'b': "\b", 'f': "\f", 'n': "\n", 'r': "\r", 't': "\t", 'v': "\v"}
-	if r, ok := simple[s[0]]; ok {
+	if r, ok := simpleEscapes[s[0]]; ok {
 		b.WriteString(r)
 		return 1, nil
 	}
-	hexLen := map[byte]int{'x': 2, 'u': 4, 'U': 8}[s[0]]
+	hexLen := hexEscapes[s[0]]
 	if hexLen > 0 {
 		if len(s) < 1+hexLen {
 			return 0, fmt.Errorf("truncated \\%c escape", s[0])
@@ -377,7 +382,7 @@ func (p *parser) prefix() (node, error) {
 			if err != nil {
 				return nil, err
 			}
-			return &listNode{items: args}, nil
+			return &listNode{items: args, pos: t.pos}, nil
 		case "{":
 			args, err := p.args("}")
 			if err != nil {

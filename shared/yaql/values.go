@@ -166,11 +166,17 @@ func samePointer(a, b any) bool {
 	return false
 }
 
+// meter is what comparisons take from an evaluation: its step count, to which they add
+// the values they visit, and its Cache, which remembers whether two large dicts are equal.
+type meter struct {
+	steps int
+	cache *Cache
+}
+
 // equal is Python's ==. Before finalization an iterator equals only itself; finalized
-// (finalized true) it compares as the list it becomes. It adds the values it visits to
-// *work, the evaluation's step count.
-func equal(a, b any, finalized bool, work *int) bool {
-	*work++
+// (finalized true) it compares as the list it becomes.
+func equal(a, b any, finalized bool, m *meter) bool {
+	m.steps++
 	if samePointer(a, b) {
 		return true
 	}
@@ -188,26 +194,23 @@ func equal(a, b any, finalized bool, work *int) bool {
 		if !ok || len(x) != len(y) {
 			return false
 		}
-		for k, xv := range x {
-			yv, ok := y[k]
-			if !ok || !equal(xv, yv, finalized, work) {
-				return false
-			}
+		if len(x) >= rememberedEqualLen && m.cache != nil {
+			return m.cache.equalMaps(x, y, finalized, m)
 		}
-		return true
+		return equalMaps(x, y, finalized, m)
 	case *set:
 		y, ok := b.(*set)
 		if !ok || len(x.items) != len(y.items) {
 			return false
 		}
 		for _, item := range x.items {
-			if !contains(y.items, item, work) {
+			if !contains(y.items, item, m) {
 				return false
 			}
 		}
 		return true
 	case []any, *iterator:
-		return equalLists(a, b, finalized, work)
+		return equalLists(a, b, finalized, m)
 	}
 	if _, ok := b.(*iterator); ok {
 		return false
@@ -223,7 +226,29 @@ func equal(a, b any, finalized bool, work *int) bool {
 	return xf == yf
 }
 
-func equalLists(a, b any, finalized bool, work *int) bool {
+// equalRoot is equal for the two sides of a comparison (=, changed()): two dicts there are
+// remembered by a Cache whatever their size, as the same pair comes back for every node.
+func equalRoot(a, b any, finalized bool, m *meter) bool {
+	x, ok1 := a.(map[string]any)
+	y, ok2 := b.(map[string]any)
+	if ok1 && ok2 && m.cache != nil && len(x) == len(y) && len(x) > 0 && !samePointer(x, y) {
+		m.steps++
+		return m.cache.equalMaps(x, y, finalized, m)
+	}
+	return equal(a, b, finalized, m)
+}
+
+func equalMaps(x, y map[string]any, finalized bool, m *meter) bool {
+	for k, xv := range x {
+		yv, ok := y[k]
+		if !ok || !equal(xv, yv, finalized, m) {
+			return false
+		}
+	}
+	return true
+}
+
+func equalLists(a, b any, finalized bool, m *meter) bool {
 	if samePointer(a, b) {
 		return true
 	}
@@ -241,16 +266,16 @@ func equalLists(a, b any, finalized bool, work *int) bool {
 		return false
 	}
 	for i := range x {
-		if !equal(x[i], y[i], finalized, work) {
+		if !equal(x[i], y[i], finalized, m) {
 			return false
 		}
 	}
 	return true
 }
 
-func contains(items []any, v any, work *int) bool {
+func contains(items []any, v any, m *meter) bool {
 	for _, item := range items {
-		if equal(v, item, false, work) {
+		if equal(v, item, false, m) {
 			return true
 		}
 	}
@@ -270,8 +295,8 @@ func sortedKeys(m map[string]any) []string {
 
 // hashOf hashes v consistently with equal (before finalization): equal values, such as 1,
 // 1.0 and true, hash alike. It groups values for sets and for the sequence matcher of
-// added()/deleted(), which then compare within a group; so it looks only two levels deep.
-func hashOf(v any) uint64 { return hashDepth(v, 2) }
+// added()/deleted(), which then compare within a group; so it looks only one level deep.
+func hashOf(v any) uint64 { return hashDepth(v, 1) }
 
 const hashPrime = 1099511628211
 
@@ -337,7 +362,7 @@ func hashDepth(v any, depth int) uint64 {
 type interner struct {
 	buckets map[uint64][]int
 	reps    []any
-	work    *int
+	meter   *meter
 }
 
 func (in *interner) id(v any) (id int, seen bool) {
@@ -346,7 +371,7 @@ func (in *interner) id(v any) (id int, seen bool) {
 	}
 	h := hashOf(v)
 	for _, candidate := range in.buckets[h] {
-		if equal(in.reps[candidate], v, false, in.work) {
+		if equal(in.reps[candidate], v, false, in.meter) {
 			return candidate, true
 		}
 	}

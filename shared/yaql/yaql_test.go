@@ -326,8 +326,8 @@ func TestSequenceMatcherAutojunk(t *testing.T) {
 		{"one item changed", cycle(300), changedMiddle, 150, 150},
 		{"moved block", append(cycle(300), run(100, 110)...), append(run(100, 105), cycle(300)...), 300, 305},
 	} {
-		var work int
-		added, deleted := diffSequences(c.a, c.b, &work)
+		var m meter
+		added, deleted := diffSequences(c.a, c.b, &m)
 		if len(added) != c.added || len(deleted) != c.deleted {
 			t.Errorf("%s: added %d, deleted %d items; Python: %d and %d", c.name, len(added), len(deleted), c.added, c.deleted)
 		}
@@ -492,4 +492,56 @@ func FuzzCompileEval(f *testing.F) {
 		}
 		_, _ = e.Eval(context.Background(), Env{New: data, Old: map[string]any{"a": 2}, Limits: Limits{Steps: 10000, Values: 10000}})
 	})
+}
+
+// A failure on the data is an *EvalError at the failing operation.
+func TestEvalErrorPosition(t *testing.T) {
+	for src, pos := range map[string]int{
+		"$.l + unknown(1)":     6,
+		"$.a.get('x')":         4,
+		"1 + 'a'":              2,
+		"$.missing.deeper":     9,
+		"$.d['z']":             3,
+		"[1, $.a => 2]":        0,
+		"$.roles.where($ > 1)": 16,
+	} {
+		_, err := eval(t, src, Env{New: doc()})
+		var evalErr *EvalError
+		if !errors.As(err, &evalErr) || evalErr.Pos != pos || !strings.HasPrefix(err.Error(), "yaql: ") {
+			t.Errorf("%s: %v, want an EvalError at %d", src, err, pos)
+		}
+	}
+}
+
+// where($.key = value) with a value fixed per evaluation goes through an index of the
+// receiver: the same answers as item by item, for every node sharing one Cache.
+func TestWhereLookup(t *testing.T) {
+	nodes := []any{
+		map[string]any{"uid": "1", "n": 1}, map[string]any{"uid": "2", "n": 1.0},
+		map[string]any{"uid": "3", "n": true}, map[string]any{"n": nil}, map[string]any{"uid": "1", "n": 2},
+	}
+	cache := NewCache()
+	for _, c := range []struct {
+		uid  any
+		src  string
+		want string
+	}{
+		{"1", "$.nodes.where($.uid = new($.uid)).n", "[1,2]"},
+		{"2", "$.nodes.where($.uid = new($.uid)).n", "[1]"},
+		{nil, "$.nodes.where($.uid = new($.uid)).n", "[null]"},
+		{"9", "$.nodes.where($.uid = new($.uid)).n", "[]"},
+		{"1", "$.nodes.where($.n = 1).uid", `["1","2","3"]`},
+		{"1", "$.nodes.where($.uid = old($.uid)).n", "[1,2]"},
+		{"1", "$.mixed.where($.uid = new($.uid))", "error"}, // an item without attributes
+		{"1", "$.empty.where($.uid = new($.missing.x))", "[]"},
+	} {
+		data := map[string]any{"uid": c.uid, "nodes": nodes, "mixed": []any{map[string]any{"uid": "1"}, 5}, "empty": []any{}}
+		got, err := eval(t, c.src, Env{New: data, Old: data, Cache: cache})
+		switch {
+		case c.want == "error" && err == nil:
+			t.Errorf("uid %v: %s = %s, want an error", c.uid, c.src, asJSON(got))
+		case c.want != "error" && (err != nil || asJSON(got) != c.want):
+			t.Errorf("uid %v: %s = %s (%v), want %s", c.uid, c.src, asJSON(got), err, c.want)
+		}
+	}
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Evaluates every yaql_exp of Fuel's release graphs with python3-yaql, the reference engine.
 
-Usage: /usr/bin/python3 reference.py RELEASE_DIR HIERA_DIR OLD_STATES_JSON
+Usage: /usr/bin/python3 reference.py RELEASE_DIR HIERA_DIR OLD_STATES_JSON [EXTRA_EXPRESSIONS]
 
 Writes one JSON document to stdout: {"expressions": [...], "results": [...]}, where every
 result names its expression (file, path), node file and old state, and holds either the
@@ -254,6 +254,17 @@ def expressions_of(release_dir):
     return found
 
 
+def extra_expressions_of(path):
+    # One expression per line, '#' comments: file is the list's name, path the line number.
+    found = []
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            if line.strip() and not line.startswith('#'):
+                found.append({'file': os.path.basename(path), 'path': [number],
+                              'expr': line.rstrip('\n')})
+    return found
+
+
 def to_json_value(value):
     if value is _UNDEFINED:
         return UNDEFINED_JSON
@@ -265,6 +276,8 @@ def main():
     with open(states_file) as f:
         states = json.load(f)
     exprs = expressions_of(release_dir)
+    if len(sys.argv) > 4:
+        exprs += extra_expressions_of(sys.argv[4])
     engine = yaql.YaqlFactory().create(ENGINE_OPTIONS)
     parsed = {}
     for e in exprs:

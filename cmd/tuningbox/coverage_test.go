@@ -43,10 +43,6 @@ var operationsWithoutCommand = map[string]string{
 	"graphs.graphs.update":            "graphs by their own id: the CLI names a graph by its owner and type",
 	"graphs.graphs.patch":             "graphs by their own id: the CLI names a graph by its owner and type",
 	"graphs.graphs.delete":            "graphs by their own id: the CLI names a graph by its owner and type",
-	"graphs.transactions.list":        "graph run list (issue 23 part 3, another change)",
-	"graphs.transactions.get":         "graph run show and wait (issue 23 part 3, another change)",
-	"graphs.transactions.plan":        "graph run show (issue 23 part 3, another change)",
-	"graphs.transactions.stop":        "graph run stop (issue 23 part 3, another change)",
 	"graphs.transactions.claim":       "an agent's claim in one transaction; tuningbox agent claims through its cluster (graphs.clusters.claim)",
 	"users.get":                       "user list shows every user; one user's record adds nothing to it",
 	"audit.list":                      "the audit log is read with curl (GET /api/v1/audit?environment=1)",
@@ -200,9 +196,12 @@ func operatorsDay(t *testing.T, run func(stdin string, args ...string) string) {
 	run("", "release", "create", "--name", "mitaka", "--version", "9.0")
 	run("", "release", "list")
 	run("", "release", "show", "mitaka")
+	run("", "release", "update", "mitaka", "--metadata", writeFile(t, "release-metadata.yaml", "roles_metadata: {controller: {tags: [controller]}}\n"))
 	run("", "plugin", "create", "--name", "ldap", "--version", "3.0.0")
 	run("", "plugin", "list")
 	run("", "plugin", "show", "ldap")
+	run("", "plugin", "update", "ldap", "--version", "3.0.1")
+	run("", "plugin", "update", "ldap", "--version", "3.0.0")
 	run("", "env", "update", "1", "--release", "mitaka", "--plugin", "ldap")
 	tasks := writeFile(t, "tasks.yaml", "- {id: hiera, type: shell, roles: [controller], parameters: {cmd: 'true'}}\n")
 	for _, owner := range [][]string{{"-r", "mitaka"}, {"-p", "ldap"}, {"-e", "1"}} {
@@ -213,8 +212,23 @@ func operatorsDay(t *testing.T, run func(stdin string, args ...string) string) {
 	for _, level := range []string{"-c", "-p", "-r"} {
 		run("", "graph", "download", "-e", "1", level, "-f", "-")
 	}
-	run("", "graph", "execute", "-e", "1", "--node", "node-1.domain.tld")
+	runID := func(out string) string {
+		var tx struct {
+			UUID string `json:"uuid"`
+		}
+		if err := json.Unmarshal([]byte(out), &tx); err != nil || tx.UUID == "" {
+			t.Fatalf("graph execute: %s", out)
+		}
+		return tx.UUID
+	}
+	first := runID(run("", "graph", "execute", "-e", "1", "--node", "node-1.domain.tld", "--format", "json"))
 	run("", "agent", "--node", "node-1.domain.tld", "--once", "--workdir", filepath.Join(dir, "agent"))
+	run("", "graph", "run", "list", "-e", "1")
+	run("", "graph", "run", "show", first)
+	run("", "graph", "run", "wait", first, "--timeout", "10s")
+	// A dry run prints each node's plan; nobody runs it, so it is stopped.
+	dry := run("", "graph", "execute", "-e", "1", "--dry-run", "--format", "json")
+	run("", "graph", "run", "stop", runID(dry))
 	for _, owner := range [][]string{{"-r", "mitaka"}, {"-p", "ldap"}, {"-e", "1"}} {
 		run("", append([]string{"graph", "delete", "-t", "default"}, owner...)...)
 	}

@@ -491,13 +491,15 @@ start fails the run as unreachable.`,
 				return err
 			}
 			// The body names the cluster by its integer id (Nailgun's); the client sends the UUID from 1.2 on.
-			id, err := c.Resolve(cmd.Context(), client.KindEnvironment, env)
+			cluster, err := strconv.ParseInt(env, 10, 64)
 			if err != nil {
-				return err
-			}
-			cluster, err := strconv.ParseInt(id.ID, 10, 64)
-			if err != nil {
-				return fmt.Errorf("environment %s: id %q is not an integer", env, id.ID)
+				id, err := c.Resolve(cmd.Context(), client.KindEnvironment, env)
+				if err != nil {
+					return err
+				}
+				if cluster, err = strconv.ParseInt(id.ID, 10, 64); err != nil {
+					return fmt.Errorf("environment %s: id %q is not an integer", env, id.ID)
+				}
 			}
 			in := client.ExecuteRequest{Cluster: &cluster, Graphs: make([]client.GraphRun, len(types)), DryRun: dryRun, NoopRun: noop, Force: force, Debug: debug}
 			seconds := claimTimeout.Seconds()
@@ -512,10 +514,26 @@ start fails the run as unreachable.`,
 			if err != nil {
 				return err
 			}
-			if err := renderObject(cmd.OutOrStdout(), format, transactionRow(toObject(tx), format), transactionFields); err != nil || !dryRun {
+			if !dryRun {
+				return renderObject(cmd.OutOrStdout(), format, transactionRow(toObject(tx), format), transactionFields)
+			}
+			plans := make([]*client.Plan, len(tx.SubTransactions))
+			for i, sub := range tx.SubTransactions {
+				if plans[i], err = c.TransactionPlan(cmd.Context(), sub.UUID); err != nil {
+					return err
+				}
+			}
+			if format != formatTable {
+				// One document: the run with its plans.
+				run := toObject(tx).(map[string]any)
+				run["plans"] = toObjects(plans)
+				return renderObject(cmd.OutOrStdout(), format, run, transactionFields)
+			}
+			if err := renderObject(cmd.OutOrStdout(), format, transactionRow(toObject(tx), format), transactionFields); err != nil {
 				return err
 			}
-			return printPlans(cmd, c, tx)
+			printPlans(cmd.OutOrStdout(), plans)
+			return nil
 		},
 	}
 	f := cmd.Flags()
@@ -533,15 +551,10 @@ start fails the run as unreachable.`,
 	return cmd
 }
 
-// printPlans prints, for each graph of a transaction, what each node runs
-// and what it skips, with the reason.
-func printPlans(cmd *cobra.Command, c *client.Client, tx *client.Transaction) error {
-	out := cmd.OutOrStdout()
-	for _, sub := range tx.SubTransactions {
-		plan, err := c.TransactionPlan(cmd.Context(), sub.UUID)
-		if err != nil {
-			return err
-		}
+// printPlans prints, for each graph of a run, what each node runs and what
+// it skips, with the reason.
+func printPlans(out io.Writer, plans []*client.Plan) {
+	for _, plan := range plans {
 		fmt.Fprintf(out, "\ngraph %s:\n", plan.GraphType)
 		for _, w := range plan.Warnings {
 			fmt.Fprintf(out, "  warning: %s\n", w)
@@ -560,7 +573,6 @@ func printPlans(cmd *cobra.Command, c *client.Client, tx *client.Transaction) er
 			}
 		}
 	}
-	return nil
 }
 
 // transactionFields are what `graph execute` prints in table form.
@@ -582,4 +594,3 @@ func transactionRow(tx any, format string) any {
 	row["sub_transactions"] = parts
 	return row
 }
-

@@ -129,7 +129,6 @@ func TestGraphCommandUsage(t *testing.T) {
 		{"graph", "download", "-e", "1", "-a", "-c"},
 		{"graph", "download", "-a"},
 		{"graph", "execute", "-t", "default"},
-		{"graph", "execute", "-e", "x", "-t", "default"},
 		{"graph", "execute", "-e", "1", "-t", "default", "--dry-run", "--noop"},
 		{"graph", "delete", "-e", "1"},
 	}

@@ -89,6 +89,27 @@ func newTagRules(entries ...EntryMetadata) tagRules {
 	return r
 }
 
+// known reports whether a placement name is one the release's metadata
+// defines (a role, a tag, the primary form of a tag with has_primary, or
+// "master"), or a pattern: such a name matching no node of a cluster is
+// normal (a cluster without Cinder nodes), not worth a warning.
+func (r tagRules) known(name string) bool {
+	if isPattern(name) || name == "master" {
+		return true
+	}
+	if _, ok := r.roleTags[name]; ok {
+		return true
+	}
+	for _, tags := range r.roleTags {
+		for _, tag := range tags {
+			if name == tag || r.hasPrimary[tag] && name == primaryPrefix+tag {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // primaryPrefix marks a role or tag held by the cluster's primary node.
 const primaryPrefix = "primary-"
 

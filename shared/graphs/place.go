@@ -121,7 +121,7 @@ func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode,
 					}
 				}
 			}
-			if !found {
+			if !found && !rules.known(name) {
 				key := fmt.Sprintf("%s %q", field, name)
 				unmatched[key] = append(unmatched[key], t.ID)
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/auth/clientcert"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/keystone"
+	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
 
 func newServeCmd() *cobra.Command {
@@ -104,6 +105,9 @@ func serve(ctx context.Context, cfg app.Config, listen, tlsCert, tlsKey string, 
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	slog.SetDefault(logger) // lines of libraries that log through the log or slog defaults, in the same JSON format
 	backend, err := app.OpenBackend(ctx, cfg, logger)
+	if errors.Is(err, bolt.ErrDamaged) {
+		return fmt.Errorf("%w; `tuningbox store check --data %s` lists what is wrong", err, cfg.DataDir)
+	}
 	if err != nil {
 		return err
 	}

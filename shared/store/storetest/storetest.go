@@ -815,11 +815,13 @@ func testConcurrentNextID(t *testing.T, f *indexFixture) {
 	wantDistinct(t, ids)
 }
 
-// testIDBounds: a client-chosen id above store.MaxID is refused without moving
-// the counter, and a counter at MaxID stops handing out ids instead of wrapping.
+// testIDBounds: a client-chosen id outside 1..store.MaxChosenID is refused
+// without moving the counter; the largest chosen id leaves the automatic ids
+// going (the counter continues after it), and a counter at MaxID stops handing
+// out ids instead of wrapping.
 func testIDBounds(t *testing.T, f *indexFixture) {
 	k := f.key("p", "ids")
-	for _, id := range []int64{store.MaxID + 1, math.MaxInt64, 0, -1} {
+	for _, id := range []int64{store.MaxChosenID + 1, store.MaxID, math.MaxInt64, 0, -1} {
 		if err := store.ReserveID(f.ctx, f.idx, k, id); !errors.Is(err, store.ErrIDTooLarge) || !errs.Is(err, errs.Invalid) {
 			t.Fatalf("ReserveID(%d) = %v, want ErrIDTooLarge (Invalid)", id, err)
 		}
@@ -827,9 +829,21 @@ func testIDBounds(t *testing.T, f *indexFixture) {
 	if id, err := store.NextID(f.ctx, f.idx, k); err != nil || id != 1 {
 		t.Fatalf("NextID after refused reservations = %d, %v; want 1", id, err)
 	}
-	if err := store.ReserveID(f.ctx, f.idx, k, store.MaxID); err != nil {
-		t.Fatalf("ReserveID(MaxID): %v", err)
+	if err := store.ReserveID(f.ctx, f.idx, k, store.MaxChosenID); err != nil {
+		t.Fatalf("ReserveID(MaxChosenID): %v", err)
 	}
+	for want := int64(store.MaxChosenID + 1); want < store.MaxChosenID+4; want++ {
+		if id, err := store.NextID(f.ctx, f.idx, k); err != nil || id != want {
+			t.Fatalf("NextID after the largest chosen id = %d, %v; want %d", id, err, want)
+		}
+	}
+	// No client can move the counter to MaxID any more; one that got there
+	// (a database of an earlier version) stops rather than wraps.
+	it, err := f.idx.Get(f.ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, store.Update(k, fmt.Appendf(nil, `{"last":%d}`, int64(store.MaxID)), it.Revision))
 	for range 2 {
 		if id, err := store.NextID(f.ctx, f.idx, k); !errors.Is(err, store.ErrIDsExhausted) {
 			t.Fatalf("NextID after MaxID = %d, %v; want ErrIDsExhausted", id, err)

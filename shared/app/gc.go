@@ -22,17 +22,19 @@ func CollectGarbage(ctx context.Context, b store.Backend, logger *slog.Logger) e
 	return nil
 }
 
-// CollectGarbageEvery runs CollectGarbage every interval until ctx ends (the
-// local server's periodic sweep; on AWS a scheduled function runs it).
+// CollectGarbageEvery runs CollectGarbage at once, then every interval until
+// ctx ends (the local server's sweeps; on AWS a scheduled function runs them).
+// The first sweep at start-up collects the orphans older than the grace period
+// that a previous run left, however short its runs are.
 func CollectGarbageEvery(ctx context.Context, b store.Backend, interval time.Duration, logger *slog.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
+		_ = CollectGarbage(ctx, b, logger)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			_ = CollectGarbage(ctx, b, logger)
 		}
 	}
 }

@@ -38,9 +38,34 @@ func Run(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 	})
 	t.Run("GC", func(t *testing.T) {
 		ns := runID(t) + "/gc/"
+		t.Run("OrphanBeforeFirstSweep", func(t *testing.T) { testOrphanBeforeFirstSweep(t, newBackend(t), ns) })
 		t.Run("SweepBetweenPutAndCommit", func(t *testing.T) { testSweepBetweenPutAndCommit(t, newBackend(t), ns) })
 		t.Run("SweepRacingWrites", func(t *testing.T) { testSweepRacingWrites(t, newBackend(t), ns) })
 	})
+}
+
+// testOrphanBeforeFirstSweep: a store started as a server or function starts
+// (store.InitGC) collects an orphan made before its first sweep, once the
+// grace period has passed: the first sweep is no barrier.
+func testOrphanBeforeFirstSweep(t *testing.T, b store.Backend, ns string) {
+	ctx := t.Context()
+	if err := store.InitGC(ctx, b.Index, b.Blobs); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // object stores keep times in whole seconds
+	orphan := []byte(ns + "orphan of a crashed write, before any sweep")
+	hash, err := b.Blobs.Put(ctx, orphan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	rep, err := store.CollectGarbage(ctx, b.Index, b.Blobs, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Blobs.Get(ctx, hash); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the first sweep kept an orphan older than the grace period (%+v): %v", rep, err)
+	}
 }
 
 // testSweepBetweenPutAndCommit is the race at its worst, step by step: an old

@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/store"
@@ -30,13 +32,25 @@ func CollectGarbageEvery(ctx context.Context, b store.Backend, interval time.Dur
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		_ = CollectGarbage(ctx, b, logger)
+		sweepRecovering(ctx, b, logger)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 	}
+}
+
+// sweepRecovering is one background sweep: no request's handler is around it
+// to recover a panic (a fault of the store's client), so it logs the panic
+// with its stack and the server, and the next sweep, go on.
+func sweepRecovering(ctx context.Context, b store.Backend, logger *slog.Logger) {
+	defer func() {
+		if r := recover(); r != nil {
+			logger.ErrorContext(ctx, "blob garbage collection panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		}
+	}()
+	_ = CollectGarbage(ctx, b, logger)
 }
 
 // LambdaGC is the start-up of the scheduled garbage collection function: its

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -36,6 +37,8 @@ const (
 	// it also stops when its request ends.
 	baseValidationSteps = 200_000
 	stepsPerValue       = 16
+	// maxValidationTime bounds a validation on a slow or busy machine too.
+	maxValidationTime = 500 * time.Millisecond
 )
 
 // checkSchemaLimits refuses a schema (parsed, before compiling) past the bounds above.
@@ -220,11 +223,12 @@ func checkPattern(pattern, at string) error {
 // which stops the validation when the steps run out or its context ends.
 // Validations of one schema take turns; the counter is theirs meanwhile.
 type boundedSchema struct {
-	mu     sync.Mutex
-	schema *jsonschema.Schema
-	ctx    context.Context // of the validation in progress
-	budget int
-	left   int
+	mu       sync.Mutex
+	schema   *jsonschema.Schema
+	ctx      context.Context // of the validation in progress
+	budget   int
+	left     int
+	deadline time.Time
 }
 
 // stopValidation is panicked by the step counter and recovered by validate.
@@ -248,8 +252,14 @@ func (c stepCounter) Validate(*jsonschema.ValidatorContext, any) {
 	if b.left < 0 {
 		panic(stopValidation{errs.Invalidf("validating the document takes more than %d schema steps (limit: validation budget); simplify the schema", b.budget)})
 	}
-	if b.left%1024 == 0 && b.ctx.Err() != nil {
-		panic(stopValidation{b.ctx.Err()})
+	if b.left%1024 != 0 {
+		return
+	}
+	if err := b.ctx.Err(); err != nil {
+		panic(stopValidation{err})
+	}
+	if time.Now().After(b.deadline) {
+		panic(stopValidation{errs.Invalidf("validating the document takes more than %v (limit: validation budget); simplify the schema", maxValidationTime)})
 	}
 }
 
@@ -258,7 +268,7 @@ func (b *boundedSchema) validate(ctx context.Context, v any) (err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.ctx, b.budget = ctx, baseValidationSteps+stepsPerValue*countValues(v)
-	b.left = b.budget
+	b.left, b.deadline = b.budget, time.Now().Add(maxValidationTime)
 	defer func() {
 		b.ctx = nil
 		if r := recover(); r != nil {

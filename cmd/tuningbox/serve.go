@@ -20,6 +20,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/auth/clientcert"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/keystone"
+	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
 
 func newServeCmd() *cobra.Command {
@@ -80,7 +81,7 @@ uses a DynamoDB table and an S3 bucket (endpoints from AWS_ENDPOINT_URL*).`,
 	f.BoolVar(&cfg.S3PathStyle, "s3-path-style", cfg.S3PathStyle, "path-style S3 addressing (emulators)")
 	f.BoolVar(&cfg.CreateResources, "create-resources", cfg.CreateResources, "create the table and bucket if missing (emulators)")
 	f.Int64Var(&cfg.MaxBody, "max-body", cfg.MaxBody, "largest request body in bytes")
-	f.DurationVar(&cfg.GCInterval, "gc-interval", cfg.GCInterval, "how often to remove unreferenced blobs older than an hour (0: never)")
+	f.DurationVar(&cfg.GCInterval, "gc-interval", cfg.GCInterval, "how often to remove unreferenced blobs older than an hour, the first time at start-up (0: never; POST /api/v1/store/gc still works)")
 	f.Int64Var(&cfg.CacheBytes, "cache-bytes", cfg.CacheBytes, "memory budget of every cache together, in bytes (env TUNINGBOX_CACHE_BYTES)")
 	f.StringVar(&tlsCert, "tls-cert", "", "TLS certificate file (PEM); serve HTTPS")
 	f.StringVar(&tlsKey, "tls-key", "", "TLS private key file (PEM)")
@@ -104,6 +105,9 @@ func serve(ctx context.Context, cfg app.Config, listen, tlsCert, tlsKey string, 
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	slog.SetDefault(logger) // lines of libraries that log through the log or slog defaults, in the same JSON format
 	backend, err := app.OpenBackend(ctx, cfg, logger)
+	if errors.Is(err, bolt.ErrDamaged) {
+		return fmt.Errorf("%w; `tuningbox store check --data %s` lists what is wrong", err, cfg.DataDir)
+	}
 	if err != nil {
 		return err
 	}

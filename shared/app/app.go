@@ -34,6 +34,13 @@ func OpenBackend(ctx context.Context, cfg Config, logger *slog.Logger) (store.Ba
 	if err != nil {
 		return store.Backend{}, err
 	}
+	// Before any write: on a new store, every orphan is then collectable.
+	if err := store.InitGC(ctx, b.Index, b.Blobs); err != nil {
+		if b.Close != nil {
+			b.Close()
+		}
+		return store.Backend{}, fmt.Errorf("start blob garbage collection: %w", err)
+	}
 	b.Blobs = blobcache.New(b.Blobs, cfg.cacheShares().blobs)
 	return b, nil
 }

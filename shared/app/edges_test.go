@@ -30,6 +30,8 @@ func TestMuxAnswersJSON(t *testing.T) {
 func TestInvalidUTF8Refused(t *testing.T) {
 	c := newClient(t)
 	c.wantError("POST", "/api/v1/config/components", "{\"name\":\"ab\xff\xfecd\"}", http.StatusBadRequest, "not valid UTF-8 (at byte 11)")
+	// An escaped lone surrogate is no character either (it was stored as U+FFFD).
+	c.wantError("POST", "/api/v1/config/components", `{"name":"ab\ud800"}`, http.StatusBadRequest, "not valid UTF-8 (at byte 11: ")
 	c.do("GET", "/api/v1/config/components", "", http.StatusOK, "[]")
 }
 

@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/store"
@@ -22,19 +24,33 @@ func CollectGarbage(ctx context.Context, b store.Backend, logger *slog.Logger) e
 	return nil
 }
 
-// CollectGarbageEvery runs CollectGarbage every interval until ctx ends (the
-// local server's periodic sweep; on AWS a scheduled function runs it).
+// CollectGarbageEvery runs CollectGarbage at once, then every interval until
+// ctx ends (the local server's sweeps; on AWS a scheduled function runs them).
+// The first sweep at start-up collects the orphans older than the grace period
+// that a previous run left, however short its runs are.
 func CollectGarbageEvery(ctx context.Context, b store.Backend, interval time.Duration, logger *slog.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
+		sweepRecovering(ctx, b, logger)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			_ = CollectGarbage(ctx, b, logger)
 		}
 	}
+}
+
+// sweepRecovering is one background sweep: no request's handler is around it
+// to recover a panic (a fault of the store's client), so it logs the panic
+// with its stack and the server, and the next sweep, go on.
+func sweepRecovering(ctx context.Context, b store.Backend, logger *slog.Logger) {
+	defer func() {
+		if r := recover(); r != nil {
+			logger.ErrorContext(ctx, "blob garbage collection panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		}
+	}()
+	_ = CollectGarbage(ctx, b, logger)
 }
 
 // LambdaGC is the start-up of the scheduled garbage collection function: its

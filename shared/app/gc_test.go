@@ -1,8 +1,16 @@
 package app_test
 
 import (
+	"context"
+	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/tuningbox/tuningbox/shared/app"
+	"github.com/tuningbox/tuningbox/shared/store"
+	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
 
 // TestStoreGCRoute: POST /api/v1/store/gc sweeps and answers what it found;
@@ -17,4 +25,64 @@ func TestStoreGCRoute(t *testing.T) {
 	c.do("POST", "/api/v1/store/gc", "", http.StatusOK, `"referenced":1`)
 	c.wantError("POST", "/api/v1/store/gc?min_age=soon", "", http.StatusBadRequest, "min_age")
 	c.wantError("POST", "/api/v1/store/gc?age=1h", "", http.StatusBadRequest, "unknown query parameter")
+}
+
+// TestSweepAtStartUp: the periodic sweep's first run is at once, not one
+// interval after start-up, so orphans of a previous short run are collected.
+func TestSweepAtStartUp(t *testing.T) {
+	b, err := bolt.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var logs syncBuffer
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		app.CollectGarbageEvery(ctx, b, time.Hour, slog.New(slog.NewJSONHandler(&logs, nil)))
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(logs.String(), `"msg":"blob garbage collection"`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no sweep within 5 s of start-up (interval 1 h); log: %s", logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+}
+
+// panickyBlobs panics when listed, as a broken store client might.
+type panickyBlobs struct{ store.Blobs }
+
+func (panickyBlobs) List(context.Context, func(string, time.Time) error) error {
+	panic("the store's client broke")
+}
+
+// TestBackgroundSweepSurvivesPanic: a panic in a background sweep is logged
+// and the sweeps go on, instead of ending the server.
+func TestBackgroundSweepSurvivesPanic(t *testing.T) {
+	b, err := bolt.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	b.Blobs = panickyBlobs{b.Blobs}
+	var logs syncBuffer
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		app.CollectGarbageEvery(ctx, b, 10*time.Millisecond, slog.New(slog.NewJSONHandler(&logs, nil)))
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for strings.Count(logs.String(), `"msg":"blob garbage collection panicked"`) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than two recovered sweeps in 5 s; log: %s", logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
 }

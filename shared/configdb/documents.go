@@ -565,7 +565,7 @@ func (s *Service) nextDocument(ctx context.Context, sn *snapshot, kind Kind, ifM
 	if err := s.validate(sn.resdef, doc); err != nil {
 		return nil, nil, err
 	}
-	if err := s.checkSchema(sn.resdef, kind, doc); err != nil {
+	if err := s.checkSchema(ctx, sn.resdef, kind, doc); err != nil {
 		return nil, nil, err
 	}
 	return cur, doc, nil

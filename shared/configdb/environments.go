@@ -29,8 +29,8 @@ type EnvironmentUpdate struct {
 // CreateEnvironment creates an environment. A client-chosen id that exists, or
 // that an environment had before (ids are never reused), is a conflict (409).
 func (s *Service) CreateEnvironment(ctx context.Context, in NewEnvironment) (Environment, error) {
-	if in.ID < 0 || in.ID > store.MaxID {
-		return Environment{}, errs.Invalidf("environment id must be an integer from 1 to %d", store.MaxID)
+	if in.ID < 0 || in.ID > store.MaxChosenID {
+		return Environment{}, errs.Invalidf("environment id must be an integer from 1 to %d (a cluster id of the deployment tool)", store.MaxChosenID)
 	}
 	components, checks, err := s.resolveComponents(ctx, in.Components)
 	if err != nil {

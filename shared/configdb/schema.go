@@ -2,6 +2,7 @@ package configdb
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -34,7 +35,7 @@ const schemaURL = "urn:tuningbox:resource-schema"
 
 // compiledSchema is a definition's schema, compiled for both kinds.
 type compiledSchema struct {
-	full, partial *jsonschema.Schema
+	full, partial *boundedSchema
 	// size estimates the memory of the compiled forms from their source.
 	size int64
 }
@@ -60,9 +61,10 @@ func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("the schema refers to %s: a resource schema may only refer to itself", url)
 }
 
-// compileSchema compiles raw for values (as is) and for overrides (presence rules dropped).
+// compileSchema compiles raw for values (as is) and for overrides (presence
+// rules dropped), after checking it against the schema limits.
 func compileSchema(raw json.RawMessage) (*compiledSchema, error) {
-	compile := func(partial bool) (*jsonschema.Schema, error) {
+	compile := func(partial bool) (*boundedSchema, error) {
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 		if err != nil {
 			return nil, err
@@ -70,13 +72,24 @@ func compileSchema(raw json.RawMessage) (*compiledSchema, error) {
 		if partial {
 			dropPresenceRules(doc)
 		}
+		b := &boundedSchema{}
 		c := jsonschema.NewCompiler()
 		c.DefaultDraft(jsonschema.Draft2020)
 		c.UseLoader(noLoader{})
+		c.RegisterVocabulary(b.budgetVocabulary())
+		c.AssertVocabs()
 		if err := c.AddResource(schemaURL, doc); err != nil {
 			return nil, err
 		}
-		return c.Compile(schemaURL)
+		b.schema, err = c.Compile(schemaURL)
+		return b, err
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, errs.Invalidf("content.schema is not valid JSON: %v", err)
+	}
+	if err := checkSchemaLimits(doc, len(raw)); err != nil {
+		return nil, err
 	}
 	full, err := compile(false)
 	if err != nil {
@@ -147,8 +160,9 @@ func (s *Service) schemaFor(def resdefRecord) (*compiledSchema, error) {
 	return c, nil
 }
 
-// checkSchema validates a document of kind against its definition's schema.
-func (s *Service) checkSchema(def resdefRecord, kind Kind, doc []byte) error {
+// checkSchema validates a document of kind against its definition's schema,
+// within the validation budget and while ctx lasts.
+func (s *Service) checkSchema(ctx context.Context, def resdefRecord, kind Kind, doc []byte) error {
 	c, err := s.schemaFor(def)
 	if err != nil || c == nil {
 		return err
@@ -161,7 +175,7 @@ func (s *Service) checkSchema(def resdefRecord, kind Kind, doc []byte) error {
 	if kind == Overrides {
 		schema, what = c.partial, "the overrides of the"
 	}
-	err = schema.Validate(v)
+	err = schema.validate(ctx, v)
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
 		return err

@@ -3,6 +3,9 @@ package configdb
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"time"
@@ -123,7 +126,7 @@ func (s *Service) recheck(k watchKey, t *watchTopic, last [32]byte) {
 			return
 		case <-tick.C:
 		}
-		now, err := s.fingerprint(ctx, k)
+		now, err := s.look(ctx, k)
 		if err != nil {
 			continue // a failed look is retried at the next tick
 		}
@@ -132,6 +135,20 @@ func (s *Service) recheck(k watchKey, t *watchTopic, last [32]byte) {
 			t.notify()
 		}
 	}
+}
+
+// look is one recheck's fingerprint. This goroutine serves no request whose
+// handler would recover a panic: one here (a fault of the store's client) is
+// logged with its stack and counts as a failed look, so the process and the
+// waiters go on and the next tick looks again.
+func (s *Service) look(ctx context.Context, k watchKey) (sum [32]byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			slog.Default().Error("watch recheck panicked", "environment", k.env, "resource", k.resdef, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			err = fmt.Errorf("watch recheck panicked: %v", r)
+		}
+	}()
+	return s.fingerprint(ctx, k)
 }
 
 // fingerprint identifies the state of every document head of a resource in an

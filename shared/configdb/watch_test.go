@@ -3,9 +3,11 @@ package configdb
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
 
@@ -79,5 +81,72 @@ func TestWaitSharesOneRecheck(t *testing.T) {
 	defer waiting.watch.mu.Unlock()
 	if len(waiting.watch.topics) != 0 {
 		t.Errorf("topics left after every waiter returned: %v", waiting.watch.topics)
+	}
+}
+
+// panickyIndex panics in Query while its switch is on.
+type panickyIndex struct {
+	store.Index
+	panicking atomic.Bool
+}
+
+func (p *panickyIndex) Query(ctx context.Context, q store.Query) ([]store.Item, error) {
+	if p.panicking.Load() {
+		panic("the store's client broke")
+	}
+	return p.Index.Query(ctx, q)
+}
+
+// TestRecheckSurvivesPanic: a panic in a topic's background recheck (no
+// request's handler around it to recover) is not the end of the process: the
+// recheck goes on, and a write of another process still wakes the waiter.
+func TestRecheckSurvivesPanic(t *testing.T) {
+	b, err := bolt.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	idx := &panickyIndex{Index: b.Index}
+	waiting := NewService(idx, b.Blobs)
+	waiting.watchRecheck = 20 * time.Millisecond
+	other := NewService(b.Index, b.Blobs)
+	ctx := context.Background()
+	if _, err := other.CreateComponent(ctx, NewComponent{Name: "fuel", ResourceDefinitions: []NewResourceDefinition{{Name: "astute"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.CreateEnvironment(ctx, NewEnvironment{ID: 1, Components: []string{"fuel"}, Levels: []string{}}); err != nil {
+		t.Fatal(err)
+	}
+	ref := DocRef{Env: "1", Resource: "astute"}
+	if _, err := other.PutDocument(ctx, ref, Values, []byte(`{"a":1}`), ""); err != nil {
+		t.Fatal(err)
+	}
+	q := ReadQuery{DocRef: ref, Kind: Values}
+	doc, err := waiting.Read(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	woken := make(chan *Document, 1)
+	go func() {
+		d, err := waiting.Wait(ctx, q, doc.ETag, 10*time.Second)
+		if err != nil {
+			t.Error(err)
+		}
+		woken <- d
+	}()
+	time.Sleep(50 * time.Millisecond) // the waiter has read and joined its topic
+	idx.panicking.Store(true)
+	time.Sleep(100 * time.Millisecond) // several rechecks panic
+	idx.panicking.Store(false)
+	if _, err := other.PutDocument(ctx, ref, Values, []byte(`{"a":2}`), ""); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case d := <-woken:
+		if d == nil || string(d.Body) != `{"a":2}` {
+			t.Fatalf("the waiter got %v", d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiter was not woken after the panicking rechecks")
 	}
 }

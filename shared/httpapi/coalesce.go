@@ -106,6 +106,10 @@ func (c *coalescingConn) Write(p []byte) (int, error) {
 		*c.held = append((*c.held)[:0], p...)
 		return len(p), nil
 	}
+	if asJSON, ok := jsonServerError(p); ok {
+		_, err := c.Conn.Write(asJSON)
+		return len(p), err
+	}
 	return c.Conn.Write(p)
 }
 

@@ -8,7 +8,9 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
@@ -41,6 +43,10 @@ func ReadBody(r *http.Request) ([]byte, error) {
 	// JSON text is UTF-8 (RFC 8259); decoding would silently turn bad bytes into U+FFFD.
 	if !utf8.Valid(body) {
 		return nil, errs.Invalidf("request body is not valid UTF-8 (at byte %d)", invalidUTF8Offset(body))
+	}
+	// So would an escaped surrogate that is not half of a pair: no UTF-8 text holds it.
+	if at := loneSurrogateOffset(body); at >= 0 {
+		return nil, errs.Invalidf("request body is not valid UTF-8 (at byte %d: %s is half of a UTF-16 surrogate pair)", at, body[at:at+6])
 	}
 	return body, nil
 }
@@ -106,6 +112,44 @@ func invalidUTF8Offset(b []byte) int {
 		i += size
 	}
 	return len(b)
+}
+
+// loneSurrogateOffset returns the offset of the first \uXXXX escape naming a
+// UTF-16 surrogate that is not half of a high-low pair, or -1. body is valid
+// JSON, so every backslash starts an escape inside a string.
+func loneSurrogateOffset(body []byte) int {
+	if !bytes.Contains(body, []byte(`\u`)) {
+		return -1
+	}
+	pendingHigh := -1 // offset of a high surrogate escape still waiting for its low half
+	for i := 0; i < len(body); i++ {
+		if body[i] != '\\' || body[i+1] != 'u' {
+			if pendingHigh >= 0 {
+				return pendingHigh
+			}
+			if body[i] == '\\' {
+				i++ // the escaped character
+			}
+			continue
+		}
+		code, _ := strconv.ParseUint(string(body[i+2:i+6]), 16, 16)
+		switch r := rune(code); {
+		case utf16.IsSurrogate(r) && r < 0xDC00: // a high half
+			if pendingHigh >= 0 {
+				return pendingHigh
+			}
+			pendingHigh = i
+		case utf16.IsSurrogate(r): // a low half
+			if pendingHigh < 0 {
+				return i
+			}
+			pendingHigh = -1
+		case pendingHigh >= 0:
+			return pendingHigh
+		}
+		i += 5
+	}
+	return pendingHigh
 }
 
 func requireJSONContentType(r *http.Request) error {

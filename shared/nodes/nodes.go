@@ -200,8 +200,8 @@ func (s *Service) Create(ctx context.Context, in NewNode) (Node, error) {
 	case !ident.IsUUID(in.UUID):
 		return Node{}, errs.Invalidf("Invalid uuid %s", in.UUID)
 	}
-	if in.ID < 0 || in.ID > store.MaxID {
-		return Node{}, errs.Invalidf("node id must be an integer from 1 to %d, got %d", store.MaxID, in.ID)
+	if in.ID < 0 || in.ID > store.MaxChosenID {
+		return Node{}, errs.Invalidf("node id must be an integer from 1 to %d (a node id of the deployment tool), got %d", store.MaxChosenID, in.ID)
 	}
 	if in.ID == 0 {
 		if n.ID, err = store.NextID(ctx, s.idx, counterKey); err != nil {

@@ -18,7 +18,7 @@ import (
 //
 //	blob#ref#<hash> / <random>  -> {}   one per write that referenced the blob (PutBlob's Ops)
 //	blob#guard      / <hash>    -> {"condemned": bool}, the blob's collection state
-//	blob#gc         / epoch     -> {"since": time}  blobs stored before it are never collected
+//	blob#gc         / epoch     -> {"since": time}  since when every blob is stored with its references kept
 //
 // The guard makes a sweep racing a write safe. A writer reads the guard before
 // it stores the blob and commits its reference only if the guard's revision is
@@ -27,8 +27,13 @@ import (
 // there are none, and then frees the guard. So a reference committed before the
 // condemnation is seen and the blob kept; one committed after it fails its
 // condition, and the writer stores the blob again once the guard is free.
-// Blobs written before the epoch (the first sweep), by code that kept no
-// references, are never collected.
+//
+// The epoch protects blobs of builds that kept no references (before the
+// collector existed): those are never collected. It is set when a store is
+// first opened by a build that keeps references (InitGC, at every start-up),
+// not at its first sweep: a store that holds no blob then gets the zero time,
+// so every orphan it will ever hold is collected, whenever it was made; one
+// that already holds blobs of unknown history gets the present.
 const (
 	blobRefPrefix  = "blob#ref#"
 	blobGuards     = "blob#guard"
@@ -98,10 +103,10 @@ type GCReport struct {
 
 // CollectGarbage removes the blobs no index item references that were stored
 // after the epoch and at least minAge ago. It is safe to run while writes go on
-// and while another sweep runs.
+// and while another sweep runs. On a store without an epoch it sets one first (InitGC).
 func CollectGarbage(ctx context.Context, idx Index, blobs Blobs, minAge time.Duration) (GCReport, error) {
 	var rep GCReport
-	epoch, err := gcEpoch(ctx, idx)
+	epoch, err := gcEpoch(ctx, idx, blobs)
 	if err != nil {
 		return rep, err
 	}
@@ -181,8 +186,20 @@ func hasRefs(ctx context.Context, idx Index, hash string) (bool, error) {
 	return len(items) > 0, err
 }
 
-// gcEpoch returns the epoch, setting it to now on the first sweep.
-func gcEpoch(ctx context.Context, idx Index) (time.Time, error) {
+// InitGC gives the store its epoch if it has none: the zero time when it
+// holds no blob yet (every blob it will hold is stored with its references
+// kept, so every orphan is collectable), else the present (its blobs may come
+// from a build that kept no references). Call it at start-up, before writes.
+func InitGC(ctx context.Context, idx Index, blobs Blobs) error {
+	_, err := gcEpoch(ctx, idx, blobs)
+	return err
+}
+
+// errFound stops a listing at its first blob.
+var errFound = errors.New("found")
+
+// gcEpoch returns the epoch, setting it (InitGC) when there is none.
+func gcEpoch(ctx context.Context, idx Index, blobs Blobs) (time.Time, error) {
 	k := Key{Partition: blobGCPartKey, Sort: blobEpochSort}
 	var e struct {
 		Since time.Time `json:"since"`
@@ -194,10 +211,16 @@ func gcEpoch(ctx context.Context, idx Index) (time.Time, error) {
 	if !errors.Is(err, ErrNotFound) {
 		return time.Time{}, err
 	}
-	e.Since = time.Now().UTC()
+	err = blobs.List(ctx, func(string, time.Time) error { return errFound })
+	switch {
+	case errors.Is(err, errFound):
+		e.Since = time.Now().UTC()
+	case err != nil:
+		return time.Time{}, fmt.Errorf("list blobs: %w", err)
+	}
 	value, _ := json.Marshal(e)
 	if err := idx.Write(ctx, Create(k, value)); err != nil && !errors.Is(err, ErrConflict) {
 		return time.Time{}, err
 	}
-	return gcEpoch(ctx, idx)
+	return gcEpoch(ctx, idx, blobs)
 }

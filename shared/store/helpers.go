@@ -38,15 +38,21 @@ type counter struct {
 }
 
 // MaxID is the largest integer id: 2^53-1, the largest integer every JSON
-// client (JavaScript, jq) reads exactly. Generated ids never pass it and a
-// client-chosen id above it is refused (ErrIDTooLarge).
+// client (JavaScript, jq) reads exactly. Generated ids never pass it.
 const MaxID = 1<<53 - 1
 
-// ErrIDTooLarge is returned by ReserveID for an id above MaxID (a 400).
-var ErrIDTooLarge = errs.New(errs.Invalid, "ids are integers from 1 to %d", MaxID)
+// MaxChosenID is the largest id a client may choose: 2^31-1, the largest id
+// Nailgun and tuning-box can give a cluster, environment or node (PostgreSQL
+// integer columns), so ids equal to the deployment tool's always fit. A chosen
+// id moves the automatic ids past it, and more than 2^53-2^31 automatic ids
+// remain after the largest: a chosen id never exhausts them.
+const MaxChosenID = 1<<31 - 1
 
-// ErrIDsExhausted is returned by NextID when the counter has reached MaxID
-// (a client reserved it): no id is ever handed out twice or wraps around.
+// ErrIDTooLarge is returned by ReserveID for an id outside 1..MaxChosenID (a 400).
+var ErrIDTooLarge = errs.New(errs.Invalid, "an id a client chooses is an integer from 1 to %d", MaxChosenID)
+
+// ErrIDsExhausted is returned by NextID when the counter has reached MaxID:
+// no id is ever handed out twice or wraps around.
 var ErrIDsExhausted = errs.New(errs.Conflict, "no free id is left: ids go up to %d", MaxID)
 
 // NextID allocates the next integer id from the counter item at k (1, 2, 3, ...).
@@ -62,9 +68,10 @@ func NextID(ctx context.Context, idx Index, k Key) (int64, error) {
 }
 
 // ReserveID makes sure the counter at k never hands out id (used when a client
-// chooses an id). An id outside 1..MaxID is ErrIDTooLarge, nothing is changed.
+// chooses an id): automatic ids continue after it. An id outside
+// 1..MaxChosenID is ErrIDTooLarge, nothing is changed.
 func ReserveID(ctx context.Context, idx Index, k Key, id int64) error {
-	if id < 1 || id > MaxID {
+	if id < 1 || id > MaxChosenID {
 		return ErrIDTooLarge
 	}
 	_, err := advanceCounter(ctx, idx, k, func(last int64) (int64, error) { return max(last, id), nil })

@@ -1,6 +1,7 @@
 package configapi_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -297,6 +298,7 @@ func TestSchema(t *testing.T) {
 		`{"content":{"schema":{"type":"nothing"}}}`,
 		`{"content":{"schema":{"$ref":"file:///etc/passwd"}}}`,
 		`{"content":{"schema":{"$ref":"https://example.com/schema.json"}}}`,
+		`{"content":{"schema":` + schemaBomb(40) + `}}`, // 2^40 subschemas per value
 	} {
 		if msg := a.must(http.StatusBadRequest, "PUT", "/resource_definitions/1", bad).errorMessage(t); !strings.Contains(msg, "content.schema") {
 			t.Errorf("%s: %q", bad, msg)
@@ -304,4 +306,15 @@ func TestSchema(t *testing.T) {
 	}
 	a.must(http.StatusNoContent, "PUT", "/resource_definitions/1", `{"content":{"schema":{"$defs":{"n":{"type":"integer"}},"properties":{"a":{"$ref":"#/$defs/n"}}}}}`)
 	refused(env1+"/resources/astute/values", `{"a":"x"}`, "/a", "/properties/a/$ref/type")
+}
+
+// schemaBomb is a $defs chain whose every level holds allOf [$ref next, $ref next].
+func schemaBomb(depth int) string {
+	var b strings.Builder
+	b.WriteString(`{"$ref":"#/$defs/d0","$defs":{`)
+	for i := range depth {
+		fmt.Fprintf(&b, `"d%d":{"allOf":[{"$ref":"#/$defs/d%d"},{"$ref":"#/$defs/d%d"}]},`, i, i+1, i+1)
+	}
+	fmt.Fprintf(&b, `"d%d":{"type":"object"}}}`, depth)
+	return b.String()
 }

@@ -180,3 +180,25 @@ func TestEnvironments(t *testing.T) {
 	a.must(http.StatusNotFound, "GET", "/environments/9/resources/astute/values", "")
 	a.must(http.StatusConflict, "POST", "/environments", `{"id":9,"components":[1],"hierarchy_levels":[]}`)
 }
+
+// TestLargestChosenEnvironmentID: an environment id a client chooses is at
+// most 2^31-1 (Nailgun's cluster ids); after the largest, deleted, generated
+// ids go on (they are never exhausted, and never reuse it).
+func TestLargestChosenEnvironmentID(t *testing.T) {
+	a := newAPI(t, httpapi.Options{})
+	for _, id := range []string{"2147483648", "9007199254740991"} {
+		if r := a.must(http.StatusBadRequest, "POST", "/environments", `{"id":`+id+`,"components":[],"hierarchy_levels":[]}`); !strings.Contains(r.String(), "from 1 to 2147483647") {
+			t.Fatalf("id %s: %s", id, r)
+		}
+	}
+	a.must(http.StatusCreated, "POST", "/environments", `{"id":2147483647,"components":[],"hierarchy_levels":[]}`)
+	a.must(http.StatusNoContent, "DELETE", "/environments/2147483647", "")
+	a.must(http.StatusConflict, "POST", "/environments", `{"id":2147483647,"components":[],"hierarchy_levels":[]}`)
+	for i := range 3 {
+		var gen struct{ ID int64 }
+		a.must(http.StatusCreated, "POST", "/environments", `{"components":[],"hierarchy_levels":[]}`).json(t, &gen)
+		if gen.ID != 1<<31+int64(i) {
+			t.Fatalf("generated id %d after the largest chosen one, want %d", gen.ID, 1<<31+int64(i))
+		}
+	}
+}

@@ -126,13 +126,17 @@ func TestUUIDIdentities(t *testing.T) {
 		// An FQDN that could be read as an id is refused, so an integer names one node only.
 		a.Expect(a.Do("POST", "/api/v1/nodes", "1.0", `{"fqdn":"2","environment_id":1}`), http.StatusBadRequest, "ambiguous")
 	})
-	t.Run("client-chosen ids above 2^53-1 are 400 and leave the counter alone", func(t *testing.T) {
-		for _, id := range []string{"9007199254740992", "9223372036854775807"} {
-			a.Expect(a.Do("POST", "/api/v1/nodes", "1.0", `{"fqdn":"big-`+id+`.example.com","environment_id":1,"id":`+id+`}`), http.StatusBadRequest, "from 1 to 9007199254740991")
+	t.Run("client-chosen ids above 2^31-1 are 400; the largest chosen id never exhausts generated ids", func(t *testing.T) {
+		for _, id := range []string{"2147483648", "9007199254740991", "9007199254740992", "9223372036854775807"} {
+			a.Expect(a.Do("POST", "/api/v1/nodes", "1.0", `{"fqdn":"big-`+id+`.example.com","environment_id":1,"id":`+id+`}`), http.StatusBadRequest, "from 1 to 2147483647")
 		}
-		r := a.Do("POST", "/api/v1/nodes", "1.0", `{"fqdn":"next.example.com","environment_id":1}`)
-		if r.Status != http.StatusCreated || r.Node()["id"].(float64) > 1<<53-1 {
-			t.Fatalf("next generated id: %d %v", r.Status, r.Body)
+		a.Expect(a.Do("POST", "/api/v1/nodes", "1.0", `{"fqdn":"largest.example.com","environment_id":1,"id":2147483647}`), http.StatusCreated, "")
+		a.Expect(a.Do("DELETE", "/api/v1/nodes/2147483647", "1.0", ""), http.StatusNoContent, "")
+		for i := range 3 {
+			r := a.Do("POST", "/api/v1/nodes", "1.0", fmt.Sprintf(`{"fqdn":"after-largest-%d.example.com","environment_id":1}`, i))
+			if r.Status != http.StatusCreated || r.Node()["id"] != float64(1<<31+i) {
+				t.Fatalf("generated id %d after the largest chosen one: %d %v", i, r.Status, r.Body)
+			}
 		}
 	})
 }

@@ -36,38 +36,39 @@ var (
 // revisionLen is the size of the big-endian revision that precedes every stored index value.
 const revisionLen = 8
 
-// Open opens (creating if needed) the database in dir. It fails after one second
-// if another process holds the database open.
+// Open opens the database in dir, creating the directory and a new database
+// only where no file exists. A file that exists but is not a sound database
+// (empty, truncated, no valid metadata) is ErrDamaged: it is never replaced.
+// Open fails after one second if another process holds the database open.
 func Open(dir string) (store.Backend, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return store.Backend{}, fmt.Errorf("create data directory: %w", err)
 	}
 	path := filepath.Join(dir, FileName)
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second})
-	if errors.Is(err, berrors.ErrTimeout) {
-		return store.Backend{}, fmt.Errorf("open %s: data directory is in use by another tuningbox process", path)
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		if err := createFresh(path); err != nil {
+			return store.Backend{}, err
+		}
 	}
-	if err != nil {
-		return store.Backend{}, openError(path, err)
-	}
-	// Before anything touches a page: a write after a truncation would fault (SIGBUS).
-	if err := checkSize(db, path); err != nil {
-		db.Close()
+	// Before bbolt touches a page: a truncated file faults (SIGBUS) or panics inside it.
+	if err := inspect(path); err != nil {
 		return store.Backend{}, err
 	}
-	err = db.Update(func(tx *bbolt.Tx) error {
-		for _, name := range [][]byte{indexBucket, blobBucket, blobTimeBucket} {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	db, err := openExisting(path, false)
 	if err != nil {
-		db.Close()
-		return store.Backend{}, fmt.Errorf("initialise %s: %w", path, err)
+		return store.Backend{}, err
 	}
 	return store.Backend{Index: &index{db: db}, Blobs: &blobs{db: db}, Close: db.Close}, nil
+}
+
+// createBuckets makes the buckets a database of this version needs.
+func createBuckets(tx *bbolt.Tx) error {
+	for _, name := range [][]byte{indexBucket, blobBucket, blobTimeBucket} {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ErrDamaged is returned (wrapped, with what is wrong) by Open and Check for a
@@ -88,21 +89,6 @@ func openError(path string, err error) error {
 	return fmt.Errorf("open %s: %w", path, err)
 }
 
-// checkSize compares the file's size with the size its metadata records: a
-// shorter file lost pages that bbolt would map and fault on.
-func checkSize(db *bbolt.DB, path string) error {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	var recorded int64
-	_ = db.View(func(tx *bbolt.Tx) error { recorded = tx.Size(); return nil })
-	if fi.Size() < recorded {
-		return fmt.Errorf("open %s: %w (the file has %d bytes, its metadata records %d: it was truncated)", path, ErrDamaged, fi.Size(), recorded)
-	}
-	return nil
-}
-
 // CheckReport describes a database file that passed Check.
 type CheckReport struct {
 	Path       string
@@ -117,20 +103,14 @@ type CheckReport struct {
 func Check(dir string) (CheckReport, error) {
 	path := filepath.Join(dir, FileName)
 	rep := CheckReport{Path: path}
-	if _, err := os.Stat(path); err != nil {
+	if err := inspect(path); err != nil {
 		return rep, err
 	}
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: time.Second})
-	if errors.Is(err, berrors.ErrTimeout) {
-		return rep, fmt.Errorf("open %s: data directory is in use by a tuningbox process; stop it first", path)
-	}
+	db, err := openExisting(path, true)
 	if err != nil {
-		return rep, openError(path, err)
+		return rep, err
 	}
 	defer db.Close()
-	if err := checkSize(db, path); err != nil {
-		return rep, err
-	}
 	return rep, db.View(func(tx *bbolt.Tx) error {
 		rep.Bytes = tx.Size()
 		var problems []string

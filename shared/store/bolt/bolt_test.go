@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/store/storetest"
@@ -199,4 +200,35 @@ func BenchmarkBatchGet10(b *testing.B) {
 			}
 		})
 	})
+}
+
+// TestBlobsOfUnknownHistoryKept: a store that already holds blobs when it is
+// first started with collection (InitGC) may hold blobs of a build that kept
+// no references; those are never collected, orphans made afterwards are.
+func TestBlobsOfUnknownHistoryKept(t *testing.T) {
+	ctx := context.Background()
+	b := openTemp(t, t.TempDir())
+	old, err := b.Blobs.Put(ctx, []byte("a version's blob, referenced the old way"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	if err := store.InitGC(ctx, b.Index, b.Blobs); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	orphan, err := b.Blobs.Put(ctx, []byte("an orphan of this build"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := store.CollectGarbage(ctx, b.Index, b.Blobs, 0)
+	if err != nil || rep.Removed != 1 {
+		t.Fatalf("sweep: %+v, %v", rep, err)
+	}
+	if _, err := b.Blobs.Get(ctx, old); err != nil {
+		t.Fatalf("a blob of unknown history was collected: %v", err)
+	}
+	if _, err := b.Blobs.Get(ctx, orphan); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the orphan made after the epoch: %v", err)
+	}
 }

@@ -38,9 +38,34 @@ func Run(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 	})
 	t.Run("GC", func(t *testing.T) {
 		ns := runID(t) + "/gc/"
+		t.Run("OrphanBeforeFirstSweep", func(t *testing.T) { testOrphanBeforeFirstSweep(t, newBackend(t), ns) })
 		t.Run("SweepBetweenPutAndCommit", func(t *testing.T) { testSweepBetweenPutAndCommit(t, newBackend(t), ns) })
 		t.Run("SweepRacingWrites", func(t *testing.T) { testSweepRacingWrites(t, newBackend(t), ns) })
 	})
+}
+
+// testOrphanBeforeFirstSweep: a store started as a server or function starts
+// (store.InitGC) collects an orphan made before its first sweep, once the
+// grace period has passed: the first sweep is no barrier.
+func testOrphanBeforeFirstSweep(t *testing.T, b store.Backend, ns string) {
+	ctx := t.Context()
+	if err := store.InitGC(ctx, b.Index, b.Blobs); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // object stores keep times in whole seconds
+	orphan := []byte(ns + "orphan of a crashed write, before any sweep")
+	hash, err := b.Blobs.Put(ctx, orphan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	rep, err := store.CollectGarbage(ctx, b.Index, b.Blobs, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Blobs.Get(ctx, hash); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the first sweep kept an orphan older than the grace period (%+v): %v", rep, err)
+	}
 }
 
 // testSweepBetweenPutAndCommit is the race at its worst, step by step: an old
@@ -815,11 +840,13 @@ func testConcurrentNextID(t *testing.T, f *indexFixture) {
 	wantDistinct(t, ids)
 }
 
-// testIDBounds: a client-chosen id above store.MaxID is refused without moving
-// the counter, and a counter at MaxID stops handing out ids instead of wrapping.
+// testIDBounds: a client-chosen id outside 1..store.MaxChosenID is refused
+// without moving the counter; the largest chosen id leaves the automatic ids
+// going (the counter continues after it), and a counter at MaxID stops handing
+// out ids instead of wrapping.
 func testIDBounds(t *testing.T, f *indexFixture) {
 	k := f.key("p", "ids")
-	for _, id := range []int64{store.MaxID + 1, math.MaxInt64, 0, -1} {
+	for _, id := range []int64{store.MaxChosenID + 1, store.MaxID, math.MaxInt64, 0, -1} {
 		if err := store.ReserveID(f.ctx, f.idx, k, id); !errors.Is(err, store.ErrIDTooLarge) || !errs.Is(err, errs.Invalid) {
 			t.Fatalf("ReserveID(%d) = %v, want ErrIDTooLarge (Invalid)", id, err)
 		}
@@ -827,9 +854,21 @@ func testIDBounds(t *testing.T, f *indexFixture) {
 	if id, err := store.NextID(f.ctx, f.idx, k); err != nil || id != 1 {
 		t.Fatalf("NextID after refused reservations = %d, %v; want 1", id, err)
 	}
-	if err := store.ReserveID(f.ctx, f.idx, k, store.MaxID); err != nil {
-		t.Fatalf("ReserveID(MaxID): %v", err)
+	if err := store.ReserveID(f.ctx, f.idx, k, store.MaxChosenID); err != nil {
+		t.Fatalf("ReserveID(MaxChosenID): %v", err)
 	}
+	for want := int64(store.MaxChosenID + 1); want < store.MaxChosenID+4; want++ {
+		if id, err := store.NextID(f.ctx, f.idx, k); err != nil || id != want {
+			t.Fatalf("NextID after the largest chosen id = %d, %v; want %d", id, err, want)
+		}
+	}
+	// No client can move the counter to MaxID any more; one that got there
+	// (a database of an earlier version) stops rather than wraps.
+	it, err := f.idx.Get(f.ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, store.Update(k, fmt.Appendf(nil, `{"last":%d}`, int64(store.MaxID)), it.Revision))
 	for range 2 {
 		if id, err := store.NextID(f.ctx, f.idx, k); !errors.Is(err, store.ErrIDsExhausted) {
 			t.Fatalf("NextID after MaxID = %d, %v; want ErrIDsExhausted", id, err)

@@ -51,6 +51,7 @@ deploy: build $(CDK)
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) vet ./...
+	$(GO) vet $(addprefix ./,$(dir $(wildcard .ci/*/main.go)))
 	cd infra && $(GO) vet ./...
 
 # The root module: no Node needed (the CDK app in infra/ is tested by cdk-test).

@@ -58,14 +58,28 @@ func New(t testing.TB, admin, password string, logger *slog.Logger) *Stack {
 }
 
 // Server serves New's handler (logs discarded) on a loopback test server and
-// returns its URL; with TUNINGBOX_TEST_GATEWAY set, the URL of a fresh local
-// API Gateway in front of the Lambda functions instead (StartGateway).
+// returns its URL: the local server.
 func Server(t testing.TB, admin, password string) string {
+	t.Helper()
+	return serve(t, New(t, admin, password, slog.New(slog.DiscardHandler)).Handler)
+}
+
+// LambdaServer serves the stack's functions (Functions, logs discarded) on a
+// loopback test server and returns its URL, so that every test through it
+// also checks each function's grants; with TUNINGBOX_TEST_GATEWAY set, the
+// URL of a fresh local API Gateway in front of the Lambda functions instead
+// (StartGateway). Its semantics are Lambda's: a revoked token or a deleted
+// user may pass the authorizer's caches for a while.
+func LambdaServer(t testing.TB, admin, password string) string {
 	t.Helper()
 	if url := StartGateway(t, admin, password, nil); url != "" {
 		return url
 	}
-	srv := httptest.NewServer(New(t, admin, password, slog.New(slog.DiscardHandler)).Handler)
+	return serve(t, Functions(t, admin, password, slog.New(slog.DiscardHandler)).Handler)
+}
+
+func serve(t testing.TB, h http.Handler) string {
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL
 }

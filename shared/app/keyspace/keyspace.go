@@ -24,11 +24,28 @@ var Prefixes = []string{Config, Graphs, Templates, Nodes, Auth, Audit, Blob}
 // BlobKeys are the object keys of the blob bucket (blobs/<hex sha256>).
 const BlobKeys = "blobs/"
 
-// Access is what one function may do in the index: read the partitions of
-// Read, and write (put, delete, condition-check) those of Write.
+// Access is what one function may do: in the index, read the partitions of
+// Read and write (put, delete, condition-check) those of Write; in the
+// bucket, what Blobs says (on BlobKeys only).
 type Access struct {
 	Read, Write []string
+	Blobs       BlobAccess
 }
+
+// BlobAccess is what a function may do with the blob bucket.
+type BlobAccess int
+
+const (
+	// BlobsNone: the function keeps everything in the table.
+	BlobsNone BlobAccess = iota
+	// BlobsRead: it reads blobs that others write.
+	BlobsRead
+	// BlobsReadWrite: it stores blobs and reads them back.
+	BlobsReadWrite
+	// BlobsCollect: BlobsReadWrite, and it lists and deletes unreferenced
+	// blobs (every version of them: the bucket keeps versions).
+	BlobsCollect
+)
 
 // Function names besides the endpoint groups (shared/httpapi/routes).
 const (
@@ -47,30 +64,33 @@ var Functions = map[string]Access{
 	"config": {
 		Read:  []string{Config, Nodes, Graphs, Blob, Audit},
 		Write: []string{Config, Graphs, Blob, Audit},
+		Blobs: BlobsCollect,
 	},
 	// Deployment graphs; environments act as clusters, with the registry's nodes.
 	"graphs": {
 		Read:  []string{Graphs, Config, Nodes, Blob},
 		Write: []string{Graphs, Blob, Audit},
+		Blobs: BlobsReadWrite,
 	},
 	// Deploy templates, deploy steps and the node registry.
 	"templates": {
 		Read:  []string{Templates, Nodes, Config},
 		Write: []string{Templates, Nodes, Audit},
 	},
-	// Users, tokens and the audit log; a node user names a registered node.
+	// Users, tokens and the audit log, listed by environment (id or UUID).
 	"auth": {
-		Read:  []string{Auth, Audit, Nodes, Config},
+		Read:  []string{Auth, Audit, Config},
 		Write: []string{Auth, Audit},
 	},
 	// Verifies passwords, tokens and certificates; a node user's identity
 	// comes from the registry. Read-only.
 	Authorizer: {
-		Read: []string{Auth, Nodes, Config},
+		Read: []string{Auth, Nodes},
 	},
 	// The hourly blob sweep.
 	GC: {
 		Read:  []string{Blob},
 		Write: []string{Blob},
+		Blobs: BlobsCollect,
 	},
 }

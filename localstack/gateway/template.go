@@ -18,7 +18,9 @@ type resource struct {
 }
 
 type template struct {
-	Resources map[string]resource
+	Parameters map[string]struct{ Default any }
+	Resources  map[string]resource
+	Outputs    map[string]struct{ Value any }
 }
 
 // api is what the gateway serves: the routes of one API, HTTP (payload 2.0) or REST (1.0).
@@ -30,6 +32,8 @@ type api struct {
 	binaryMediaTypes []string
 	routes           []*route
 	functions        map[string]*functionSpec // by logical id
+	// template is what the API was read from; deploy creates its secrets and custom resources.
+	template *template
 }
 
 // route is one route (HTTP API) or method of a resource (REST API).
@@ -100,7 +104,7 @@ func loadAPI(path, table, bucket string) (*api, error) {
 	if err := json.Unmarshal(raw, &t); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	a := &api{functions: map[string]*functionSpec{}}
+	a := &api{functions: map[string]*functionSpec{}, template: &t}
 	for id, r := range t.Resources {
 		if r.Type != "AWS::Lambda::Function" {
 			continue
@@ -168,6 +172,10 @@ func (t *template) function(id string, r resource, dir, table, bucket string) (*
 			fn.env[k] = v
 		case map[string]any:
 			ref, _ := v["Ref"].(string)
+			if p, ok := t.Parameters[ref]; ok && p.Default != nil {
+				fn.env[k] = fmt.Sprint(p.Default) // a stack parameter, deployed with its default
+				continue
+			}
 			switch t.Resources[ref].Type {
 			case "AWS::DynamoDB::Table":
 				fn.env[k] = table

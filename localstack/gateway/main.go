@@ -9,7 +9,7 @@
 // memory (as GOMEMLIMIT; an environment whose resident set exceeds the memory
 // is killed, as Lambda does) and Lambda's 6 MB response limit.
 //
-//	gateway -template cdk.out/Tuningbox.template.json -bin DIR -table T -bucket B
+//	gateway -template cdk.out/Tuningbox.template.json -bin DIR -table T -bucket B [-parameter NAME=VALUE]...
 //
 // first does what CloudFormation does at the stack's creation and the gateway
 // does not serve itself: it creates the template's secrets in the emulated
@@ -69,6 +69,15 @@ func run() error {
 	bucket := flag.String("bucket", "", "S3 bucket standing in for the stack's bucket")
 	routesLog := flag.String("routes-log", os.Getenv("TUNINGBOX_GATEWAY_ROUTES_LOG"), "append the exercised route keys to this file on exit (env TUNINGBOX_GATEWAY_ROUTES_LOG)")
 	coverage := flag.String("coverage", "", "print the routes of the template exercised in this routes log, fail unless all were")
+	parameters := map[string]string{}
+	flag.Func("parameter", "NAME=VALUE: a stack parameter other than its default (repeatable)", func(v string) error {
+		name, value, ok := strings.Cut(v, "=")
+		if !ok || name == "" {
+			return fmt.Errorf("want NAME=VALUE")
+		}
+		parameters[name] = value
+		return nil
+	})
 	flag.Parse()
 
 	if *coverage != "" {
@@ -81,7 +90,7 @@ func run() error {
 	if err != nil || !net.ParseIP(host).IsLoopback() {
 		return fmt.Errorf("-listen %q: want a loopback address", *listen)
 	}
-	a, err := loadAPI(*templatePath, *table, *bucket)
+	a, err := loadAPI(*templatePath, *table, *bucket, parameters)
 	if err != nil {
 		return err
 	}
@@ -215,7 +224,7 @@ func (g *gateway) appendRoutes(name string) error {
 }
 
 func printCoverage(templatePath, routesLog string) error {
-	a, err := loadAPI(templatePath, "table", "bucket")
+	a, err := loadAPI(templatePath, "table", "bucket", nil)
 	if err != nil {
 		return err
 	}

@@ -94,8 +94,9 @@ type functionSpec struct {
 
 // loadAPI reads a synthesized template (cdk.out/<Stack>.template.json) and
 // builds the route table of the API it defines. table and bucket stand in for
-// the references to the stack's DynamoDB table and S3 bucket.
-func loadAPI(path, table, bucket string) (*api, error) {
+// the references to the stack's DynamoDB table and S3 bucket; parameters
+// override stack parameters' defaults, as a deploy's --parameters do.
+func loadAPI(path, table, bucket string, parameters map[string]string) (*api, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -103,6 +104,12 @@ func loadAPI(path, table, bucket string) (*api, error) {
 	var t template
 	if err := json.Unmarshal(raw, &t); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for name, value := range parameters {
+		if _, ok := t.Parameters[name]; !ok {
+			return nil, fmt.Errorf("%s has no parameter %s", path, name)
+		}
+		t.Parameters[name] = struct{ Default any }{value}
 	}
 	a := &api{functions: map[string]*functionSpec{}, template: &t}
 	for id, r := range t.Resources {

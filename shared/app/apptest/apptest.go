@@ -98,7 +98,7 @@ func StartGateway(t testing.TB, admin, password string, onLog func(line []byte))
 		return ""
 	}
 	name := fmt.Sprintf("tb-test-%d-%08x", os.Getpid(), rand.Uint32())
-	cmd := exec.Command(bin, "-table", name, "-bucket", name)
+	cmd := exec.Command(bin, "-table", name, "-bucket", name, "-parameter", "AdminUser="+firstAdmin)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -164,6 +164,10 @@ func StartGateway(t testing.TB, admin, password string, onLog func(line []byte))
 	createAdmin(t, started.URL, started.Outputs["AdminSecretArn"], admin, password)
 	return started.URL
 }
+
+// firstAdmin is the stack's first administrator in a test gateway: a name
+// the tests' own administrators do not take.
+const firstAdmin = "first-admin"
 
 // createAdmin does what an operator does after the stack's first deploy:
 // read the first administrator from its secret (the stack output

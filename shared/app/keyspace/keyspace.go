@@ -60,7 +60,8 @@ const (
 // and stores blobs with references (blob#) when it keeps any.
 var Functions = map[string]Access{
 	// The ConfigDB, overrides and the blob sweep; deleting an environment
-	// deletes its deployment graphs; node-level values read the node registry.
+	// deletes its deployment graphs; node-level values read the node registry;
+	// a document's history names its writers from the audit log.
 	"config": {
 		Read:  []string{Config, Nodes, Graphs, Blob, Audit},
 		Write: []string{Config, Graphs, Blob, Audit},

@@ -31,6 +31,9 @@ func TestPrefixesAreTheKeyDesign(t *testing.T) {
 	if got := slices.Sorted(slices.Values(Prefixes)); !slices.Equal(got, documented) {
 		t.Errorf("keyspace prefixes %v, doc.go documents %v", got, documented)
 	}
+	if !strings.Contains(text, "Blobs are immutable objects at "+BlobKeys+"<hex sha256>") {
+		t.Errorf("doc.go no longer puts blobs under %s", BlobKeys)
+	}
 }
 
 // Every function of the stack has an access, on known prefixes only, and

@@ -8,7 +8,9 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2authorizers"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -46,13 +48,15 @@ var authorizerCacheTTL = awscdk.Duration_Minutes(jsii.Number(5))
 
 // NewAPI creates the API of the given type with one proxy route per group
 // path and, when authorizer is not nil, that Lambda request authorizer in front
-// of every route; ids may serve it on a custom domain with mutual TLS. It
-// returns the API's base URL.
-func NewAPI(scope constructs.Construct, id string, apiType APIType, routes []Route, authorizer awslambda.IFunction, ids Identities) *string {
+// of every route; ids may serve it on a custom domain with mutual TLS. Its
+// stage is throttled by the stack parameters of ops and writes JSON access
+// logs. It returns the API's base URL and its 5xx metric.
+func NewAPI(scope constructs.Construct, id string, apiType APIType, routes []Route, authorizer awslambda.IFunction, ids Identities, ops *Operations) (*string, awscloudwatch.IMetric) {
+	accessLogs := awslogs.NewLogGroup(scope, jsii.String(id+"AccessLogs"), &awslogs.LogGroupProps{Retention: accessLogRetention})
 	if apiType == APIREST {
-		return newRESTAPI(scope, id, routes, authorizer, ids)
+		return newRESTAPI(scope, id, routes, authorizer, ids, ops, accessLogs)
 	}
-	return newHTTPAPI(scope, id, routes, authorizer, ids)
+	return newHTTPAPI(scope, id, routes, authorizer, ids, ops, accessLogs)
 }
 
 // authorizerCache returns the identity source and cache time of the
@@ -79,7 +83,7 @@ func mtlsURL(scope constructs.Construct, m MTLS, target *string) *string {
 // route: it says who the caller is, and each function checks the caller's role.
 // An HTTP API asks it with payload 2.0 and takes a simple {isAuthorized} answer;
 // a REST API takes an IAM policy (shared/httpapi/authapi answers both).
-func newHTTPAPI(scope constructs.Construct, id string, routes []Route, authorizer awslambda.IFunction, ids Identities) *string {
+func newHTTPAPI(scope constructs.Construct, id string, routes []Route, authorizer awslambda.IFunction, ids Identities, ops *Operations, accessLogs awslogs.LogGroup) (*string, awscloudwatch.IMetric) {
 	var auth awsapigatewayv2.IHttpRouteAuthorizer
 	if authorizer != nil {
 		sources, ttl := authorizerCache(ids, "$request.header.Authorization", "$context.identity.sourceIp")
@@ -105,6 +109,15 @@ func newHTTPAPI(scope constructs.Construct, id string, routes []Route, authorize
 		props.DisableExecuteApiEndpoint = jsii.Bool(true)
 	}
 	api := awsapigatewayv2.NewHttpApi(scope, jsii.String(id), props)
+	// An HTTP API has no X-Ray tracing of its own: traces start at the functions.
+	stage := api.DefaultStage().Node().DefaultChild().(awsapigatewayv2.CfnStage)
+	stage.SetAccessLogSettings(&awsapigatewayv2.CfnStage_AccessLogSettingsProperty{
+		DestinationArn: accessLogs.LogGroupArn(), Format: jsii.String(accessLogFormat(APIHTTP)),
+	})
+	stage.SetDefaultRouteSettings(&awsapigatewayv2.CfnStage_RouteSettingsProperty{
+		ThrottlingRateLimit: ops.RateLimit.ValueAsNumber(), ThrottlingBurstLimit: ops.BurstLimit.ValueAsNumber(),
+	})
+	serverErrors := api.MetricServerError(ops.metricOptions("Sum"))
 	for _, r := range routes {
 		// One integration and one invoke permission per function, whatever its number of routes.
 		integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(r.Group.Name), r.Function,
@@ -128,12 +141,12 @@ func newHTTPAPI(scope constructs.Construct, id string, routes []Route, authorize
 		}
 	}
 	if domain != nil {
-		return mtlsURL(scope, ids.MTLS, domain.RegionalDomainName())
+		return mtlsURL(scope, ids.MTLS, domain.RegionalDomainName()), serverErrors
 	}
-	return api.Url()
+	return api.Url(), serverErrors
 }
 
-func newRESTAPI(scope constructs.Construct, id string, routes []Route, authorizer awslambda.IFunction, ids Identities) *string {
+func newRESTAPI(scope constructs.Construct, id string, routes []Route, authorizer awslambda.IFunction, ids Identities, ops *Operations, accessLogs awslogs.LogGroup) (*string, awscloudwatch.IMetric) {
 	var methods *awsapigateway.MethodOptions
 	if authorizer != nil {
 		sources, ttl := authorizerCache(ids, *awsapigateway.IdentitySource_Header(jsii.String("Authorization")),
@@ -146,9 +159,18 @@ func newRESTAPI(scope constructs.Construct, id string, routes []Route, authorize
 		methods = &awsapigateway.MethodOptions{Authorizer: auth, AuthorizationType: awsapigateway.AuthorizationType_CUSTOM}
 	}
 	props := &awsapigateway.RestApiProps{
-		Description:          jsii.String("tuningbox API"),
-		CloudWatchRole:       jsii.Bool(false),
+		Description: jsii.String("tuningbox API"),
+		// A REST API writes access logs through the account's API Gateway
+		// CloudWatch role (AWS::ApiGateway::Account), which this creates.
+		CloudWatchRole:       jsii.Bool(true),
 		DefaultMethodOptions: methods,
+		DeployOptions: &awsapigateway.StageOptions{
+			ThrottlingRateLimit:  ops.RateLimit.ValueAsNumber(),
+			ThrottlingBurstLimit: ops.BurstLimit.ValueAsNumber(),
+			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(accessLogs),
+			AccessLogFormat:      awsapigateway.AccessLogFormat_Custom(jsii.String(accessLogFormat(APIREST))),
+			TracingEnabled:       jsii.Bool(true),
+		},
 		// Gzip-encoded answers (isBase64Encoded) reach clients as bytes, not base64 text.
 		BinaryMediaTypes: jsii.Strings("*/*"),
 	}
@@ -162,6 +184,10 @@ func newRESTAPI(scope constructs.Construct, id string, routes []Route, authorize
 		props.DisableExecuteApiEndpoint = jsii.Bool(true)
 	}
 	api := awsapigateway.NewRestApi(scope, jsii.String(id), props)
+	// The stage traces with the functions (stack parameter Tracing).
+	api.DeploymentStage().Node().DefaultChild().(awsapigateway.CfnStage).AddPropertyOverride(jsii.String("TracingEnabled"),
+		awscdk.Fn_ConditionIf(ops.tracingOn().LogicalId(), true, false))
+	serverErrors := api.MetricServerError(ops.metricOptions("Sum"))
 	for _, r := range routes {
 		integration := awsapigateway.NewLambdaIntegration(r.Function,
 			&awsapigateway.LambdaIntegrationOptions{ScopePermissionToMethod: jsii.Bool(false)})
@@ -176,7 +202,7 @@ func newRESTAPI(scope constructs.Construct, id string, routes []Route, authorize
 		}
 	}
 	if ids.MTLS.Enabled() {
-		return mtlsURL(scope, ids.MTLS, api.DomainName().DomainNameAliasDomainName())
+		return mtlsURL(scope, ids.MTLS, api.DomainName().DomainNameAliasDomainName()), serverErrors
 	}
-	return api.Url()
+	return api.Url(), serverErrors
 }

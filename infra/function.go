@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"path/filepath"
-	"slices"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
@@ -11,6 +10,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/tuningbox/tuningbox/shared/app/keyspace"
 )
 
 // The grants below are exactly the calls shared/store/awsstore makes; a
@@ -19,21 +20,27 @@ var (
 	tableReadActions  = []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"}
 	tableWriteActions = []string{"dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"}
 	// blobKeys are the object keys awsstore uses (blobs/<hex sha256>).
-	blobKeys = "blobs/*"
+	blobKeys = keyspace.BlobKeys + "*"
 )
 
 // FunctionProps configures one tuningbox Lambda function.
 type FunctionProps struct {
+	// Name is the function's directory under functions/ and its entry in keyspace.Functions.
+	Name string
 	// CodeDir holds the function's bootstrap binary (bin/<name> after make build).
 	CodeDir string
 	Storage *Storage
-	// TableWrite grants the write actions on the table besides the reads.
-	TableWrite bool
-	Blobs      BlobAccess
-	// LongPoll raises the timeout from defaultTimeout to longPollTimeout.
+	// Access is what the function may touch: its grants.
+	Access keyspace.Access
+	// LongPoll raises the timeout from defaultTimeout to longPollTimeout and
+	// caps ?wait= at the stack parameter LongPollMaxWait.
 	LongPoll bool
 	// TimeoutSeconds is the function's timeout when longer than the default.
 	TimeoutSeconds float64
+	Operations     *Operations
+	// ReservedConcurrency fixes the function's cap instead of the stack
+	// parameter ReservedConcurrency.
+	ReservedConcurrency *float64
 }
 
 // Function timeouts: longPollTimeout stays below the 29 s API Gateway gives an
@@ -48,12 +55,25 @@ const functionMemoryMB = 256
 
 // NewFunction creates a Go Lambda function (provided.al2023 on arm64) that
 // reaches the storage through TUNINGBOX_TABLE and TUNINGBOX_BUCKET, with only
-// the table and bucket permissions that props grant.
+// the table and bucket permissions of its access, traced, capped and watched
+// by the stack's Operations.
 func NewFunction(scope constructs.Construct, id string, props FunctionProps) awslambda.Function {
 	c := constructs.NewConstruct(scope, jsii.String(id))
-	timeout := defaultTimeout
+	timeout := float64(defaultTimeout)
 	if props.LongPoll {
 		timeout = longPollTimeout
+	}
+	timeout = max(timeout, props.TimeoutSeconds)
+	env := map[string]*string{
+		"TUNINGBOX_TABLE":  props.Storage.Table.TableName(),
+		"TUNINGBOX_BUCKET": props.Storage.Bucket.BucketName(),
+		// Lambda does not tell the Go runtime its memory: collect harder
+		// before the function's limit than the default heap doubling would.
+		// The caches take a quarter of it (shared/app.Config.CacheBytes).
+		"GOMEMLIMIT": jsii.String(fmt.Sprintf("%dMiB", functionMemoryMB*9/10)),
+	}
+	if props.LongPoll {
+		env["TUNINGBOX_MAX_WAIT"] = props.Operations.LongPollMaxWait.ValueAsString()
 	}
 	fn := awslambda.NewFunction(c, jsii.String("Function"), &awslambda.FunctionProps{
 		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
@@ -61,49 +81,69 @@ func NewFunction(scope constructs.Construct, id string, props FunctionProps) aws
 		Handler:      jsii.String("bootstrap"),
 		Code:         awslambda.Code_FromAsset(jsii.String(filepath.Clean(props.CodeDir)), nil),
 		MemorySize:   jsii.Number(functionMemoryMB),
-		Timeout:      awscdk.Duration_Seconds(jsii.Number(max(float64(timeout), props.TimeoutSeconds))),
-		// The app reads both names at start-up whatever it touches.
-		Environment: &map[string]*string{
-			"TUNINGBOX_TABLE":  props.Storage.Table.TableName(),
-			"TUNINGBOX_BUCKET": props.Storage.Bucket.BucketName(),
-			// Lambda does not tell the Go runtime its memory: collect harder
-			// before the function's limit than the default heap doubling would.
-			// The caches take a quarter of it (shared/app.Config.CacheBytes).
-			"GOMEMLIMIT": jsii.String(fmt.Sprintf("%dMiB", functionMemoryMB*9/10)),
-		},
+		Timeout:      awscdk.Duration_Seconds(jsii.Number(timeout)),
+		Environment:  &env,
+		// The X-Ray permissions; the mode is the stack parameter Tracing.
+		Tracing: awslambda.Tracing_ACTIVE,
 		LogGroup: awslogs.NewLogGroup(c, jsii.String("Logs"), &awslogs.LogGroupProps{
-			Retention: awslogs.RetentionDays_ONE_MONTH,
+			Retention: accessLogRetention,
 		}),
 	})
+	props.Operations.configureFunction(props.Name, fn, timeout, props.ReservedConcurrency)
+	grantTable(fn, props.Storage, tableReadActions, props.Access.Read)
+	grantTable(fn, props.Storage, tableWriteActions, props.Access.Write)
+	grantBlobs(fn, props.Storage, props.Access.Blobs)
+	return fn
+}
 
-	actions := tableReadActions
-	if props.TableWrite {
-		actions = slices.Concat(tableReadActions, tableWriteActions)
+// grantTable allows actions on the items whose partition key starts with one
+// of prefixes (dynamodb:LeadingKeys), and nothing when there are none.
+func grantTable(fn awslambda.Function, storage *Storage, actions, prefixes []string) {
+	if len(prefixes) == 0 {
+		return
 	}
-	props.Storage.Table.Grant(fn, *jsii.Strings(actions...)...)
+	keys := make([]string, len(prefixes))
+	for i, p := range prefixes {
+		keys[i] = p + "*"
+	}
+	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings(actions...),
+		Resources: jsii.Strings(*storage.Table.TableArn()),
+		// ForAllValues: every key of a BatchGetItem, every item of a transaction.
+		Conditions: &map[string]any{"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": keys}},
+	}))
+}
 
-	if props.Blobs == BlobsNone {
-		return fn
+// grantBlobs allows the blob access on the bucket's blob keys.
+func grantBlobs(fn awslambda.Function, storage *Storage, access keyspace.BlobAccess) {
+	if access == keyspace.BlobsNone {
+		return
 	}
-	bucket := props.Storage.Bucket
+	bucket := storage.Bucket
 	objectActions := []string{"s3:GetObject"}
-	bucketActions := []string{"s3:ListBucket"}
-	if props.Blobs >= BlobsReadWrite {
+	if access >= keyspace.BlobsReadWrite {
 		objectActions = append(objectActions, "s3:PutObject")
 	}
-	if props.Blobs == BlobsCollect {
+	if access == keyspace.BlobsCollect {
 		objectActions = append(objectActions, "s3:DeleteObject", "s3:DeleteObjectVersion")
-		bucketActions = append(bucketActions, "s3:ListBucketVersions")
 	}
 	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings(objectActions...),
 		Resources: jsii.Strings(*bucket.ArnForObjects(jsii.String(blobKeys))),
 	}))
 	// Without ListBucket, S3 answers a GET of a missing blob with 403 instead
-	// of 404, which the store would report as a failure rather than not-found.
+	// of 404, which the store would report as a failure rather than not-found
+	// (a GET carries no s3:prefix, so this one cannot be narrowed).
 	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   jsii.Strings(bucketActions...),
+		Actions:   jsii.Strings("s3:ListBucket"),
 		Resources: jsii.Strings(*bucket.BucketArn()),
 	}))
-	return fn
+	if access == keyspace.BlobsCollect {
+		// The sweep lists the versions of the blob keys only.
+		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:    jsii.Strings("s3:ListBucketVersions"),
+			Resources:  jsii.Strings(*bucket.BucketArn()),
+			Conditions: &map[string]any{"StringLike": map[string]any{"s3:prefix": blobKeys}},
+		}))
+	}
 }

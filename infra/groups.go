@@ -7,22 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/tuningbox/tuningbox/shared/app/keyspace"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
-)
-
-// BlobAccess is what an endpoint group's function may do with the blob bucket.
-type BlobAccess int
-
-const (
-	// BlobsNone: the group keeps everything in the table.
-	BlobsNone BlobAccess = iota
-	// BlobsRead: the group reads blobs that others write.
-	BlobsRead
-	// BlobsReadWrite: the group stores blobs and reads them back.
-	BlobsReadWrite
-	// BlobsCollect: BlobsReadWrite, and it lists and deletes unreferenced blobs
-	// (every version of them: the bucket keeps versions).
-	BlobsCollect
 )
 
 // EndpointGroup is one Lambda function and the API paths routed to it.
@@ -31,39 +17,39 @@ type EndpointGroup struct {
 	Name string
 	// Paths are the path prefixes the group serves: each prefix and everything below it.
 	Paths []string
-	// Blobs is the group's access to the blob bucket.
-	Blobs BlobAccess
 	// PublicGET are paths whose GET is answered without credentials, so their
 	// GET route skips the authorizer (which refuses a request without an
 	// Authorization header before the function could answer it).
 	PublicGET []string
 	// LongPoll: the group holds requests (the ConfigDB's ?wait= reads up to
-	// configdb.MaxWait, the agents' claims up to graphs.MaxClaimWait: 25 s),
-	// so its function may run up to longPollTimeout.
+	// configdb.MaxWait, the agents' claims up to graphs.MaxClaimWait: 25 s,
+	// both capped lower by the stack parameter LongPollMaxWait), so its
+	// function may run up to longPollTimeout.
 	LongPoll bool
 }
 
 // endpointGroups lists every group the API serves, in routing order. Its
-// paths and public routes come from the route table (shared/httpapi/routes).
+// paths and public routes come from the route table (shared/httpapi/routes),
+// what each function may touch from shared/app/keyspace.
 var endpointGroups = []EndpointGroup{
 	// The ConfigDB, the public microversion and OpenAPI documents, resource
 	// overrides and the blob sweep (POST /api/v1/store/gc, admins only).
-	tableGroup(routes.GroupConfig, BlobsCollect, true),
-	tableGroup(routes.GroupGraphs, BlobsReadWrite, true), // agents' claims wait
-	tableGroup(routes.GroupTemplates, BlobsNone, false),
-	tableGroup(routes.GroupAuth, BlobsNone, false),
+	tableGroup(routes.GroupConfig, true),
+	tableGroup(routes.GroupGraphs, true), // agents' claims wait
+	tableGroup(routes.GroupTemplates, false),
+	tableGroup(routes.GroupAuth, false),
 }
 
 // tableGroup is the endpoint group of the table's group name.
-func tableGroup(name string, blobs BlobAccess, longPoll bool) EndpointGroup {
-	return EndpointGroup{Name: name, Paths: routes.Prefixes(name), Blobs: blobs, PublicGET: routes.PublicPaths(name), LongPoll: longPoll}
+func tableGroup(name string, longPoll bool) EndpointGroup {
+	return EndpointGroup{Name: name, Paths: routes.Prefixes(name), PublicGET: routes.PublicPaths(name), LongPoll: longPoll}
 }
 
 // authorizerName is the function directory of the Lambda request authorizer.
-const authorizerName = "authorizer"
+const authorizerName = keyspace.Authorizer
 
 // gcName is the function directory of the scheduled blob garbage collector.
-const gcName = "gc"
+const gcName = keyspace.GC
 
 // Functions is the set of functions a deployment contains.
 type Functions struct {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscertificatemanager"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -79,26 +80,34 @@ func (ids Identities) headerless() bool { return ids.Keystone || ids.MTLS.Enable
 // configureAuthorizer adds the stack parameters of the identities and hands
 // them to the authorizer function as its TUNINGBOX_* settings.
 func (ids Identities) configureAuthorizer(stack awscdk.Stack, fn awslambda.Function) {
-	param := func(name, env, def, description string, noEcho bool) {
+	param := func(name, env, def, description string) {
 		p := awscdk.NewCfnParameter(stack, jsii.String(name), &awscdk.CfnParameterProps{
-			Type: jsii.String("String"), Default: jsii.String(def), Description: jsii.String(description), NoEcho: jsii.Bool(noEcho),
+			Type: jsii.String("String"), Default: jsii.String(def), Description: jsii.String(description),
 		})
 		fn.AddEnvironment(jsii.String(env), p.ValueAsString(), nil)
 	}
 	if ids.Keystone {
-		param("KeystoneUrl", "TUNINGBOX_KEYSTONE_URL", "", "Keystone v3 endpoint that validates X-Auth-Token, e.g. https://keystone.example.com:5000/v3", false)
-		param("KeystoneUser", "TUNINGBOX_KEYSTONE_USER", "", "service user tuningbox validates tokens as (needs the service role in its project)", false)
-		param("KeystonePassword", "TUNINGBOX_KEYSTONE_PASSWORD", "", "password of the Keystone service user (a Lambda environment variable of the authorizer)", true)
-		param("KeystoneUserDomain", "TUNINGBOX_KEYSTONE_USER_DOMAIN", keystone.DefaultDomain, "domain of the service user", false)
-		param("KeystoneServiceProject", "TUNINGBOX_KEYSTONE_SERVICE_PROJECT", "service", "project of the service user", false)
-		param("KeystoneServiceProjectDomain", "TUNINGBOX_KEYSTONE_SERVICE_PROJECT_DOMAIN", keystone.DefaultDomain, "domain of the service user's project", false)
-		param("KeystoneProject", "TUNINGBOX_KEYSTONE_PROJECT", "", "project (id, or name in KeystoneProjectDomain) whose tokens are accepted", false)
-		param("KeystoneProjectDomain", "TUNINGBOX_KEYSTONE_PROJECT_DOMAIN", keystone.DefaultDomain, "domain of KeystoneProject", false)
-		param("KeystoneRoles", "TUNINGBOX_KEYSTONE_ROLES", keystone.DefaultRoles, "Keystone roles in that project mapped to tuningbox roles", false)
-		param("KeystoneCache", "TUNINGBOX_KEYSTONE_CACHE", keystone.DefaultCacheBound.String(), "longest time a validated token is trusted (a revoked token works at most this long)", false)
+		param("KeystoneUrl", "TUNINGBOX_KEYSTONE_URL", "", "Keystone v3 endpoint that validates X-Auth-Token, e.g. https://keystone.example.com:5000/v3")
+		param("KeystoneUser", "TUNINGBOX_KEYSTONE_USER", "", "service user tuningbox validates tokens as (needs the service role in its project)")
+		// The password stays in Secrets Manager: the authorizer reads it at start.
+		secret := awscdk.NewCfnParameter(stack, jsii.String("KeystoneSecretArn"), &awscdk.CfnParameterProps{
+			Type: jsii.String("String"), AllowedPattern: jsii.String("arn:aws[a-z-]*:secretsmanager:.+"),
+			Description: jsii.String("ARN of the Secrets Manager secret whose string is the Keystone service user's password (its complete ARN, with the random suffix)"),
+		})
+		fn.AddEnvironment(jsii.String("TUNINGBOX_KEYSTONE_PASSWORD_SECRET"), secret.ValueAsString(), nil)
+		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions: jsii.Strings("secretsmanager:GetSecretValue"), Resources: jsii.Strings(*secret.ValueAsString()),
+		}))
+		param("KeystoneUserDomain", "TUNINGBOX_KEYSTONE_USER_DOMAIN", keystone.DefaultDomain, "domain of the service user")
+		param("KeystoneServiceProject", "TUNINGBOX_KEYSTONE_SERVICE_PROJECT", "service", "project of the service user")
+		param("KeystoneServiceProjectDomain", "TUNINGBOX_KEYSTONE_SERVICE_PROJECT_DOMAIN", keystone.DefaultDomain, "domain of the service user's project")
+		param("KeystoneProject", "TUNINGBOX_KEYSTONE_PROJECT", "", "project (id, or name in KeystoneProjectDomain) whose tokens are accepted")
+		param("KeystoneProjectDomain", "TUNINGBOX_KEYSTONE_PROJECT_DOMAIN", keystone.DefaultDomain, "domain of KeystoneProject")
+		param("KeystoneRoles", "TUNINGBOX_KEYSTONE_ROLES", keystone.DefaultRoles, "Keystone roles in that project mapped to tuningbox roles")
+		param("KeystoneCache", "TUNINGBOX_KEYSTONE_CACHE", keystone.DefaultCacheBound.String(), "longest time a validated token is trusted (a revoked token works at most this long)")
 	}
 	if ids.MTLS.Enabled() {
-		param("ServerCertnames", "TUNINGBOX_SERVER_CERTNAMES", "", "comma-separated certnames whose client certificates read as observers (Puppet servers)", false)
+		param("ServerCertnames", "TUNINGBOX_SERVER_CERTNAMES", "", "comma-separated certnames whose client certificates read as observers (Puppet servers)")
 	}
 }
 

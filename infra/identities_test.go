@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -96,7 +97,7 @@ func checkIdentityParameters(t *testing.T, s *synthesized) {
 	}
 	env := s.resources[byName["authorizer"]].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
 	for param, variable := range map[string]string{
-		"KeystoneUrl": "TUNINGBOX_KEYSTONE_URL", "KeystoneUser": "TUNINGBOX_KEYSTONE_USER", "KeystonePassword": "TUNINGBOX_KEYSTONE_PASSWORD",
+		"KeystoneUrl": "TUNINGBOX_KEYSTONE_URL", "KeystoneUser": "TUNINGBOX_KEYSTONE_USER", "KeystoneSecretArn": "TUNINGBOX_KEYSTONE_PASSWORD_SECRET",
 		"KeystoneProject": "TUNINGBOX_KEYSTONE_PROJECT", "KeystoneRoles": "TUNINGBOX_KEYSTONE_ROLES", "KeystoneCache": "TUNINGBOX_KEYSTONE_CACHE",
 		"ServerCertnames": "TUNINGBOX_SERVER_CERTNAMES",
 	} {
@@ -107,8 +108,14 @@ func checkIdentityParameters(t *testing.T, s *synthesized) {
 			t.Errorf("authorizer's %s = %s, want a Ref of %s", variable, got, param)
 		}
 	}
-	if p := params["KeystonePassword"].(map[string]any); p["NoEcho"] != true {
-		t.Errorf("KeystonePassword: %v, want NoEcho", p)
+	// The password itself is in no environment: the authorizer may read its secret.
+	if _, ok := env["TUNINGBOX_KEYSTONE_PASSWORD"]; ok {
+		t.Error("the Keystone password is an environment variable")
+	}
+	if !slices.ContainsFunc(s.statements(t)["authorizer"], func(st map[string]any) bool {
+		return fmt.Sprint(st["Action"], st["Resource"]) == "secretsmanager:GetSecretValuemap[Ref:KeystoneSecretArn]"
+	}) {
+		t.Errorf("the authorizer may not read the Keystone secret: %v", s.statements(t)["authorizer"])
 	}
 	for name, id := range byName {
 		if vars := fmt.Sprint(s.resources[id].Properties["Environment"]); name != "authorizer" && strings.Contains(vars, "KEYSTONE") {

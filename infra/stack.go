@@ -5,11 +5,19 @@ import (
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdadestinations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/tuningbox/tuningbox/shared/app/keyspace"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 )
 
 // StackProps configures the tuningbox stack.
@@ -24,64 +32,141 @@ type StackProps struct {
 }
 
 // Stack is one tuningbox deployment: storage, a function per endpoint group,
-// the optional request authorizer and the API in front of them.
+// the optional request authorizer and the API in front of them, the first
+// administrator, and the alarms.
 type Stack struct {
 	awscdk.Stack
-	Storage *Storage
+	Storage    *Storage
+	Operations *Operations
 	// Functions by name (the group name, or "authorizer").
 	Functions map[string]awslambda.Function
 }
 
+// adminSecretProperty is the custom resource's property naming the admin
+// secret: shared/app.AdminSecretProperty, which the auth function reads.
+const adminSecretProperty = "AdminSecret"
+
 // NewStack builds the stack and outputs the API's URL as ApiUrl.
 func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	stack := awscdk.NewStack(scope, jsii.String(id), &props.StackProps)
-	s := &Stack{Stack: stack, Storage: NewStorage(stack, "Storage"), Functions: map[string]awslambda.Function{}}
+	s := &Stack{Stack: stack, Storage: NewStorage(stack, "Storage"), Operations: NewOperations(stack), Functions: map[string]awslambda.Function{}}
 
-	newFunction := func(name string, write bool, blobs BlobAccess, longPoll bool) awslambda.Function {
+	newFunction := func(name string, longPoll bool) awslambda.Function {
 		fn := NewFunction(stack, constructID(name), FunctionProps{
+			Name:       name,
 			CodeDir:    filepath.Join(props.BinDir, name),
 			Storage:    s.Storage,
-			TableWrite: write,
-			Blobs:      blobs,
+			Access:     keyspace.Functions[name],
 			LongPoll:   longPoll,
+			Operations: s.Operations,
 		})
 		s.Functions[name] = fn
 		return fn
 	}
-	routes := make([]Route, 0, len(props.Functions.Groups))
+	apiRoutes := make([]Route, 0, len(props.Functions.Groups))
 	for _, g := range props.Functions.Groups {
-		routes = append(routes, Route{Group: g, Function: newFunction(g.Name, true, g.Blobs, g.LongPoll)})
+		apiRoutes = append(apiRoutes, Route{Group: g, Function: newFunction(g.Name, g.LongPoll)})
 	}
 	var authorizer awslambda.IFunction
 	if props.Functions.Authorizer {
-		// Checking credentials only reads users and tokens.
-		fn := newFunction(authorizerName, false, BlobsNone, false)
+		fn := newFunction(authorizerName, false)
 		props.Identities.configureAuthorizer(stack, fn)
 		authorizer = fn
 	}
-
+	if auth, ok := s.Functions[routes.GroupAuth]; ok {
+		s.firstAdministrator(auth)
+	}
 	if props.Functions.GC {
-		// The blob garbage collector: one sweep an hour (store.CollectGarbage).
-		fn := NewFunction(stack, constructID(gcName), FunctionProps{
-			CodeDir:        filepath.Join(props.BinDir, gcName),
-			Storage:        s.Storage,
-			TableWrite:     true,
-			Blobs:          BlobsCollect,
-			TimeoutSeconds: 900,
-		})
-		s.Functions[gcName] = fn
-		awsevents.NewRule(stack, jsii.String("GCSchedule"), &awsevents.RuleProps{
-			Schedule: awsevents.Schedule_Rate(awscdk.Duration_Hours(jsii.Number(1))),
-			Targets:  &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, nil)},
-		})
+		s.collector(props.BinDir)
 	}
 
-	url := NewAPI(stack, "Api", props.API, routes, authorizer, props.Identities)
+	url, serverErrors := NewAPI(stack, "Api", props.API, apiRoutes, authorizer, props.Identities, s.Operations)
 	awscdk.NewCfnOutput(stack, jsii.String("ApiUrl"), &awscdk.CfnOutputProps{
 		Value:       url,
 		Description: jsii.String("Base URL of the tuningbox API"),
 	})
+	s.Operations.Alarm(stack, "Api5xx", serverErrors, 1, "the API answered 5xx (a function failed, timed out or was throttled)")
+	s.Operations.Alarm(stack, "TableThrottles", s.Storage.Table.MetricThrottledRequestsForOperations(&awsdynamodb.OperationsMetricOptions{
+		Operations: &[]awsdynamodb.Operation{
+			awsdynamodb.Operation_GET_ITEM, awsdynamodb.Operation_BATCH_GET_ITEM, awsdynamodb.Operation_QUERY,
+			awsdynamodb.Operation_UPDATE_ITEM, awsdynamodb.Operation_DELETE_ITEM, awsdynamodb.Operation_TRANSACT_WRITE_ITEMS,
+		},
+		Period: awscdk.Duration_Minutes(jsii.Number(alarmPeriodMinutes)),
+	}), 1, "DynamoDB throttled requests to the table")
 	return s
+}
+
+// firstAdministrator generates the first administrator's password in Secrets
+// Manager and has the auth function create that user at deploy (the custom
+// resource Custom::FirstAdministrator, shared/app.FirstAdministrator); the
+// outputs name the secret and the user.
+func (s *Stack) firstAdministrator(auth awslambda.Function) {
+	user := awscdk.NewCfnParameter(s.Stack, jsii.String("AdminUser"), &awscdk.CfnParameterProps{
+		Type: jsii.String("String"), Default: jsii.String("admin"), AllowedPattern: jsii.String("[A-Za-z0-9][A-Za-z0-9._@-]{0,63}"),
+		Description: jsii.String("name of the first administrator, created at the first deploy with the password generated in the secret AdminSecretArn"),
+	})
+	secret := awssecretsmanager.NewSecret(s.Stack, jsii.String("AdminSecret"), &awssecretsmanager.SecretProps{
+		Description: jsii.String("tuningbox: the first administrator's name and generated password"),
+		GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
+			SecretStringTemplate: awscdk.Fn_Join(jsii.String(""), jsii.Strings(`{"username":"`, *user.ValueAsString(), `"}`)),
+			GenerateStringKey:    jsii.String("password"),
+			PasswordLength:       jsii.Number(32),
+			ExcludePunctuation:   jsii.Bool(true),
+		},
+		// Kept with the table, where the user lives.
+		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
+	})
+	secret.GrantRead(auth, nil)
+	awscdk.NewCustomResource(s.Stack, jsii.String("FirstAdministrator"), &awscdk.CustomResourceProps{
+		ServiceToken: auth.FunctionArn(),
+		ResourceType: jsii.String("Custom::FirstAdministrator"),
+		Properties:   &map[string]any{adminSecretProperty: secret.SecretArn()},
+	})
+	awscdk.NewCfnOutput(s.Stack, jsii.String("AdminSecretArn"), &awscdk.CfnOutputProps{
+		Value:       secret.SecretArn(),
+		Description: jsii.String("Secrets Manager secret with the first administrator's username and password"),
+	})
+	awscdk.NewCfnOutput(s.Stack, jsii.String("AdminUserName"), &awscdk.CfnOutputProps{
+		Value:       user.ValueAsString(),
+		Description: jsii.String("the first administrator"),
+	})
+}
+
+// gcRetries is how often Lambda retries a failed hourly sweep before it goes
+// to the dead-letter queue.
+const gcRetries = 2
+
+// collector is the blob garbage collector: one sweep an hour
+// (store.CollectGarbage), one at a time, a failed sweep retried and then
+// sent to a dead-letter queue, both alarmed on.
+func (s *Stack) collector(binDir string) {
+	deadLetters := awssqs.NewQueue(s.Stack, jsii.String("GCDeadLetters"), &awssqs.QueueProps{
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
+		EnforceSSL:      jsii.Bool(true),
+	})
+	fn := NewFunction(s.Stack, constructID(gcName), FunctionProps{
+		Name:                gcName,
+		CodeDir:             filepath.Join(binDir, gcName),
+		Storage:             s.Storage,
+		Access:              keyspace.Functions[gcName],
+		TimeoutSeconds:      900,
+		Operations:          s.Operations,
+		ReservedConcurrency: jsii.Number(1),
+	})
+	fn.ConfigureAsyncInvoke(&awslambda.EventInvokeConfigOptions{
+		OnFailure:     awslambdadestinations.NewSqsDestination(deadLetters),
+		RetryAttempts: jsii.Number(gcRetries),
+	})
+	s.Functions[gcName] = fn
+	awsevents.NewRule(s.Stack, jsii.String("GCSchedule"), &awsevents.RuleProps{
+		Schedule: awsevents.Schedule_Rate(awscdk.Duration_Hours(jsii.Number(1))),
+		Targets:  &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, nil)},
+	})
+	s.Operations.Alarm(fn, "GCErrors", fn.MetricErrors(s.Operations.metricOptions("Sum")), 1, "a blob garbage collection sweep failed")
+	s.Operations.Alarm(deadLetters, "GCDeadLettersVisible", deadLetters.MetricApproximateNumberOfMessagesVisible(
+		&awscloudwatch.MetricOptions{Statistic: jsii.String("Maximum"), Period: awscdk.Duration_Minutes(jsii.Number(alarmPeriodMinutes))}),
+		1, "a blob garbage collection sweep failed after its retries (its event is in the dead-letter queue)")
 }
 
 // constructID turns a function name into a construct id ("config" -> "Config").

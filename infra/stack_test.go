@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/tuningbox/tuningbox/shared/app/keyspace"
 )
 
 func TestMain(m *testing.M) {
@@ -194,7 +197,7 @@ func TestHTTPStackResourceCounts(t *testing.T) {
 		"AWS::S3::Bucket":                1,
 		"AWS::S3::BucketPolicy":          1,
 		"AWS::Lambda::Function":          6, // config, graphs, templates, auth, authorizer, gc
-		"AWS::Logs::LogGroup":            6,
+		"AWS::Logs::LogGroup":            7, // one per function, the API's access logs
 		"AWS::IAM::Role":                 6,
 		"AWS::IAM::Policy":               6,
 		"AWS::Lambda::Permission":        6, // one per integration, one for the authorizer, one for the gc schedule
@@ -204,6 +207,14 @@ func TestHTTPStackResourceCounts(t *testing.T) {
 		"AWS::ApiGatewayV2::Integration": 4,
 		"AWS::ApiGatewayV2::Authorizer":  1,
 		"AWS::ApiGatewayV2::Route":       30, // 14 group paths, each with and without {proxy+}, and the public GET /api/v1/config and /api/v1/openapi.json
+		// Operations (TestOperableInventory).
+		"AWS::SecretsManager::Secret":    1, // the first administrator's
+		"Custom::FirstAdministrator":     1,
+		"AWS::CloudWatch::Alarm":         16, // throttles and p99 duration of 6 functions, 5xx, table throttles, gc errors, dead letters
+		"AWS::SNS::Topic":                1,
+		"AWS::SQS::Queue":                1, // gc's dead letters
+		"AWS::SQS::QueuePolicy":          1, // SSL only
+		"AWS::Lambda::EventInvokeConfig": 1, // gc's retries and on-failure destination
 	})
 }
 
@@ -352,23 +363,9 @@ func TestHTTPRoutesSendEachGroupToItsFunctionBehindTheAuthorizer(t *testing.T) {
 	}
 }
 
-func TestIAMGrantsOnlyTheStoreCalls(t *testing.T) {
-	s := synth(t, APIHTTP, allFunctions)
-	table, bucket := s.ofType("AWS::DynamoDB::Table")[0], s.ofType("AWS::S3::Bucket")[0]
-	tableRead := []string{"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query"}
-	tableWrite := []string{"dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:UpdateItem"}
-	blobReadWrite := []string{"s3:GetObject", "s3:ListBucket", "s3:PutObject"}
-	blobCollect := []string{"s3:DeleteObject", "s3:DeleteObjectVersion", "s3:ListBucketVersions"}
-	want := map[string][]string{
-		"config":     slices.Concat(tableRead, tableWrite, blobReadWrite, blobCollect),
-		"gc":         slices.Concat(tableRead, tableWrite, blobReadWrite, blobCollect),
-		"graphs":     slices.Concat(tableRead, tableWrite, blobReadWrite),
-		"templates":  slices.Concat(tableRead, tableWrite),
-		"auth":       slices.Concat(tableRead, tableWrite),
-		"authorizer": tableRead,
-	}
-
-	// Each function's statements, found through its role.
+// statements returns each function's IAM statements, found through its role.
+func (s *synthesized) statements(t *testing.T) map[string][]map[string]any {
+	t.Helper()
 	roleOf := map[string]string{}
 	for id, name := range s.functionIDs(t) {
 		roleOf[refs(s.resources[id].Properties["Role"])[0]] = name
@@ -377,36 +374,128 @@ func TestIAMGrantsOnlyTheStoreCalls(t *testing.T) {
 	for _, id := range s.ofType("AWS::IAM::Policy") {
 		p := s.resources[id].Properties
 		for _, role := range refs(p["Roles"]) {
+			name, ok := roleOf[role]
+			if !ok {
+				continue // not a function's role (the REST API's CloudWatch role)
+			}
 			for _, st := range p["PolicyDocument"].(map[string]any)["Statement"].([]any) {
-				statements[roleOf[role]] = append(statements[roleOf[role]], st.(map[string]any))
+				statements[name] = append(statements[name], st.(map[string]any))
 			}
 		}
 	}
-	for name, wantActions := range want {
+	return statements
+}
+
+// leadingKeys is the condition a grant on prefixes carries.
+func leadingKeys(prefixes []string) map[string]any {
+	keys := make([]any, len(prefixes))
+	for i, p := range prefixes {
+		keys[i] = p + "*"
+	}
+	return map[string]any{"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": keys}}
+}
+
+// TestIAMGrantsOnlyTheStoreCalls: each function may make exactly the calls
+// of shared/store/awsstore that its access (shared/app/keyspace) allows: table
+// reads and writes on its own partition-key prefixes (dynamodb:LeadingKeys),
+// blob actions on blobs/* only, plus its X-Ray segments, the auth function
+// the admin secret and the collector its dead-letter queue.
+func TestIAMGrantsOnlyTheStoreCalls(t *testing.T) {
+	s := synth(t, APIHTTP, allFunctions)
+	table, bucket := s.ofType("AWS::DynamoDB::Table")[0], s.ofType("AWS::S3::Bucket")[0]
+	secret, queue := s.ofType("AWS::SecretsManager::Secret")[0], s.ofType("AWS::SQS::Queue")[0]
+	tableRead := []string{"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query"}
+	tableWrite := []string{"dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:UpdateItem"}
+	blobActions := map[keyspace.BlobAccess][]string{
+		keyspace.BlobsNone:      nil,
+		keyspace.BlobsRead:      {"s3:GetObject", "s3:ListBucket"},
+		keyspace.BlobsReadWrite: {"s3:GetObject", "s3:ListBucket", "s3:PutObject"},
+		keyspace.BlobsCollect:   {"s3:GetObject", "s3:ListBucket", "s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion", "s3:ListBucketVersions"},
+	}
+	xray := []string{"xray:PutTelemetryRecords", "xray:PutTraceSegments"}
+	extra := map[string][]string{
+		"auth": {"secretsmanager:DescribeSecret", "secretsmanager:GetSecretValue"},
+		"gc":   {"sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:SendMessage"},
+	}
+	statements := s.statements(t)
+	if len(statements) != len(keyspace.Functions) {
+		t.Errorf("statements for %d functions, keyspace has %d", len(statements), len(keyspace.Functions))
+	}
+	for name, access := range keyspace.Functions {
+		want := slices.Concat(blobActions[access.Blobs], xray, extra[name])
+		if len(access.Read) > 0 {
+			want = append(want, tableRead...)
+		}
+		if len(access.Write) > 0 {
+			want = append(want, tableWrite...)
+		}
 		var actions []string
 		for _, st := range statements[name] {
+			stActions := asStrings(st["Action"])
+			actions = append(actions, stActions...)
 			if st["Effect"] != "Allow" {
 				t.Errorf("%s: unexpected statement %v", name, st)
 			}
-			stActions := asStrings(st["Action"])
 			for _, a := range stActions {
 				if strings.Contains(a, "*") {
 					t.Errorf("%s: wildcard action %q", name, a)
 				}
 			}
-			// Every statement names the table or the bucket, never "*".
 			resources := refs(st["Resource"])
-			if len(resources) == 0 || slices.ContainsFunc(resources, func(r string) bool { return r != table && r != bucket }) {
-				t.Errorf("%s: statement %v on resources %v", name, stActions, st["Resource"])
+			switch service, _, _ := strings.Cut(stActions[0], ":"); service {
+			case "dynamodb":
+				prefixes := access.Read
+				if slices.Equal(slices.Sorted(slices.Values(stActions)), tableWrite) {
+					prefixes = access.Write
+				} else if !slices.Equal(slices.Sorted(slices.Values(stActions)), tableRead) {
+					t.Errorf("%s: table statement mixes reads and writes: %v", name, stActions)
+				}
+				if !slices.Equal(resources, []string{table}) || !reflect.DeepEqual(st["Condition"], leadingKeys(prefixes)) {
+					t.Errorf("%s: %v on %v if %v, want on the table if %v", name, stActions, resources, st["Condition"], leadingKeys(prefixes))
+				}
+			case "s3":
+				if !slices.Equal(resources, []string{bucket}) {
+					t.Errorf("%s: %v on %v", name, stActions, st["Resource"])
+				}
+				if objects := fmt.Sprint(st["Resource"]); strings.Contains(objects, "/*") && !strings.Contains(objects, "/"+keyspace.BlobKeys+"*") {
+					t.Errorf("%s: %v on objects %s, not blobs/*", name, stActions, objects)
+				}
+			case "xray":
+				if st["Resource"] != "*" { // X-Ray has no resources to name
+					t.Errorf("%s: %v on %v", name, stActions, st["Resource"])
+				}
+			case "secretsmanager":
+				if !slices.Equal(resources, []string{secret}) {
+					t.Errorf("%s: %v on %v, want the admin secret", name, stActions, st["Resource"])
+				}
+			case "sqs":
+				if !slices.Equal(resources, []string{queue}) {
+					t.Errorf("%s: %v on %v, want the dead-letter queue", name, stActions, st["Resource"])
+				}
+			default:
+				t.Errorf("%s: unexpected statement %v", name, st)
 			}
-			actions = append(actions, stActions...)
 		}
 		slices.Sort(actions)
-		slices.Sort(wantActions)
-		if !slices.Equal(actions, wantActions) {
-			t.Errorf("%s: actions\n got %v\nwant %v", name, actions, wantActions)
+		slices.Sort(want)
+		if !slices.Equal(actions, want) {
+			t.Errorf("%s: actions\n got %v\nwant %v", name, actions, want)
 		}
 	}
+	t.Logf("grants: %v", grantSummary(statements))
+}
+
+// grantSummary lists each function's table conditions, for the test log.
+func grantSummary(statements map[string][]map[string]any) map[string][]string {
+	out := map[string][]string{}
+	for name, sts := range statements {
+		for _, st := range sts {
+			if c, ok := st["Condition"]; ok {
+				out[name] = append(out[name], fmt.Sprint(asStrings(st["Action"])[0], " if ", c))
+			}
+		}
+	}
+	return out
 }
 
 func asStrings(v any) []string {
@@ -426,21 +515,29 @@ func asStrings(v any) []string {
 func TestRESTVariant(t *testing.T) {
 	s := synth(t, APIREST, allFunctions)
 	checkCounts(t, s, map[string]int{
-		"AWS::DynamoDB::Table":        1,
-		"AWS::S3::Bucket":             1,
-		"AWS::S3::BucketPolicy":       1,
-		"AWS::Lambda::Function":       6,
-		"AWS::Logs::LogGroup":         6,
-		"AWS::IAM::Role":              6,
-		"AWS::IAM::Policy":            6,
-		"AWS::Lambda::Permission":     6,
-		"AWS::Events::Rule":           1,
-		"AWS::ApiGateway::RestApi":    1,
-		"AWS::ApiGateway::Deployment": 1,
-		"AWS::ApiGateway::Stage":      1,
-		"AWS::ApiGateway::Authorizer": 1,
-		"AWS::ApiGateway::Resource":   30, // /api, /api/v1, 14 group paths, 14 {proxy+}
-		"AWS::ApiGateway::Method":     30, // ANY on each resource, and the public GET /api/v1/config and /api/v1/openapi.json
+		"AWS::DynamoDB::Table":           1,
+		"AWS::S3::Bucket":                1,
+		"AWS::S3::BucketPolicy":          1,
+		"AWS::Lambda::Function":          6,
+		"AWS::Logs::LogGroup":            7,
+		"AWS::IAM::Role":                 7, // and API Gateway's CloudWatch role, for the access logs
+		"AWS::IAM::Policy":               6,
+		"AWS::Lambda::Permission":        6,
+		"AWS::Events::Rule":              1,
+		"AWS::ApiGateway::Account":       1,
+		"AWS::SecretsManager::Secret":    1,
+		"Custom::FirstAdministrator":     1,
+		"AWS::CloudWatch::Alarm":         16,
+		"AWS::SNS::Topic":                1,
+		"AWS::SQS::Queue":                1,
+		"AWS::SQS::QueuePolicy":          1,
+		"AWS::Lambda::EventInvokeConfig": 1,
+		"AWS::ApiGateway::RestApi":       1,
+		"AWS::ApiGateway::Deployment":    1,
+		"AWS::ApiGateway::Stage":         1,
+		"AWS::ApiGateway::Authorizer":    1,
+		"AWS::ApiGateway::Resource":      30, // /api, /api/v1, 14 group paths, 14 {proxy+}
+		"AWS::ApiGateway::Method":        30, // ANY on each resource, and the public GET /api/v1/config and /api/v1/openapi.json
 	})
 	functions := s.functionIDs(t)
 	authorizers := s.ofType("AWS::ApiGateway::Authorizer")

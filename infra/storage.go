@@ -1,11 +1,15 @@
 package main
 
 import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
+
+// noncurrentVersionDays is how long the bucket keeps a blob's noncurrent versions.
+const noncurrentVersionDays = 30
 
 // Storage is the data of a deployment: the index table and the blob bucket
 // that shared/store/awsstore uses (see its package doc for the key design).
@@ -15,7 +19,9 @@ type Storage struct {
 }
 
 // NewStorage creates the table and the bucket. Both are retained when the
-// stack is deleted: they hold the only copy of the configuration data.
+// stack is deleted: they hold the only copy of the configuration data; the
+// table is also protected from deletion by anyone (turn DeletionProtection
+// off first to delete it on purpose).
 func NewStorage(scope constructs.Construct, id string) *Storage {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	table := awsdynamodb.NewTable(c, jsii.String("Table"), &awsdynamodb.TableProps{
@@ -25,6 +31,7 @@ func NewStorage(scope constructs.Construct, id string) *Storage {
 		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
 			PointInTimeRecoveryEnabled: jsii.Bool(true),
 		},
+		DeletionProtection: jsii.Bool(true),
 	})
 	// S3-managed keys: encrypted at rest without a KMS key whose grants every
 	// reader would need.
@@ -33,6 +40,15 @@ func NewStorage(scope constructs.Construct, id string) *Storage {
 		Encryption:        awss3.BucketEncryption_S3_MANAGED,
 		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
 		EnforceSSL:        jsii.Bool(true),
+		// Blobs are never overwritten: a noncurrent version exists only after
+		// the sweep deleted a blob (it deletes every version) or after a
+		// deletion by hand, which versioning lets one undo for this long.
+		LifecycleRules: &[]*awss3.LifecycleRule{{
+			Id:                                  jsii.String("noncurrent-versions-and-incomplete-uploads"),
+			NoncurrentVersionExpiration:         awscdk.Duration_Days(jsii.Number(noncurrentVersionDays)),
+			ExpiredObjectDeleteMarker:           jsii.Bool(true),
+			AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(1)),
+		}},
 	})
 	return &Storage{Table: table, Bucket: bucket}
 }

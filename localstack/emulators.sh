@@ -5,8 +5,9 @@
 #   localstack/emulators.sh env     print the environment for the tests (eval it)
 #   localstack/emulators.sh stop    stop exactly the processes start started, by PID
 #
-# EMULATOR=local (default): DynamoDB Local (telemetry off, in memory) + versitygw (S3, versioning).
-# EMULATOR=moto:            moto server for both services (requests serialized, see moto_server.py).
+# EMULATOR=local (default): DynamoDB Local (telemetry off, in memory) + versitygw (S3, versioning),
+#                           and moto for Secrets Manager (the stack's admin secret), which neither has.
+# EMULATOR=moto:            moto server for all three (requests serialized, see moto_server.py).
 # Installs are cached under .cache/emulators of the repository (TUNINGBOX_CACHE overrides);
 # a run's PID files, logs, data and ports live in EMULATOR_STATE (one directory per run).
 set -euo pipefail
@@ -97,11 +98,16 @@ start() {
     mkdir -p "$data/root" "$data/versions"
     launch versitygw "$s3_port" "$VERSITYGW" --access test --secret test --port "127.0.0.1:$s3_port" --quiet \
       posix --versioning-dir "$data/versions" "$data/root"
+    local sm_port
+    sm_port=${SECRETS_PORT:-$(free_port)}
+    launch moto "$sm_port" bash -c 'exec python3 "$1" "$2"' moto "$ROOT/localstack/moto_server.py" "$sm_port"
     wait_ready dynamodb
     wait_ready versitygw
+    wait_ready moto
     {
       echo "AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:$ddb_port"
       echo "AWS_ENDPOINT_URL_S3=http://127.0.0.1:$s3_port"
+      echo "AWS_ENDPOINT_URL_SECRETS_MANAGER=http://127.0.0.1:$sm_port"
     } >"$STATE/endpoints"
     ;;
   moto)

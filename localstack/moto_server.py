@@ -1,4 +1,4 @@
-"""moto server (S3 + DynamoDB) on 127.0.0.1 that handles one request at a time.
+"""moto server (S3, DynamoDB, Secrets Manager) on 127.0.0.1 that handles one request at a time.
 
 moto's request handlers are not atomic when requests run concurrently: two
 conditional UpdateItems on one item can both pass their condition, which real

@@ -92,8 +92,7 @@ run_gateway() {
   local name=$1 template=$2 t0=$SECONDS password status=0
   password=$(python3 -c 'import secrets; print(secrets.token_urlsafe(18))')
   export TUNINGBOX_GATEWAY_TEMPLATE=$template TUNINGBOX_GATEWAY_BIN=$RUN/host TUNINGBOX_GATEWAY_ROUTES_LOG=$RUN/routes-$name
-  TUNINGBOX_ADMIN_USER=integration TUNINGBOX_ADMIN_PASSWORD=$password \
-    "$RUN/gateway" -table "tuningbox-gw-$name" -bucket "tuningbox-gw-$name" >"$RUN/gateway-$name.url" 2>"$RUN/gateway-$name.log" &
+  "$RUN/gateway" -table "tuningbox-gw-$name" -bucket "tuningbox-gw-$name" >"$RUN/gateway-$name.url" 2>"$RUN/gateway-$name.log" &
   echo $! >"$RUN/gateway.pid"
   local pid=$! url=
   for _ in $(seq 1 300); do
@@ -107,6 +106,23 @@ run_gateway() {
     return 1
   fi
   log "[$name] local API Gateway ($(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["api"])' "$RUN/gateway-$name.url") API) on $url (pid $pid)"
+  # As after `make deploy`: read the first administrator from the stack's secret
+  # (output AdminSecretArn, in the emulated Secrets Manager), log in as it and
+  # create the administrator the suites use.
+  local first
+  first=$(python3 - "$RUN/gateway-$name.url" <<'PY'
+import json, os, sys
+import boto3
+arn = json.load(open(sys.argv[1]))["outputs"]["AdminSecretArn"]
+client = boto3.client("secretsmanager", region_name=os.environ.get("AWS_REGION", "us-east-1"))
+secret = json.loads(client.get_secret_value(SecretId=arn)["SecretString"])
+print(secret["username"], secret["password"])
+PY
+  ) || { log "[$name] cannot read the admin secret"; tail -n 30 "$RUN/gateway-$name.log" >&2; return 1; }
+  TUNINGBOX_URL=$url TUNINGBOX_USER=${first% *} TUNINGBOX_PASSWORD=${first#* } TUNINGBOX_NEW_PASSWORD=$password \
+    "$RUN/tuningbox" user create integration --role admin >&2 ||
+    { log "[$name] the first administrator ${first% *} could not create a user"; tail -n 30 "$RUN/gateway-$name.log" >&2; return 1; }
+  log "[$name] logged in as the first administrator ${first% *} (generated in the stack's secret) and created the administrator integration"
   TUNINGBOX_URL=$url TUNINGBOX_USER=integration TUNINGBOX_PASSWORD=$password \
     TUNINGBOX_GATEWAY=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["api"])' "$RUN/gateway-$name.url") \
     go test -count=1 -v -run '^(TestHTTP|TestGateway)' ./localstack/ >"$RUN/test-gateway-$name.log" 2>&1 || status=$?

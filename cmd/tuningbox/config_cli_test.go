@@ -30,7 +30,7 @@ func cliServer(t *testing.T) string {
 	}
 	t.Setenv("TUNINGBOX_USER", testAdmin)
 	t.Setenv("TUNINGBOX_PASSWORD", testAdminPassword)
-	return apptest.Server(t, testAdmin, testAdminPassword)
+	return apptest.LambdaServer(t, testAdmin, testAdminPassword)
 }
 
 // cli runs one tuningbox command in-process with stdin and returns its output.

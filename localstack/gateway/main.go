@@ -9,9 +9,14 @@
 // memory (as GOMEMLIMIT; an environment whose resident set exceeds the memory
 // is killed, as Lambda does) and Lambda's 6 MB response limit.
 //
-//	gateway -template cdk.out/Tuningbox.template.json -bin DIR -table T -bucket B
+//	gateway -template cdk.out/Tuningbox.template.json -bin DIR -table T -bucket B [-parameter NAME=VALUE]...
 //
-// prints {"url": ...} on stdout once it serves. On SIGTERM or SIGINT it prints
+// first does what CloudFormation does at the stack's creation and the gateway
+// does not serve itself: it creates the template's secrets in the emulated
+// Secrets Manager and runs its custom resources (the first administrator,
+// created by the auth function from the generated secret), then prints
+// {"url": ..., "api": ..., "outputs": {...}} on stdout once it serves, with
+// the stack outputs it can resolve (AdminSecretArn, AdminUserName). On SIGTERM or SIGINT it prints
 // what it served (routes exercised, cold and warm timings and peak memory per
 // function) and appends the exercised route keys to -routes-log.
 //
@@ -64,6 +69,15 @@ func run() error {
 	bucket := flag.String("bucket", "", "S3 bucket standing in for the stack's bucket")
 	routesLog := flag.String("routes-log", os.Getenv("TUNINGBOX_GATEWAY_ROUTES_LOG"), "append the exercised route keys to this file on exit (env TUNINGBOX_GATEWAY_ROUTES_LOG)")
 	coverage := flag.String("coverage", "", "print the routes of the template exercised in this routes log, fail unless all were")
+	parameters := map[string]string{}
+	flag.Func("parameter", "NAME=VALUE: a stack parameter other than its default (repeatable)", func(v string) error {
+		name, value, ok := strings.Cut(v, "=")
+		if !ok || name == "" {
+			return fmt.Errorf("want NAME=VALUE")
+		}
+		parameters[name] = value
+		return nil
+	})
 	flag.Parse()
 
 	if *coverage != "" {
@@ -76,7 +90,7 @@ func run() error {
 	if err != nil || !net.ParseIP(host).IsLoopback() {
 		return fmt.Errorf("-listen %q: want a loopback address", *listen)
 	}
-	a, err := loadAPI(*templatePath, *table, *bucket)
+	a, err := loadAPI(*templatePath, *table, *bucket, parameters)
 	if err != nil {
 		return err
 	}
@@ -98,6 +112,10 @@ func run() error {
 	if err := g.prepare(); err != nil {
 		return err
 	}
+	outputs, err := g.deploy(context.Background(), *table)
+	if err != nil {
+		return err
+	}
 
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
@@ -106,7 +124,7 @@ func run() error {
 	srv := &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	url := "http://" + ln.Addr().String() + a.stage
-	out, _ := json.Marshal(map[string]string{"url": url, "api": map[bool]string{true: "rest", false: "http"}[a.rest]})
+	out, _ := json.Marshal(map[string]any{"url": url, "api": map[bool]string{true: "rest", false: "http"}[a.rest], "outputs": outputs})
 	fmt.Println(string(out))
 
 	stop := make(chan os.Signal, 1)
@@ -140,8 +158,8 @@ func functionBaseEnv() []string {
 }
 
 // prepare starts the first execution environment of the authorizer (of any
-// function when there is none) with the settings that create the table, the
-// bucket and the bootstrap administrator, so later functions find them.
+// function when there is none) with the setting that creates the table and
+// the bucket, so later functions find them.
 func (g *gateway) prepare() error {
 	var first *function
 	for _, rt := range g.api.routes {
@@ -153,11 +171,7 @@ func (g *gateway) prepare() error {
 	if first == nil {
 		first = g.functions[g.api.routes[0].function.logicalID]
 	}
-	inst, err := first.start(
-		"TUNINGBOX_CREATE_RESOURCES=true",
-		"TUNINGBOX_ADMIN_USER="+os.Getenv("TUNINGBOX_ADMIN_USER"),
-		"TUNINGBOX_ADMIN_PASSWORD="+os.Getenv("TUNINGBOX_ADMIN_PASSWORD"),
-	)
+	inst, err := first.start("TUNINGBOX_CREATE_RESOURCES=true")
 	if err != nil {
 		return fmt.Errorf("start %s: %w", first.spec.name, err)
 	}
@@ -210,7 +224,7 @@ func (g *gateway) appendRoutes(name string) error {
 }
 
 func printCoverage(templatePath, routesLog string) error {
-	a, err := loadAPI(templatePath, "table", "bucket")
+	a, err := loadAPI(templatePath, "table", "bucket", nil)
 	if err != nil {
 		return err
 	}

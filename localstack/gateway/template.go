@@ -18,7 +18,9 @@ type resource struct {
 }
 
 type template struct {
-	Resources map[string]resource
+	Parameters map[string]struct{ Default any }
+	Resources  map[string]resource
+	Outputs    map[string]struct{ Value any }
 }
 
 // api is what the gateway serves: the routes of one API, HTTP (payload 2.0) or REST (1.0).
@@ -30,6 +32,8 @@ type api struct {
 	binaryMediaTypes []string
 	routes           []*route
 	functions        map[string]*functionSpec // by logical id
+	// template is what the API was read from; deploy creates its secrets and custom resources.
+	template *template
 }
 
 // route is one route (HTTP API) or method of a resource (REST API).
@@ -90,8 +94,9 @@ type functionSpec struct {
 
 // loadAPI reads a synthesized template (cdk.out/<Stack>.template.json) and
 // builds the route table of the API it defines. table and bucket stand in for
-// the references to the stack's DynamoDB table and S3 bucket.
-func loadAPI(path, table, bucket string) (*api, error) {
+// the references to the stack's DynamoDB table and S3 bucket; parameters
+// override stack parameters' defaults, as a deploy's --parameters do.
+func loadAPI(path, table, bucket string, parameters map[string]string) (*api, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -100,7 +105,13 @@ func loadAPI(path, table, bucket string) (*api, error) {
 	if err := json.Unmarshal(raw, &t); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	a := &api{functions: map[string]*functionSpec{}}
+	for name, value := range parameters {
+		if _, ok := t.Parameters[name]; !ok {
+			return nil, fmt.Errorf("%s has no parameter %s", path, name)
+		}
+		t.Parameters[name] = struct{ Default any }{value}
+	}
+	a := &api{functions: map[string]*functionSpec{}, template: &t}
 	for id, r := range t.Resources {
 		if r.Type != "AWS::Lambda::Function" {
 			continue
@@ -168,6 +179,10 @@ func (t *template) function(id string, r resource, dir, table, bucket string) (*
 			fn.env[k] = v
 		case map[string]any:
 			ref, _ := v["Ref"].(string)
+			if p, ok := t.Parameters[ref]; ok && p.Default != nil {
+				fn.env[k] = fmt.Sprint(p.Default) // a stack parameter, deployed with its default
+				continue
+			}
 			switch t.Resources[ref].Type {
 			case "AWS::DynamoDB::Table":
 				fn.env[k] = table

@@ -2,14 +2,20 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/cfn"
 
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
+	"github.com/tuningbox/tuningbox/shared/lambdaadapter"
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/store/blobcache"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
@@ -55,7 +61,11 @@ func NewHandler(b store.Backend, cfg Config, logger *slog.Logger, groups ...stri
 	// Every request is authenticated and authorized before any route, and every write is audited.
 	// The policy, the audit and the router use one match, from the routes the router keeps.
 	authenticate := func(r *http.Request) (*http.Request, error) { return svc.guard.Check(router.WithMatch(r)) }
-	return httpapi.Wrap(svc.guard.Audit(router), httpapi.Options{MaxBody: cfg.MaxBody, MaxDepth: configdb.MaxDocumentDepth, Logger: logger, Authenticate: authenticate, Timeout: httpapi.DefaultTimeout}), nil
+	var served http.Handler = router
+	if cfg.MaxWait > 0 {
+		served = capWait(router, cfg.MaxWait)
+	}
+	return httpapi.Wrap(svc.guard.Audit(served), httpapi.Options{MaxBody: cfg.MaxBody, MaxDepth: configdb.MaxDocumentDepth, Logger: logger, Authenticate: authenticate, Timeout: httpapi.DefaultTimeout}), nil
 }
 
 // Routes returns the bare routes of the named endpoint groups, without the
@@ -105,6 +115,49 @@ func LambdaHandler(ctx context.Context, getenv func(string) string, logger *slog
 	return NewHandler(b, cfg, logger, groups...)
 }
 
+// LambdaAuth is the start-up of the auth function: the auth group's routes,
+// and the stack's Custom::FirstAdministrator resource that CloudFormation
+// sends it at deploy (FirstAdministrator; the answer goes to the event's
+// ResponseURL, cfn.LambdaWrap).
+func LambdaAuth(ctx context.Context, getenv func(string) string, logger *slog.Logger) (func(context.Context, json.RawMessage) (any, error), error) {
+	b, cfg, err := lambdaBackend(ctx, getenv, logger)
+	if err != nil {
+		return nil, err
+	}
+	h, err := NewHandler(b, cfg, logger, routes.GroupAuth)
+	if err != nil {
+		return nil, err
+	}
+	api := lambdaadapter.New(h, logger).Invoke
+	resource := cfn.LambdaWrap(FirstAdministrator(b.Index, ReadSecret, logger))
+	return func(ctx context.Context, payload json.RawMessage) (any, error) {
+		var probe struct{ RequestType, ResponseURL string }
+		if json.Unmarshal(payload, &probe) != nil || probe.RequestType == "" || probe.ResponseURL == "" {
+			return api(ctx, payload)
+		}
+		var ev cfn.Event
+		if err := json.Unmarshal(payload, &ev); err != nil {
+			return nil, err
+		}
+		return resource(ctx, ev)
+	}, nil
+}
+
+// capWait lowers a ?wait= above max to max, so that no long poll holds a
+// (billed) Lambda execution longer; anything else, invalid values included,
+// goes to the handler as sent.
+func capWait(next http.Handler, max time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if seconds, err := strconv.ParseFloat(q.Get("wait"), 64); err == nil && seconds > max.Seconds() {
+			q.Set("wait", strconv.FormatFloat(max.Seconds(), 'f', -1, 64))
+			r = r.Clone(r.Context())
+			r.URL.RawQuery = q.Encode()
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // lambdaBackend loads a Lambda function's configuration and opens its backend.
 func lambdaBackend(ctx context.Context, getenv func(string) string, logger *slog.Logger) (store.Backend, Config, error) {
 	cfg, err := LoadConfig(func(name string) string {
@@ -114,6 +167,9 @@ func lambdaBackend(ctx context.Context, getenv func(string) string, logger *slog
 		return getenv(name)
 	})
 	if err != nil {
+		return store.Backend{}, cfg, err
+	}
+	if err := resolveSecrets(ctx, &cfg, ReadSecret); err != nil {
 		return store.Backend{}, cfg, err
 	}
 	if err := cfg.Validate(); err != nil {

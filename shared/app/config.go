@@ -5,6 +5,7 @@ package app
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -49,6 +50,14 @@ type Config struct {
 	ServerCertnames []string
 	// Keystone validates X-Auth-Token headers when its URL is set.
 	Keystone keystone.Config
+	// KeystonePasswordSecret is the ARN of the Secrets Manager secret holding
+	// Keystone.Password, read once at a Lambda function's start
+	// (TUNINGBOX_KEYSTONE_PASSWORD_SECRET), so the password is no environment variable.
+	KeystonePasswordSecret string
+	// MaxWait caps the long polls (?wait= of ConfigDB reads and agents'
+	// claims) below their own 25 s; 0 leaves them at that (TUNINGBOX_MAX_WAIT,
+	// seconds: a stack parameter on Lambda, where a wait is billed as it runs).
+	MaxWait time.Duration
 }
 
 // LoadConfig reads the configuration from environment variables through getenv:
@@ -58,7 +67,7 @@ type Config struct {
 // TUNINGBOX_SERVER_CERTNAMES (comma-separated), and for Keystone
 // TUNINGBOX_KEYSTONE_URL, _USER, _PASSWORD, _USER_DOMAIN, _SERVICE_PROJECT,
 // _SERVICE_PROJECT_DOMAIN, _PROJECT, _PROJECT_DOMAIN, _ROLES (keystoneRole=role,...)
-// and _CACHE (a duration).
+// and _CACHE (a duration), TUNINGBOX_KEYSTONE_PASSWORD_SECRET, TUNINGBOX_MAX_WAIT.
 // AWS endpoints come from the SDK's own AWS_ENDPOINT_URL* variables. Callers apply their own overrides (flags), then Validate.
 func LoadConfig(getenv func(string) string) (Config, error) {
 	cfg := Config{
@@ -85,6 +94,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	setString(&ks.URL, "TUNINGBOX_KEYSTONE_URL")
 	setString(&ks.User, "TUNINGBOX_KEYSTONE_USER")
 	ks.Password = getenv("TUNINGBOX_KEYSTONE_PASSWORD")
+	setString(&cfg.KeystonePasswordSecret, "TUNINGBOX_KEYSTONE_PASSWORD_SECRET")
 	setString(&ks.UserDomain, "TUNINGBOX_KEYSTONE_USER_DOMAIN")
 	setString(&ks.ServiceProject, "TUNINGBOX_KEYSTONE_SERVICE_PROJECT")
 	setString(&ks.ServiceProjectDomain, "TUNINGBOX_KEYSTONE_SERVICE_PROJECT_DOMAIN")
@@ -121,6 +131,13 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		if cfg.GCInterval, err = time.ParseDuration(v); err != nil || cfg.GCInterval < 0 {
 			return cfg, fmt.Errorf("TUNINGBOX_GC_INTERVAL: %q is not a duration such as 1h (0 disables)", v)
 		}
+	}
+	if v := strings.TrimSpace(getenv("TUNINGBOX_MAX_WAIT")); v != "" {
+		seconds, err := strconv.ParseFloat(v, 64)
+		if err != nil || seconds <= 0 || math.IsInf(seconds, 0) {
+			return cfg, fmt.Errorf("TUNINGBOX_MAX_WAIT: %q is not a positive number of seconds", v)
+		}
+		cfg.MaxWait = time.Duration(seconds * float64(time.Second))
 	}
 	return cfg, nil
 }

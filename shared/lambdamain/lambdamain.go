@@ -25,6 +25,14 @@ func Group(name string) {
 	})
 }
 
+// Auth serves the auth group's routes and creates the first administrator
+// when CloudFormation sends the stack's Custom::FirstAdministrator resource.
+func Auth() {
+	start(func(ctx context.Context, logger *slog.Logger) (any, error) {
+		return app.LambdaAuth(ctx, os.Getenv, logger)
+	})
+}
+
 // Authorizer answers API Gateway's REQUEST authorizer calls.
 func Authorizer() {
 	start(func(ctx context.Context, logger *slog.Logger) (any, error) {

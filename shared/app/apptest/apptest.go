@@ -58,20 +58,34 @@ func New(t testing.TB, admin, password string, logger *slog.Logger) *Stack {
 }
 
 // Server serves New's handler (logs discarded) on a loopback test server and
-// returns its URL; with TUNINGBOX_TEST_GATEWAY set, the URL of a fresh local
-// API Gateway in front of the Lambda functions instead (StartGateway).
+// returns its URL: the local server.
 func Server(t testing.TB, admin, password string) string {
+	t.Helper()
+	return serve(t, New(t, admin, password, slog.New(slog.DiscardHandler)).Handler)
+}
+
+// LambdaServer serves the stack's functions (Functions, logs discarded) on a
+// loopback test server and returns its URL, so that every test through it
+// also checks each function's grants; with TUNINGBOX_TEST_GATEWAY set, the
+// URL of a fresh local API Gateway in front of the Lambda functions instead
+// (StartGateway). Its semantics are Lambda's: a revoked token or a deleted
+// user may pass the authorizer's caches for a while.
+func LambdaServer(t testing.TB, admin, password string) string {
 	t.Helper()
 	if url := StartGateway(t, admin, password, nil); url != "" {
 		return url
 	}
-	srv := httptest.NewServer(New(t, admin, password, slog.New(slog.DiscardHandler)).Handler)
+	return serve(t, Functions(t, admin, password, slog.New(slog.DiscardHandler)).Handler)
+}
+
+func serve(t testing.TB, h http.Handler) string {
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
 
 // StartGateway starts the local API Gateway (localstack/gateway) over a fresh
-// table and bucket, with admin/password as the bootstrap administrator, when
+// table and bucket, with admin/password as an administrator, when
 // TUNINGBOX_TEST_GATEWAY names its binary (run-integration.sh builds it and sets
 // the gateway's own TUNINGBOX_GATEWAY_* settings and the emulators' AWS_*
 // endpoints), and returns its URL; "" when it is not set. onLog, when not nil,
@@ -84,8 +98,7 @@ func StartGateway(t testing.TB, admin, password string, onLog func(line []byte))
 		return ""
 	}
 	name := fmt.Sprintf("tb-test-%d-%08x", os.Getpid(), rand.Uint32())
-	cmd := exec.Command(bin, "-table", name, "-bucket", name)
-	cmd.Env = append(os.Environ(), "TUNINGBOX_ADMIN_USER="+admin, "TUNINGBOX_ADMIN_PASSWORD="+password)
+	cmd := exec.Command(bin, "-table", name, "-bucket", name, "-parameter", "AdminUser="+firstAdmin)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +149,8 @@ func StartGateway(t testing.TB, admin, password string, onLog func(line []byte))
 		}
 	})
 	var started struct {
-		URL string `json:"url"`
+		URL     string            `json:"url"`
+		Outputs map[string]string `json:"outputs"`
 	}
 	sc := bufio.NewScanner(stdout)
 	if !sc.Scan() || json.Unmarshal(sc.Bytes(), &started) != nil || started.URL == "" {
@@ -147,5 +161,44 @@ func StartGateway(t testing.TB, admin, password string, onLog func(line []byte))
 		t.Fatalf("the gateway did not start:\n%s", strings.Join(tail, "\n"))
 	}
 	go io.Copy(io.Discard, stdout)
+	createAdmin(t, started.URL, started.Outputs["AdminSecretArn"], admin, password)
 	return started.URL
+}
+
+// firstAdmin is the stack's first administrator in a test gateway: a name
+// the tests' own administrators do not take.
+const firstAdmin = "first-admin"
+
+// createAdmin does what an operator does after the stack's first deploy:
+// read the first administrator from its secret (the stack output
+// AdminSecretArn, in the emulated Secrets Manager) and, logged in as that
+// administrator, create the administrator admin/password.
+func createAdmin(t testing.TB, url, secretARN, admin, password string) {
+	t.Helper()
+	if secretARN == "" {
+		t.Fatal("the gateway names no AdminSecretArn")
+	}
+	value, err := app.ReadSecret(t.Context(), secretARN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first struct{ Username, Password string }
+	if err := json.Unmarshal([]byte(value), &first); err != nil || first.Username == "" || first.Password == "" {
+		t.Fatalf("the admin secret holds no username and password: %v", err)
+	}
+	body, _ := json.Marshal(map[string]string{"name": admin, "password": password, "role": "admin"})
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url+"/api/v1/users", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth(first.Username, first.Password)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if answer, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create the administrator %s as the first administrator %s: %d %s", admin, first.Username, resp.StatusCode, answer)
+	}
 }

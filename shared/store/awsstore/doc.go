@@ -11,8 +11,11 @@
 //	val B  the item's value, usually a JSON document
 //
 // Every domain owns a partition-key prefix (configdb "cfg#", graphs "gr#",
-// templates "tpl#", nodes "node#", auth "auth#", audit "audit#"), so one table
-// holds every kind of item without collisions and without secondary indexes.
+// templates "tpl#", nodes "node#", auth "auth#", audit "audit#", and the
+// store's blob references "blob#"), so one table holds every kind of item
+// without collisions and without secondary indexes. Each Lambda function may
+// touch only the prefixes of its own domains (dynamodb:LeadingKeys conditions
+// on its grants, listed in shared/app/keyspace).
 // For the ConfigDB, for example:
 //
 //	entities          pk=cfg#env            sk=SortID(id)          the entity's JSON

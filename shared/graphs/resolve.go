@@ -160,28 +160,32 @@ func resolveNodes(tasks []Task, p *placement) (map[string][]NodeStep, error) {
 	if err != nil {
 		return nil, err
 	}
-	steps := make(map[string][]NodeStep, len(nodes))
+	// Each node's steps by node index (a step knows its node by index too, so
+	// no map is read per vertex), then keyed by node id.
+	perNode := make([][]NodeStep, len(nodes))
+	for n := range nodes {
+		perNode[n] = make([]NodeStep, 0, len(slices.DeleteFunc(slices.Clone(applies[n]), func(b bool) bool { return !b })))
+	}
 	stepOf := make([]StepRef, len(nodes)*nt)
+	nodeOf := make([]int, len(nodes)*nt)
 	for _, v := range order {
 		n, i := v/nt, v%nt
 		if applies[n][i] {
-			id := nodes[n].ID
-			stepOf[v] = StepRef{Node: id, Step: len(steps[id])}
-			steps[id] = append(steps[id], NodeStep{Task: i, Skip: p.skip[n][i]})
+			stepOf[v], nodeOf[v] = StepRef{Node: nodes[n].ID, Step: len(perNode[n])}, n
+			perNode[n] = append(perNode[n], NodeStep{Task: i, Skip: p.skip[n][i]})
 		}
 	}
+	steps := make(map[string][]NodeStep, len(nodes))
 	for n, node := range nodes {
-		if steps[node.ID] == nil {
-			steps[node.ID] = []NodeStep{}
-		}
-		for k := range steps[node.ID] {
-			v := vertex(n, steps[node.ID][k].Task)
+		own := perNode[n]
+		for k := range own {
+			v := vertex(n, own[k].Task)
 			// A step of the same node before this one is passed anyway: no
 			// wait; an "any" group holding one is met already.
-			implied := func(r int) bool { return stepOf[r].Node == node.ID && stepOf[r].Step < k }
+			implied := func(r int) bool { return nodeOf[r] == n && stepOf[r].Step < k }
 			for _, r := range waitAll[v] {
 				if !implied(r) {
-					steps[node.ID][k].After = append(steps[node.ID][k].After, stepOf[r])
+					own[k].After = append(own[k].After, stepOf[r])
 				}
 			}
 			for _, group := range waitAny[v] {
@@ -190,10 +194,11 @@ func resolveNodes(tasks []Task, p *placement) (map[string][]NodeStep, error) {
 					for x, r := range group {
 						refs[x] = stepOf[r]
 					}
-					steps[node.ID][k].AfterAny = append(steps[node.ID][k].AfterAny, refs)
+					own[k].AfterAny = append(own[k].AfterAny, refs)
 				}
 			}
 		}
+		steps[node.ID] = own
 	}
 	return steps, checkNodeCycles(tasks, nodes, steps)
 }
@@ -314,10 +319,12 @@ func (h *vertexHeap) Pop() any {
 func checkNodeCycles(tasks []Task, nodes []ClusterNode, steps map[string][]NodeStep) error {
 	offset := make(map[string]int, len(nodes))
 	var refs []StepRef
+	var all []NodeStep // every node's steps, one after another: the step before v on its node is v-1
 	for _, n := range nodes {
 		offset[n.ID] = len(refs)
-		for k := range steps[n.ID] {
+		for k, step := range steps[n.ID] {
 			refs = append(refs, StepRef{Node: n.ID, Step: k})
+			all = append(all, step)
 		}
 	}
 	flat := func(r StepRef) int { return offset[r.Node] + r.Step }
@@ -326,10 +333,9 @@ func checkNodeCycles(tasks []Task, nodes []ClusterNode, steps map[string][]NodeS
 	dependents := make([][]edge, len(refs))
 	groupMet := make([][]bool, len(refs))
 	for v, r := range refs {
-		s := steps[r.Node][r.Step]
+		s := all[v]
 		if r.Step > 0 {
-			pending[v]++
-			dependents[v-1] = append(dependents[v-1], edge{v, -1})
+			pending[v]++ // released by the step before it (below)
 		}
 		for _, a := range s.After {
 			pending[v]++
@@ -354,6 +360,11 @@ func checkNodeCycles(tasks []Task, nodes []ClusterNode, steps map[string][]NodeS
 		u := queue[0]
 		queue = queue[1:]
 		done[u] = true
+		if next := u + 1; next < len(refs) && refs[next].Step > 0 {
+			if pending[next]--; pending[next] == 0 {
+				queue = append(queue, next)
+			}
+		}
 		for _, e := range dependents[u] {
 			if e.group >= 0 {
 				if groupMet[e.to][e.group] {
@@ -372,8 +383,7 @@ func checkNodeCycles(tasks []Task, nodes []ClusterNode, steps map[string][]NodeS
 	}
 	// Every step not done has a blocker not done: walk back along blockers until one repeats.
 	blocker := func(v int) int {
-		r := refs[v]
-		s := steps[r.Node][r.Step]
+		r, s := refs[v], all[v]
 		if r.Step > 0 && !done[v-1] {
 			return v - 1
 		}
@@ -401,8 +411,7 @@ func checkNodeCycles(tasks []Task, nodes []ClusterNode, steps map[string][]NodeS
 	}
 	slices.Reverse(path)
 	name := func(v int) string {
-		r := refs[v]
-		return fmt.Sprintf("%q on node %s", tasks[steps[r.Node][r.Step].Task].ID, r.Node)
+		return fmt.Sprintf("%q on node %s", tasks[all[v].Task].ID, refs[v].Node)
 	}
 	// Named from its smallest entry, so the message is stable.
 	first := 0

@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +14,8 @@ import (
 )
 
 // TestGCIntervalZeroKeepsTheRoute: `--gc-interval 0` stops the automatic
-// sweeps only: an administrator still sweeps with POST /api/v1/store/gc.
+// sweeps only: an administrator still sweeps with POST /api/v1/store/gc. (The
+// server also sets the Go runtime's memory limit from its cache budget.)
 func TestGCIntervalZeroKeepsTheRoute(t *testing.T) {
 	dataDir := t.TempDir()
 	t.Setenv("TUNINGBOX_NEW_PASSWORD", "gc-admin-password")
@@ -52,6 +55,12 @@ func TestGCIntervalZeroKeepsTheRoute(t *testing.T) {
 		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"removed":0`) {
 			t.Fatalf("POST /api/v1/store/gc with --gc-interval 0: %d %s", resp.StatusCode, body)
 		}
-		return
+		break
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// serve also set the runtime's soft memory limit from the cache budget.
+		if got, want := debug.SetMemoryLimit(-1), 2*cfg.CacheBytes+64<<20; got != want {
+			t.Errorf("memory limit %d, want %d", got, want)
+		}
 	}
 }

@@ -79,11 +79,7 @@ func newRegistryCreateCmd(k registryKind) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			v, err := decodeJSON(raw)
-			if err != nil {
-				return err
-			}
-			return renderObject(cmd.OutOrStdout(), format, v, registryColumns)
+			return renderEntry(cmd, format, raw)
 		},
 	}
 	f := cmd.Flags()
@@ -94,6 +90,15 @@ func newRegistryCreateCmd(k registryKind) *cobra.Command {
 	}
 	addListFormat(cmd, &format)
 	return cmd
+}
+
+// renderEntry prints a release or a plugin as the server answered it.
+func renderEntry(cmd *cobra.Command, format string, raw []byte) error {
+	v, err := decodeJSON(raw)
+	if err != nil {
+		return err
+	}
+	return renderObject(cmd.OutOrStdout(), format, v, registryColumns)
 }
 
 // readReleaseMetadata reads the roles_metadata and tags_metadata of a release metadata file.
@@ -164,11 +169,7 @@ FILE, each replaced whole); the rest stays as it is.`,
 			if raw, err = c.UpdateRegistryEntry(cmd.Context(), k.owner, ref, body); err != nil {
 				return err
 			}
-			v, err := decodeJSON(raw)
-			if err != nil {
-				return err
-			}
-			return renderObject(cmd.OutOrStdout(), format, v, registryColumns)
+			return renderEntry(cmd, format, raw)
 		},
 	}
 	f := cmd.Flags()

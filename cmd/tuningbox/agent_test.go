@@ -136,3 +136,19 @@ func TestAgentTaskKinds(t *testing.T) {
 		t.Errorf("tail = %q", tail.String())
 	}
 }
+
+// At the newest microversion the API names nodes and environments by UUID,
+// while executions name nodes by their registry id: the agent claims and
+// reports for its node whatever --api-version says.
+func TestAgentAtLatestMicroversion(t *testing.T) {
+	url := cliServer(t)
+	mustCLI(t, url, "", "comp", "create", "--name", "fuel", "--definition", "astute")
+	mustCLI(t, url, "", "env", "create", "--id", "1", "--components", "fuel", "--levels", "nodes")
+	registerNode(t, url, 7, "n7.example.com", 1)
+	mustCLI(t, url, "", "graph", "upload", "-e", "1", "-t", "default", "-f", writeFile(t, "tasks.yaml", "- {id: hello, type: shell, parameters: {cmd: 'true'}}\n"))
+	tx := jsonOut(t, mustCLI(t, url, "", "--api-version", "latest", "graph", "execute", "-e", "1", "--format", "json")).(map[string]any)["uuid"].(string)
+	mustCLI(t, url, "", "--api-version", "latest", "agent", "--node", "n7.example.com", "--once", "--workdir", t.TempDir())
+	if status, message, results := agentResults(t, url, tx); status != "ready" || results["hello"]["status"] != "ready" {
+		t.Fatalf("transaction %s: %s %v", status, message, results)
+	}
+}

@@ -328,14 +328,15 @@ func TestHTTPKeyOperations(t *testing.T) {
 	f.want(http.StatusNoContent, "PUT", path, `{"a":{"b":1},"l":[1,2]}`)
 	f.want(http.StatusNoContent, "PATCH", path+"/keys/set", `[["a","b",2],["c","new"]]`)
 	f.wantJSON("GET", path, `{"a":{"b":2},"c":"new","l":[1,2]}`)
-	f.want(http.StatusConflict, "PATCH", path+"/keys/set", `[["x","y","z"]]`)        // through a missing key
+	f.want(http.StatusConflict, "PATCH", path+"/keys/set", `[["c","new","z"]]`)      // through a string
+	f.want(http.StatusNoContent, "PATCH", path+"/keys/set", `[["x","y","z"]]`)       // adds the missing objects (spec 000)
 	f.want(http.StatusConflict, "PATCH", path+"/keys/delete", `[["c"],["missing"]]`) // all or nothing
 	f.want(http.StatusNoContent, "PATCH", path+"/keys/delete", `[["c"],["a","b"]]`)  // both exist
-	f.wantJSON("GET", path, `{"a":{},"l":[1,2]}`)
+	f.wantJSON("GET", path, `{"a":{},"l":[1,2],"x":{"y":"z"}}`)
 	var versions []any // every batch made a version
 	f.want(http.StatusOK, "GET", path+"/versions", nil).decode(t, &versions)
-	if len(versions) != 3 {
-		t.Fatalf("%d versions after a PUT and two key batches, want 3", len(versions))
+	if len(versions) != 4 {
+		t.Fatalf("%d versions after a PUT and three key batches, want 4", len(versions))
 	}
 }
 

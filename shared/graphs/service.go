@@ -40,6 +40,8 @@ type Service struct {
 	plans *cache.LRU[string, decodedPlan]
 	// executions wakes waiting cluster claims when an execution starts.
 	executions executions
+	// states counts the transactions and tasks that entered each state (metrics).
+	states stateCounts
 }
 
 type decodedPlan struct {

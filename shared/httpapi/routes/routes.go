@@ -235,6 +235,9 @@ func (rt *Router) WithMatch(r *http.Request) *http.Request {
 	})
 }
 
+// Stats returns the lookups of the matches the router keeps that found one and that did not.
+func (rt *Router) Stats() (hits, misses uint64) { return rt.matches.Stats() }
+
 // Mount binds each handler to the route of its id. A handler whose id has no
 // route, or whose route is mounted already, is a programming error (Mount
 // panics); a route without a handler is answered 404, which the agreement
@@ -407,6 +410,16 @@ func withMatch(r *http.Request, find func(*http.Request) *recordedMatch) *http.R
 		return r
 	}
 	return r.WithContext(context.WithValue(r.Context(), matchKey{}, find(r)))
+}
+
+// RecordedMatch returns the match recorded on r (WithMatch), without
+// routing a request that has none: false then, or when no route matched.
+func RecordedMatch(r *http.Request) (Match, bool) {
+	rec, ok := r.Context().Value(matchKey{}).(*recordedMatch)
+	if !ok {
+		return Match{}, false
+	}
+	return rec.match, rec.ok
 }
 
 // MatchOf returns the route r takes: the match recorded by WithMatch, or Find's.

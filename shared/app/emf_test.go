@@ -1,0 +1,79 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
+)
+
+// One invocation's EMF lines carry its request (route, method, code) and what
+// changed in it; an invocation that changed nothing else writes its request only.
+func TestFlushEMFWritesWhatAnInvocationChanged(t *testing.T) {
+	m := newMetrics()
+	m.EnableEMF("tuningbox-config")
+	calls := m.registry.Counter(storeCalls, storeCallsHelp, []string{"kind"}, "index_batch_get")
+	gets := m.registry.Counter(storeCalls, storeCallsHelp, []string{"kind"}, "index_get")
+	flush := func() []map[string]any {
+		t.Helper()
+		var buf bytes.Buffer
+		if err := m.FlushEMF(&buf, time.UnixMilli(1700000000000)); err != nil {
+			t.Fatal(err)
+		}
+		var lines []map[string]any
+		for line := range strings.Lines(buf.String()) {
+			var doc map[string]any
+			if err := json.Unmarshal([]byte(line), &doc); err != nil {
+				t.Fatalf("line %q: %v", line, err)
+			}
+			lines = append(lines, doc)
+		}
+		return lines
+	}
+	flush() // the registrations' starting values
+
+	r := routes.WithMatch(httptest.NewRequest("GET", "/api/v1/config/components", nil))
+	calls.Add(2)
+	gets.Inc()
+	m.observe(r, 200, 3*time.Millisecond)
+	lines := flush()
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want 2 (two store kinds changed): %v", len(lines), lines)
+	}
+	first := lines[0]
+	want := map[string]any{"function": "tuningbox-config", "route": "config.components.list", "method": "GET", "code": "200",
+		requestsTotal: 1.0, requestDuration: 0.003, "kind": "index_batch_get", storeCalls: 2.0}
+	for k, v := range want {
+		if first[k] != v {
+			t.Errorf("first line's %s = %v, want %v", k, first[k], v)
+		}
+	}
+	meta := first["_aws"].(map[string]any)
+	if meta["Timestamp"] != 1700000000000.0 {
+		t.Errorf("Timestamp = %v", meta["Timestamp"])
+	}
+	directives := meta["CloudWatchMetrics"].([]any)
+	if len(directives) != 2 {
+		t.Fatalf("%d metric directives, want 2: %v", len(directives), directives)
+	}
+	d := directives[0].(map[string]any)
+	if d["Namespace"] != emfNamespace || !equalJSON(d["Dimensions"], `[["function","route","method","code"]]`) ||
+		!equalJSON(d["Metrics"], `[{"Name":"tuningbox_requests_total","Unit":"Count"},{"Name":"tuningbox_request_duration_seconds","Unit":"Seconds"}]`) {
+		t.Errorf("request directive %v", d)
+	}
+	if second := lines[1]; second["kind"] != "index_get" || second[storeCalls] != 1.0 {
+		t.Errorf("second line %v", second)
+	}
+	if lines := flush(); len(lines) != 0 {
+		t.Errorf("a flush with nothing changed wrote %v", lines)
+	}
+}
+
+func equalJSON(v any, want string) bool {
+	b, _ := json.Marshal(v)
+	return string(b) == want
+}

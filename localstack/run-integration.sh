@@ -6,7 +6,8 @@
 # (HTTP API on DynamoDB Local + versitygw, REST API on moto) in front of the real
 # Lambda bootstraps and run the HTTP black-box suite, the gateway's auth and
 # route-walk tests, the CLI tests and (first set) the Hiera test through it; every
-# route of the template must be exercised ("gateway: N of M routes"). Everything
+# operation of the OpenAPI document must answer one of its declared statuses
+# through the gateway ("gateway: N of M operations"). Everything
 # listens on and talks to 127.0.0.1 only; every process is stopped by PID.
 #
 #   EMULATORS="local moto" (default) - DynamoDB Local + versitygw, then moto
@@ -106,6 +107,7 @@ run_gateway() {
     tail -n 30 "$RUN/gateway-$name.log" >&2
     return 1
   fi
+  curl -sf -o "$RUN/openapi-$name.json" "$url/api/v1/openapi.json" || { log "[$name] GET /api/v1/openapi.json failed"; return 1; }
   log "[$name] local API Gateway ($(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["api"])' "$RUN/gateway-$name.url") API) on $url (pid $pid)"
   TUNINGBOX_URL=$url TUNINGBOX_USER=integration TUNINGBOX_PASSWORD=$password \
     TUNINGBOX_GATEWAY=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["api"])' "$RUN/gateway-$name.url") \
@@ -126,7 +128,7 @@ run_gateway() {
     grep -v 'WARN failed to close HTTP response body' "$RUN/gateway-$name.log" | tail -n 30 >&2
     return 1
   fi
-  "$RUN/gateway" -template "$template" -coverage "$RUN/routes-$name" >&2
+  "$RUN/gateway" -template "$template" -openapi "$RUN/openapi-$name.json" -coverage "$RUN/routes-$name" >&2
   log "[$name] gateway suites passed: $(grep -c -- '--- PASS' "$RUN/test-gateway-$name.log") tests and subtests in $(elapsed "$t0")"
 }
 

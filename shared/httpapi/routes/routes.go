@@ -456,6 +456,27 @@ func Prefixes(group string) []string {
 	return out
 }
 
+// GatewayPaths lists the API Gateway route paths under a prefix (Prefixes)
+// that reach routes of the table, so the API has no route that serves
+// nothing: the prefix itself when a route other than a public GET has that
+// path (a public GET has its own route, PublicPaths), and prefix/{proxy+}
+// when a route lies below it.
+func GatewayPaths(prefix string) []string {
+	var exact, below bool
+	for _, r := range Table {
+		exact = exact || r.Path == prefix && (r.Access != Public || r.Method != "GET")
+		below = below || strings.HasPrefix(r.Path, prefix+"/")
+	}
+	var out []string
+	if exact {
+		out = append(out, prefix)
+	}
+	if below {
+		out = append(out, prefix+"/{proxy+}")
+	}
+	return out
+}
+
 // PublicPaths lists the paths of group's public routes, whose GET API
 // Gateway answers without its authorizer.
 func PublicPaths(group string) []string {

@@ -13,6 +13,8 @@
 #   EMULATORS="local moto" (default) - DynamoDB Local + versitygw, then moto
 #   AWS_ENDPOINT_URL=http://127.0.0.1:4566 - run once against emulators already
 #                                           running there (LocalStack, see README.md)
+#   INTEGRATION_LOGS=DIR - keep the run's logs (tests, servers, gateways with
+#                          the functions' lines, answers, OpenAPI documents) there
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -29,6 +31,9 @@ cleanup() {
   for emu in "${started[@]}"; do
     EMULATOR=$emu EMULATOR_STATE=$RUN/$emu localstack/emulators.sh stop || status=1
   done
+  if [ -n "${INTEGRATION_LOGS:-}" ]; then
+    mkdir -p "$INTEGRATION_LOGS" && cp "$RUN"/*.log "$RUN"/routes-* "$RUN"/openapi-* "$INTEGRATION_LOGS"/ 2>/dev/null || true
+  fi
   rm -rf "$RUN"
   exit $status
 }

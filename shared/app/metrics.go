@@ -40,12 +40,14 @@ const (
 	unmatchedRoute  = "unmatched"
 )
 
-// routeSeries are the request series of one route, resolved before any
-// request: counting a request is then a map read and an atomic add.
+// routeSeries are the request series of one route, each resolved at its
+// first request (a scrape shows the routes that were used): counting a
+// request is then a map read and atomic adds.
 type routeSeries struct {
-	id       string
-	duration prometheus.Observer
-	requests *prometheus.CounterVec
+	id        string
+	durations *prometheus.HistogramVec
+	duration  atomic.Pointer[prometheus.Observer]
+	requests  *prometheus.CounterVec
 	// counters holds the request counters by method and status, copied on
 	// write: readers never lock.
 	counters atomic.Pointer[map[methodCode]prometheus.Counter]
@@ -55,6 +57,15 @@ type routeSeries struct {
 type methodCode struct {
 	method string
 	code   int
+}
+
+func (s *routeSeries) observer() prometheus.Observer {
+	if o := s.duration.Load(); o != nil {
+		return *o
+	}
+	o := s.durations.WithLabelValues(s.id)
+	s.duration.Store(&o)
+	return o
 }
 
 func (s *routeSeries) counter(method string, code int) prometheus.Counter {
@@ -88,7 +99,7 @@ func newMetrics() *Metrics {
 	m.gatherer.MustRegister(requests, durations, registryCollector{m.registry},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, id := range append(routeIDs(), unmatchedRoute) {
-		s := &routeSeries{id: id, duration: durations.WithLabelValues(id), requests: requests}
+		s := &routeSeries{id: id, durations: durations, requests: requests}
 		s.counters.Store(&map[methodCode]prometheus.Counter{})
 		m.routes[id] = s
 	}
@@ -118,7 +129,7 @@ func (m *Metrics) observe(r *http.Request, status int, elapsed time.Duration) {
 	}
 	s := m.routes[id]
 	seconds := elapsed.Seconds()
-	s.duration.Observe(seconds)
+	s.observer().Observe(seconds)
 	s.counter(method, status).Inc()
 	if m.invocation != nil {
 		m.invocation.request(id, method, status, seconds)

@@ -23,6 +23,9 @@ const (
 	VersionsPath = "/api/v1/config"
 	// DocumentPath is the public OpenAPI document.
 	DocumentPath = "/api/v1/openapi.json"
+	// MetricsPath is the process's metrics, where Prometheus looks for them
+	// (the one path outside /api/v1).
+	MetricsPath = "/metrics"
 	config       = "/api/v1/config"
 )
 
@@ -64,7 +67,7 @@ func buildTable() []Route {
 			Summary: "The microversion document: the supported API version range.", Response: "Versions"},
 		{ID: "openapi", Method: "GET", Path: DocumentPath, Group: GroupConfig, Access: Public,
 			Summary: "This OpenAPI document.", Response: "OpenAPI"},
-		{ID: "metrics", Method: "GET", Path: "/metrics", Group: GroupConfig, Access: Read,
+		{ID: "metrics", Method: "GET", Path: MetricsPath, Group: GroupConfig, Access: Read,
 			Summary:  "This process's metrics in Prometheus text format (on Lambda: the instance's; every invocation also writes its changes as CloudWatch EMF lines).",
 			Response: "Text", ContentType: "text/plain"},
 

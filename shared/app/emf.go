@@ -15,6 +15,12 @@ import (
 // emfNamespace is the CloudWatch namespace of the metrics a function writes.
 const emfNamespace = "tuningbox"
 
+// emfSeriesEvery is how often an instance writes what its counters and
+// gauges did (CloudWatch's standard resolution): every invocation writes
+// its request, but a line per cache and store kind at every invocation
+// would cost more in log ingestion than serving the request.
+const emfSeriesEvery = time.Minute
+
 // emfState is what FlushEMF needs across invocations: the invocation's
 // request, and the values already written, so that counters go out as what
 // changed since the last flush (CloudWatch sums them).
@@ -23,8 +29,10 @@ type emfState struct {
 	mu       sync.Mutex
 	// pending is the request of the invocation not flushed yet (nil: none).
 	pending *emfEntry
-	// written holds the value of every series as last flushed, by family and label values.
-	written map[string]float64
+	// written holds the value of every series as last flushed, by family and
+	// label values; seriesAt is when (zero: never).
+	written  map[string]float64
+	seriesAt time.Time
 }
 
 // emfEntry is one set of label values with the metrics it carries.
@@ -52,11 +60,13 @@ func (m *Metrics) EnableEMF(function string) {
 }
 
 // FlushEMF writes, as CloudWatch Embedded Metric Format JSON lines, the
-// request of the invocation that just ended and every series that changed
-// since the last flush: counters as their increase, gauges as their level.
-// Series with different label names share a line, so an invocation takes as
-// few lines as the most label values one label set changed in. Without
-// EnableEMF, or with nothing changed, it writes nothing.
+// request of the invocation that just ended and, at most every
+// emfSeriesEvery, every series that changed since it last wrote them:
+// counters as their increase, gauges as their level. Series with different
+// label names share a line, so a flush takes as few lines as the most label
+// values one label set changed in. Without EnableEMF, or with nothing
+// changed, it writes nothing. What changed after an instance's last flush of
+// the series is not written (Lambda gives no notice of the end).
 func (m *Metrics) FlushEMF(w io.Writer, now time.Time) error {
 	s := m.invocation
 	if s == nil {
@@ -70,6 +80,10 @@ func (m *Metrics) FlushEMF(w io.Writer, now time.Time) error {
 		s.pending = nil
 	}
 	bySeries := map[string]*emfEntry{}
+	if !s.seriesAt.IsZero() && now.Sub(s.seriesAt) < emfSeriesEvery {
+		return s.write(w, entries, now)
+	}
+	s.seriesAt = now
 	m.registry.Each(func(f metrics.Family, series metrics.Series, value float64) {
 		key := f.Name + "\x00" + strings.Join(series.Values, "\x00")
 		change := value
@@ -90,6 +104,11 @@ func (m *Metrics) FlushEMF(w io.Writer, now time.Time) error {
 		}
 		e.metrics = append(e.metrics, emfMetric{f.Name, "Count", change})
 	})
+	return s.write(w, entries, now)
+}
+
+// write writes the entries as EMF lines.
+func (s *emfState) write(w io.Writer, entries []*emfEntry, now time.Time) error {
 	for _, line := range s.pack(entries, now) {
 		b, err := json.Marshal(line)
 		if err != nil {

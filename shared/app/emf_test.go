@@ -11,17 +11,19 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 )
 
-// One invocation's EMF lines carry its request (route, method, code) and what
-// changed in it; an invocation that changed nothing else writes its request only.
+// An invocation's EMF lines carry its request (route, method, code) and, once
+// a minute, what the counters did since they were last written; an
+// invocation with nothing to write writes nothing.
 func TestFlushEMFWritesWhatAnInvocationChanged(t *testing.T) {
 	m := newMetrics()
 	m.EnableEMF("tuningbox-config")
 	calls := m.registry.Counter(storeCalls, storeCallsHelp, []string{"kind"}, "index_batch_get")
 	gets := m.registry.Counter(storeCalls, storeCallsHelp, []string{"kind"}, "index_get")
-	flush := func() []map[string]any {
+	start := time.UnixMilli(1700000000000)
+	flush := func(at time.Duration) []map[string]any {
 		t.Helper()
 		var buf bytes.Buffer
-		if err := m.FlushEMF(&buf, time.UnixMilli(1700000000000)); err != nil {
+		if err := m.FlushEMF(&buf, start.Add(at)); err != nil {
 			t.Fatal(err)
 		}
 		var lines []map[string]any
@@ -34,13 +36,17 @@ func TestFlushEMFWritesWhatAnInvocationChanged(t *testing.T) {
 		}
 		return lines
 	}
-	flush() // the registrations' starting values
+	flush(0) // the registrations' starting values
 
 	r := routes.WithMatch(httptest.NewRequest("GET", "/api/v1/config/components", nil))
 	calls.Add(2)
 	gets.Inc()
 	m.observe(r, 200, 3*time.Millisecond)
-	lines := flush()
+	if lines := flush(time.Second); len(lines) != 1 || lines[0][storeCalls] != nil || lines[0][requestsTotal] != 1.0 {
+		t.Fatalf("within the minute: %v, want the request's line only", lines)
+	}
+	m.observe(r, 200, 3*time.Millisecond)
+	lines := flush(time.Minute)
 	if len(lines) != 2 {
 		t.Fatalf("%d lines, want 2 (two store kinds changed): %v", len(lines), lines)
 	}
@@ -53,7 +59,7 @@ func TestFlushEMFWritesWhatAnInvocationChanged(t *testing.T) {
 		}
 	}
 	meta := first["_aws"].(map[string]any)
-	if meta["Timestamp"] != 1700000000000.0 {
+	if meta["Timestamp"] != 1700000060000.0 {
 		t.Errorf("Timestamp = %v", meta["Timestamp"])
 	}
 	directives := meta["CloudWatchMetrics"].([]any)
@@ -68,7 +74,7 @@ func TestFlushEMFWritesWhatAnInvocationChanged(t *testing.T) {
 	if second := lines[1]; second["kind"] != "index_get" || second[storeCalls] != 1.0 {
 		t.Errorf("second line %v", second)
 	}
-	if lines := flush(); len(lines) != 0 {
+	if lines := flush(2 * time.Minute); len(lines) != 0 {
 		t.Errorf("a flush with nothing changed wrote %v", lines)
 	}
 }

@@ -26,7 +26,7 @@ const (
 	// MetricsPath is the process's metrics, where Prometheus looks for them
 	// (the one path outside /api/v1).
 	MetricsPath = "/metrics"
-	config       = "/api/v1/config"
+	config      = "/api/v1/config"
 )
 
 // Status lists.

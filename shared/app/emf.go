@@ -27,8 +27,9 @@ const emfSeriesEvery = time.Minute
 type emfState struct {
 	function string
 	mu       sync.Mutex
-	// pending is the request of the invocation not flushed yet (nil: none).
-	pending *emfEntry
+	// pending is the request of the invocation not flushed yet (none: nil):
+	// its count by route, method and code, its duration by route.
+	pending []*emfEntry
 	// written holds the value of every series as last flushed, by family and
 	// label values; seriesAt is when (zero: never).
 	written  map[string]float64
@@ -49,8 +50,10 @@ type emfMetric struct {
 func (s *emfState) request(route, method string, code int, seconds float64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.pending = &emfEntry{labels: []string{"route", "method", "code"}, values: []string{route, method, strconv.Itoa(code)},
-		metrics: []emfMetric{{requestsTotal, "Count", 1}, {requestDuration, "Seconds", seconds}}}
+	s.pending = []*emfEntry{
+		{labels: []string{"route", "method", "code"}, values: []string{route, method, strconv.Itoa(code)}, metrics: []emfMetric{{requestsTotal, "Count", 1}}},
+		{labels: []string{"route"}, values: []string{route}, metrics: []emfMetric{{requestDuration, "Seconds", seconds}}},
+	}
 }
 
 // EnableEMF makes the metrics keep what FlushEMF writes; function is the
@@ -74,16 +77,13 @@ func (m *Metrics) FlushEMF(w io.Writer, now time.Time) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var entries []*emfEntry
-	if s.pending != nil {
-		entries = append(entries, s.pending)
-		s.pending = nil
-	}
-	bySeries := map[string]*emfEntry{}
+	entries := s.pending
+	s.pending = nil
 	if !s.seriesAt.IsZero() && now.Sub(s.seriesAt) < emfSeriesEvery {
 		return s.write(w, entries, now)
 	}
 	s.seriesAt = now
+	bySeries := map[string]*emfEntry{}
 	m.registry.Each(func(f metrics.Family, series metrics.Series, value float64) {
 		key := f.Name + "\x00" + strings.Join(series.Values, "\x00")
 		change := value

@@ -63,13 +63,17 @@ func TestFlushEMFWritesWhatAnInvocationChanged(t *testing.T) {
 		t.Errorf("Timestamp = %v", meta["Timestamp"])
 	}
 	directives := meta["CloudWatchMetrics"].([]any)
-	if len(directives) != 2 {
-		t.Fatalf("%d metric directives, want 2: %v", len(directives), directives)
+	if len(directives) != 3 {
+		t.Fatalf("%d metric directives, want 3: %v", len(directives), directives)
 	}
-	d := directives[0].(map[string]any)
-	if d["Namespace"] != emfNamespace || !equalJSON(d["Dimensions"], `[["function","route","method","code"]]`) ||
-		!equalJSON(d["Metrics"], `[{"Name":"tuningbox_requests_total","Unit":"Count"},{"Name":"tuningbox_request_duration_seconds","Unit":"Seconds"}]`) {
-		t.Errorf("request directive %v", d)
+	for i, want := range []string{
+		`{"Dimensions":[["function","route","method","code"]],"Metrics":[{"Name":"tuningbox_requests_total","Unit":"Count"}],"Namespace":"tuningbox"}`,
+		`{"Dimensions":[["function","route"]],"Metrics":[{"Name":"tuningbox_request_duration_seconds","Unit":"Seconds"}],"Namespace":"tuningbox"}`,
+		`{"Dimensions":[["function","kind"]],"Metrics":[{"Name":"tuningbox_store_calls_total","Unit":"Count"}],"Namespace":"tuningbox"}`,
+	} {
+		if !equalJSON(directives[i], want) {
+			t.Errorf("directive %d = %v, want %s", i, directives[i], want)
+		}
 	}
 	if second := lines[1]; second["kind"] != "index_get" || second[storeCalls] != 1.0 {
 		t.Errorf("second line %v", second)

@@ -122,14 +122,12 @@ func newHTTPAPI(scope constructs.Construct, id string, routes []Route, authorize
 		// One integration and one invoke permission per function, whatever its number of routes.
 		integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(r.Group.Name), r.Function,
 			&awsapigatewayv2integrations.HttpLambdaIntegrationProps{ScopePermissionToRoute: jsii.Bool(false)})
-		for _, p := range r.Group.Paths {
-			for _, path := range []string{p, p + "/{proxy+}"} {
-				api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
-					Path:        jsii.String(path),
-					Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_ANY},
-					Integration: integration,
-				})
-			}
+		for _, path := range r.Group.RoutePaths() {
+			api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+				Path:        jsii.String(path),
+				Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_ANY},
+				Integration: integration,
+			})
 		}
 		for _, p := range r.Group.PublicGET {
 			api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
@@ -191,10 +189,8 @@ func newRESTAPI(scope constructs.Construct, id string, routes []Route, authorize
 	for _, r := range routes {
 		integration := awsapigateway.NewLambdaIntegration(r.Function,
 			&awsapigateway.LambdaIntegrationOptions{ScopePermissionToMethod: jsii.Bool(false)})
-		for _, p := range r.Group.Paths {
-			resource := api.Root().ResourceForPath(jsii.String(p))
-			resource.AddMethod(jsii.String("ANY"), integration, nil)
-			resource.AddResource(jsii.String("{proxy+}"), nil).AddMethod(jsii.String("ANY"), integration, nil)
+		for _, path := range r.Group.RoutePaths() {
+			api.Root().ResourceForPath(jsii.String(path)).AddMethod(jsii.String("ANY"), integration, nil)
 		}
 		for _, p := range r.Group.PublicGET {
 			api.Root().ResourceForPath(jsii.String(p)).AddMethod(jsii.String("GET"), integration,

@@ -45,6 +45,16 @@ func tableGroup(name string, longPoll bool) EndpointGroup {
 	return EndpointGroup{Name: name, Paths: routes.Prefixes(name), PublicGET: routes.PublicPaths(name), LongPoll: longPoll}
 }
 
+// RoutePaths are the group's API Gateway route paths (each takes ANY method):
+// its prefixes and, below each, {proxy+}, where they reach routes of the table.
+func (g EndpointGroup) RoutePaths() []string {
+	var out []string
+	for _, p := range g.Paths {
+		out = append(out, routes.GatewayPaths(p)...)
+	}
+	return out
+}
+
 // authorizerName is the function directory of the Lambda request authorizer.
 const authorizerName = keyspace.Authorizer
 

@@ -22,11 +22,10 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/store/awsstore"
-	"github.com/tuningbox/tuningbox/shared/store/blobcache"
 )
 
 // configServer serves the ConfigDB API and the node registry over b on
-// 127.0.0.1 the way the server does (blobs behind the in-memory cache, the
+// 127.0.0.1 the way the server does (blobs behind its in-memory cache, the
 // node level bound to the registry), counting each request's AWS calls.
 type configServer struct {
 	*httptest.Server
@@ -40,7 +39,7 @@ func newConfigServer(t *testing.T, b store.Backend) *configServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux, err := app.Routes(store.Backend{Index: b.Index, Blobs: blobcache.New(b.Blobs, 64<<20)}, cfg, "config", "templates")
+	mux, err := app.Routes(b, cfg, "config", "templates")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,16 +69,7 @@ func (s *configServer) calls() *awsstore.CallCounter {
 func TestEffectiveReadCalls(t *testing.T) {
 	b := connect(t)
 	srv := newConfigServer(t, b)
-	f := setUp(t, clientFor(t, srv.URL))
-	f.registerNode(t)
-	node := []string{"zone", "z1", "role", "compute", "nodes", f.node.FQDN}
-	f.want(http.StatusNoContent, "PUT", f.doc("astute", "values"), `{"a":1,"b":{"x":1},"c":"global"}`)
-	f.want(http.StatusNoContent, "PUT", f.doc("astute", "values", "zone", "z1"), `{"b":{"x":2}}`)
-	f.want(http.StatusNoContent, "PUT", f.doc("astute", "overrides", "zone", "z1", "role", "compute"), `{"c":"role override"}`)
-	f.want(http.StatusNoContent, "PUT", f.doc("astute", "values", node...), `{"a":"node"}`)
-	t.Logf("write calls: first version of a node-level document: %s", srv.calls())
-	f.want(http.StatusNoContent, "PUT", f.doc("astute", "values", node...), `{"a":"node v2"}`)
-	t.Logf("write calls: next version of a node-level document: %s", srv.calls())
+	f, _ := nodeLevelDocuments(t, srv)
 
 	effective := f.doc("astute", "values", "nodes", f.node.FQDN) + "?effective"
 	want := `{"a":"node v2","b":{"x":2},"c":"role override"}`
@@ -104,6 +94,49 @@ func TestEffectiveReadCalls(t *testing.T) {
 
 	f.want(http.StatusNotModified, "GET", effective, nil, "If-None-Match", warm.header.Get("ETag"))
 	t.Logf("read calls: conditional effective lookup (304): %s", srv.calls())
+}
+
+// nodeLevelDocuments fills a [zone, role, nodes] environment through srv:
+// values at the global and zone levels, overrides at the role level, and two
+// versions of the node's values. It returns the fixture and the node's level path.
+func nodeLevelDocuments(t *testing.T, srv *configServer) (*fixture, []string) {
+	f := setUp(t, clientFor(t, srv.URL))
+	f.registerNode(t)
+	node := []string{"zone", "z1", "role", "compute", "nodes", f.node.FQDN}
+	f.want(http.StatusNoContent, "PUT", f.doc("astute", "values"), `{"a":1,"b":{"x":1},"c":"global"}`)
+	f.want(http.StatusNoContent, "PUT", f.doc("astute", "values", "zone", "z1"), `{"b":{"x":2}}`)
+	f.want(http.StatusNoContent, "PUT", f.doc("astute", "overrides", "zone", "z1", "role", "compute"), `{"c":"role override"}`)
+	f.want(http.StatusNoContent, "PUT", f.doc("astute", "values", node...), `{"a":"node"}`)
+	t.Logf("write calls: first version of a node-level document: %s", srv.calls())
+	f.want(http.StatusNoContent, "PUT", f.doc("astute", "values", node...), `{"a":"node v2"}`)
+	t.Logf("write calls: next version of a node-level document: %s", srv.calls())
+	return f, node
+}
+
+// TestDocumentWriteCalls: what a new version of a node-level document costs
+// a server that wrote the document before (the README's write cost): one
+// BatchGetItem (the level path's items and the head), one GetItem (the
+// blob's collection guard), one TransactWriteItems (version, head, audit
+// record, blob reference) and one S3 PutObject. nodeLevelDocuments logs the
+// first two versions' counts, which resolve the path and fill the caches.
+func TestDocumentWriteCalls(t *testing.T) {
+	srv := newConfigServer(t, connect(t))
+	f, node := nodeLevelDocuments(t, srv)
+	f.want(http.StatusNoContent, "PUT", f.doc("astute", "values", node...), `{"a":"node v3"}`)
+	calls := srv.calls()
+	t.Logf("write calls: warm write of a node-level document version: %s", calls)
+	want := map[string]int{"TransactWriteItems": 1, "BatchGetItem": 1, "GetItem": 1}
+	for op, n := range calls.DynamoDB() {
+		if n > want[op] {
+			t.Errorf("DynamoDB %s=%d, want at most %d", op, n, want[op])
+		}
+	}
+	if got := calls.DynamoDB()["TransactWriteItems"]; got != 1 {
+		t.Errorf("TransactWriteItems=%d, want 1 (the version and its audit record in one transaction)", got)
+	}
+	if s3 := calls.S3(); s3["PutObject"] != 1 || total(s3) != 1 {
+		t.Errorf("S3 calls %v, want PutObject=1 only", s3)
+	}
 }
 
 func total(ops map[string]int) int {

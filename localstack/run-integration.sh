@@ -6,12 +6,15 @@
 # (HTTP API on DynamoDB Local + versitygw, REST API on moto) in front of the real
 # Lambda bootstraps and run the HTTP black-box suite, the gateway's auth and
 # route-walk tests, the CLI tests and (first set) the Hiera test through it; every
-# route of the template must be exercised ("gateway: N of M routes"). Everything
+# operation of the OpenAPI document must answer one of its declared statuses
+# through the gateway ("gateway: N of M operations"). Everything
 # listens on and talks to 127.0.0.1 only; every process is stopped by PID.
 #
 #   EMULATORS="local moto" (default) - DynamoDB Local + versitygw, then moto
 #   AWS_ENDPOINT_URL=http://127.0.0.1:4566 - run once against emulators already
 #                                           running there (LocalStack, see README.md)
+#   INTEGRATION_LOGS=DIR - keep the run's logs (tests, servers, gateways with
+#                          the functions' lines, answers, OpenAPI documents) there
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -28,6 +31,9 @@ cleanup() {
   for emu in "${started[@]}"; do
     EMULATOR=$emu EMULATOR_STATE=$RUN/$emu localstack/emulators.sh stop || status=1
   done
+  if [ -n "${INTEGRATION_LOGS:-}" ]; then
+    mkdir -p "$INTEGRATION_LOGS" && cp "$RUN"/*.log "$RUN"/routes-* "$RUN"/openapi-* "$INTEGRATION_LOGS"/ 2>/dev/null || true
+  fi
   rm -rf "$RUN"
   exit $status
 }
@@ -105,6 +111,7 @@ run_gateway() {
     tail -n 30 "$RUN/gateway-$name.log" >&2
     return 1
   fi
+  curl -sf -o "$RUN/openapi-$name.json" "$url/api/v1/openapi.json" || { log "[$name] GET /api/v1/openapi.json failed"; return 1; }
   log "[$name] local API Gateway ($(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["api"])' "$RUN/gateway-$name.url") API) on $url (pid $pid)"
   # As after `make deploy`: read the first administrator from the stack's secret
   # (output AdminSecretArn, in the emulated Secrets Manager), log in as it and
@@ -142,7 +149,7 @@ PY
     grep -v 'WARN failed to close HTTP response body' "$RUN/gateway-$name.log" | tail -n 30 >&2
     return 1
   fi
-  "$RUN/gateway" -template "$template" -coverage "$RUN/routes-$name" >&2
+  "$RUN/gateway" -template "$template" -openapi "$RUN/openapi-$name.json" -coverage "$RUN/routes-$name" >&2
   log "[$name] gateway suites passed: $(grep -c -- '--- PASS' "$RUN/test-gateway-$name.log") tests and subtests in $(elapsed "$t0")"
 }
 

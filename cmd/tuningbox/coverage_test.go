@@ -46,6 +46,7 @@ var operationsWithoutCommand = map[string]string{
 	"graphs.transactions.claim":       "an agent's claim in one transaction; tuningbox agent claims through its cluster (graphs.clusters.claim)",
 	"users.get":                       "user list shows every user; one user's record adds nothing to it",
 	"audit.list":                      "the audit log is read with curl (GET /api/v1/audit?environment=1)",
+	"metrics":                         "Prometheus scrapes it (GET /metrics, admin or observer); not for people at a terminal",
 }
 
 // commandsNotRun are the CLI's commands the session below does not run, with the reason.

@@ -34,7 +34,8 @@ type gateway struct {
 	apiID     string
 
 	mu        sync.Mutex
-	exercised map[string]int // route key -> requests that reached its function
+	exercised map[string]int  // route key -> requests that reached its function
+	answered  map[string]bool // the functions' answers (answerLine)
 	authCache map[string]authResult
 	cacheHits int
 }
@@ -113,7 +114,14 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if err := req.respond(w, out); err != nil {
+	sw := &statusWriter{ResponseWriter: w}
+	err = req.respond(sw, out)
+	if sw.status != 0 {
+		g.mu.Lock()
+		g.answered[answerLine(sw.status, r.Method, reqPath)] = true
+		g.mu.Unlock()
+	}
+	if err != nil {
 		g.logger.Printf("gateway: %s %s -> %s: malformed Lambda proxy response: %v", r.Method, r.URL.Path, rt.function.name, err)
 		if g.api.rest {
 			gatewayError(w, http.StatusBadGateway, "Internal server error")
@@ -576,4 +584,24 @@ func mustJSON(v any) []byte {
 		panic(err) // maps of strings always encode
 	}
 	return b
+}
+
+// statusWriter keeps the status of the answer written through it.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
 }

@@ -17,13 +17,12 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/lambdaadapter"
 	"github.com/tuningbox/tuningbox/shared/store"
-	"github.com/tuningbox/tuningbox/shared/store/blobcache"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
 
-// OpenBackend opens the storage backend that cfg names, with its blobs behind
-// a bounded in-memory cache (blobs are immutable, so the cache is never stale);
-// logger receives the storage clients' own lines.
+// OpenBackend opens the storage backend that cfg names; logger receives the
+// storage clients' own lines. The handler (NewHandler) puts its blobs behind
+// a bounded in-memory cache.
 func OpenBackend(ctx context.Context, cfg Config, logger *slog.Logger) (store.Backend, error) {
 	var (
 		b   store.Backend
@@ -47,16 +46,21 @@ func OpenBackend(ctx context.Context, cfg Config, logger *slog.Logger) (store.Ba
 		}
 		return store.Backend{}, fmt.Errorf("start blob garbage collection: %w", err)
 	}
-	b.Blobs = blobcache.New(b.Blobs, cfg.cacheShares().blobs)
 	return b, nil
 }
 
 // NewHandler builds the HTTP handler serving the named endpoint groups (all of
 // them when groups is empty) over backend b, inside the shared middleware.
 func NewHandler(b store.Backend, cfg Config, logger *slog.Logger, groups ...string) (http.Handler, error) {
+	h, _, err := newHandler(b, cfg, logger, groups...)
+	return h, err
+}
+
+// newHandler is NewHandler with the handler's metrics (served at GET /metrics).
+func newHandler(b store.Backend, cfg Config, logger *slog.Logger, groups ...string) (http.Handler, *Metrics, error) {
 	router, svc, err := mount(b, cfg, logger, groups...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Every request is authenticated and authorized before any route, and every write is audited.
 	// The policy, the audit and the router use one match, from the routes the router keeps.
@@ -65,7 +69,8 @@ func NewHandler(b store.Backend, cfg Config, logger *slog.Logger, groups ...stri
 	if cfg.MaxWait > 0 {
 		served = capWait(router, cfg.MaxWait)
 	}
-	return httpapi.Wrap(svc.guard.Audit(served), httpapi.Options{MaxBody: cfg.MaxBody, MaxDepth: configdb.MaxDocumentDepth, Logger: logger, Authenticate: authenticate, Timeout: httpapi.DefaultTimeout}), nil
+	return httpapi.Wrap(svc.guard.Audit(served), httpapi.Options{MaxBody: cfg.MaxBody, MaxDepth: configdb.MaxDocumentDepth, Logger: logger,
+		Authenticate: authenticate, Observe: svc.metrics.observe, Timeout: httpapi.DefaultTimeout}), svc.metrics, nil
 }
 
 // Routes returns the bare routes of the named endpoint groups, without the
@@ -86,6 +91,7 @@ func mount(b store.Backend, cfg Config, logger *slog.Logger, groups ...string) (
 		return nil, nil, err
 	}
 	router := routes.NewRouter(cfg.cacheShares().routes)
+	svc.metrics.registry.Cache("routes.matches", router)
 	for _, name := range GroupNames() {
 		if len(groups) == 0 || slices.Contains(groups, name) {
 			groupRoutes[name](router, svc)
@@ -106,13 +112,20 @@ func GroupNames() []string {
 
 // LambdaHandler is the start-up of every Lambda function: configuration from
 // the environment (the aws backend unless TUNINGBOX_BACKEND says otherwise),
-// clients built once per cold start, and the handler of the given groups.
-func LambdaHandler(ctx context.Context, getenv func(string) string, logger *slog.Logger, groups ...string) (http.Handler, error) {
+// clients built once per cold start, and the handler of the given groups with
+// its metrics, kept for FlushEMF after each invocation (the "function"
+// dimension is AWS_LAMBDA_FUNCTION_NAME).
+func LambdaHandler(ctx context.Context, getenv func(string) string, logger *slog.Logger, groups ...string) (http.Handler, *Metrics, error) {
 	b, cfg, err := lambdaBackend(ctx, getenv, logger)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return NewHandler(b, cfg, logger, groups...)
+	h, m, err := newHandler(b, cfg, logger, groups...)
+	if err != nil {
+		return nil, nil, err
+	}
+	m.EnableEMF(getenv("AWS_LAMBDA_FUNCTION_NAME"))
+	return h, m, nil
 }
 
 // LambdaAuth is the start-up of the auth function: the auth group's routes,

@@ -18,9 +18,11 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/httpapi/storeapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/templatesapi"
+	"github.com/tuningbox/tuningbox/shared/metrics"
 	"github.com/tuningbox/tuningbox/shared/nodes"
 	"github.com/tuningbox/tuningbox/shared/overrides"
 	"github.com/tuningbox/tuningbox/shared/store"
+	"github.com/tuningbox/tuningbox/shared/store/blobcache"
 	"github.com/tuningbox/tuningbox/shared/templates"
 )
 
@@ -36,11 +38,20 @@ type services struct {
 	compressed *httpapi.Compressed
 	// guard authenticates, authorizes and audits every request (shared/httpapi/authapi).
 	guard *authapi.Middleware
+	// metrics count the requests, the store's calls and what the services report.
+	metrics *Metrics
 }
 
+// newServices builds the services over b, whose calls they count, with its
+// blobs behind a bounded in-memory cache (blobs are immutable, so the cache is
+// never stale).
 func newServices(b store.Backend, cfg Config, logger *slog.Logger) (*services, error) {
-	registry := &registryNodes{}
+	m := newMetrics()
 	shares := cfg.cacheShares()
+	cachedBlobs := blobcache.New(newCountedBlobs(b.Blobs, m.registry), shares.blobs)
+	m.registry.Cache("blobs", cachedBlobs.(metrics.CacheStats))
+	b = store.Backend{Index: newCountedIndex(b.Index, m.registry), Blobs: cachedBlobs, Close: b.Close}
+	registry := &registryNodes{}
 	config := configdb.NewService(b.Index, b.Blobs, configdb.WithNodes(registry), configdb.WithWriters(authapi.VersionWriters(audit.New(b.Index, nil))),
 		configdb.WithCacheBytes(shares.configdb))
 	// Resource definitions whose content names this validator hold override data (spec 001).
@@ -55,7 +66,11 @@ func newServices(b store.Backend, cfg Config, logger *slog.Logger) (*services, e
 		templates:  templates.NewService(b.Index),
 		graphs:     graphs.NewService(b.Index, b.Blobs, environmentClusters{config, nodeRegistry}, graphs.WithCacheBytes(shares.graphs)),
 		compressed: httpapi.NewCompressed(shares.gzip),
+		metrics:    m,
 	}
+	config.RegisterMetrics(m.registry)
+	s.graphs.RegisterMetrics(m.registry)
+	m.registry.Cache("gzip", s.compressed)
 	// Deleting an environment deletes its deployment graphs in the same atomic write.
 	config.OnDeleteEnvironment(s.graphs.DeleteClusterOps)
 	var err error
@@ -160,7 +175,7 @@ func (c configEffective) EffectiveJSON(ctx context.Context, env string, levels [
 var groupRoutes = map[string]func(router *routes.Router, s *services){
 	"config": func(router *routes.Router, s *services) {
 		// Both public: the microversion document and the OpenAPI document of the route table.
-		router.Mount(routes.Handlers{"versions": httpapi.ServeVersions, "openapi": routes.ServeDocument})
+		router.Mount(routes.Handlers{"versions": httpapi.ServeVersions, "openapi": routes.ServeDocument, "metrics": s.metrics.serve})
 		configapi.Register(router, s.config, s.compressed)
 		overridesapi.Register(router, s.overrides)
 		// Blob garbage collection: the blobs are the ConfigDB's documents (and graphs' tasks).

@@ -19,6 +19,8 @@ type LRU[K comparable, V any] struct {
 	// root.prev the least. Intrusive links keep Get free of allocations.
 	root  entry[K, V]
 	total int64
+	// hits and misses count Get's answers (Stats).
+	hits, misses uint64
 }
 
 type entry[K comparable, V any] struct {
@@ -43,11 +45,20 @@ func (c *LRU[K, V]) Get(k K) (V, bool) {
 	defer c.mu.Unlock()
 	e, ok := c.entries[k]
 	if !ok {
+		c.misses++
 		var zero V
 		return zero, false
 	}
+	c.hits++
 	c.moveToFront(e)
 	return e.value, true
+}
+
+// Stats returns how many lookups (Get) found their key and how many did not.
+func (c *LRU[K, V]) Stats() (hits, misses uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hits, c.misses
 }
 
 // Add caches v under k, replacing any previous value, and evicts least recently used

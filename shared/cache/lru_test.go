@@ -279,3 +279,14 @@ func BenchmarkGet(b *testing.B) {
 		})
 	})
 }
+
+func TestStatsCountLookups(t *testing.T) {
+	c := New[string](10, func(int) int64 { return 1 })
+	c.Add("a", 1)
+	c.Get("a")
+	c.Get("a")
+	c.Get("b")
+	if hits, misses := c.Stats(); hits != 2 || misses != 1 {
+		t.Errorf("Stats() = %d hits, %d misses, want 2 and 1", hits, misses)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/store"
@@ -65,6 +66,8 @@ func (t *watchTopic) notify() {
 type watchHub struct {
 	mu     sync.Mutex
 	topics map[watchKey]*watchTopic
+	// waiting counts the waiters of every topic (metrics).
+	waiting atomic.Int64
 }
 
 // join adds a waiter to k's topic. The first waiter takes the topic's first
@@ -84,6 +87,7 @@ func (s *Service) join(ctx context.Context, k watchKey) *watchTopic {
 		go s.recheck(k, t, first)
 	}
 	t.waiters++
+	h.waiting.Add(1)
 	return t
 }
 
@@ -92,6 +96,7 @@ func (s *Service) leave(k watchKey, t *watchTopic) {
 	h := &s.watch
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.waiting.Add(-1)
 	if t.waiters--; t.waiters == 0 {
 		delete(h.topics, k)
 		close(t.stop)

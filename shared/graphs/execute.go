@@ -260,6 +260,7 @@ func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (Transaction,
 		}
 		return Transaction{}, err
 	}
+	s.states.count(runsFamily, StatusRunning)
 	s.executions.notify()
 	return parentView(parent, subs), nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
@@ -26,6 +27,8 @@ const claimRecheck = time.Second
 type executions struct {
 	mu      sync.Mutex
 	started chan struct{}
+	// waiting counts the claims waiting for work (metrics).
+	waiting atomic.Int64
 }
 
 func (e *executions) signal() <-chan struct{} {
@@ -93,25 +96,40 @@ func (s *Service) ClaimInCluster(ctx context.Context, cluster int64, node string
 			return c, nil
 		}
 		// Wait until the running transaction is another one.
-		for {
-			select {
-			case <-ctx.Done():
-				return Claim{}, ctx.Err()
-			case <-timeout.C:
-				return c, nil
-			case <-stop:
-				return c, nil
-			case <-started:
-			case <-tick.C:
-			}
-			now, err := s.runningTransaction(ctx, cluster)
-			if err != nil {
-				return Claim{}, err
-			}
-			if now != tx {
-				break
-			}
-			started = s.executions.signal()
+		again, err := s.waitForAnother(ctx, cluster, tx, started, timeout.C, tick.C, stop)
+		if err != nil {
+			return Claim{}, err
 		}
+		if !again {
+			return c, nil
+		}
+	}
+}
+
+// waitForAnother waits until the transaction running on the cluster is no
+// longer tx (again), or the claim is over: the wait ran out or stop closed
+// (no error), or the request ended (its error).
+func (s *Service) waitForAnother(ctx context.Context, cluster int64, tx string, started <-chan struct{}, timeout, tick <-chan time.Time, stop <-chan struct{}) (again bool, err error) {
+	s.executions.waiting.Add(1)
+	defer s.executions.waiting.Add(-1)
+	for {
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-timeout:
+			return false, nil
+		case <-stop:
+			return false, nil
+		case <-started:
+		case <-tick:
+		}
+		now, err := s.runningTransaction(ctx, cluster)
+		if err != nil {
+			return false, err
+		}
+		if now != tx {
+			return true, nil
+		}
+		started = s.executions.signal()
 	}
 }

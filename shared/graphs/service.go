@@ -49,6 +49,8 @@ type Service struct {
 	heartbeat time.Duration
 	// deadlineChecks spaces the deadline checks of each transaction (enforceDeadlines).
 	deadlineChecks *cache.LRU[string, time.Time]
+	// states counts the transactions and tasks that entered each state (metrics).
+	states stateCounts
 }
 
 type decodedPlan struct {

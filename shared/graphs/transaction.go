@@ -575,10 +575,22 @@ func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, ag
 		if err := s.idx.Write(ctx, append(slot, progressOp(sub.UUID, p, rev), st.guardOp())...); err != nil {
 			return Claim{}, false, err
 		}
+		s.states.count(tasksFamily, StatusRunning)
 		return s.taskClaim(st, node, plan, steps[i]), false, nil
 	}
 	p.Status, p.Next = StatusReady, len(steps)
-	return Claim{}, true, s.idx.Write(ctx, st.finishNodeOps(progressOp(sub.UUID, p, rev), now)...)
+	if err := s.idx.Write(ctx, st.finishNodeOps(progressOp(sub.UUID, p, rev), now)...); err != nil {
+		return Claim{}, false, err
+	}
+	s.countEnd(st)
+	return Claim{}, true, nil
+}
+
+// countEnd counts the end of the transaction when a committed write ended it.
+func (s *Service) countEnd(st *txState) {
+	if st.parent.Status != StatusRunning {
+		s.states.count(runsFamily, st.parent.Status)
+	}
 }
 
 func (s *Service) taskClaim(st *txState, node string, plan *frozenPlan, step NodeStep) Claim {
@@ -708,7 +720,12 @@ func (s *Service) Report(ctx context.Context, txID, node string, rep TaskReport)
 			}
 		}
 		out = p
-		return s.idx.Write(ctx, ops...)
+		if err := s.idx.Write(ctx, ops...); err != nil {
+			return err
+		}
+		s.states.count(tasksFamily, rep.Status)
+		s.countEnd(st)
+		return nil
 	})
 	return out, err
 }
@@ -748,6 +765,7 @@ func (s *Service) Stop(ctx context.Context, txID string) (Transaction, error) {
 		if err := s.idx.Write(ctx, st.abortOps("Stopped", s.now())...); err != nil {
 			return err
 		}
+		s.states.count(runsFamily, "stopped")
 		out = parentView(st.parent, st.subs)
 		return nil
 	})

@@ -24,6 +24,9 @@ func NewCompressed(maxBytes int64) *Compressed {
 	return &Compressed{lru: cache.New[string](maxBytes, func(b []byte) int64 { return int64(len(b)) + 128 })}
 }
 
+// Stats returns the lookups of compressed answers that found one and that did not.
+func (c *Compressed) Stats() (hits, misses uint64) { return c.lru.Stats() }
+
 // ServeJSON answers 200 with body, whose strong ETag is etag: gzip-encoded when
 // the client accepts gzip and the body is large enough, else as it is; always
 // with Content-Length.

@@ -46,6 +46,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Authenticate, when set, runs before every route; it returns the request to continue with or an error.
 	Authenticate func(r *http.Request) (*http.Request, error)
+	// Observe, when set, is told of every answered request: the request as the
+	// handler saw it last (with what Authenticate recorded), its status and how
+	// long it took. It runs on every request: it must not allocate.
+	Observe func(r *http.Request, status int, elapsed time.Duration)
 	// Timeout, when positive, is the deadline of every request's context: retries
 	// stop and no write starts after it (answered 503), so nothing commits once
 	// the server has given the client up (http.Server.WriteTimeout must be longer).
@@ -68,11 +72,15 @@ func Wrap(h http.Handler, opts Options) http.Handler {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, conn: coalescingOf(r)}
 		defer func() {
+			elapsed := time.Since(start)
+			if opts.Observe != nil {
+				opts.Observe(r, rec.status, elapsed)
+			}
 			if opts.Logger != nil {
 				opts.Logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
 					slog.String("method", r.Method), slog.String("path", r.URL.Path),
 					slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes),
-					slog.Duration("duration", time.Since(start)))
+					slog.Duration("duration", elapsed))
 			}
 		}()
 		defer recoverPanic(rec, r, opts.Logger)

@@ -5,8 +5,10 @@ package lambdamain
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
@@ -17,11 +19,19 @@ import (
 // Group serves one endpoint group's routes to API Gateway (payload v1 or v2).
 func Group(name string) {
 	start(func(ctx context.Context, logger *slog.Logger) (any, error) {
-		h, err := app.LambdaHandler(ctx, os.Getenv, logger, name)
+		h, m, err := app.LambdaHandler(ctx, os.Getenv, logger, name)
 		if err != nil {
 			return nil, err
 		}
-		return lambdaadapter.New(h, logger).Invoke, nil
+		invoke := lambdaadapter.New(h, logger).Invoke
+		// Each invocation's metrics go to CloudWatch as EMF lines on stdout: no API call.
+		return func(ctx context.Context, payload json.RawMessage) (any, error) {
+			out, err := invoke(ctx, payload)
+			if err := m.FlushEMF(os.Stdout, time.Now()); err != nil {
+				logger.ErrorContext(ctx, "write metrics", "err", err)
+			}
+			return out, err
+		}, nil
 	})
 }
 

@@ -167,7 +167,8 @@ type Index interface {
 // changes after every Write that may have committed anything, so what a reader
 // computed from reads made after reading the generation still holds while the
 // generation is unchanged. An index that others write too (DynamoDB) does not
-// implement it, nor does a wrapper of an index.
+// implement it; a wrapper of an index that does may, when every write goes
+// through the wrapper to it (as shared/app's call counter does).
 type Generational interface {
 	Generation() uint64
 }

@@ -238,6 +238,9 @@ func (rt *Router) WithMatch(r *http.Request) *http.Request {
 	})
 }
 
+// Stats returns the lookups of the matches the router keeps that found one and that did not.
+func (rt *Router) Stats() (hits, misses uint64) { return rt.matches.Stats() }
+
 // Mount binds each handler to the route of its id. A handler whose id has no
 // route, or whose route is mounted already, is a programming error (Mount
 // panics); a route without a handler is answered 404, which the agreement
@@ -412,6 +415,16 @@ func withMatch(r *http.Request, find func(*http.Request) *recordedMatch) *http.R
 	return r.WithContext(context.WithValue(r.Context(), matchKey{}, find(r)))
 }
 
+// RecordedMatch returns the match recorded on r (WithMatch), without
+// routing a request that has none: false then, or when no route matched.
+func RecordedMatch(r *http.Request) (Match, bool) {
+	rec, ok := r.Context().Value(matchKey{}).(*recordedMatch)
+	if !ok {
+		return Match{}, false
+	}
+	return rec.match, rec.ok
+}
+
 // MatchOf returns the route r takes: the match recorded by WithMatch, or Find's.
 func MatchOf(r *http.Request) (Match, bool) {
 	if rec, ok := r.Context().Value(matchKey{}).(*recordedMatch); ok {
@@ -442,6 +455,27 @@ func Prefixes(group string) []string {
 		if !slices.Contains(out, prefix) {
 			out = append(out, prefix)
 		}
+	}
+	return out
+}
+
+// GatewayPaths lists the API Gateway route paths under a prefix (Prefixes)
+// that reach routes of the table, so the API has no route that serves
+// nothing: the prefix itself when a route other than a public GET has that
+// path (a public GET has its own route, PublicPaths), and prefix/{proxy+}
+// when a route lies below it.
+func GatewayPaths(prefix string) []string {
+	var exact, below bool
+	for _, r := range Table {
+		exact = exact || r.Path == prefix && (r.Access != Public || r.Method != "GET")
+		below = below || strings.HasPrefix(r.Path, prefix+"/")
+	}
+	var out []string
+	if exact {
+		out = append(out, prefix)
+	}
+	if below {
+		out = append(out, prefix+"/{proxy+}")
 	}
 	return out
 }

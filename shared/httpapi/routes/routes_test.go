@@ -174,3 +174,38 @@ func TestRouter(t *testing.T) {
 		}
 	}
 }
+
+// The API Gateway paths of the prefixes reach every route of the table, and
+// each reaches at least one: no route of the API serves nothing.
+func TestGatewayPathsReachEveryRouteAndNothingElse(t *testing.T) {
+	reaches := func(gatewayPath, path string) bool {
+		if prefix, ok := strings.CutSuffix(gatewayPath, "/{proxy+}"); ok {
+			return strings.HasPrefix(path, prefix+"/")
+		}
+		return path == gatewayPath
+	}
+	var paths []string
+	for _, g := range routes.Groups() {
+		for _, p := range routes.Prefixes(g) {
+			paths = append(paths, routes.GatewayPaths(p)...)
+		}
+		paths = append(paths, routes.PublicPaths(g)...)
+	}
+	used := map[string]bool{}
+	for _, r := range routes.Table {
+		reached := false
+		for _, p := range paths {
+			if reaches(p, r.Path) && (r.Access != routes.Public || r.Method == "GET") {
+				reached, used[p] = true, true
+			}
+		}
+		if !reached {
+			t.Errorf("no gateway path reaches %s %s", r.Method, r.Path)
+		}
+	}
+	for _, p := range paths {
+		if !used[p] {
+			t.Errorf("gateway path %s reaches no route", p)
+		}
+	}
+}

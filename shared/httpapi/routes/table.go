@@ -23,7 +23,10 @@ const (
 	VersionsPath = "/api/v1/config"
 	// DocumentPath is the public OpenAPI document.
 	DocumentPath = "/api/v1/openapi.json"
-	config       = "/api/v1/config"
+	// MetricsPath is the process's metrics, where Prometheus looks for them
+	// (the one path outside /api/v1).
+	MetricsPath = "/metrics"
+	config      = "/api/v1/config"
 )
 
 // Status lists.
@@ -64,6 +67,9 @@ func buildTable() []Route {
 			Summary: "The microversion document: the supported API version range.", Response: "Versions"},
 		{ID: "openapi", Method: "GET", Path: DocumentPath, Group: GroupConfig, Access: Public,
 			Summary: "This OpenAPI document.", Response: "OpenAPI"},
+		{ID: "metrics", Method: "GET", Path: MetricsPath, Group: GroupConfig, Access: Read,
+			Summary:  "This process's metrics in Prometheus text format (on Lambda: the instance's; every invocation also writes its changes as CloudWatch EMF lines).",
+			Response: "Text", ContentType: "text/plain"},
 
 		{ID: "config.components.list", Method: "GET", Path: config + "/components", Group: GroupConfig, Access: Read, Summary: "List components.", Response: "Components"},
 		{ID: "config.components.create", Method: "POST", Path: config + "/components", Group: GroupConfig, Access: Write, Summary: "Create a component with its resource definitions.", Request: "NewComponent", Response: "Component", Status: created},

@@ -63,3 +63,6 @@ func (c *blobs) Delete(ctx context.Context, hash string) error {
 	c.cache.Remove(hash)
 	return c.next.Delete(ctx, hash)
 }
+
+// Stats returns the cache's hits and misses (metrics.CacheStats).
+func (c *blobs) Stats() (hits, misses uint64) { return c.cache.Stats() }

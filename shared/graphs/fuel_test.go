@@ -58,6 +58,12 @@ func python(t *testing.T, stdin []byte, args ...string) []byte {
 	return out
 }
 
+// The reference runs Nailgun's own unit tests, ported, before it is trusted.
+func TestNailgunReferenceSelfTest(t *testing.T) {
+	t.Parallel()
+	python(t, nil, "-m", "unittest", "discover", "-s", "testdata", "-p", "nailgun_*_test.py")
+}
+
 func TestPlanAgreesWithNailgun(t *testing.T) {
 	t.Parallel()
 	for _, state := range []string{"first", "same", "glance"} {

@@ -29,17 +29,16 @@ Output (JSON, stdout): see README.md beside this file; in short
 Every function below names the fuel-web function it mirrors.
 """
 
-import collections.abc
-import difflib
 import json
+import os
 import re
 import sys
 
 import yaml
 import yaql
-from yaql.language import specs
-from yaql.language import utils as yaqlutils
-from yaql.language import yaqltypes
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'yaql', 'testdata'))
+import nailgun_yaql  # noqa: E402  (Nailgun's yaql extensions, one port for both references)
 
 MASTER_NODE_UID = 'master'    # nailgun/consts.py MASTER_NODE_UID
 ALL_ROLES = '*'               # consts.TASK_ROLES.all
@@ -58,180 +57,11 @@ ENGINE_OPTIONS = {
 }
 
 
-# --- nailgun/utils/datadiff.py (its last form: do_hashable tries hash() first, so nested dicts work) ---
-
-class DataDiff(object):
-    def __init__(self, added=None, deleted=None):
-        self.added = added
-        self.deleted = deleted
-
-
-def diff(a, b):
-    """datadiff.diff: a plain (not recursive) diff of a -> b."""
-    if type(a) is not type(b):
-        return diff_any(a, b)
-    if isinstance(a, str):
-        return diff_array(a.splitlines(), b.splitlines())
-    if isinstance(a, collections.abc.Mapping):
-        return diff_dict(a, b)
-    if isinstance(a, collections.abc.Set):
-        return diff_set(a, b)
-    if isinstance(a, (list, tuple)):
-        return diff_array(a, b)
-    if isinstance(a, collections.abc.Iterable):
-        return diff_array(list(a), list(b))
-    return diff_any(a, b)
-
-
-def diff_any(a, b):
-    return DataDiff() if a == b else DataDiff(added=b, deleted=a)
-
-
-def diff_array(a, b):
-    # SequenceMatcher needs hashable items
-    matcher = difflib.SequenceMatcher(a=do_hashable(a), b=do_hashable(b))
-    added, deleted = [], []
-    for change, i1, i2, j1, j2 in matcher.get_opcodes():
-        if change in ('insert', 'replace'):
-            added.extend(b[j1:j2])
-        if change in ('delete', 'replace'):
-            deleted.extend(a[i1:i2])
-    return DataDiff(added=added, deleted=deleted)
-
-
-def diff_dict(a, b):
-    added, deleted = {}, {}
-    for key in a:
-        if key not in b:
-            deleted[key] = a[key]
-        elif a[key] != b[key]:
-            deleted[key] = a[key]
-            added[key] = b[key]
-    for key in b:
-        if key not in a:
-            added[key] = b[key]
-    return DataDiff(added=added, deleted=deleted)
-
-
-def diff_set(a, b):
-    return DataDiff(added=b - a, deleted=a - b)
-
-
-def do_hashable(data):
-    try:
-        hash(data)
-        return data
-    except TypeError:
-        pass
-    if isinstance(data, collections.abc.Mapping):
-        return frozenset(do_hashable(x) for x in data.items())
-    if isinstance(data, collections.abc.Set):
-        return frozenset(do_hashable(x) for x in data)
-    if isinstance(data, collections.abc.Iterable):
-        return tuple(do_hashable(x) for x in data)
-    raise TypeError('unhashable type: {0}'.format(type(data)))
-
-
-# --- nailgun/yaql_ext/datadiff.py -----------------------------------------------------------
-
-UNDEFINED = object()   # datadiff._UNDEFINED: old data on which the expression fails
-
-
-@specs.parameter('expression', yaqltypes.Lambda())
-def get_new(expression, context):
-    return expression(context['$%new'])
-
-
-@specs.parameter('expression', yaqltypes.Lambda())
-def get_old(expression, context):
-    try:
-        return expression(context['$%old'])
-    except Exception:
-        # a failure on old data means the data changed
-        return UNDEFINED
-
-
-def _changed(finalizer, expression, context):
-    return finalizer(get_new(expression, context)) != finalizer(get_old(expression, context))
-
-
-@specs.parameter('expression', yaqltypes.Lambda())
-@specs.inject('finalizer', yaqltypes.Delegate('#finalize'))
-def changed(finalizer, expression, context):
-    return _changed(finalizer, expression, context)
-
-
-@specs.parameter('expressions', yaqltypes.Lambda())
-@specs.inject('finalizer', yaqltypes.Delegate('#finalize'))
-def changed_all(finalizer, context, *expressions):
-    return all(_changed(finalizer, e, context) for e in expressions)
-
-
-@specs.parameter('expressions', yaqltypes.Lambda())
-@specs.inject('finalizer', yaqltypes.Delegate('#finalize'))
-def changed_any(finalizer, context, *expressions):
-    return any(_changed(finalizer, e, context) for e in expressions)
-
-
-def get_limited_if_need(data, engine):
-    if (yaqlutils.is_iterable(data) or yaqlutils.is_sequence(data) or
-            isinstance(data, (yaqlutils.MappingType, yaqlutils.SetType))):
-        return yaqlutils.limit_iterable(data, engine)
-    return data
-
-
-@specs.parameter('expression', yaqltypes.Lambda())
-def added(expression, context, engine):
-    new_data = get_limited_if_need(get_new(expression, context), engine)
-    old_data = get_limited_if_need(get_old(expression, context), engine)
-    if old_data is UNDEFINED:
-        return new_data
-    return diff(old_data, new_data).added
-
-
-@specs.parameter('expression', yaqltypes.Lambda())
-def deleted(expression, context, engine):
-    new_data = get_limited_if_need(get_new(expression, context), engine)
-    old_data = get_limited_if_need(get_old(expression, context), engine)
-    if old_data is not UNDEFINED:
-        return diff(old_data, new_data).deleted
-    return None
-
-
-@specs.method
-@specs.inject('finalizer', yaqltypes.Delegate('#finalize'))
-def is_undef(finalizer, receiver):
-    return finalizer(receiver) is UNDEFINED
-
-
-# --- nailgun/yaql_ext/serializers.py --------------------------------------------------------
-
-@specs.method
-@specs.inject('func', yaqltypes.Delegate('#finalize'))
-def to_yaml(func, receiver):
-    return yaml.safe_dump(func(receiver))
-
-
-@specs.method
-@specs.inject('func', yaqltypes.Delegate('#finalize'))
-def to_json(func, receiver):
-    return json.dumps(func(receiver))
-
+# --- nailgun/utils/datadiff.py and nailgun/yaql_ext/: shared with shared/yaql's reference --------
 
 def create_yaql_context():
-    """yaql_ext.create_context(add_serializers=True, add_datadiff=True): datadiff.register + serializers.register."""
-    context = yaql.create_context()
-    context.register_function(to_yaml)
-    context.register_function(to_json)
-    context.register_function(get_new, name='new')
-    context.register_function(get_old, name='old')
-    context.register_function(changed)
-    context.register_function(changed_all, name='changedAll')
-    context.register_function(changed_any, name='changedAny')
-    context.register_function(added)
-    context.register_function(deleted)
-    context.register_function(is_undef, name='isUndef')
-    return context
+    """yaql_ext.create_context(add_serializers=True, add_datadiff=True)."""
+    return nailgun_yaql.create_context()
 
 
 # --- nailgun/policy/name_match.py NameMatchingPolicy -----------------------------------------

@@ -278,14 +278,14 @@ class TestDataDiff(unittest.TestCase):
     """test_datadiff.py."""
 
     def check_diff(self, data1, data2, added, deleted):
-        result = ng.diff(data1, data2)
+        result = ng.nailgun_yaql.diff(data1, data2)
         self.assertEqual(added, result.added)
         self.assertEqual(deleted, result.deleted)
-        same = ng.diff(data2, data2)
+        same = ng.nailgun_yaql.diff(data2, data2)
         self.assertFalse(same.added)
         self.assertFalse(same.deleted)
-        self.assertEqual(data1, ng.diff(data1, None).deleted)
-        self.assertEqual(data1, ng.diff(None, data1).added)
+        self.assertEqual(data1, ng.nailgun_yaql.diff(data1, None).deleted)
+        self.assertEqual(data1, ng.nailgun_yaql.diff(None, data1).added)
 
     def test_diff_dict(self):
         self.check_diff({'a': 1, 'b': 2, 'c': {'d': {'e': 3}}}, {'a': 1, 'b': 2, 'd': {'e': 3}},
@@ -301,13 +301,13 @@ class TestDataDiff(unittest.TestCase):
         self.check_diff({1, 2, 3}, {2, 3, 4}, {4}, {1})
 
     def test_diff_range_and_iterable(self):
-        result = ng.diff(range(3), range(1, 4))
+        result = ng.nailgun_yaql.diff(range(3), range(1, 4))
         self.assertEqual(([3], [0]), (result.added, result.deleted))
-        result = ng.diff((x for x in range(3)), (x for x in range(1, 4)))
+        result = ng.nailgun_yaql.diff((x for x in range(3)), (x for x in range(1, 4)))
         self.assertEqual(([3], [0]), (result.added, result.deleted))
 
     def test_diff_text(self):
-        result = ng.diff('abc\nbcd', 'bcd\ncda')
+        result = ng.nailgun_yaql.diff('abc\nbcd', 'bcd\ncda')
         self.assertEqual((['cda'], ['abc']), (result.added, result.deleted))
 
 

@@ -176,6 +176,7 @@ type fixture struct {
 	}
 	env struct {
 		ID              int64    `json:"id"`
+		UUID            string   `json:"uuid"`
 		Components      []int64  `json:"components"`
 		HierarchyLevels []string `json:"hierarchy_levels"`
 	}

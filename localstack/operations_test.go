@@ -83,7 +83,7 @@ func TestHTTPEveryOperation(t *testing.T) {
 	step("config.documents.put", config, 204, "PUT", doc, `{"a":{"b":1}}`)
 	step("config.documents.patch", config, 204, "PATCH", doc+"/keys/set", `[["a","b",2]]`)
 	step("config.documents.get", config, 200, "GET", doc, nil)
-	ref := map[string]any{"environment": strconv.FormatInt(f.env.ID, 10), "resource": "astute"}
+	ref := map[string]any{"environment": f.env.UUID, "resource": "astute"} // from 1.2 on, bodies name entities by UUID
 	step("config.diff", config, 200, "POST", "/diff", map[string]any{"from": withVersion(ref, 1), "to": ref}, v13...)
 	step("config.overrides.apply", config, 200, "POST", "/overrides/apply", map[string]any{
 		"catalog": []any{map[string]any{"type": "package", "title": "mc", "parameters": map[string]any{"ensure": "installed"}}},

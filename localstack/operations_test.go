@@ -110,12 +110,15 @@ func TestHTTPEveryOperation(t *testing.T) {
 	step("graphs.releases.create", api, 201, "POST", "/releases", map[string]any{"name": "op-" + suffix, "version": "1"}).decode(t, &release)
 	releasePath := fmt.Sprintf("/releases/%d", release.ID)
 	step("graphs.releases.get", api, 200, "GET", releasePath, nil)
+	step("graphs.releases.update", api, 200, "PUT", releasePath, map[string]any{"name": "op-" + suffix, "version": "1",
+		"roles_metadata": map[string]any{"controller": map[string]any{"tags": []string{"controller"}}}})
 	owner("releases", releasePath)
 	step("graphs.releases.deploymentTasks", api, 200, "GET", releasePath+"/deployment_tasks", nil)
 	step("graphs.plugins.list", api, 200, "GET", "/plugins", nil)
 	step("graphs.plugins.create", api, 201, "POST", "/plugins", map[string]any{"name": "op-" + suffix, "version": "1.0.0"}).decode(t, &plugin)
 	pluginPath := fmt.Sprintf("/plugins/%d", plugin.ID)
 	step("graphs.plugins.get", api, 200, "GET", pluginPath, nil)
+	step("graphs.plugins.update", api, 200, "PUT", pluginPath, map[string]any{"name": "op-" + suffix, "version": "1.0.1"})
 	owner("plugins", pluginPath)
 
 	cluster := fmt.Sprintf("/clusters/%d", f.env.ID)
@@ -190,6 +193,7 @@ func TestHTTPEveryOperation(t *testing.T) {
 	step("templates.get", api, 200, "GET", "/deploy_templates/"+trait, nil, v11...)
 	step("templates.patch", api, 200, "PATCH", "/deploy_templates/"+trait, `[{"op":"add","path":"/extra/a","value":1}]`, v11...)
 	step("steps.node", api, 200, "POST", nodePath+"/deploy_steps", map[string]any{"instance_traits": []string{trait}}, v11...)
+	step("nodes.validate", api, 200, "GET", nodePath+"/validate", nil, v11...)
 	step("templates.delete", api, 204, "DELETE", "/deploy_templates/"+trait, nil, v11...)
 	step("steps.defaults.delete", api, 204, "DELETE", defaults, nil, v11...)
 	step("nodes.delete", api, 204, "DELETE", nodePath, nil)

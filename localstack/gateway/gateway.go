@@ -19,6 +19,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/tuningbox/tuningbox/shared/httpapi"
 )
 
 // maxRequestBytes is API Gateway's request payload limit (10 MB).
@@ -114,11 +116,11 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	sw := &statusWriter{ResponseWriter: w}
+	sw := &httpapi.StatusRecorder{ResponseWriter: w}
 	err = req.respond(sw, out)
-	if sw.status != 0 {
+	if sw.Status != 0 {
 		g.mu.Lock()
-		g.answered[answerLine(sw.status, r.Method, reqPath)] = true
+		g.answered[answerLine(sw.Status, r.Method, reqPath)] = true
 		g.mu.Unlock()
 	}
 	if err != nil {
@@ -584,24 +586,4 @@ func mustJSON(v any) []byte {
 		panic(err) // maps of strings always encode
 	}
 	return b
-}
-
-// statusWriter keeps the status of the answer written through it.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(status int) {
-	if w.status == 0 {
-		w.status = status
-	}
-	w.ResponseWriter.WriteHeader(status)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/auth/clientcert"
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/configapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/store"
@@ -200,16 +201,16 @@ func (m *Middleware) Audit(next http.Handler) http.Handler {
 			withVersion.Store(true)
 			return ops
 		}))
-		rec := &statusWriter{ResponseWriter: w}
+		rec := &httpapi.StatusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
-		if rec.status == 0 {
-			rec.status = http.StatusOK // the handler wrote nothing: net/http answers 200
+		if rec.Status == 0 {
+			rec.Status = http.StatusOK // the handler wrote nothing: net/http answers 200
 		}
-		if rec.status < 200 || rec.status > 299 || withVersion.Load() {
+		if rec.Status < 200 || rec.Status > 299 || withVersion.Load() {
 			return
 		}
 		record := base
-		record.Status = rec.status
+		record.Status = rec.Status
 		record.Version, _ = strconv.Atoi(w.Header().Get(configapi.VersionHeader))
 		ctx := context.WithoutCancel(r.Context())
 		if ref := environmentRef(r.URL.EscapedPath(), w.Header().Get("Location")); ref != "" {
@@ -250,26 +251,3 @@ func (m *Middleware) environmentID(ctx context.Context, ref string) string {
 	}
 	return strconv.FormatInt(id, 10)
 }
-
-// statusWriter remembers the status code a handler answered with.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusWriter) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusWriter) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	return s.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

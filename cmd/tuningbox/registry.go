@@ -92,6 +92,21 @@ func newRegistryCreateCmd(k registryKind) *cobra.Command {
 	return cmd
 }
 
+// namedEntry reads the release or plugin a user named (id, UUID, name-version
+// or name), with the client and the reference the microversion takes.
+func namedEntry(cmd *cobra.Command, k registryKind, name string) (*client.Client, string, []byte, error) {
+	c, err := newAPIClient()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	ref, err := c.Ref(cmd.Context(), k.kind, name)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	raw, err := c.RegistryEntry(cmd.Context(), k.owner, ref)
+	return c, ref, raw, err
+}
+
 // renderEntry prints a release or a plugin as the server answered it.
 func renderEntry(cmd *cobra.Command, format string, raw []byte) error {
 	v, err := decodeJSON(raw)
@@ -136,15 +151,7 @@ FILE, each replaced whole); the rest stays as it is.`,
 			if name == "" && version == "" && metadata == "" {
 				return usagef("nothing to change: give --name, --version or --metadata")
 			}
-			c, err := newAPIClient()
-			if err != nil {
-				return err
-			}
-			ref, err := c.Ref(cmd.Context(), k.kind, args[0])
-			if err != nil {
-				return err
-			}
-			raw, err := c.RegistryEntry(cmd.Context(), k.owner, ref)
+			c, ref, raw, err := namedEntry(cmd, k, args[0])
 			if err != nil {
 				return err
 			}
@@ -215,15 +222,7 @@ func newRegistryShowCmd(k registryKind) *cobra.Command {
 		Short: "Show a " + k.name,
 		Args:  exactArgs("ID|UUID|NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := newAPIClient()
-			if err != nil {
-				return err
-			}
-			ref, err := c.Ref(cmd.Context(), k.kind, args[0])
-			if err != nil {
-				return err
-			}
-			raw, err := c.RegistryEntry(cmd.Context(), k.owner, ref)
+			_, _, raw, err := namedEntry(cmd, k, args[0])
 			if err != nil {
 				return err
 			}

@@ -9,9 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/tuningbox/tuningbox/client"
-	"github.com/tuningbox/tuningbox/shared/graphs"
 )
 
 // agentResults returns the results of node 7 in the transaction's first sub-transaction.
@@ -98,42 +95,6 @@ func TestAgentOnce(t *testing.T) {
 	status, message, _ = agentResults(t, url, tx)
 	if status != "error" || !strings.Contains(message, "Task slow failed on node 7: timed out after 200ms") {
 		t.Errorf("transaction %s: %s", status, message)
-	}
-}
-
-// What the agent does with each kind of claim that runs no process.
-func TestAgentTaskKinds(t *testing.T) {
-	a := &agent{opts: agentOptions{workdir: t.TempDir()}}
-	claim := func(typ, params string, dry, noop bool) *client.Claim {
-		return &client.Claim{Transaction: "tx", Task: &graphs.Task{ID: "t", Type: typ, Parameters: json.RawMessage(params)}, DryRun: dry || noop, NoopRun: noop}
-	}
-	tests := []struct {
-		name        string
-		c           *client.Claim
-		status, msg string
-	}{
-		{"dry run", claim("shell", `{"cmd":"exit 1"}`, true, false), "ready", "dry run: not run"},
-		{"noop shell", claim("shell", `{"cmd":"exit 1"}`, false, true), "skipped", "noop run"},
-		{"noop upload", claim("upload_file", `{"path":"/nonexistent/x","data":""}`, false, true), "skipped", "noop run"},
-		{"shell without cmd", claim("shell", `{}`, false, false), "error", "parameters.cmd is required"},
-		{"puppet without manifest", claim("puppet", `null`, false, false), "error", "parameters.puppet_manifest is required"},
-		{"bad parameters", claim("shell", `{"cmd":1}`, false, false), "error", "parameters:"},
-		{"bad permissions", claim("upload_file", `{"path":"/tmp/x","data":"","permissions":"rw"}`, false, false), "error", "expected an octal mode"},
-		{"role", claim("role", ``, false, false), "skipped", "role tasks only group others"},
-		{"erase_node", claim("erase_node", ``, false, false), "error", "task type erase_node is not run by the tuningbox agent"},
-		{"reboot", claim("reboot", ``, false, false), "skipped", "without --allow-reboot"},
-	}
-	for _, tt := range tests {
-		rep := a.execute(context.Background(), tt.c)
-		if rep.Status != tt.status || !strings.Contains(rep.Message, tt.msg) {
-			t.Errorf("%s: %+v, want %s %q", tt.name, rep, tt.status, tt.msg)
-		}
-	}
-	tail := &tailBuffer{max: 8}
-	fmt.Fprint(tail, "0123456789")
-	fmt.Fprint(tail, "ab")
-	if tail.String() != "456789ab" {
-		t.Errorf("tail = %q", tail.String())
 	}
 }
 

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -100,49 +98,5 @@ func TestGraphRunCommands(t *testing.T) {
 		if _, err := cli(t, url, "", args...); exitCode(err) != 2 {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}
-	}
-}
-
-// An agent running a task claims it again every heartbeat; when the run is
-// stopped meanwhile, the next heartbeat ends the task.
-func TestAgentHeartbeatStopsTaskOfEndedRun(t *testing.T) {
-	url := graphServer(t, graphs.WithHeartbeat(100*time.Millisecond))
-	mustCLI(t, url, "", "graph", "upload", "-e", "1", "-t", "default", "-f",
-		writeFile(t, "tasks.yaml", "- {id: slow, type: shell, parameters: {cmd: 'sleep 30', timeout: 60}}\n"))
-	tx := execute(t, url, "--node", "1")
-	c, err := newAPIClient()
-	must(t, err)
-	ctx := context.Background()
-	claim, err := c.Claim(ctx, tx, "1")
-	must(t, err)
-	var logs bytes.Buffer
-	a := &agent{api: c, opts: agentOptions{workdir: t.TempDir(), stopGrace: time.Second}, log: slog.New(slog.NewTextHandler(&logs, nil)), node: &client.Node{ID: "1"}}
-
-	stopped := make(chan error, 1)
-	go func() {
-		// Heartbeats move the node's last sign of life on; then the operator stops the run.
-		time.Sleep(400 * time.Millisecond)
-		top, err := c.Transaction(ctx, tx)
-		if err == nil {
-			var sub *client.Transaction
-			if sub, err = c.Transaction(ctx, top.SubTransactions[0].UUID); err == nil {
-				if p := sub.Nodes[0]; p.LastSeen == nil || !p.LastSeen.After(*p.CurrentStart) {
-					t.Errorf("no heartbeat recorded: %+v", p)
-				}
-			}
-		}
-		if err == nil {
-			_, err = c.StopTransaction(ctx, tx)
-		}
-		stopped <- err
-	}()
-	start := time.Now()
-	ok, err := a.runAndReport(ctx, claim)
-	must(t, <-stopped)
-	if err != nil || ok || time.Since(start) > 5*time.Second {
-		t.Fatalf("runAndReport = %v, %v after %v", ok, err, time.Since(start))
-	}
-	if !strings.Contains(logs.String(), "task stopped: the transaction ended while the task ran") || !strings.Contains(logs.String(), "report refused") {
-		t.Fatalf("agent log:\n%s", logs.String())
 	}
 }

@@ -53,9 +53,6 @@ type Service struct {
 	// changes made by other processes every watchRecheck.
 	watch        watchHub
 	watchRecheck time.Duration
-	// writers finds who wrote a version (explain); writerCache keeps what it found.
-	writers     WriterLookup
-	writerCache *cache.LRU[string, *Writer]
 	// envs and resdefs hold the parsed form of the last seen item bytes.
 	envs    *cache.LRU[int64, parsedItem[envRecord]]
 	resdefs *cache.LRU[int64, parsedItem[resdefRecord]]
@@ -85,8 +82,7 @@ func WithUUIDs(gen func() string) Option { return func(s *Service) { s.newUUID =
 // WithCacheBytes bounds every cache of the service together to total bytes:
 // parsed documents 4/9, encoded answers 2/9, merges 2/9, and 1/9 for the
 // entities (which environment, definition and node placement a reference
-// names, parsed items and document heads, the writers of versions, compiled
-// schemas, loaded snapshots).
+// names, parsed items and document heads, compiled schemas, loaded snapshots).
 // An entry larger than its cache's share is not cached.
 func WithCacheBytes(total int64) Option {
 	return func(s *Service) {
@@ -99,7 +95,6 @@ func WithCacheBytes(total int64) Option {
 		s.envs = cache.New[int64](entities, func(p parsedItem[envRecord]) int64 { return p.cost() })
 		s.resdefs = cache.New[int64](entities, func(p parsedItem[resdefRecord]) int64 { return p.cost() })
 		s.placements = cache.New[string](entities, func(p *placement) int64 { return p.cost() })
-		s.writerCache = cache.New[string](entities, func(w *Writer) int64 { return int64(len(w.Principal)+len(w.Role)) + entryOverhead })
 		s.schemas = cache.New[[32]byte](entities, func(c *compiledSchema) int64 { return c.size })
 		s.heads = cache.New[store.Key](entities, func(p parsedItem[Version]) int64 { return p.cost() + 64 })
 		s.snapshots = cache.New[string](entities, generationSnapshot.cost)

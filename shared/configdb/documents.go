@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
@@ -460,8 +461,9 @@ func keysEdit(ref DocRef, kind Kind, ops []KeyOp, set bool) documentEdit {
 var emptyDocument = []byte("{}")
 
 // write stores edit(current document) as version N+1 of the addressed document:
-// one atomic index write creates the version item, moves the head (conditional on
-// its revision) and records the level values, checking that the environment and
+// one atomic index write creates the version item (naming its writer, when the
+// write is audited: audit.Writer), moves the head (conditional on its revision),
+// records the level values and stores the write's audit record (audit.CommitOps), checking that the environment and
 // the definition did not change meanwhile. A conflict re-reads and retries, so
 // concurrent writers each get their own version; with ifMatch, a retry happens
 // only while the current ETag still matches, else 412.
@@ -496,6 +498,9 @@ func (s *Service) write(ctx context.Context, ref DocRef, kind Kind, ifMatch stri
 		if cur != nil {
 			stored.Version = cur.Version.Version + 1
 		}
+		if w, ok := audit.Writer(ctx); ok {
+			stored.WrittenBy = &Writer{Principal: w.Principal, Role: w.Role, RequestID: w.RequestID, Time: stored.CreatedAt}
+		}
 		path := levelPath(sn.levels)
 		value := mustJSON(stored)
 		ops := []store.Op{
@@ -520,28 +525,14 @@ func (s *Service) write(ctx context.Context, ref DocRef, kind Kind, ifMatch stri
 			}
 		}
 		ops = append(ops, blob.Ops...)
-		if record, ok := ctx.Value(recorderKey{}).(WriteRecorder); ok {
-			ops = append(ops, record(sn.env.ID, stored.Version)...)
-		}
+		// The audit record of the write commits with the version it records.
+		ops = append(ops, audit.CommitOps(ctx, sn.env.ID, stored.Version)...)
 		return s.idx.Write(ctx, ops...)
 	})
 	if err == nil {
 		s.changed(written)
 	}
 	return stored, err
-}
-
-type recorderKey struct{}
-
-// WriteRecorder returns the operations that record a document write, such as
-// its audit record: they are committed in the same atomic write as the version,
-// so a version never exists without its record, nor a record without its version.
-// It is called once per attempt of the write.
-type WriteRecorder func(env int64, version int) []store.Op
-
-// WithWriteRecorder makes document writes under ctx commit rec's operations with their version.
-func WithWriteRecorder(ctx context.Context, rec WriteRecorder) context.Context {
-	return context.WithValue(ctx, recorderKey{}, rec)
 }
 
 // nextDocument is the document a write would store after sn's addressed kind

@@ -98,7 +98,7 @@ func (s *Service) Read(ctx context.Context, q ReadQuery) (*Document, error) {
 		mode = mergeMode(q.Merge, sn.resdef)
 	}
 	if q.Explain {
-		return s.cachedExplain(ctx, sn, layers, labels, mode, q.Key)
+		return s.cachedExplain(ctx, layers, labels, mode, q.Key)
 	}
 	return s.render(ctx, layers, labels, q.Key, mode)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
@@ -70,6 +71,7 @@ func (s *Service) CreateEnvironment(ctx context.Context, in NewEnvironment) (Env
 	if err != nil {
 		return Environment{}, err
 	}
+	audit.Note(ctx, rec.ID, 0)
 	return rec.environment(), nil
 }
 
@@ -229,6 +231,7 @@ func (s *Service) UpdateEnvironment(ctx context.Context, envRef string, upd Envi
 		if err != nil {
 			return err
 		}
+		audit.Note(ctx, rec.ID, 0)
 		var checks []store.Op
 		if upd.Components != nil {
 			if rec.Components, checks, err = s.resolveComponents(ctx, *upd.Components); err != nil {
@@ -284,6 +287,7 @@ func (s *Service) DeleteEnvironment(ctx context.Context, envRef string) error {
 		if err != nil {
 			return err
 		}
+		audit.Note(ctx, rec.ID, 0)
 		ops := []store.Op{
 			store.DeleteAt(envKey(rec.ID), rev),
 			store.Delete(uuidKey(rec.UUID)),
@@ -369,6 +373,7 @@ func (s *Service) RenameHierarchyLevel(ctx context.Context, envRef, levelRef, na
 		if err != nil {
 			return err
 		}
+		audit.Note(ctx, rec.ID, 0)
 		i, err := levelIndex(rec, levelRef)
 		if err != nil {
 			return err

@@ -8,7 +8,7 @@ func (s *Service) RegisterMetrics(reg *metrics.Registry) {
 	for name, c := range map[string]metrics.CacheStats{
 		"docs": s.docs, "responses": s.responses, "merges": s.merges, "guesses": s.guesses,
 		"environments": s.envs, "resource_definitions": s.resdefs, "placements": s.placements,
-		"writers": s.writerCache, "schemas": s.schemas, "heads": s.heads, "snapshots": s.snapshots,
+		"schemas": s.schemas, "heads": s.heads, "snapshots": s.snapshots,
 	} {
 		reg.Cache("configdb."+name, c)
 	}

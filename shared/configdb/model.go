@@ -105,6 +105,9 @@ type Version struct {
 	CreatedAt time.Time `json:"created_at"`
 	Size      int64     `json:"size"`
 	SHA256    string    `json:"sha256"`
+	// WrittenBy is who wrote the version, stored with it; nil for a version
+	// written outside an audited request, or before versions recorded it.
+	WrittenBy *Writer `json:"written_by,omitempty"`
 }
 
 // ETag is the strong ETag of the version's content, as GET of that document answers it.

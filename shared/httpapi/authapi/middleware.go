@@ -14,17 +14,13 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"sync/atomic"
 
 	"github.com/tuningbox/tuningbox/shared/auth"
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/auth/clientcert"
-	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
-	"github.com/tuningbox/tuningbox/shared/httpapi/configapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
-	"github.com/tuningbox/tuningbox/shared/store"
 )
 
 // EnvironmentIDs maps an environment reference (id or UUID) to its integer id,
@@ -175,10 +171,10 @@ func (m *Middleware) logFailure(ctx context.Context, remote string, cred Credent
 }
 
 // Audit wraps the routes: every successful write (2xx) is recorded in the
-// audit log with the principal, the environment it was under and, for
-// ConfigDB documents, the version it created. A document version and its
-// record are committed in one atomic write (configdb.WithWriteRecorder); any
-// other write is recorded after it succeeded.
+// audit log with the principal, a request id and what the code that made the
+// write noted on the request's context (audit.Note: the environment it was
+// under; a document version and its record commit in one atomic write,
+// audit.CommitOps); any other write is recorded after it succeeded.
 func (m *Middleware) Audit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !IsWrite(r) {
@@ -186,57 +182,24 @@ func (m *Middleware) Audit(next http.Handler) http.Handler {
 			return
 		}
 		p, _ := PrincipalFrom(r.Context())
-		base := audit.Record{
+		ctx, write, err := m.audit.Begin(r.Context(), audit.Record{
 			Principal: p.User, Role: string(p.Role), TokenID: p.TokenID,
 			Method: r.Method, Path: r.URL.EscapedPath(),
+		})
+		if err != nil {
+			httpapi.Error(w, r, err) // no write goes unrecorded
+			return
 		}
-		var withVersion atomic.Bool // a document write committed the record itself
-		r = r.WithContext(configdb.WithWriteRecorder(r.Context(), func(env int64, version int) []store.Op {
-			record := base
-			record.Status, record.Environment, record.Version = http.StatusNoContent, strconv.FormatInt(env, 10), version
-			_, ops, err := m.audit.Ops(record)
-			if err != nil {
-				return nil // recorded after the write instead
-			}
-			withVersion.Store(true)
-			return ops
-		}))
 		rec := &httpapi.StatusRecorder{ResponseWriter: w}
-		next.ServeHTTP(rec, r)
+		next.ServeHTTP(rec, r.WithContext(ctx))
 		if rec.Status == 0 {
 			rec.Status = http.StatusOK // the handler wrote nothing: net/http answers 200
 		}
-		if rec.Status < 200 || rec.Status > 299 || withVersion.Load() {
-			return
-		}
-		record := base
-		record.Status = rec.Status
-		record.Version, _ = strconv.Atoi(w.Header().Get(configapi.VersionHeader))
-		ctx := context.WithoutCancel(r.Context())
-		if ref := environmentRef(r.URL.EscapedPath(), w.Header().Get("Location")); ref != "" {
-			record.Environment = m.environmentID(ctx, ref)
-		}
-		if _, err := m.audit.Append(ctx, record); err != nil {
+		ctx = context.WithoutCancel(ctx)
+		if record, err := write.Finish(ctx, rec.Status); err != nil {
 			m.logger.ErrorContext(ctx, "audit record lost", "method", r.Method, "path", record.Path, "principal", p.User, "err", err)
 		}
 	})
-}
-
-// environmentRef finds the environment a write was under: the segment after
-// "environments" in its path, or in the Location of what it created.
-func environmentRef(path, location string) string {
-	for _, p := range []string{path, location} {
-		segs, ok := pathSegments(p)
-		if !ok {
-			continue
-		}
-		for i, s := range segs[:max(len(segs)-1, 0)] {
-			if s == "environments" && segs[i+1] != "" {
-				return segs[i+1]
-			}
-		}
-	}
-	return ""
 }
 
 // environmentID is the canonical id of an environment reference; a reference

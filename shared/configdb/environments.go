@@ -6,6 +6,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/levelpath"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 
@@ -114,8 +115,8 @@ func (s *Service) buildLevels(ctx context.Context, old []Level, names []string) 
 		}
 		seen[n] = true
 	}
-	if seen[NodeLevel] && seen[nodeLevelAlias] {
-		return nil, errs.Conflictf("an environment has one node level: %q or %q, not both", NodeLevel, nodeLevelAlias)
+	if seen[NodeLevel] && seen[levelpath.NodeLevelAlias] {
+		return nil, errs.Conflictf("an environment has one node level: %q or %q, not both", NodeLevel, levelpath.NodeLevelAlias)
 	}
 	levels := make([]Level, 0, len(names))
 	for _, n := range names {

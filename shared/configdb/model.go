@@ -3,6 +3,8 @@ package configdb
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/tuningbox/tuningbox/shared/levelpath"
 )
 
 // Kind selects one of the two documents kept per (environment, level path, resource).
@@ -67,10 +69,7 @@ type HierarchyLevel struct {
 }
 
 // LevelValue is one name/value pair of a level path, e.g. {nodes, 7}.
-type LevelValue struct {
-	Name  string
-	Value string
-}
+type LevelValue = levelpath.Level
 
 // DocRef addresses the documents of one resource at one level path of an environment.
 // Env and Resource are references: an integer id, a UUID or (Resource only) a name.

@@ -24,6 +24,8 @@ type Write struct {
 	mu        sync.Mutex
 	rec       Record
 	committed bool
+	// unwritten: the request stored nothing (a dry run).
+	unwritten bool
 }
 
 type writeKey struct{}
@@ -81,6 +83,17 @@ func (w *Write) note(env int64, version int) {
 	}
 }
 
+// NothingWritten records that the request under ctx stores nothing, though
+// its route is a write (a dry run, which needs the write's rights): it leaves
+// no record. Outside an audited write it does nothing.
+func NothingWritten(ctx context.Context) {
+	if w := writeOf(ctx); w != nil {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.unwritten = true
+	}
+}
+
 // CommitOps notes env and version (as Note) and returns the operations that
 // store the record, for the caller to commit in the same atomic write as what
 // it records; nil outside an audited write, or when the record cannot be made
@@ -105,12 +118,13 @@ func CommitOps(ctx context.Context, env int64, version int) []store.Op {
 }
 
 // Finish appends the record of a request that answered status, unless the
-// status is not a success or a write committed the record already (CommitOps).
+// status is not a success, a write committed the record already (CommitOps)
+// or the request wrote nothing (NothingWritten).
 func (w *Write) Finish(ctx context.Context, status int) (Record, error) {
 	w.mu.Lock()
-	rec, committed := w.rec, w.committed
+	rec, skip := w.rec, w.committed || w.unwritten
 	w.mu.Unlock()
-	if status < 200 || status > 299 || committed {
+	if status < 200 || status > 299 || skip {
 		return rec, nil
 	}
 	rec.Status = status

@@ -11,7 +11,8 @@ import (
 // TestWriteNotes: a write begun by the HTTP layer is recorded once, with what
 // the code that made it noted (the environment, the version), by Finish when
 // the request succeeded or by the atomic write that took CommitOps; never for
-// a failed request; and notes outside an audited write do nothing.
+// a failed request or one that wrote nothing; and notes outside an audited
+// write do nothing.
 func TestWriteNotes(t *testing.T) {
 	b, err := bolt.Open(t.TempDir())
 	if err != nil {
@@ -54,7 +55,13 @@ func TestWriteNotes(t *testing.T) {
 	if _, err := w.Finish(committed, 204); err != nil {
 		t.Fatal(err)
 	}
-	// Failed: nothing.
+	// A dry run (it wrote nothing) and a failed write: no record.
+	dry, w := begin("/api/v1/config/environments/3/resources/r/values")
+	audit.Note(dry, 3, 0)
+	audit.NothingWritten(dry)
+	if _, err := w.Finish(dry, 200); err != nil {
+		t.Fatal(err)
+	}
 	failed, w := begin("/api/v1/nodes")
 	audit.Note(failed, 3, 0)
 	if _, err := w.Finish(failed, 409); err != nil {

@@ -7,11 +7,10 @@ import (
 	"strings"
 
 	"github.com/tuningbox/tuningbox/shared/auth"
-	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
-	"github.com/tuningbox/tuningbox/shared/httpapi/configapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
+	"github.com/tuningbox/tuningbox/shared/levelpath"
 )
 
 // This file is the whole authorization policy. Each route's access rule is
@@ -46,12 +45,13 @@ func IsPublic(r *http.Request) bool {
 	return need == routes.Public
 }
 
-// IsWrite reports whether r changes something (and is therefore audited).
-// A ConfigDB dry run (?dry_run=true) needs the rights of the write it previews
-// but changes nothing.
+// IsWrite reports whether r takes a route that changes something (and is
+// therefore audited). A dry run takes the route of the write it previews and
+// needs its rights; the code that answers it says it wrote nothing
+// (audit.NothingWritten).
 func IsWrite(r *http.Request) bool {
 	need, _, _ := required(r)
-	return (need == routes.Write || need == routes.Admin && !isSafeMethod(r.Method)) && !configapi.IsDryRun(r)
+	return need == routes.Write || need == routes.Admin && !isSafeMethod(r.Method)
 }
 
 // Authorize decides whether p may make request r: nil, or a Forbidden error.
@@ -79,7 +79,7 @@ func Authorize(p auth.Principal, r *http.Request) error {
 //     node level first, the levels above it from the registry) or by the full
 //     path of its own placement; another environment, role or node is refused
 //     without a lookup, so the 403 never tells whether it exists; not ?explain,
-//     which names the principals that wrote each layer, from the audit log;
+//     which names the principals that wrote each layer;
 //   - NodeOwnEntry: its own registry entry, by name;
 //   - NodeHostnameSearch: the exact host name search Hiera backends use to map
 //     an FQDN to the node id (GET /api/v1/nodes?hostname={fqdn});
@@ -92,7 +92,7 @@ func nodeMay(p auth.Principal, r *http.Request, m routes.Match) bool {
 		if !ok || len(segs) < 5 || r.URL.Query().Has("explain") || !slices.ContainsFunc(p.NodeEnvironment, func(e string) bool { return strings.EqualFold(e, segs[4]) }) {
 			return false
 		}
-		levels, _, err := configapi.SplitLevelPath(segs[5:])
+		levels, _, err := levelpath.Split(segs[5:])
 		return err == nil && ownPlacement(p, levels)
 	case routes.NodeOwnEntry:
 		return slices.Contains(p.NodeNames, m.Values["id"])
@@ -112,8 +112,8 @@ func nodeMay(p auth.Principal, r *http.Request, m routes.Match) bool {
 // ownPlacement reports whether a level path is the node's own: its node level
 // names the node, and every level before it has the node's placement value
 // (none on the short path). Levels below the node's are its own too.
-func ownPlacement(p auth.Principal, levels []configdb.LevelValue) bool {
-	at := slices.IndexFunc(levels, func(l configdb.LevelValue) bool { return configdb.IsNodeLevel(l.Name) })
+func ownPlacement(p auth.Principal, levels []levelpath.Level) bool {
+	at := slices.IndexFunc(levels, func(l levelpath.Level) bool { return levelpath.IsNodeLevel(l.Name) })
 	if at < 0 {
 		return false
 	}

@@ -65,9 +65,10 @@ func PrincipalFrom(ctx context.Context) (auth.Principal, bool) {
 }
 
 // Check is the httpapi.Options.Authenticate hook: it authenticates the caller
-// (401) and authorizes the request (403); httpapi.Wrap then bounds the nesting of JSON bodies (400).
+// of every route that is not public (401), before httpapi.Wrap bounds the
+// nesting of JSON bodies (400). The router authorizes at dispatch (Route, Miss: 403).
 func (m *Middleware) Check(r *http.Request) (*http.Request, error) {
-	r = routes.WithMatch(r) // the policy, the audit and the router use this one match
+	r = routes.WithMatch(r) // the authentication, the policy and the router use this one match
 	if IsPublic(r) {
 		return r, nil
 	}
@@ -75,10 +76,39 @@ func (m *Middleware) Check(r *http.Request) (*http.Request, error) {
 	if err != nil {
 		return r, err
 	}
-	if err := Authorize(p, r); err != nil {
-		return r, err
-	}
 	return r.WithContext(context.WithValue(r.Context(), principalKey{}, p)), nil
+}
+
+// Route is the policy of route, bound once when the router mounts it
+// (routes.Guard): the principal Check authenticated must have the route's
+// access, or be a node its node rule lets in (403); a write is audited.
+func (m *Middleware) Route(route routes.Route, h http.HandlerFunc) http.HandlerFunc {
+	if route.Access == routes.Public {
+		return h
+	}
+	audited := writes(route.Access, route.Method)
+	return func(w http.ResponseWriter, r *http.Request) {
+		p, _ := PrincipalFrom(r.Context())
+		if err := decide(p, r, route.Access, route.Node, r.PathValue); err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		if audited {
+			m.audited(w, r, p, h)
+			return
+		}
+		h(w, r)
+	}
+}
+
+// Miss is the policy of a request no mounted route takes (routes.Guard):
+// read rights when its method is safe, write rights otherwise.
+func (m *Middleware) Miss(r *http.Request) error {
+	if IsPublic(r) {
+		return nil
+	}
+	p, _ := PrincipalFrom(r.Context())
+	return Authorize(p, r)
 }
 
 // authenticate finds the principal: from the API Gateway authorizer that
@@ -170,36 +200,29 @@ func (m *Middleware) logFailure(ctx context.Context, remote string, cred Credent
 		slog.String("reason", errs.Message(err)), slog.Uint64("failed_logins_total", m.svc.FailedLogins()))
 }
 
-// Audit wraps the routes: every successful write (2xx) is recorded in the
-// audit log with the principal, a request id and what the code that made the
-// write noted on the request's context (audit.Note: the environment it was
+// audited serves a write with its audit record: every successful write (2xx)
+// is recorded with the principal, a request id and what the code that made
+// the write noted on the request's context (audit.Note: the environment it was
 // under; a document version and its record commit in one atomic write,
 // audit.CommitOps); any other write is recorded after it succeeded.
-func (m *Middleware) Audit(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !IsWrite(r) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		p, _ := PrincipalFrom(r.Context())
-		ctx, write, err := m.audit.Begin(r.Context(), audit.Record{
-			Principal: p.User, Role: string(p.Role), TokenID: p.TokenID,
-			Method: r.Method, Path: r.URL.EscapedPath(),
-		})
-		if err != nil {
-			httpapi.Error(w, r, err) // no write goes unrecorded
-			return
-		}
-		rec := &httpapi.StatusRecorder{ResponseWriter: w}
-		next.ServeHTTP(rec, r.WithContext(ctx))
-		if rec.Status == 0 {
-			rec.Status = http.StatusOK // the handler wrote nothing: net/http answers 200
-		}
-		ctx = context.WithoutCancel(ctx)
-		if record, err := write.Finish(ctx, rec.Status); err != nil {
-			m.logger.ErrorContext(ctx, "audit record lost", "method", r.Method, "path", record.Path, "principal", p.User, "err", err)
-		}
+func (m *Middleware) audited(w http.ResponseWriter, r *http.Request, p auth.Principal, h http.HandlerFunc) {
+	ctx, write, err := m.audit.Begin(r.Context(), audit.Record{
+		Principal: p.User, Role: string(p.Role), TokenID: p.TokenID,
+		Method: r.Method, Path: r.URL.EscapedPath(),
 	})
+	if err != nil {
+		httpapi.Error(w, r, err) // no write goes unrecorded
+		return
+	}
+	rec := &httpapi.StatusRecorder{ResponseWriter: w}
+	h(rec, r.WithContext(ctx))
+	if rec.Status == 0 {
+		rec.Status = http.StatusOK // the handler wrote nothing: net/http answers 200
+	}
+	ctx = context.WithoutCancel(ctx)
+	if record, err := write.Finish(ctx, rec.Status); err != nil {
+		m.logger.ErrorContext(ctx, "audit record lost", "method", r.Method, "path", record.Path, "principal", p.User, "err", err)
+	}
 }
 
 // environmentID is the canonical id of an environment reference; a reference

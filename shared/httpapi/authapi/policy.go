@@ -51,12 +51,28 @@ func IsPublic(r *http.Request) bool {
 // (audit.NothingWritten).
 func IsWrite(r *http.Request) bool {
 	need, _, _ := required(r)
-	return need == routes.Write || need == routes.Admin && !isSafeMethod(r.Method)
+	return writes(need, r.Method)
+}
+
+func writes(need routes.Access, method string) bool {
+	return need == routes.Write || need == routes.Admin && !isSafeMethod(method)
 }
 
 // Authorize decides whether p may make request r: nil, or a Forbidden error.
+// The router applies the same decision at dispatch (Middleware.Route, Miss).
 func Authorize(p auth.Principal, r *http.Request) error {
 	need, m, matched := required(r)
+	rule := routes.NodeNone
+	if matched {
+		rule = m.Node
+	}
+	return decide(p, r, need, rule, func(name string) string { return m.Values[name] })
+}
+
+// decide is the policy: whether p may make r, which needs need, under the
+// node rule of the route it takes (NodeNone when none); value gives the
+// route's path values.
+func decide(p auth.Principal, r *http.Request, need routes.Access, rule routes.NodeRule, value func(string) string) error {
 	allowed := false
 	switch p.Role {
 	case auth.Admin:
@@ -64,7 +80,7 @@ func Authorize(p auth.Principal, r *http.Request) error {
 	case auth.Observer:
 		allowed = need == routes.Public || need == routes.Read
 	case auth.Node:
-		allowed = need == routes.Public || matched && nodeMay(p, r, m)
+		allowed = need == routes.Public || nodeMay(p, r, rule, value)
 	}
 	if !allowed {
 		return errs.New(errs.Forbidden, "%s %q may not %s %s", p.Role, p.User, r.Method, r.URL.Path)
@@ -84,8 +100,8 @@ func Authorize(p auth.Principal, r *http.Request) error {
 //   - NodeHostnameSearch: the exact host name search Hiera backends use to map
 //     an FQDN to the node id (GET /api/v1/nodes?hostname={fqdn});
 //   - NodeOwnTask: the graph agent's claim and result calls for its own node.
-func nodeMay(p auth.Principal, r *http.Request, m routes.Match) bool {
-	switch m.Node {
+func nodeMay(p auth.Principal, r *http.Request, rule routes.NodeRule, value func(string) string) bool {
+	switch rule {
 	case routes.NodeOwnDocument:
 		// Read on the escaped path, as configapi does: an escaped "/" stays inside its segment.
 		segs, ok := pathSegments(r.URL.EscapedPath())
@@ -95,7 +111,7 @@ func nodeMay(p auth.Principal, r *http.Request, m routes.Match) bool {
 		levels, _, err := levelpath.Split(segs[5:])
 		return err == nil && ownPlacement(p, levels)
 	case routes.NodeOwnEntry:
-		return slices.Contains(p.NodeNames, m.Values["id"])
+		return slices.Contains(p.NodeNames, value("id"))
 	case routes.NodeHostnameSearch:
 		q, err := url.ParseQuery(r.URL.RawQuery)
 		if err != nil || len(q) != 1 || len(q["hostname"]) != 1 {
@@ -104,7 +120,7 @@ func nodeMay(p auth.Principal, r *http.Request, m routes.Match) bool {
 		host := strings.ToLower(strings.TrimSuffix(q.Get("hostname"), "."))
 		return slices.Contains(p.NodeNames, host)
 	case routes.NodeOwnTask:
-		return slices.Contains(p.NodeNames, m.Values["node"])
+		return slices.Contains(p.NodeNames, value("node"))
 	}
 	return false
 }

@@ -17,7 +17,6 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/cache"
 	"github.com/tuningbox/tuningbox/shared/errs"
-	"github.com/tuningbox/tuningbox/shared/retry"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 
@@ -49,10 +48,8 @@ type Service struct {
 	placements *cache.LRU[string, *placement]
 	// schemas holds the compiled JSON Schemas of definitions, by the schema's hash.
 	schemas *cache.LRU[[32]byte, *compiledSchema]
-	// watch holds the reads waiting for a change (Wait); they look for
-	// changes made by other processes every watchRecheck.
-	watch        watchHub
-	watchRecheck time.Duration
+	// watch holds the reads waiting for a change (Wait).
+	watch *watchHub
 	// envs and resdefs hold the parsed form of the last seen item bytes.
 	envs    *cache.LRU[int64, parsedItem[envRecord]]
 	resdefs *cache.LRU[int64, parsedItem[resdefRecord]]
@@ -63,11 +60,8 @@ type Service struct {
 	// items' only writer; snapshots then holds what load read (see load).
 	generational store.Generational
 	snapshots    *cache.LRU[string, generationSnapshot]
-	// docWriters queues the writers of each document (see docLocks).
-	docWriters docLocks
-	// docContention spreads the writes of documents that writers in other
-	// processes contend for (see retry.Contention).
-	docContention retry.Contention
+	// docWriters is how the writers of one document take turns.
+	docWriters docWriters
 }
 
 // Option configures a Service.
@@ -111,13 +105,13 @@ const entryOverhead = 128
 // NewService returns a ConfigDB service over idx and blobs.
 func NewService(idx store.Index, blobs store.Blobs, opts ...Option) *Service {
 	s := &Service{
-		idx:          idx,
-		blobs:        blobs,
-		now:          time.Now,
-		newUUID:      func() string { return uuid.NewString() },
-		validators:   make(map[string]func([]byte) error),
-		watchRecheck: watchRecheck,
+		idx:        idx,
+		blobs:      blobs,
+		now:        time.Now,
+		newUUID:    func() string { return uuid.NewString() },
+		validators: make(map[string]func([]byte) error),
 	}
+	s.watch = newWatchHub(s.fingerprint, watchRecheck)
 	s.generational, _ = idx.(store.Generational)
 	WithCacheBytes(DefaultCacheBytes)(s)
 	for _, o := range opts {

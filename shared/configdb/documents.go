@@ -468,17 +468,11 @@ var emptyDocument = []byte("{}")
 // concurrent writers each get their own version; with ifMatch, a retry happens
 // only while the current ETag still matches, else 412.
 func (s *Service) write(ctx context.Context, ref DocRef, kind Kind, ifMatch string, edit documentEdit) (Version, error) {
-	key := docLockKey(ref, kind)
-	unlock, err := s.docWriters.lock(ctx, key)
-	if err != nil {
-		return Version{}, err
-	}
-	defer unlock()
 	var (
 		stored  Version
 		written watchKey
 	)
-	err = store.RetryConflictsOn(ctx, &s.docContention, key, "write document", func() error {
+	err := s.docWriters.write(ctx, docLockKey(ref, kind), func() error {
 		sn, err := s.load(ctx, ref, 0, "")
 		if err != nil {
 			return err
@@ -530,7 +524,7 @@ func (s *Service) write(ctx context.Context, ref DocRef, kind Kind, ifMatch stri
 		return s.idx.Write(ctx, ops...)
 	})
 	if err == nil {
-		s.changed(written)
+		s.watch.changed(written)
 	}
 	return stored, err
 }

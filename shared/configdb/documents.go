@@ -89,36 +89,20 @@ func (sn *snapshot) addressed(k Kind) *head { return sn.heads[sn.depth()][kindIn
 // written, reading the same reference again costs no index call. The snapshot
 // returned is shared: callers must not change it.
 func (s *Service) load(ctx context.Context, ref DocRef, version int, vk Kind) (*snapshot, error) {
-	if s.generational == nil {
+	if !s.cache.keepsSnapshots() {
 		return s.loadFresh(ctx, ref, version, vk)
 	}
-	generation := s.generational.Generation()
 	key := snapshotKey(ref, version, vk)
-	if t, ok := s.snapshots.Get(key); ok && t.generation == generation {
-		return t.sn, nil
+	sn, generation, ok := s.cache.snapshot(key)
+	if ok {
+		return sn, nil
 	}
 	sn, err := s.loadFresh(ctx, ref, version, vk)
 	if err != nil {
 		return nil, err
 	}
-	s.snapshots.Add(key, generationSnapshot{generation: generation, sn: sn, key: key})
+	s.cache.keepSnapshot(key, generation, sn)
 	return sn, nil
-}
-
-// generationSnapshot is a snapshot with the index generation it was read at.
-type generationSnapshot struct {
-	generation uint64
-	sn         *snapshot
-	key        string
-}
-
-// cost counts the snapshot's items as stored and decoded, its heads and its key.
-func (g generationSnapshot) cost() int64 {
-	n := int64(2*len(g.sn.envRaw)+len(g.key)+64*len(g.sn.heads)) + entryOverhead
-	if g.sn.placement != nil {
-		n += g.sn.placement.cost()
-	}
-	return n
 }
 
 // snapshotKey names what load reads, unambiguously (every string
@@ -145,13 +129,13 @@ func snapshotKey(ref DocRef, version int, vk Kind) string {
 func (s *Service) loadFresh(ctx context.Context, ref DocRef, version int, vk Kind) (*snapshot, error) {
 	guessKey := ref.Env + "\x00" + ref.Resource
 	for range 3 {
-		g, ok := s.guesses.Get(guessKey)
+		g, ok := s.cache.guesses.Get(guessKey)
 		if !ok {
 			var err error
 			if g, err = s.resolve(ctx, ref); err != nil {
 				return nil, err
 			}
-			s.guesses.Add(guessKey, g)
+			s.cache.guesses.Add(guessKey, g)
 		}
 		p, err := s.place(ctx, g.env, ref.Levels)
 		if err != nil {
@@ -161,9 +145,9 @@ func (s *Service) loadFresh(ctx context.Context, ref DocRef, version int, vk Kin
 		if err != nil || sn != nil {
 			return sn, err
 		}
-		s.guesses.Remove(guessKey)
+		s.cache.guesses.Remove(guessKey)
 		if p != nil {
-			s.placements.Remove(placementKey(g.env, ref.Levels))
+			s.cache.placements.Remove(placementKey(g.env, ref.Levels))
 		}
 	}
 	return nil, errs.Conflictf("environment %s changed during the request; try again", ref.Env)
@@ -299,7 +283,7 @@ func (s *Service) fetch(ctx context.Context, ref DocRef, g guess, p *placement, 
 		return nil, nil
 	}
 	sn := &snapshot{envRaw: envItem.Value, envRev: envItem.Revision, levels: levels, heads: make([][2]*head, depth+1), placement: p}
-	if sn.env, err = parsed(s.envs, g.env, envItem); err != nil {
+	if sn.env, err = parsed(s.cache.envs, g.env, envItem); err != nil {
 		return nil, err
 	}
 	if p != nil {
@@ -322,7 +306,7 @@ func (s *Service) fetch(ctx context.Context, ref DocRef, g guess, p *placement, 
 		return nil, nil
 	}
 	sn.resdefRev = resItem.Revision
-	if sn.resdef, err = parsed(s.resdefs, g.resdef, resItem); err != nil {
+	if sn.resdef, err = parsed(s.cache.resdefs, g.resdef, resItem); err != nil {
 		return nil, err
 	}
 	if !s.guessHolds(ref, r, g, sn, items) {
@@ -332,7 +316,7 @@ func (s *Service) fetch(ctx context.Context, ref DocRef, g guess, p *placement, 
 		for i := range kinds {
 			k := keys[firstHead+2*d+i]
 			if it, ok := items[k]; ok {
-				v, err := parsed(s.heads, k, it)
+				v, err := parsed(s.cache.heads, k, it)
 				if err != nil {
 					return nil, err
 				}

@@ -109,14 +109,14 @@ func place(old *origin, v any, layer int, deep bool) *origin {
 func (s *Service) cachedExplain(ctx context.Context, layers []layer, labels []string, mode MergeMode, key string) (*Document, error) {
 	_, response := identities(layers, labels, key, mode)
 	cacheKey := sha256.Sum256(append(response[:], "explain"...))
-	if d, ok := s.responses.Get(cacheKey); ok {
+	if d, ok := s.cache.responses.Get(cacheKey); ok {
 		return d, nil
 	}
 	d, err := s.explain(ctx, layers, labels, mode, key)
 	if err != nil {
 		return nil, err
 	}
-	s.responses.Add(cacheKey, d)
+	s.cache.responses.Add(cacheKey, d)
 	return d, nil
 }
 

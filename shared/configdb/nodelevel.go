@@ -106,7 +106,7 @@ func (s *Service) place(ctx context.Context, env int64, levels []LevelValue) (*p
 		return nil, nil
 	}
 	key := placementKey(env, levels)
-	if p, ok := s.placements.Get(key); ok {
+	if p, ok := s.cache.placements.Get(key); ok {
 		return p, nil
 	}
 	rec, envRev, err := getRecord[envRecord](ctx, s.idx, envKey(env))
@@ -147,7 +147,7 @@ func (s *Service) place(ctx context.Context, env int64, levels []LevelValue) (*p
 	}
 	p.levels = append(p.levels, LevelValue{Name: rec.Levels[envAt].Name, Value: strconv.FormatInt(n.ID, 10)})
 	p.levels = append(p.levels, levels[at+1:]...)
-	s.placements.Add(key, p)
+	s.cache.placements.Add(key, p)
 	return p, nil
 }
 

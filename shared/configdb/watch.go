@@ -203,7 +203,7 @@ func (s *Service) Wait(ctx context.Context, q ReadQuery, ifNoneMatch string, wai
 		}
 	}()
 	subscribe := func() bool {
-		g, ok := s.guesses.Get(q.Env + "\x00" + q.Resource)
+		g, ok := s.cache.guesses.Get(q.Env + "\x00" + q.Resource)
 		if ok {
 			k = watchKey{env: g.env, resdef: g.resdef}
 			t = s.watch.join(ctx, k)

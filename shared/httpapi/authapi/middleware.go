@@ -1,6 +1,7 @@
-// Package authapi puts authentication, authorization, body hardening and the
-// audit log in front of every route, and serves the user, token and audit
-// routes (/api/v1/users, /api/v1/tokens, /api/v1/audit). The same credential
+// Package authapi authenticates every request (Check, before httpapi.Wrap's
+// body hardening), authorizes it and audits every write at dispatch (the
+// routes.Guard the router binds to each route: Route, Miss), and serves the
+// user, token and audit routes (/api/v1/users, /api/v1/tokens, /api/v1/audit). The same credential
 // checks serve API Gateway's request authorizer (VerifyForAuthorizer, the
 // principal written by EncodeAuthorizerContext), whose answer the middleware
 // then reads back through httpapi.AuthorizerContext; the Lambda event types

@@ -150,7 +150,3 @@ func pathSegments(escaped string) ([]string, bool) {
 	segs, err := httpapi.PathSegments(escaped)
 	return segs, err == nil
 }
-
-func hasPrefix(segs []string, prefix ...string) bool {
-	return len(segs) >= len(prefix) && slices.Equal(segs[:len(prefix)], prefix)
-}

@@ -225,3 +225,9 @@ func TestHierarchyRace(t *testing.T) {
 	writes, removals := configdbtest.HierarchyRace(t, connect(t), trials)
 	t.Logf("%d trials: the write won %d, the level removal %d, never both", trials, writes, removals)
 }
+
+// TestVersionWriters: on the AWS backend, a version names its writer in the
+// same atomic write as its audit record, and explain reads it from there.
+func TestVersionWriters(t *testing.T) {
+	configdbtest.VersionWriters(t, connect(t))
+}

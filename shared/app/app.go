@@ -58,29 +58,33 @@ func NewHandler(b store.Backend, cfg Config, logger *slog.Logger, groups ...stri
 
 // newHandler is NewHandler with the handler's metrics (served at GET /metrics).
 func newHandler(b store.Backend, cfg Config, logger *slog.Logger, groups ...string) (http.Handler, *Metrics, error) {
-	router, svc, err := mount(b, cfg, logger, groups...)
+	router, svc, err := mount(b, cfg, logger, true, groups...)
 	if err != nil {
 		return nil, nil, err
 	}
-	// Every request is authenticated and authorized before any route, and every write is audited.
-	// The policy, the audit and the router use one match, from the routes the router keeps.
+	// Every request is authenticated before any route; the router authorizes
+	// it at dispatch, by the route it takes, and audits every write (mount).
+	// They use one match, from the routes the router keeps.
 	authenticate := func(r *http.Request) (*http.Request, error) { return svc.guard.Check(router.WithMatch(r)) }
 	var served http.Handler = router
 	if cfg.MaxWait > 0 {
 		served = capWait(router, cfg.MaxWait)
 	}
-	return httpapi.Wrap(svc.guard.Audit(served), httpapi.Options{MaxBody: cfg.MaxBody, MaxDepth: configdb.MaxDocumentDepth, Logger: logger,
+	return httpapi.Wrap(served, httpapi.Options{MaxBody: cfg.MaxBody, MaxDepth: configdb.MaxDocumentDepth, Logger: logger,
 		Authenticate: authenticate, Observe: svc.metrics.observe, Timeout: httpapi.DefaultTimeout}), svc.metrics, nil
 }
 
 // Routes returns the bare routes of the named endpoint groups, without the
-// middleware: the route-walk test lists every mounted pattern from it.
+// middleware nor the auth policy: the route-walk test lists every mounted
+// pattern from it.
 func Routes(b store.Backend, cfg Config, groups ...string) (*routes.Router, error) {
-	router, _, err := mount(b, cfg, nil, groups...)
+	router, _, err := mount(b, cfg, nil, false, groups...)
 	return router, err
 }
 
-func mount(b store.Backend, cfg Config, logger *slog.Logger, groups ...string) (*routes.Router, *services, error) {
+// mount builds the services and the router of groups (all when none); guarded
+// routes are behind the auth policy (routes.Guard), bare ones serve anybody.
+func mount(b store.Backend, cfg Config, logger *slog.Logger, guarded bool, groups ...string) (*routes.Router, *services, error) {
 	for _, g := range groups {
 		if _, ok := groupRoutes[g]; !ok {
 			return nil, nil, fmt.Errorf("unknown endpoint group %q", g)
@@ -91,6 +95,9 @@ func mount(b store.Backend, cfg Config, logger *slog.Logger, groups ...string) (
 		return nil, nil, err
 	}
 	router := routes.NewRouter(cfg.cacheShares().routes)
+	if guarded {
+		router.Use(svc.guard)
+	}
 	svc.metrics.registry.Cache("routes.matches", router)
 	for _, name := range GroupNames() {
 		if len(groups) == 0 || slices.Contains(groups, name) {

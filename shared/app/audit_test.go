@@ -2,10 +2,12 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -67,5 +69,80 @@ func TestAuditRecordInTheVersionsWrite(t *testing.T) {
 	}
 
 	c.do("PUT", doc, `{"a":2}`, http.StatusNoContent, "")
-	c.do("GET", "/api/v1/audit?environment=1", "", http.StatusOK, `"path":"`+doc+`","status":204,"environment":"1","version":1`)
+	audited := c.do("GET", "/api/v1/audit?environment=1", "", http.StatusOK, `"path":"`+doc+`","status":204,"environment":"1","version":1`)
+
+	// The version names its writer and the request, as its audit record does.
+	var records struct {
+		Records []struct {
+			RequestID string `json:"request_id"`
+		} `json:"records"`
+	}
+	var versions []struct {
+		WrittenBy *struct {
+			Principal string `json:"principal"`
+			RequestID string `json:"request_id"`
+		} `json:"written_by"`
+	}
+	if err := json.Unmarshal([]byte(audited), &records); err != nil || len(records.Records) == 0 {
+		t.Fatalf("audit: %s (%v)", audited, err)
+	}
+	listed := c.do("GET", doc+"/versions", "", http.StatusOK, "")
+	if err := json.Unmarshal([]byte(listed), &versions); err != nil || len(versions) != 1 {
+		t.Fatalf("versions: %s (%v)", listed, err)
+	}
+	if w := versions[0].WrittenBy; w == nil || w.Principal != "admin" || w.RequestID == "" || w.RequestID != records.Records[0].RequestID {
+		t.Errorf("version 1 written by %+v; its audit record's request is %q", w, records.Records[0].RequestID)
+	}
+}
+
+// TestAuditEnvironmentFromTheWriter: writes under an environment that do not
+// name it in their path (a node registered with an environment_id, a cluster's
+// graphs and its execution, an environment addressed by UUID) are recorded
+// under it, as the code that made the write noted it, and listed by
+// ?environment; a write under no environment is not.
+func TestAuditEnvironmentFromTheWriter(t *testing.T) {
+	c := newClient(t)
+	created := c.do("POST", "/api/v1/config/environments", `{"id":1,"hierarchy_levels":["nodes"]}`, 201, "")
+	var env struct{ UUID string }
+	if err := json.Unmarshal([]byte(created), &env); err != nil || env.UUID == "" {
+		t.Fatalf("environment: %s (%v)", created, err)
+	}
+	c.do("POST", "/api/v1/releases", `{"name":"mitaka","version":"9.0"}`, 201, "")
+	c.do("POST", "/api/v1/nodes", `{"id":5,"fqdn":"node-5.example.com","environment_id":1}`, 201, "")
+	c.do("PUT", "/api/v1/clusters/1", `{"release_id":1}`, 200, "")
+	c.do("POST", "/api/v1/clusters/1/deployment_graphs/default", `{"tasks":[{"id":"ntp","type":"shell"}]}`, 201, "")
+	c.do("POST", "/api/v1/graphs/execute", `{"cluster":1,"graphs":[{"type":"default"}]}`, 202, "")
+	c.do("PUT", "/api/v1/config/environments/"+env.UUID, `{"hierarchy_levels":["nodes","extra"]}`, 204, "")
+
+	var page struct {
+		Records []struct {
+			Method      string `json:"method"`
+			Path        string `json:"path"`
+			Environment string `json:"environment"`
+			RequestID   string `json:"request_id"`
+		} `json:"records"`
+	}
+	if err := json.Unmarshal([]byte(c.do("GET", "/api/v1/audit?environment=1", "", 200, "")), &page); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range page.Records {
+		got = append(got, r.Method+" "+r.Path)
+		if r.Environment != "1" || len(r.RequestID) != 32 {
+			t.Errorf("%s %s: environment %q, request id %q", r.Method, r.Path, r.Environment, r.RequestID)
+		}
+	}
+	want := []string{ // newest first
+		"PUT /api/v1/config/environments/" + env.UUID,
+		"POST /api/v1/graphs/execute",
+		"POST /api/v1/clusters/1/deployment_graphs/default",
+		"PUT /api/v1/clusters/1",
+		"POST /api/v1/nodes",
+		"POST /api/v1/config/environments",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("audit of environment 1:\n got %q\nwant %q", got, want)
+	}
+	// The release is no environment's: it is in the log, not under environment 1.
+	c.do("GET", "/api/v1/audit", "", 200, `"path":"/api/v1/releases"`)
 }

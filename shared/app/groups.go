@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
@@ -52,8 +51,7 @@ func newServices(b store.Backend, cfg Config, logger *slog.Logger) (*services, e
 	m.registry.Cache("blobs", cachedBlobs.(metrics.CacheStats))
 	b = store.Backend{Index: newCountedIndex(b.Index, m.registry), Blobs: cachedBlobs, Close: b.Close}
 	registry := &registryNodes{}
-	config := configdb.NewService(b.Index, b.Blobs, configdb.WithNodes(registry), configdb.WithWriters(authapi.VersionWriters(audit.New(b.Index, nil))),
-		configdb.WithCacheBytes(shares.configdb))
+	config := configdb.NewService(b.Index, b.Blobs, configdb.WithNodes(registry), configdb.WithCacheBytes(shares.configdb))
 	// Resource definitions whose content names this validator hold override data (spec 001).
 	config.RegisterValidator(overrides.ValidatorName, overrides.ValidateData)
 	nodeRegistry := nodes.NewService(b.Index, configEnvironments{config})

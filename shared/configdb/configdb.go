@@ -15,9 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/tuningbox/tuningbox/shared/cache"
 	"github.com/tuningbox/tuningbox/shared/errs"
-	"github.com/tuningbox/tuningbox/shared/retry"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 
@@ -34,43 +32,14 @@ type Service struct {
 	// cascades add other domains' writes to the deletion of an environment.
 	cascades []EnvironmentCascade
 
-	// docs holds parsed documents by SHA-256: immutable, so never stale.
-	docs *cache.LRU[string, *parsedDoc]
-	// merges holds effective merges by the identity of their layers.
-	merges *cache.LRU[[32]byte, *merged]
-	// responses holds encoded answers by their ETag.
-	responses *cache.LRU[[32]byte, *Document]
-	// guesses remembers which environment and resource definition a reference
-	// resolved to; a read confirms the guess from the items it fetches anyway.
-	guesses *cache.LRU[string, guess]
-	// nodes resolves the node-bound level (nil: it holds free values);
-	// placements remembers what node level paths resolved to, confirmed on every read.
-	nodes      NodeRegistry
-	placements *cache.LRU[string, *placement]
-	// schemas holds the compiled JSON Schemas of definitions, by the schema's hash.
-	schemas *cache.LRU[[32]byte, *compiledSchema]
-	// watch holds the reads waiting for a change (Wait); they look for
-	// changes made by other processes every watchRecheck.
-	watch        watchHub
-	watchRecheck time.Duration
-	// writers finds who wrote a version (explain); writerCache keeps what it found.
-	writers     WriterLookup
-	writerCache *cache.LRU[string, *Writer]
-	// envs and resdefs hold the parsed form of the last seen item bytes.
-	envs    *cache.LRU[int64, parsedItem[envRecord]]
-	resdefs *cache.LRU[int64, parsedItem[resdefRecord]]
-	// heads holds the decoded head of each document by key: every read fetches
-	// them, and decoding them was most of a warm read's work.
-	heads *cache.LRU[store.Key, parsedItem[Version]]
-	// generational is the index as a store.Generational, when it is its
-	// items' only writer; snapshots then holds what load read (see load).
-	generational store.Generational
-	snapshots    *cache.LRU[string, generationSnapshot]
-	// docWriters queues the writers of each document (see docLocks).
-	docWriters docLocks
-	// docContention spreads the writes of documents that writers in other
-	// processes contend for (see retry.Contention).
-	docContention retry.Contention
+	// cache is what the operations read, decoded and computed, kept while it holds.
+	cache *readCache
+	// nodes resolves the node-bound level (nil: it holds free values).
+	nodes NodeRegistry
+	// watch holds the reads waiting for a change (Wait).
+	watch *watchHub
+	// docWriters is how the writers of one document take turns.
+	docWriters docWriters
 }
 
 // Option configures a Service.
@@ -82,48 +51,25 @@ func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = 
 // WithUUIDs sets the UUID generator (tests).
 func WithUUIDs(gen func() string) Option { return func(s *Service) { s.newUUID = gen } }
 
-// WithCacheBytes bounds every cache of the service together to total bytes:
-// parsed documents 4/9, encoded answers 2/9, merges 2/9, and 1/9 for the
-// entities (which environment, definition and node placement a reference
-// names, parsed items and document heads, the writers of versions, compiled
-// schemas, loaded snapshots).
-// An entry larger than its cache's share is not cached.
+// WithCacheBytes bounds every cache of the service together to total bytes
+// (see newReadCache for the shares).
 func WithCacheBytes(total int64) Option {
-	return func(s *Service) {
-		part := total / 9
-		s.docs = cache.New[string](4*part, func(d *parsedDoc) int64 { return d.cost() })
-		s.responses = cache.New[[32]byte](2*part, func(d *Document) int64 { return int64(len(d.Body)+len(d.ETag)) + entryOverhead })
-		s.merges = cache.New[[32]byte](2*part, func(m *merged) int64 { return m.size })
-		entities := part / 8
-		s.guesses = cache.New[string](entities, func(g guess) int64 { return int64(8*len(g.components)) + entryOverhead })
-		s.envs = cache.New[int64](entities, func(p parsedItem[envRecord]) int64 { return p.cost() })
-		s.resdefs = cache.New[int64](entities, func(p parsedItem[resdefRecord]) int64 { return p.cost() })
-		s.placements = cache.New[string](entities, func(p *placement) int64 { return p.cost() })
-		s.writerCache = cache.New[string](entities, func(w *Writer) int64 { return int64(len(w.Principal)+len(w.Role)) + entryOverhead })
-		s.schemas = cache.New[[32]byte](entities, func(c *compiledSchema) int64 { return c.size })
-		s.heads = cache.New[store.Key](entities, func(p parsedItem[Version]) int64 { return p.cost() + 64 })
-		s.snapshots = cache.New[string](entities, generationSnapshot.cost)
-	}
+	return func(s *Service) { s.cache = newReadCache(s.idx, total) }
 }
 
 // DefaultCacheBytes is the cache budget of a service made without WithCacheBytes.
 const DefaultCacheBytes = 128 << 20
 
-// entryOverhead approximates what a cache entry costs beyond its bytes (map
-// slot, list links, key, struct headers).
-const entryOverhead = 128
-
 // NewService returns a ConfigDB service over idx and blobs.
 func NewService(idx store.Index, blobs store.Blobs, opts ...Option) *Service {
 	s := &Service{
-		idx:          idx,
-		blobs:        blobs,
-		now:          time.Now,
-		newUUID:      func() string { return uuid.NewString() },
-		validators:   make(map[string]func([]byte) error),
-		watchRecheck: watchRecheck,
+		idx:        idx,
+		blobs:      blobs,
+		now:        time.Now,
+		newUUID:    func() string { return uuid.NewString() },
+		validators: make(map[string]func([]byte) error),
 	}
-	s.generational, _ = idx.(store.Generational)
+	s.watch = newWatchHub(s.fingerprint, watchRecheck)
 	WithCacheBytes(DefaultCacheBytes)(s)
 	for _, o := range opts {
 		o(s)

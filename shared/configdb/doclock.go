@@ -4,7 +4,31 @@ import (
 	"context"
 	"strings"
 	"sync"
+
+	"github.com/tuningbox/tuningbox/shared/retry"
+	"github.com/tuningbox/tuningbox/shared/store"
 )
+
+// docWriters is how the writers of one document take turns: inside this
+// process they queue (docLocks); against writers in other processes they
+// meet at the conditional write of the document's head and retry, their
+// backoff carried from one write of the document to the next
+// (retry.Contention). The zero value is ready.
+type docWriters struct {
+	queue      docLocks
+	contention retry.Contention
+}
+
+// write runs attempt, in the document's turn, until it does not conflict
+// (store.RetryConflictsOn); key names the document (docLockKey).
+func (d *docWriters) write(ctx context.Context, key string, attempt func() error) error {
+	unlock, err := d.queue.lock(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return store.RetryConflictsOn(ctx, &d.contention, key, "write document", attempt)
+}
 
 // docLocks queue the writers of one document inside this process, so that
 // they take turns instead of racing for its head: with optimistic concurrency

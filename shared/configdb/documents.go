@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
@@ -88,36 +89,20 @@ func (sn *snapshot) addressed(k Kind) *head { return sn.heads[sn.depth()][kindIn
 // written, reading the same reference again costs no index call. The snapshot
 // returned is shared: callers must not change it.
 func (s *Service) load(ctx context.Context, ref DocRef, version int, vk Kind) (*snapshot, error) {
-	if s.generational == nil {
+	if !s.cache.keepsSnapshots() {
 		return s.loadFresh(ctx, ref, version, vk)
 	}
-	generation := s.generational.Generation()
 	key := snapshotKey(ref, version, vk)
-	if t, ok := s.snapshots.Get(key); ok && t.generation == generation {
-		return t.sn, nil
+	sn, generation, ok := s.cache.snapshot(key)
+	if ok {
+		return sn, nil
 	}
 	sn, err := s.loadFresh(ctx, ref, version, vk)
 	if err != nil {
 		return nil, err
 	}
-	s.snapshots.Add(key, generationSnapshot{generation: generation, sn: sn, key: key})
+	s.cache.keepSnapshot(key, generation, sn)
 	return sn, nil
-}
-
-// generationSnapshot is a snapshot with the index generation it was read at.
-type generationSnapshot struct {
-	generation uint64
-	sn         *snapshot
-	key        string
-}
-
-// cost counts the snapshot's items as stored and decoded, its heads and its key.
-func (g generationSnapshot) cost() int64 {
-	n := int64(2*len(g.sn.envRaw)+len(g.key)+64*len(g.sn.heads)) + entryOverhead
-	if g.sn.placement != nil {
-		n += g.sn.placement.cost()
-	}
-	return n
 }
 
 // snapshotKey names what load reads, unambiguously (every string
@@ -144,13 +129,13 @@ func snapshotKey(ref DocRef, version int, vk Kind) string {
 func (s *Service) loadFresh(ctx context.Context, ref DocRef, version int, vk Kind) (*snapshot, error) {
 	guessKey := ref.Env + "\x00" + ref.Resource
 	for range 3 {
-		g, ok := s.guesses.Get(guessKey)
+		g, ok := s.cache.guesses.Get(guessKey)
 		if !ok {
 			var err error
 			if g, err = s.resolve(ctx, ref); err != nil {
 				return nil, err
 			}
-			s.guesses.Add(guessKey, g)
+			s.cache.guesses.Add(guessKey, g)
 		}
 		p, err := s.place(ctx, g.env, ref.Levels)
 		if err != nil {
@@ -160,9 +145,9 @@ func (s *Service) loadFresh(ctx context.Context, ref DocRef, version int, vk Kin
 		if err != nil || sn != nil {
 			return sn, err
 		}
-		s.guesses.Remove(guessKey)
+		s.cache.guesses.Remove(guessKey)
 		if p != nil {
-			s.placements.Remove(placementKey(g.env, ref.Levels))
+			s.cache.placements.Remove(placementKey(g.env, ref.Levels))
 		}
 	}
 	return nil, errs.Conflictf("environment %s changed during the request; try again", ref.Env)
@@ -298,7 +283,7 @@ func (s *Service) fetch(ctx context.Context, ref DocRef, g guess, p *placement, 
 		return nil, nil
 	}
 	sn := &snapshot{envRaw: envItem.Value, envRev: envItem.Revision, levels: levels, heads: make([][2]*head, depth+1), placement: p}
-	if sn.env, err = parsed(s.envs, g.env, envItem); err != nil {
+	if sn.env, err = parsed(s.cache.envs, g.env, envItem); err != nil {
 		return nil, err
 	}
 	if p != nil {
@@ -321,7 +306,7 @@ func (s *Service) fetch(ctx context.Context, ref DocRef, g guess, p *placement, 
 		return nil, nil
 	}
 	sn.resdefRev = resItem.Revision
-	if sn.resdef, err = parsed(s.resdefs, g.resdef, resItem); err != nil {
+	if sn.resdef, err = parsed(s.cache.resdefs, g.resdef, resItem); err != nil {
 		return nil, err
 	}
 	if !s.guessHolds(ref, r, g, sn, items) {
@@ -331,7 +316,7 @@ func (s *Service) fetch(ctx context.Context, ref DocRef, g guess, p *placement, 
 		for i := range kinds {
 			k := keys[firstHead+2*d+i]
 			if it, ok := items[k]; ok {
-				v, err := parsed(s.heads, k, it)
+				v, err := parsed(s.cache.heads, k, it)
 				if err != nil {
 					return nil, err
 				}
@@ -460,23 +445,18 @@ func keysEdit(ref DocRef, kind Kind, ops []KeyOp, set bool) documentEdit {
 var emptyDocument = []byte("{}")
 
 // write stores edit(current document) as version N+1 of the addressed document:
-// one atomic index write creates the version item, moves the head (conditional on
-// its revision) and records the level values, checking that the environment and
+// one atomic index write creates the version item (naming its writer, when the
+// write is audited: audit.Writer), moves the head (conditional on its revision),
+// records the level values and stores the write's audit record (audit.CommitOps), checking that the environment and
 // the definition did not change meanwhile. A conflict re-reads and retries, so
 // concurrent writers each get their own version; with ifMatch, a retry happens
 // only while the current ETag still matches, else 412.
 func (s *Service) write(ctx context.Context, ref DocRef, kind Kind, ifMatch string, edit documentEdit) (Version, error) {
-	key := docLockKey(ref, kind)
-	unlock, err := s.docWriters.lock(ctx, key)
-	if err != nil {
-		return Version{}, err
-	}
-	defer unlock()
 	var (
 		stored  Version
 		written watchKey
 	)
-	err = store.RetryConflictsOn(ctx, &s.docContention, key, "write document", func() error {
+	err := s.docWriters.write(ctx, docLockKey(ref, kind), func() error {
 		sn, err := s.load(ctx, ref, 0, "")
 		if err != nil {
 			return err
@@ -495,6 +475,9 @@ func (s *Service) write(ctx context.Context, ref DocRef, kind Kind, ifMatch stri
 		stored = Version{Version: 1, CreatedAt: s.now().UTC(), Size: int64(len(doc)), SHA256: blob.Hash}
 		if cur != nil {
 			stored.Version = cur.Version.Version + 1
+		}
+		if w, ok := audit.Writer(ctx); ok {
+			stored.WrittenBy = &Writer{Principal: w.Principal, Role: w.Role, RequestID: w.RequestID, Time: stored.CreatedAt}
 		}
 		path := levelPath(sn.levels)
 		value := mustJSON(stored)
@@ -520,28 +503,14 @@ func (s *Service) write(ctx context.Context, ref DocRef, kind Kind, ifMatch stri
 			}
 		}
 		ops = append(ops, blob.Ops...)
-		if record, ok := ctx.Value(recorderKey{}).(WriteRecorder); ok {
-			ops = append(ops, record(sn.env.ID, stored.Version)...)
-		}
+		// The audit record of the write commits with the version it records.
+		ops = append(ops, audit.CommitOps(ctx, sn.env.ID, stored.Version)...)
 		return s.idx.Write(ctx, ops...)
 	})
 	if err == nil {
-		s.changed(written)
+		s.watch.changed(written)
 	}
 	return stored, err
-}
-
-type recorderKey struct{}
-
-// WriteRecorder returns the operations that record a document write, such as
-// its audit record: they are committed in the same atomic write as the version,
-// so a version never exists without its record, nor a record without its version.
-// It is called once per attempt of the write.
-type WriteRecorder func(env int64, version int) []store.Op
-
-// WithWriteRecorder makes document writes under ctx commit rec's operations with their version.
-func WithWriteRecorder(ctx context.Context, rec WriteRecorder) context.Context {
-	return context.WithValue(ctx, recorderKey{}, rec)
 }
 
 // nextDocument is the document a write would store after sn's addressed kind

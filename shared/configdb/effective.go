@@ -98,7 +98,7 @@ func (s *Service) Read(ctx context.Context, q ReadQuery) (*Document, error) {
 		mode = mergeMode(q.Merge, sn.resdef)
 	}
 	if q.Explain {
-		return s.cachedExplain(ctx, sn, layers, labels, mode, q.Key)
+		return s.cachedExplain(ctx, layers, labels, mode, q.Key)
 	}
 	return s.render(ctx, layers, labels, q.Key, mode)
 }
@@ -153,10 +153,10 @@ func (s *Service) layerDocument(ctx context.Context, l layer) (*parsedDoc, error
 // labels (show_lookup) are the lookup paths by depth; nil for plain values.
 func (s *Service) render(ctx context.Context, layers []layer, labels []string, key string, mode MergeMode) (*Document, error) {
 	mergeKey, responseKey := identities(layers, labels, key, mode)
-	if d, ok := s.responses.Get(responseKey); ok {
+	if d, ok := s.cache.responses.Get(responseKey); ok {
 		return d, nil
 	}
-	m, ok := s.merges.Get(mergeKey)
+	m, ok := s.cache.merges.Get(mergeKey)
 	if !ok {
 		var err error
 		merge := s.merge
@@ -166,14 +166,14 @@ func (s *Service) render(ctx context.Context, layers []layer, labels []string, k
 		if m, err = merge(ctx, layers); err != nil {
 			return nil, err
 		}
-		s.merges.Add(mergeKey, m)
+		s.cache.merges.Add(mergeKey, m)
 	}
 	body, err := m.encode(layers, labels, key)
 	if err != nil {
 		return nil, err
 	}
 	d := &Document{Body: body, ETag: quote(hex.EncodeToString(responseKey[:]))}
-	s.responses.Add(responseKey, d)
+	s.cache.responses.Add(responseKey, d)
 	return d, nil
 }
 
@@ -328,7 +328,7 @@ func (d *parsedDoc) cost() int64 { return int64(2*len(d.raw) + 128) }
 
 // document returns the stored document with hash sha, through the cache.
 func (s *Service) document(ctx context.Context, sha string) (*parsedDoc, error) {
-	if d, ok := s.docs.Get(sha); ok {
+	if d, ok := s.cache.docs.Get(sha); ok {
 		return d, nil
 	}
 	raw, err := s.blobs.Get(ctx, sha)
@@ -339,7 +339,7 @@ func (s *Service) document(ctx context.Context, sha string) (*parsedDoc, error) 
 	if err != nil {
 		return nil, fmt.Errorf("document blob %s: %w", sha, err)
 	}
-	s.docs.Add(sha, d)
+	s.cache.docs.Add(sha, d)
 	return d, nil
 }
 

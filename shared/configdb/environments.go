@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/levelpath"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 
@@ -70,6 +72,7 @@ func (s *Service) CreateEnvironment(ctx context.Context, in NewEnvironment) (Env
 	if err != nil {
 		return Environment{}, err
 	}
+	audit.Note(ctx, rec.ID, 0)
 	return rec.environment(), nil
 }
 
@@ -112,8 +115,8 @@ func (s *Service) buildLevels(ctx context.Context, old []Level, names []string) 
 		}
 		seen[n] = true
 	}
-	if seen[NodeLevel] && seen[nodeLevelAlias] {
-		return nil, errs.Conflictf("an environment has one node level: %q or %q, not both", NodeLevel, nodeLevelAlias)
+	if seen[NodeLevel] && seen[levelpath.NodeLevelAlias] {
+		return nil, errs.Conflictf("an environment has one node level: %q or %q, not both", NodeLevel, levelpath.NodeLevelAlias)
 	}
 	levels := make([]Level, 0, len(names))
 	for _, n := range names {
@@ -229,6 +232,7 @@ func (s *Service) UpdateEnvironment(ctx context.Context, envRef string, upd Envi
 		if err != nil {
 			return err
 		}
+		audit.Note(ctx, rec.ID, 0)
 		var checks []store.Op
 		if upd.Components != nil {
 			if rec.Components, checks, err = s.resolveComponents(ctx, *upd.Components); err != nil {
@@ -284,6 +288,7 @@ func (s *Service) DeleteEnvironment(ctx context.Context, envRef string) error {
 		if err != nil {
 			return err
 		}
+		audit.Note(ctx, rec.ID, 0)
 		ops := []store.Op{
 			store.DeleteAt(envKey(rec.ID), rev),
 			store.Delete(uuidKey(rec.UUID)),
@@ -369,6 +374,7 @@ func (s *Service) RenameHierarchyLevel(ctx context.Context, envRef, levelRef, na
 		if err != nil {
 			return err
 		}
+		audit.Note(ctx, rec.ID, 0)
 		i, err := levelIndex(rec, levelRef)
 		if err != nil {
 			return err

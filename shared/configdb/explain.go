@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -12,37 +11,22 @@ import (
 // Explain answers, for every key of an effective document (every leaf under a
 // deep merge: nested objects are walked, lists and scalars are leaves), its value
 // and where it came from: the level path, values or overrides, the version of
-// that document, who wrote that version and when (from its audit record), and
+// that document, who wrote that version and when (from its version record; null
+// for a version stored before versions recorded their writer), and
 // the lower layers it shadows. Under a deep merge a list that merged lists of
 // lower layers names them in merged_from.
 //
 //	{"merge": "deep", "keys": {"nova.workers": {"value": 32, "from": {...}, "shadows": [{..., "value": 16}]}}}
 
-// Writer is who wrote a document version and when, as the audit log recorded it.
+// Writer is who wrote a document version and when: stored on the version
+// record, in the same atomic write as the version and its audit record.
 type Writer struct {
-	Principal string    `json:"principal"`
-	Role      string    `json:"role,omitempty"`
+	Principal string `json:"principal"`
+	Role      string `json:"role,omitempty"`
+	// RequestID is the request that wrote the version, as its audit record names it.
+	RequestID string    `json:"request_id,omitempty"`
 	Time      time.Time `json:"time"`
 }
-
-// WrittenDoc identifies one stored document version, for finding its writer.
-type WrittenDoc struct {
-	Env      int64
-	Resource ResourceDefinition
-	Kind     Kind
-	// Levels is the canonical level path, with the environment's level names.
-	Levels []LevelValue
-	// Node is the node of the node-bound level, when the path names one.
-	Node    *Node
-	Version Version
-}
-
-// WriterLookup finds the writer of a document version; nil (no error) when no
-// record of it is found.
-type WriterLookup func(ctx context.Context, d WrittenDoc) (*Writer, error)
-
-// WithWriters sets how explain finds who wrote a version (shared/app: the audit log).
-func WithWriters(fn WriterLookup) Option { return func(s *Service) { s.writers = fn } }
 
 // explainedLayer is one layer as explain shows it.
 type explainedLayer struct {
@@ -120,23 +104,23 @@ func place(old *origin, v any, layer int, deep bool) *origin {
 }
 
 // cachedExplain answers explain through the response cache: the answer is
-// fixed by the layers (immutable versions, whose audit records are written with
-// them), the labels, the key and the merge.
-func (s *Service) cachedExplain(ctx context.Context, sn *snapshot, layers []layer, labels []string, mode MergeMode, key string) (*Document, error) {
+// fixed by the layers (immutable versions, which name their writers), the
+// labels, the key and the merge.
+func (s *Service) cachedExplain(ctx context.Context, layers []layer, labels []string, mode MergeMode, key string) (*Document, error) {
 	_, response := identities(layers, labels, key, mode)
 	cacheKey := sha256.Sum256(append(response[:], "explain"...))
-	if d, ok := s.responses.Get(cacheKey); ok {
+	if d, ok := s.cache.responses.Get(cacheKey); ok {
 		return d, nil
 	}
-	d, err := s.explain(ctx, sn, layers, labels, mode, key)
+	d, err := s.explain(ctx, layers, labels, mode, key)
 	if err != nil {
 		return nil, err
 	}
-	s.responses.Add(cacheKey, d)
+	s.cache.responses.Add(cacheKey, d)
 	return d, nil
 }
 
-func (s *Service) explain(ctx context.Context, sn *snapshot, layers []layer, labels []string, mode MergeMode, key string) (*Document, error) {
+func (s *Service) explain(ctx context.Context, layers []layer, labels []string, mode MergeMode, key string) (*Document, error) {
 	deep := mode == MergeDeep
 	docs := make([]map[string]any, len(layers))
 	root := make(map[string]*origin)
@@ -159,17 +143,9 @@ func (s *Service) explain(ctx context.Context, sn *snapshot, layers []layer, lab
 			root[k] = place(root[k], c, i, deep)
 		}
 	}
-	views := make([]*explainedLayer, len(layers))
-	view := func(i int) (explainedLayer, error) {
-		if views[i] == nil {
-			l := layers[i]
-			w, err := s.writer(ctx, sn, l)
-			if err != nil {
-				return explainedLayer{}, err
-			}
-			views[i] = &explainedLayer{Level: labels[l.depth], Kind: l.kind, Version: l.version.Version, CreatedAt: l.version.CreatedAt, WrittenBy: w}
-		}
-		return *views[i], nil
+	view := func(i int) explainedLayer {
+		l := layers[i]
+		return explainedLayer{Level: labels[l.depth], Kind: l.kind, Version: l.version.Version, CreatedAt: l.version.CreatedAt, WrittenBy: l.version.WrittenBy}
 	}
 	keys := make(map[string]explainedKey)
 	var walk func(path []string, o *origin) error
@@ -186,26 +162,15 @@ func (s *Service) explain(ctx context.Context, sn *snapshot, layers []layer, lab
 		if key != "" && dotted != key && !strings.HasPrefix(dotted, key+".") {
 			return nil
 		}
-		from, err := view(o.from)
-		if err != nil {
-			return err
-		}
-		e := explainedKey{Value: o.value, From: from, Shadows: []explainedLayer{}}
+		e := explainedKey{Value: o.value, From: view(o.from), Shadows: []explainedLayer{}}
 		if o.kids != nil {
 			e.Value = map[string]any{}
 		}
 		for _, i := range o.merged {
-			v, err := view(i)
-			if err != nil {
-				return err
-			}
-			e.MergedFrom = append(e.MergedFrom, v)
+			e.MergedFrom = append(e.MergedFrom, view(i))
 		}
 		for _, i := range o.shadows {
-			v, err := view(i)
-			if err != nil {
-				return err
-			}
+			v := view(i)
 			v.Value, _ = lookupPath(docs[i], path)
 			e.Shadows = append(e.Shadows, v)
 		}
@@ -225,29 +190,4 @@ func (s *Service) explain(ctx context.Context, sn *snapshot, layers []layer, lab
 		Keys  map[string]explainedKey `json:"keys"`
 	}{mode, keys})
 	return &Document{Body: body, ETag: quote(sha256Hex(body))}, nil
-}
-
-// writer finds who wrote layer l's version, through the cache of found writers.
-func (s *Service) writer(ctx context.Context, sn *snapshot, l layer) (*Writer, error) {
-	if s.writers == nil {
-		return nil, nil
-	}
-	levels := make([]LevelValue, l.depth)
-	for i := range levels {
-		levels[i] = LevelValue{Name: sn.env.Levels[i].Name, Value: sn.levels[i].Value}
-	}
-	cacheKey := strconv.FormatInt(sn.env.ID, 10) + "\x00" + strconv.FormatInt(sn.resdef.ID, 10) + "\x00" + string(l.kind) + "\x00" + levelPath(levels) + "\x00" + strconv.Itoa(l.version.Version) + "\x00" + l.sha
-	if w, ok := s.writerCache.Get(cacheKey); ok {
-		return w, nil
-	}
-	d := WrittenDoc{Env: sn.env.ID, Resource: sn.resdef.definition(), Kind: l.kind, Levels: levels, Version: *l.version}
-	if sn.placement != nil && sn.placement.above < l.depth {
-		d.Node = &sn.placement.node
-	}
-	w, err := s.writers(ctx, d)
-	if err != nil || w == nil {
-		return nil, err
-	}
-	s.writerCache.Add(cacheKey, w)
-	return w, nil
 }

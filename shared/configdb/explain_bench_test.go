@@ -9,9 +9,9 @@ import (
 )
 
 // benchLayers stores the ~520 KB astute-like document of make bench (global,
-// role and node values and a node override) and returns the snapshot and
-// layers of node-1's effective read.
-func benchLayers(b *testing.B) (*Service, *snapshot, []layer, []string) {
+// role and node values and a node override) and returns the layers of
+// node-1's effective read and their labels.
+func benchLayers(b *testing.B) (*Service, []layer, []string) {
 	s := newTestService(b)
 	ctx := context.Background()
 	doc := func(prefix string, keys int) []byte {
@@ -44,13 +44,13 @@ func benchLayers(b *testing.B) (*Service, *snapshot, []layer, []string) {
 	for d := range labels {
 		labels[d] = lookupLabel(sn.env, sn.levels[:d])
 	}
-	return s, sn, sn.effectiveLayers(Values), labels
+	return s, sn.effectiveLayers(Values), labels
 }
 
 // BenchmarkDeepMergeCold merges the 520 KB document deeply without the caches
 // of merges and answers (parsed documents are cached, as after any first read).
 func BenchmarkDeepMergeCold(b *testing.B) {
-	s, _, layers, _ := benchLayers(b)
+	s, layers, _ := benchLayers(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		m, err := s.deepMerge(context.Background(), layers)
@@ -67,10 +67,10 @@ func BenchmarkDeepMergeCold(b *testing.B) {
 func BenchmarkExplainCold(b *testing.B) {
 	for _, mode := range []MergeMode{MergeShallow, MergeDeep} {
 		b.Run(string(mode), func(b *testing.B) {
-			s, sn, layers, labels := benchLayers(b)
+			s, layers, labels := benchLayers(b)
 			b.ReportAllocs()
 			for b.Loop() {
-				d, err := s.explain(context.Background(), sn, layers, labels, mode, "")
+				d, err := s.explain(context.Background(), layers, labels, mode, "")
 				if err != nil {
 					b.Fatal(err)
 				}

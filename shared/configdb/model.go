@@ -3,6 +3,8 @@ package configdb
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/tuningbox/tuningbox/shared/levelpath"
 )
 
 // Kind selects one of the two documents kept per (environment, level path, resource).
@@ -67,10 +69,7 @@ type HierarchyLevel struct {
 }
 
 // LevelValue is one name/value pair of a level path, e.g. {nodes, 7}.
-type LevelValue struct {
-	Name  string
-	Value string
-}
+type LevelValue = levelpath.Level
 
 // DocRef addresses the documents of one resource at one level path of an environment.
 // Env and Resource are references: an integer id, a UUID or (Resource only) a name.
@@ -105,6 +104,9 @@ type Version struct {
 	CreatedAt time.Time `json:"created_at"`
 	Size      int64     `json:"size"`
 	SHA256    string    `json:"sha256"`
+	// WrittenBy is who wrote the version, stored with it; nil for a version
+	// written outside an audited request, or before versions recorded it.
+	WrittenBy *Writer `json:"written_by,omitempty"`
 }
 
 // ETag is the strong ETag of the version's content, as GET of that document answers it.

@@ -10,22 +10,18 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/ident"
+	"github.com/tuningbox/tuningbox/shared/levelpath"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 
-// The node-bound level. An environment's level named "nodes" (as in Fuel) or
-// "node" (as spec 000's CLI examples write it) takes registered nodes as values:
-// a path may name the node by legacy id, UUID or FQDN (any case), the node must
-// be registered in that environment, and its documents are stored under its
-// legacy id whichever form was used. In a path either name addresses the
-// environment's node level. Every other level keeps free values.
-const (
-	NodeLevel      = "nodes"
-	nodeLevelAlias = "node"
-)
+// NodeLevel is the node-bound level (see levelpath): a path may name the node
+// by legacy id, UUID or FQDN (any case), the node must be registered in that
+// environment, and its documents are stored under its legacy id whichever form
+// was used. Every other level keeps free values.
+const NodeLevel = levelpath.NodeLevel
 
 // IsNodeLevel reports whether a level of that name is node-bound.
-func IsNodeLevel(name string) bool { return name == NodeLevel || name == nodeLevelAlias }
+func IsNodeLevel(name string) bool { return levelpath.IsNodeLevel(name) }
 
 // levelNameMatches reports whether a path's level name addresses the environment's level named env.
 func levelNameMatches(path, env string) bool {
@@ -110,7 +106,7 @@ func (s *Service) place(ctx context.Context, env int64, levels []LevelValue) (*p
 		return nil, nil
 	}
 	key := placementKey(env, levels)
-	if p, ok := s.placements.Get(key); ok {
+	if p, ok := s.cache.placements.Get(key); ok {
 		return p, nil
 	}
 	rec, envRev, err := getRecord[envRecord](ctx, s.idx, envKey(env))
@@ -151,7 +147,7 @@ func (s *Service) place(ctx context.Context, env int64, levels []LevelValue) (*p
 	}
 	p.levels = append(p.levels, LevelValue{Name: rec.Levels[envAt].Name, Value: strconv.FormatInt(n.ID, 10)})
 	p.levels = append(p.levels, levels[at+1:]...)
-	s.placements.Add(key, p)
+	s.cache.placements.Add(key, p)
 	return p, nil
 }
 

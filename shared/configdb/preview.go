@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/errs"
 )
 
@@ -45,6 +46,7 @@ func (s *Service) PreviewKeys(ctx context.Context, ref DocRef, kind Kind, ops []
 }
 
 func (s *Service) preview(ctx context.Context, ref DocRef, kind Kind, ifMatch string, edit documentEdit) (Preview, error) {
+	audit.NothingWritten(ctx) // a dry run has no audit record
 	sn, err := s.load(ctx, ref, 0, "")
 	if err != nil {
 		return Preview{}, err

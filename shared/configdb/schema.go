@@ -148,7 +148,7 @@ func (s *Service) schemaFor(def resdefRecord) (*compiledSchema, error) {
 		return nil, nil
 	}
 	key := sha256.Sum256(raw)
-	if c, ok := s.schemas.Get(key); ok {
+	if c, ok := s.cache.schemas.Get(key); ok {
 		return c, nil
 	}
 	c, err := compileSchema(raw)
@@ -156,7 +156,7 @@ func (s *Service) schemaFor(def resdefRecord) (*compiledSchema, error) {
 		return nil, err
 	}
 	c.size = int64(16*len(raw)) + entryOverhead
-	s.schemas.Add(key, c)
+	s.cache.schemas.Add(key, c)
 	return c, nil
 }
 

@@ -62,29 +62,38 @@ func (t *watchTopic) notify() {
 	}
 }
 
-// watchHub holds the topics that have waiters.
+// watchHub is the long-poll side of the ConfigDB: the topics that have
+// waiters in this process, each the waiters on one resource of one
+// environment. A write through this process wakes a topic at once (changed);
+// for writes of other processes, each topic looks at its resource every
+// recheckEvery (one fingerprint of the store, however many waiters) and wakes
+// its waiters when that changed. The zero hub is not ready: newWatchHub.
 type watchHub struct {
+	// fingerprint identifies the state of a topic's resource in the store.
+	fingerprint  func(ctx context.Context, k watchKey) ([32]byte, error)
+	recheckEvery time.Duration
+
 	mu     sync.Mutex
 	topics map[watchKey]*watchTopic
 	// waiting counts the waiters of every topic (metrics).
 	waiting atomic.Int64
 }
 
+func newWatchHub(fingerprint func(context.Context, watchKey) ([32]byte, error), recheckEvery time.Duration) *watchHub {
+	return &watchHub{fingerprint: fingerprint, recheckEvery: recheckEvery, topics: make(map[watchKey]*watchTopic)}
+}
+
 // join adds a waiter to k's topic. The first waiter takes the topic's first
 // fingerprint before it reads, so no change after its read goes unseen.
-func (s *Service) join(ctx context.Context, k watchKey) *watchTopic {
-	h := &s.watch
+func (h *watchHub) join(ctx context.Context, k watchKey) *watchTopic {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.topics == nil {
-		h.topics = make(map[watchKey]*watchTopic)
-	}
 	t, ok := h.topics[k]
 	if !ok {
 		t = &watchTopic{stop: make(chan struct{})}
 		h.topics[k] = t
-		first, _ := s.fingerprint(ctx, k)
-		go s.recheck(k, t, first)
+		first, _ := h.fingerprint(ctx, k)
+		go h.recheck(k, t, first)
 	}
 	t.waiters++
 	h.waiting.Add(1)
@@ -92,8 +101,7 @@ func (s *Service) join(ctx context.Context, k watchKey) *watchTopic {
 }
 
 // leave removes a waiter; the last one stops the topic's recheck.
-func (s *Service) leave(k watchKey, t *watchTopic) {
-	h := &s.watch
+func (h *watchHub) leave(k watchKey, t *watchTopic) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.waiting.Add(-1)
@@ -104,8 +112,7 @@ func (s *Service) leave(k watchKey, t *watchTopic) {
 }
 
 // changed wakes the waiters on a resource of an environment (a write went through).
-func (s *Service) changed(k watchKey) {
-	h := &s.watch
+func (h *watchHub) changed(k watchKey) {
 	h.mu.Lock()
 	t := h.topics[k]
 	h.mu.Unlock()
@@ -114,16 +121,16 @@ func (s *Service) changed(k watchKey) {
 	}
 }
 
-// recheck looks at the topic's items every watchRecheck until it stops, and
+// recheck looks at the topic's items every recheckEvery until it stops, and
 // wakes the waiters when they changed.
-func (s *Service) recheck(k watchKey, t *watchTopic, last [32]byte) {
+func (h *watchHub) recheck(k watchKey, t *watchTopic, last [32]byte) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
 		<-t.stop
 		cancel()
 	}()
-	tick := time.NewTicker(s.watchRecheck)
+	tick := time.NewTicker(h.recheckEvery)
 	defer tick.Stop()
 	for {
 		select {
@@ -131,7 +138,7 @@ func (s *Service) recheck(k watchKey, t *watchTopic, last [32]byte) {
 			return
 		case <-tick.C:
 		}
-		now, err := s.look(ctx, k)
+		now, err := h.look(ctx, k)
 		if err != nil {
 			continue // a failed look is retried at the next tick
 		}
@@ -146,14 +153,14 @@ func (s *Service) recheck(k watchKey, t *watchTopic, last [32]byte) {
 // handler would recover a panic: one here (a fault of the store's client) is
 // logged with its stack and counts as a failed look, so the process and the
 // waiters go on and the next tick looks again.
-func (s *Service) look(ctx context.Context, k watchKey) (sum [32]byte, err error) {
+func (h *watchHub) look(ctx context.Context, k watchKey) (sum [32]byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			slog.Default().Error("watch recheck panicked", "environment", k.env, "resource", k.resdef, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			err = fmt.Errorf("watch recheck panicked: %v", r)
 		}
 	}()
-	return s.fingerprint(ctx, k)
+	return h.fingerprint(ctx, k)
 }
 
 // fingerprint identifies the state of every document head of a resource in an
@@ -192,14 +199,14 @@ func (s *Service) Wait(ctx context.Context, q ReadQuery, ifNoneMatch string, wai
 	)
 	defer func() {
 		if t != nil {
-			s.leave(k, t)
+			s.watch.leave(k, t)
 		}
 	}()
 	subscribe := func() bool {
-		g, ok := s.guesses.Get(q.Env + "\x00" + q.Resource)
+		g, ok := s.cache.guesses.Get(q.Env + "\x00" + q.Resource)
 		if ok {
 			k = watchKey{env: g.env, resdef: g.resdef}
-			t = s.join(ctx, k)
+			t = s.watch.join(ctx, k)
 			changed = t.signal()
 		}
 		return ok

@@ -22,7 +22,7 @@ func TestWaitSharesOneRecheck(t *testing.T) {
 	t.Cleanup(func() { b.Close() })
 	idx := &countingIndex{Index: b.Index}
 	waiting := NewService(idx, b.Blobs)
-	waiting.watchRecheck = 50 * time.Millisecond
+	waiting.watch.recheckEvery = 50 * time.Millisecond
 	other := NewService(b.Index, b.Blobs)
 	ctx := context.Background()
 	if _, err := other.CreateComponent(ctx, NewComponent{Name: "fuel", ResourceDefinitions: []NewResourceDefinition{{Name: "astute"}}}); err != nil {
@@ -108,7 +108,7 @@ func TestRecheckSurvivesPanic(t *testing.T) {
 	t.Cleanup(func() { b.Close() })
 	idx := &panickyIndex{Index: b.Index}
 	waiting := NewService(idx, b.Blobs)
-	waiting.watchRecheck = 20 * time.Millisecond
+	waiting.watch.recheckEvery = 20 * time.Millisecond
 	other := NewService(b.Index, b.Blobs)
 	ctx := context.Background()
 	if _, err := other.CreateComponent(ctx, NewComponent{Name: "fuel", ResourceDefinitions: []NewResourceDefinition{{Name: "astute"}}}); err != nil {
@@ -148,5 +148,55 @@ func TestRecheckSurvivesPanic(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the waiter was not woken after the panicking rechecks")
+	}
+}
+
+// TestWatchHub: the waiters of one topic share it and its one recheck; a
+// write through this process (changed) or a change of the topic's
+// fingerprint (another process's write) wakes them; the last waiter to leave
+// stops the recheck and forgets the topic.
+func TestWatchHub(t *testing.T) {
+	var looks, state atomic.Int64
+	h := newWatchHub(func(context.Context, watchKey) ([32]byte, error) {
+		looks.Add(1)
+		return [32]byte{byte(state.Load())}, nil
+	}, 5*time.Millisecond)
+	ctx := context.Background()
+	k := watchKey{env: 1, resdef: 2}
+	first, second := h.join(ctx, k), h.join(ctx, k)
+	if first != second || h.waiting.Load() != 2 || len(h.topics) != 1 {
+		t.Fatalf("two waiters of one resource: topics %v, waiting %d", h.topics, h.waiting.Load())
+	}
+	woken := func(what string, signal <-chan struct{}) {
+		t.Helper()
+		select {
+		case <-signal:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s did not wake the waiters", what)
+		}
+	}
+	signal := first.signal()
+	h.changed(watchKey{env: 1, resdef: 3}) // another resource's write
+	select {
+	case <-signal:
+		t.Fatal("another resource's write woke the waiters")
+	case <-time.After(20 * time.Millisecond):
+	}
+	h.changed(k)
+	woken("a write through this process", signal)
+	signal = first.signal()
+	state.Store(1)
+	woken("another process's write", signal)
+
+	h.leave(k, first)
+	h.leave(k, second)
+	if len(h.topics) != 0 || h.waiting.Load() != 0 {
+		t.Fatalf("after the last waiter left: topics %v, waiting %d", h.topics, h.waiting.Load())
+	}
+	time.Sleep(20 * time.Millisecond) // a look under way ends
+	stopped := looks.Load()
+	time.Sleep(50 * time.Millisecond)
+	if looks.Load() != stopped {
+		t.Errorf("the recheck looked %d more times after its topic ended", looks.Load()-stopped)
 	}
 }

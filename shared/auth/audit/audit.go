@@ -29,9 +29,11 @@ type Record struct {
 	Role      string    `json:"role"`
 	// TokenID is the API token used, empty for a password login.
 	TokenID string `json:"token_id,omitempty"`
-	Method  string `json:"method"`
-	Path    string `json:"path"`
-	Status  int    `json:"status"`
+	// RequestID names the request; a document version it created names it too.
+	RequestID string `json:"request_id,omitempty"`
+	Method    string `json:"method"`
+	Path      string `json:"path"`
+	Status    int    `json:"status"`
 	// Environment is the environment id the write was under, if any.
 	Environment string `json:"environment,omitempty"`
 	// Version is the document version the write created, when it created one.

@@ -104,17 +104,23 @@ func TestAuditOfWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("newest audit record of environment 1: %s", mustJSON(t, page.Records[0]))
-	// environment create, 3 PUTs by admin, 1 keys/set by ops, newest first.
-	if len(page.Records) != 5 {
+	// environment create, 2 node registrations in it (no environment in
+	// their path), 3 PUTs by admin, 1 keys/set by ops, newest first.
+	if len(page.Records) != 7 {
 		t.Fatalf("environment 1 has %d records: %s", len(page.Records), a.body)
+	}
+	for _, registration := range page.Records[4:6] {
+		if registration.Method != "POST" || registration.Path != "/api/v1/nodes" || registration.Status != http.StatusCreated {
+			t.Fatalf("record %+v, want a node registration", registration)
+		}
 	}
 	newest := page.Records[0]
 	if newest.Principal != "ops" || newest.Role != "admin" || newest.Method != "PATCH" || newest.Status != http.StatusNoContent ||
 		newest.Version != 2 || newest.Environment != "1" || newest.Time.IsZero() {
 		t.Fatalf("newest record: %+v", newest)
 	}
-	if create := page.Records[4]; create.Method != "POST" || create.Path != "/api/v1/config/environments" || create.Environment != "1" {
-		t.Fatalf("the environment's creation is filed under it through Location: %+v", create)
+	if create := page.Records[6]; create.Method != "POST" || create.Path != "/api/v1/config/environments" || create.Environment != "1" {
+		t.Fatalf("the environment's creation is filed under it (the ConfigDB notes the id it created): %+v", create)
 	}
 	// The whole log also has the component and the users; passwords never appear.
 	a = s.must(t, admin, "GET", "/api/v1/audit?limit=2", nil, http.StatusOK)

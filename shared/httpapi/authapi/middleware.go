@@ -1,6 +1,7 @@
-// Package authapi puts authentication, authorization, body hardening and the
-// audit log in front of every route, and serves the user, token and audit
-// routes (/api/v1/users, /api/v1/tokens, /api/v1/audit). The same credential
+// Package authapi authenticates every request (Check, before httpapi.Wrap's
+// body hardening), authorizes it and audits every write at dispatch (the
+// routes.Guard the router binds to each route: Route, Miss), and serves the
+// user, token and audit routes (/api/v1/users, /api/v1/tokens, /api/v1/audit). The same credential
 // checks serve API Gateway's request authorizer (VerifyForAuthorizer, the
 // principal written by EncodeAuthorizerContext), whose answer the middleware
 // then reads back through httpapi.AuthorizerContext; the Lambda event types
@@ -14,17 +15,13 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"sync/atomic"
 
 	"github.com/tuningbox/tuningbox/shared/auth"
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/auth/clientcert"
-	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
-	"github.com/tuningbox/tuningbox/shared/httpapi/configapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
-	"github.com/tuningbox/tuningbox/shared/store"
 )
 
 // EnvironmentIDs maps an environment reference (id or UUID) to its integer id,
@@ -69,9 +66,10 @@ func PrincipalFrom(ctx context.Context) (auth.Principal, bool) {
 }
 
 // Check is the httpapi.Options.Authenticate hook: it authenticates the caller
-// (401) and authorizes the request (403); httpapi.Wrap then bounds the nesting of JSON bodies (400).
+// of every route that is not public (401), before httpapi.Wrap bounds the
+// nesting of JSON bodies (400). The router authorizes at dispatch (Route, Miss: 403).
 func (m *Middleware) Check(r *http.Request) (*http.Request, error) {
-	r = routes.WithMatch(r) // the policy, the audit and the router use this one match
+	r = routes.WithMatch(r) // the authentication, the policy and the router use this one match
 	if IsPublic(r) {
 		return r, nil
 	}
@@ -79,10 +77,39 @@ func (m *Middleware) Check(r *http.Request) (*http.Request, error) {
 	if err != nil {
 		return r, err
 	}
-	if err := Authorize(p, r); err != nil {
-		return r, err
-	}
 	return r.WithContext(context.WithValue(r.Context(), principalKey{}, p)), nil
+}
+
+// Route is the policy of route, bound once when the router mounts it
+// (routes.Guard): the principal Check authenticated must have the route's
+// access, or be a node its node rule lets in (403); a write is audited.
+func (m *Middleware) Route(route routes.Route, h http.HandlerFunc) http.HandlerFunc {
+	if route.Access == routes.Public {
+		return h
+	}
+	audited := writes(route.Access, route.Method)
+	return func(w http.ResponseWriter, r *http.Request) {
+		p, _ := PrincipalFrom(r.Context())
+		if err := decide(p, r, route.Access, route.Node, r.PathValue); err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		if audited {
+			m.audited(w, r, p, h)
+			return
+		}
+		h(w, r)
+	}
+}
+
+// Miss is the policy of a request no mounted route takes (routes.Guard):
+// read rights when its method is safe, write rights otherwise.
+func (m *Middleware) Miss(r *http.Request) error {
+	if IsPublic(r) {
+		return nil
+	}
+	p, _ := PrincipalFrom(r.Context())
+	return Authorize(p, r)
 }
 
 // authenticate finds the principal: from the API Gateway authorizer that
@@ -174,69 +201,29 @@ func (m *Middleware) logFailure(ctx context.Context, remote string, cred Credent
 		slog.String("reason", errs.Message(err)), slog.Uint64("failed_logins_total", m.svc.FailedLogins()))
 }
 
-// Audit wraps the routes: every successful write (2xx) is recorded in the
-// audit log with the principal, the environment it was under and, for
-// ConfigDB documents, the version it created. A document version and its
-// record are committed in one atomic write (configdb.WithWriteRecorder); any
-// other write is recorded after it succeeded.
-func (m *Middleware) Audit(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !IsWrite(r) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		p, _ := PrincipalFrom(r.Context())
-		base := audit.Record{
-			Principal: p.User, Role: string(p.Role), TokenID: p.TokenID,
-			Method: r.Method, Path: r.URL.EscapedPath(),
-		}
-		var withVersion atomic.Bool // a document write committed the record itself
-		r = r.WithContext(configdb.WithWriteRecorder(r.Context(), func(env int64, version int) []store.Op {
-			record := base
-			record.Status, record.Environment, record.Version = http.StatusNoContent, strconv.FormatInt(env, 10), version
-			_, ops, err := m.audit.Ops(record)
-			if err != nil {
-				return nil // recorded after the write instead
-			}
-			withVersion.Store(true)
-			return ops
-		}))
-		rec := &httpapi.StatusRecorder{ResponseWriter: w}
-		next.ServeHTTP(rec, r)
-		if rec.Status == 0 {
-			rec.Status = http.StatusOK // the handler wrote nothing: net/http answers 200
-		}
-		if rec.Status < 200 || rec.Status > 299 || withVersion.Load() {
-			return
-		}
-		record := base
-		record.Status = rec.Status
-		record.Version, _ = strconv.Atoi(w.Header().Get(configapi.VersionHeader))
-		ctx := context.WithoutCancel(r.Context())
-		if ref := environmentRef(r.URL.EscapedPath(), w.Header().Get("Location")); ref != "" {
-			record.Environment = m.environmentID(ctx, ref)
-		}
-		if _, err := m.audit.Append(ctx, record); err != nil {
-			m.logger.ErrorContext(ctx, "audit record lost", "method", r.Method, "path", record.Path, "principal", p.User, "err", err)
-		}
+// audited serves a write with its audit record: every successful write (2xx)
+// is recorded with the principal, a request id and what the code that made
+// the write noted on the request's context (audit.Note: the environment it was
+// under; a document version and its record commit in one atomic write,
+// audit.CommitOps); any other write is recorded after it succeeded.
+func (m *Middleware) audited(w http.ResponseWriter, r *http.Request, p auth.Principal, h http.HandlerFunc) {
+	ctx, write, err := m.audit.Begin(r.Context(), audit.Record{
+		Principal: p.User, Role: string(p.Role), TokenID: p.TokenID,
+		Method: r.Method, Path: r.URL.EscapedPath(),
 	})
-}
-
-// environmentRef finds the environment a write was under: the segment after
-// "environments" in its path, or in the Location of what it created.
-func environmentRef(path, location string) string {
-	for _, p := range []string{path, location} {
-		segs, ok := pathSegments(p)
-		if !ok {
-			continue
-		}
-		for i, s := range segs[:max(len(segs)-1, 0)] {
-			if s == "environments" && segs[i+1] != "" {
-				return segs[i+1]
-			}
-		}
+	if err != nil {
+		httpapi.Error(w, r, err) // no write goes unrecorded
+		return
 	}
-	return ""
+	rec := &httpapi.StatusRecorder{ResponseWriter: w}
+	h(rec, r.WithContext(ctx))
+	if rec.Status == 0 {
+		rec.Status = http.StatusOK // the handler wrote nothing: net/http answers 200
+	}
+	ctx = context.WithoutCancel(ctx)
+	if record, err := write.Finish(ctx, rec.Status); err != nil {
+		m.logger.ErrorContext(ctx, "audit record lost", "method", r.Method, "path", record.Path, "principal", p.User, "err", err)
+	}
 }
 
 // environmentID is the canonical id of an environment reference; a reference

@@ -7,11 +7,10 @@ import (
 	"strings"
 
 	"github.com/tuningbox/tuningbox/shared/auth"
-	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
-	"github.com/tuningbox/tuningbox/shared/httpapi/configapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
+	"github.com/tuningbox/tuningbox/shared/levelpath"
 )
 
 // This file is the whole authorization policy. Each route's access rule is
@@ -46,17 +45,34 @@ func IsPublic(r *http.Request) bool {
 	return need == routes.Public
 }
 
-// IsWrite reports whether r changes something (and is therefore audited).
-// A ConfigDB dry run (?dry_run=true) needs the rights of the write it previews
-// but changes nothing.
+// IsWrite reports whether r takes a route that changes something (and is
+// therefore audited). A dry run takes the route of the write it previews and
+// needs its rights; the code that answers it says it wrote nothing
+// (audit.NothingWritten).
 func IsWrite(r *http.Request) bool {
 	need, _, _ := required(r)
-	return (need == routes.Write || need == routes.Admin && !isSafeMethod(r.Method)) && !configapi.IsDryRun(r)
+	return writes(need, r.Method)
+}
+
+func writes(need routes.Access, method string) bool {
+	return need == routes.Write || need == routes.Admin && !isSafeMethod(method)
 }
 
 // Authorize decides whether p may make request r: nil, or a Forbidden error.
+// The router applies the same decision at dispatch (Middleware.Route, Miss).
 func Authorize(p auth.Principal, r *http.Request) error {
 	need, m, matched := required(r)
+	rule := routes.NodeNone
+	if matched {
+		rule = m.Node
+	}
+	return decide(p, r, need, rule, func(name string) string { return m.Values[name] })
+}
+
+// decide is the policy: whether p may make r, which needs need, under the
+// node rule of the route it takes (NodeNone when none); value gives the
+// route's path values.
+func decide(p auth.Principal, r *http.Request, need routes.Access, rule routes.NodeRule, value func(string) string) error {
 	allowed := false
 	switch p.Role {
 	case auth.Admin:
@@ -64,7 +80,7 @@ func Authorize(p auth.Principal, r *http.Request) error {
 	case auth.Observer:
 		allowed = need == routes.Public || need == routes.Read
 	case auth.Node:
-		allowed = need == routes.Public || matched && nodeMay(p, r, m)
+		allowed = need == routes.Public || nodeMay(p, r, rule, value)
 	}
 	if !allowed {
 		return errs.New(errs.Forbidden, "%s %q may not %s %s", p.Role, p.User, r.Method, r.URL.Path)
@@ -79,23 +95,23 @@ func Authorize(p auth.Principal, r *http.Request) error {
 //     node level first, the levels above it from the registry) or by the full
 //     path of its own placement; another environment, role or node is refused
 //     without a lookup, so the 403 never tells whether it exists; not ?explain,
-//     which names the principals that wrote each layer, from the audit log;
+//     which names the principals that wrote each layer;
 //   - NodeOwnEntry: its own registry entry, by name;
 //   - NodeHostnameSearch: the exact host name search Hiera backends use to map
 //     an FQDN to the node id (GET /api/v1/nodes?hostname={fqdn});
 //   - NodeOwnTask: the graph agent's claim and result calls for its own node.
-func nodeMay(p auth.Principal, r *http.Request, m routes.Match) bool {
-	switch m.Node {
+func nodeMay(p auth.Principal, r *http.Request, rule routes.NodeRule, value func(string) string) bool {
+	switch rule {
 	case routes.NodeOwnDocument:
 		// Read on the escaped path, as configapi does: an escaped "/" stays inside its segment.
 		segs, ok := pathSegments(r.URL.EscapedPath())
 		if !ok || len(segs) < 5 || r.URL.Query().Has("explain") || !slices.ContainsFunc(p.NodeEnvironment, func(e string) bool { return strings.EqualFold(e, segs[4]) }) {
 			return false
 		}
-		levels, _, err := configapi.SplitLevelPath(segs[5:])
+		levels, _, err := levelpath.Split(segs[5:])
 		return err == nil && ownPlacement(p, levels)
 	case routes.NodeOwnEntry:
-		return slices.Contains(p.NodeNames, m.Values["id"])
+		return slices.Contains(p.NodeNames, value("id"))
 	case routes.NodeHostnameSearch:
 		q, err := url.ParseQuery(r.URL.RawQuery)
 		if err != nil || len(q) != 1 || len(q["hostname"]) != 1 {
@@ -104,7 +120,7 @@ func nodeMay(p auth.Principal, r *http.Request, m routes.Match) bool {
 		host := strings.ToLower(strings.TrimSuffix(q.Get("hostname"), "."))
 		return slices.Contains(p.NodeNames, host)
 	case routes.NodeOwnTask:
-		return slices.Contains(p.NodeNames, m.Values["node"])
+		return slices.Contains(p.NodeNames, value("node"))
 	}
 	return false
 }
@@ -112,8 +128,8 @@ func nodeMay(p auth.Principal, r *http.Request, m routes.Match) bool {
 // ownPlacement reports whether a level path is the node's own: its node level
 // names the node, and every level before it has the node's placement value
 // (none on the short path). Levels below the node's are its own too.
-func ownPlacement(p auth.Principal, levels []configdb.LevelValue) bool {
-	at := slices.IndexFunc(levels, func(l configdb.LevelValue) bool { return configdb.IsNodeLevel(l.Name) })
+func ownPlacement(p auth.Principal, levels []levelpath.Level) bool {
+	at := slices.IndexFunc(levels, func(l levelpath.Level) bool { return levelpath.IsNodeLevel(l.Name) })
 	if at < 0 {
 		return false
 	}
@@ -133,8 +149,4 @@ func ownPlacement(p auth.Principal, levels []configdb.LevelValue) bool {
 func pathSegments(escaped string) ([]string, bool) {
 	segs, err := httpapi.PathSegments(escaped)
 	return segs, err == nil
-}
-
-func hasPrefix(segs []string, prefix ...string) bool {
-	return len(segs) >= len(prefix) && slices.Equal(segs[:len(prefix)], prefix)
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
@@ -238,8 +239,16 @@ type ownerHandler func(w http.ResponseWriter, r *http.Request, q map[string]stri
 // withOwner reads the owner of the kind from the path's {id} before fn.
 func (h *handlers) withOwner(kind graphs.OwnerKind, fn ownerHandler) handler {
 	return h.withID(string(kind), func(w http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
+		noteOwner(r, graphs.Owner{Kind: kind, ID: id})
 		return fn(w, r, q, graphs.Owner{Kind: kind, ID: id})
 	})
+}
+
+// noteOwner notes a cluster's write as one under its environment (audit.Note).
+func noteOwner(r *http.Request, o graphs.Owner) {
+	if o.Kind == graphs.Cluster {
+		audit.Note(r.Context(), o.ID, 0)
+	}
 }
 
 func (h *handlers) listOwned(kind graphs.OwnerKind) handler {
@@ -333,6 +342,7 @@ func (h *handlers) putCluster(_ http.ResponseWriter, r *http.Request, _ map[stri
 		}
 		in.Plugins = append(in.Plugins, p)
 	}
+	audit.Note(r.Context(), id, 0)
 	c, err := h.svc.SetCluster(r.Context(), id, in)
 	return h.clusterAnswer(r, c, err)
 }
@@ -390,6 +400,7 @@ func (h *handlers) updateGraph(_ http.ResponseWriter, r *http.Request, q map[str
 		return 0, nil, err
 	}
 	g, err := h.svc.UpdateGraph(r.Context(), id, in, validate)
+	noteOwner(r, g.Owner)
 	return h.graphAnswer(r, http.StatusOK, g, err)
 }
 
@@ -418,6 +429,7 @@ func (h *handlers) execute(w http.ResponseWriter, r *http.Request, _ map[string]
 	if err == nil {
 		w.Header().Set("Location", base+"/transactions/"+tx.UUID)
 	}
+	audit.Note(r.Context(), tx.ClusterID, 0)
 	return h.transactionAnswer(r, http.StatusAccepted, tx, err)
 }
 
@@ -465,6 +477,7 @@ func (h *handlers) getPlan(_ http.ResponseWriter, r *http.Request, _ map[string]
 
 func (h *handlers) stop(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	tx, err := h.svc.Stop(r.Context(), r.PathValue("uuid"))
+	audit.Note(r.Context(), tx.ClusterID, 0)
 	return h.transactionAnswer(r, http.StatusOK, tx, err)
 }
 
@@ -506,6 +519,7 @@ func (h *handlers) serializedTasks(_ http.ResponseWriter, r *http.Request, q map
 
 // deploy is spec 002's PUT /clusters/{id}/deploy: an execution of one graph type.
 func (h *handlers) deploy(w http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
+	audit.Note(r.Context(), id, 0)
 	req := graphs.ExecuteRequest{Cluster: &id, Graphs: []graphs.GraphRun{{Type: graphType(q), Nodes: nodeIDs(q)}}}
 	for name, dst := range map[string]*bool{"dry_run": &req.DryRun, "noop_run": &req.NoopRun, "force": &req.Force, "debug": &req.Debug} {
 		v, err := flag(q, name)
@@ -539,6 +553,7 @@ func (h *handlers) clusterClaim(_ http.ResponseWriter, r *http.Request, q map[st
 		}
 		wait = time.Duration(min(n, graphs.MaxClaimWait.Seconds()) * float64(time.Second))
 	}
+	audit.Note(r.Context(), id, 0)
 	c, err := h.svc.ClaimInCluster(r.Context(), id, r.PathValue("node"), wait, httpapi.Draining(r.Context()))
 	return http.StatusOK, c, err
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
@@ -121,6 +122,7 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]st
 		httpapi.Error(w, r, err)
 		return
 	}
+	audit.Note(r.Context(), n.EnvironmentID, 0)
 	w.Header().Set("Location", Location(n))
 	httpapi.JSON(w, http.StatusCreated, nodeBody{Node: viewOf(r, n)})
 }
@@ -283,6 +285,7 @@ func (h handlers) update(w http.ResponseWriter, r *http.Request, _ map[string]st
 		httpapi.Error(w, r, err)
 		return
 	}
+	audit.Note(r.Context(), n.EnvironmentID, 0)
 	httpapi.JSON(w, http.StatusOK, nodeBody{Node: viewOf(r, n)})
 }
 

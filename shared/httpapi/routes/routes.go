@@ -210,6 +210,8 @@ type Router struct {
 	// matching a path with http.ServeMux semantics was the largest part of
 	// routing a cached read.
 	matches *cache.LRU[string, *recordedMatch]
+	// guard is the auth policy applied at dispatch (Use); nil: none.
+	guard Guard
 }
 
 // NewRouter returns a Router with no routes that keeps matches of at most
@@ -255,6 +257,9 @@ func (rt *Router) Mount(handlers Handlers) {
 			panic(fmt.Sprintf("routes: route %q is mounted twice", id))
 		}
 		rt.served[id] = route.serve(h)
+		if rt.guard != nil {
+			rt.served[id] = rt.guard.Route(route, rt.served[id])
+		}
 	}
 }
 
@@ -268,20 +273,29 @@ func (rt *Router) Patterns() []string {
 	return out
 }
 
-// ServeHTTP serves the route r takes with its path values (r.PathValue), or
-// answers with a JSON error what http.ServeMux would: 404 for a path no
+// ServeHTTP serves the route r takes with its path values (r.PathValue),
+// behind its guard (Use), or, when the guard lets it, answers with a JSON
+// error what http.ServeMux would: 404 for a path no
 // mounted route matches, 405 (with its Allow header) for a method no route of
 // the path takes, and its redirects to the canonical path as they are.
 func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = rt.WithMatch(r)
 	m, ok := MatchOf(r)
 	h := rt.served[m.ID]
-	switch {
-	case ok && h != nil:
+	if ok && h != nil {
 		for name, v := range m.Values {
 			r.SetPathValue(name, v)
 		}
 		h(w, r)
+		return
+	}
+	if rt.guard != nil {
+		if err := rt.guard.Miss(r); err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+	}
+	switch {
 	case m.miss == http.StatusMethodNotAllowed:
 		w.Header().Set("Allow", m.allow)
 		httpapi.Error(w, r, errs.New(errs.MethodNotAllowed, "method %s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, m.allow))

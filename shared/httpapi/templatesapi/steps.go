@@ -3,6 +3,7 @@ package templatesapi
 import (
 	"net/http"
 
+	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/nodesapi"
@@ -31,6 +32,7 @@ func (h handlers) withEnvironment(fn func(w http.ResponseWriter, r *http.Request
 			httpapi.Error(w, r, err)
 			return
 		}
+		audit.Note(r.Context(), env.ID, 0)
 		fn(w, r, env)
 	}
 }

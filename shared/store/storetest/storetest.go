@@ -321,6 +321,7 @@ var indexCases = []struct {
 	{"DeleteAt", testDeleteAt},
 	{"Check", testCheck},
 	{"BatchIsAtomic", testBatchIsAtomic},
+	{"BatchAcrossPartitionsIsAtomic", testBatchAcrossPartitions},
 	{"BatchKeyTwice", testBatchKeyTwice},
 	{"BatchTooLarge", testBatchTooLarge},
 	{"InvalidKeys", testInvalidKeys},
@@ -527,6 +528,40 @@ func testBatchIsAtomic(t *testing.T, f *indexFixture) {
 	f.want(t, a, "a", 1)
 	f.want(t, b, "b", 1)
 	f.want(t, c, "c2", 2)
+}
+
+// testBatchAcrossPartitions: one batch spans partitions as a ConfigDB
+// document write does (the version item naming its writer, the head moved
+// conditionally, the audit record under every log partition it is listed
+// in): a failing condition in any partition applies nothing in any, and a
+// batch whose conditions hold applies everything.
+func testBatchAcrossPartitions(t *testing.T, f *indexFixture) {
+	version, head := f.key("versions", "00000002"), f.key("heads", "values")
+	all, byEnv := f.key("audit#all", "record-1"), f.key("audit#env#1", "record-1")
+	written := `{"version":2,"written_by":{"principal":"ops","request_id":"r1"}}`
+	f.write(t, store.Put(head, []byte(`{"version":1}`)))
+	f.write(t, store.Put(byEnv, []byte("taken")))
+	f.wantConflict(t,
+		store.Create(version, []byte(written)),
+		store.Update(head, []byte(written), 1),
+		store.Create(all, []byte("record")),
+		store.Create(byEnv, []byte("record")),
+	)
+	f.wantMissing(t, version)
+	f.wantMissing(t, all)
+	f.want(t, head, `{"version":1}`, 1)
+	f.want(t, byEnv, "taken", 1)
+	f.write(t, store.Delete(byEnv))
+	f.write(t,
+		store.Create(version, []byte(written)),
+		store.Update(head, []byte(written), 1),
+		store.Create(all, []byte("record")),
+		store.Create(byEnv, []byte("record")),
+	)
+	f.want(t, version, written, 1)
+	f.want(t, head, written, 2)
+	f.want(t, all, "record", 1)
+	f.want(t, byEnv, "record", 1)
 }
 
 func testBatchKeyTwice(t *testing.T, f *indexFixture) {

@@ -2,14 +2,13 @@ package configapi
 
 import (
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 )
 
 // docPath is a parsed document URL:
@@ -83,18 +82,6 @@ func SplitLevelPath(segs []string) ([]configdb.LevelValue, []string, error) {
 	return levels, segs[1:], nil
 }
 
-// flag reads a presence flag like tuning-box's "?effective": set unless its value says false.
-func flag(q url.Values, name string) bool {
-	if !q.Has(name) {
-		return false
-	}
-	switch strings.ToLower(q.Get(name)) {
-	case "false", "0", "no":
-		return false
-	}
-	return true
-}
-
 func (h *handlers) getDocument(w http.ResponseWriter, r *http.Request) {
 	dp, err := parseDocPath(r)
 	if err != nil {
@@ -110,26 +97,25 @@ func (h *handlers) getDocument(w http.ResponseWriter, r *http.Request) {
 		httpapi.JSON(w, http.StatusOK, versions)
 		return
 	}
-	q := r.URL.Query()
+	q := routes.QueryOf(r)
 	rq := configdb.ReadQuery{
 		DocRef:     dp.ref,
 		Kind:       dp.kind,
-		Effective:  flag(q, "effective"),
-		ShowLookup: flag(q, "show_lookup"),
-		Key:        q.Get("key"),
+		Effective:  q.Flag("effective"),
+		ShowLookup: q.Flag("show_lookup"),
+		Key:        q.String("key"),
+		Explain:    q.Flag("explain"),
+		AsOf:       q.Time("as_of"),
 	}
-	if q.Has("version") {
-		if rq.Version, err = strconv.Atoi(q.Get("version")); err != nil || rq.Version < 1 {
-			httpapi.Error(w, r, errs.Invalidf("version must be a positive integer"))
-			return
-		}
+	rq.Version, _ = q.Integer("version")
+	if rq.Merge, err = configdb.ParseMergeMode(q.String("merge")); err != nil {
+		httpapi.Error(w, r, err)
+		return
 	}
-	var wait time.Duration
-	if len(q) > 1 || !rq.Effective {
-		if wait, err = readOptions(r, q, &rq); err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
+	wait, err := waitFor(q)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
 	}
 	var doc *configdb.Document
 	if inm := r.Header.Get("If-None-Match"); wait > 0 && inm != "" {
@@ -161,12 +147,7 @@ func (h *handlers) putDocument(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, err)
 		return
 	}
-	dryRun, err := writeOptions(r)
-	if err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
-	if dryRun {
+	if IsDryRun(r) {
 		p, err := h.svc.PreviewPut(r.Context(), dp.ref, dp.kind, body, r.Header.Get("If-Match"))
 		previewed(w, r, p, err)
 		return
@@ -189,12 +170,7 @@ func (h *handlers) editDocumentKeys(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, err)
 		return
 	}
-	dryRun, err := writeOptions(r)
-	if err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
-	if dryRun {
+	if IsDryRun(r) {
 		p, err := h.svc.PreviewKeys(r.Context(), dp.ref, dp.kind, ops, r.Header.Get("If-Match"), dp.keysOp == "set")
 		previewed(w, r, p, err)
 		return

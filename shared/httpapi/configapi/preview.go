@@ -5,23 +5,15 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 )
 
-// writeOptions checks the query of a document write and reports whether it is
-// a dry run (?dry_run=true, microversion 1.3): nothing is stored, and the answer
-// is 200 with the version the write would create and the registered nodes of
-// the environment whose effective document it would change.
-func writeOptions(r *http.Request) (dryRun bool, err error) {
-	q := r.URL.Query()
-	if err := checkParameters(r, q); err != nil {
-		return false, err
-	}
-	return IsDryRun(r), nil
-}
-
-// IsDryRun reports whether r asks for a dry run (the audit log skips them).
+// IsDryRun reports whether r is a document write that asks for a dry run
+// (?dry_run=true, microversion 1.3): nothing is stored, and the answer is 200
+// with the version the write would create and the registered nodes of the
+// environment whose effective document it would change. The audit log skips them.
 func IsDryRun(r *http.Request) bool {
-	return (r.Method == http.MethodPut || r.Method == http.MethodPatch) && flag(r.URL.Query(), "dry_run")
+	return (r.Method == http.MethodPut || r.Method == http.MethodPatch) && routes.QueryOf(r).Flag("dry_run")
 }
 
 type previewView struct {

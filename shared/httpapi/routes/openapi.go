@@ -138,16 +138,24 @@ func operation(r Route) object {
 
 func queryParam(q Param) object {
 	p := object{"name": q.Name, "in": "query", "description": q.Description}
+	if q.Since != (httpapi.Version{}) {
+		p["description"] = "From microversion " + q.Since.String() + " (refused below it): " + q.Description
+		p["x-tuningbox-since"] = q.Since.String()
+	}
 	switch q.Type {
 	case Flag:
 		// Present without a value means true (tuning-box's ?effective).
-		p["schema"] = object{"type": "string"}
+		p["schema"] = object{"type": "string", "pattern": flagPattern}
 		p["allowEmptyValue"] = true
 		p["x-tuningbox-flag"] = true
+	case Integer:
+		p["schema"] = object{"type": "integer", "minimum": 1}
+	case Seconds:
+		p["schema"] = object{"type": "number"}
 	case DateTime:
 		p["schema"] = object{"type": "string", "format": "date-time"}
 	default:
-		p["schema"] = object{"type": string(q.Type)}
+		p["schema"] = object{"type": "string"}
 	}
 	return p
 }

@@ -62,15 +62,18 @@ var nodeRuleNames = map[NodeRule]string{
 
 func (n NodeRule) String() string { return nodeRuleNames[n] }
 
-// ParamType is the type of a query parameter's value.
+// ParamType is the type of a query parameter's value: the one parser
+// (Route.ParseQuery) reads every value by it.
 type ParamType string
 
 const (
-	String  ParamType = "string"
+	String ParamType = "string"
+	// Integer is a positive integer (page sizes, version numbers).
 	Integer ParamType = "integer"
-	Number  ParamType = "number"
+	// Seconds is a finite number of seconds (a JSON Schema number).
+	Seconds ParamType = "seconds"
 	// Flag is a tuning-box style switch: present without a value means true
-	// (?effective), a value says true or false.
+	// (?effective), a value says true or false (flagTrue, flagFalse).
 	Flag ParamType = "flag"
 	// DateTime is an RFC 3339 instant.
 	DateTime ParamType = "date-time"
@@ -81,6 +84,9 @@ type Param struct {
 	Name        string
 	Type        ParamType
 	Description string
+	// Since is the first microversion that has the parameter (zero: all of
+	// them); older requests that give it are refused.
+	Since httpapi.Version
 }
 
 // Route is one method and path of the API.
@@ -129,28 +135,6 @@ func (r Route) successStatuses() []int {
 		return []int{http.StatusOK}
 	}
 	return r.Status
-}
-
-// accepts reports whether r declares the query parameter name.
-func (r Route) accepts(name string) bool {
-	return slices.ContainsFunc(r.Query, func(p Param) bool { return p.Name == name })
-}
-
-// CheckQuery refuses a query parameter r does not declare, or one given more
-// than once: invalid input (400), never silently ignored.
-func (r Route) CheckQuery(req *http.Request) error {
-	for name, values := range req.URL.Query() {
-		if !r.accepts(name) {
-			if len(r.Query) == 0 {
-				return errs.Invalidf("unknown query parameter %q: %s %s takes none", name, r.Method, r.Path)
-			}
-			return errs.Invalidf("unknown query parameter %q (%s %s takes %s)", name, r.Method, r.Path, strings.Join(r.queryNames(), ", "))
-		}
-		if len(values) > 1 && !r.FirstOfRepeated {
-			return errs.Invalidf("query parameter %q is given more than once", name)
-		}
-	}
-	return nil
 }
 
 func (r Route) queryNames() []string {
@@ -204,7 +188,7 @@ var byID = func() map[string]Route {
 // serves it from there.
 type Router struct {
 	// served holds each mounted route's handler behind the table's query
-	// check and microversion gate, by route id.
+	// parser and microversion gate, by route id.
 	served map[string]http.HandlerFunc
 	// matches keeps the routes requests took, by method and escaped path:
 	// matching a path with http.ServeMux semantics was the largest part of
@@ -295,7 +279,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (r Route) serve(h http.HandlerFunc) http.HandlerFunc {
 	checked := func(w http.ResponseWriter, req *http.Request) {
-		if err := r.CheckQuery(req); err != nil {
+		if _, err := r.ParseQuery(req); err != nil {
 			httpapi.Error(w, req, err)
 			return
 		}

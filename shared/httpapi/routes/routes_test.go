@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes/routestest"
 )
@@ -97,30 +98,54 @@ func TestFind(t *testing.T) {
 	}
 }
 
-// TestCheckQuery: declared parameters pass, unknown and repeated ones are invalid.
-func TestCheckQuery(t *testing.T) {
+// TestParseQuery: declared parameters pass, unknown and repeated ones are
+// invalid, and so are values not of their declared type and parameters newer
+// than the request's microversion; the error names the parameter.
+func TestParseQuery(t *testing.T) {
+	doc := "/api/v1/config/environments/1/nodes/7/resources/a/values"
 	tests := []struct {
 		method, target string
-		ok             bool
+		version        httpapi.Version
+		fault          string // "" when the query parses
 	}{
-		{"GET", "/api/v1/config/environments/1/nodes/7/resources/a/values?effective", true},
-		{"GET", "/api/v1/config/environments/1/nodes/7/resources/a/values?efective", false},
-		{"GET", "/api/v1/config/environments/1/nodes/7/resources/a/values?key=a&key=b", true}, // tuning-box reads the first
-		{"GET", "/api/v1/nodes?limit=1&limit=2", false},
-		{"PUT", "/api/v1/config/environments/1/nodes/7/resources/a/values?dry_run=true", true},
-		{"PUT", "/api/v1/config/environments/1/nodes/7/resources/a/values?as_of=2026-01-01T00:00:00Z", false},
-		{"GET", "/api/v1/config/components?x=1", false},
-		{"GET", "/api/v1/nodes?hostname=a&limit=2", true},
+		{"GET", doc + "?effective", httpapi.V1_0, ""},
+		{"GET", doc + "?effective=TRUE&show_lookup=no", httpapi.V1_0, ""},
+		{"GET", doc + "?effective=nonsense", httpapi.V1_0, `effective="nonsense": expected a boolean`},
+		{"GET", doc + "?efective", httpapi.V1_0, `unknown query parameter "efective"`},
+		{"GET", doc + "?key=a&key=b", httpapi.V1_0, ""}, // tuning-box reads the first
+		{"GET", doc + "?version=2", httpapi.V1_0, ""},
+		{"GET", doc + "?version=0", httpapi.V1_0, `version="0": expected a positive integer`},
+		{"GET", doc + "?version=x", httpapi.V1_0, `version="x": expected a positive integer`},
+		{"GET", doc + "?effective&wait=2.5", httpapi.V1_3, ""},
+		{"GET", doc + "?effective&wait=soon", httpapi.V1_3, `wait="soon": expected a number of seconds`},
+		{"GET", doc + "?effective&wait=NaN", httpapi.V1_3, `wait="NaN"`},
+		{"GET", doc + "?as_of=2026-01-01T00:00:00Z", httpapi.V1_3, ""},
+		{"GET", doc + "?as_of=yesterday", httpapi.V1_3, `as_of="yesterday": expected an RFC 3339 time`},
+		{"GET", doc + "?effective&explain", httpapi.V1_2, "the explain parameter needs API microversion 1.3"},
+		{"GET", "/api/v1/nodes?limit=1&limit=2", httpapi.V1_0, "more than once"},
+		{"PUT", doc + "?dry_run=true", httpapi.V1_3, ""},
+		{"PUT", doc + "?dry_run=true", httpapi.V1_0, "the dry_run parameter needs API microversion 1.3"},
+		{"PUT", doc + "?as_of=2026-01-01T00:00:00Z", httpapi.V1_3, `unknown query parameter "as_of"`},
+		{"GET", "/api/v1/config/components?x=1", httpapi.V1_0, "takes none"},
+		{"GET", "/api/v1/nodes?hostname=a&limit=2", httpapi.V1_0, ""},
+		{"GET", "/api/v1/graphs?fetch_related=nonsense", httpapi.V1_0, `fetch_related="nonsense": expected a boolean`},
 	}
 	for _, tt := range tests {
 		r := httptest.NewRequest(tt.method, tt.target, nil)
+		r = r.WithContext(httpapi.WithVersion(r.Context(), tt.version))
 		m, ok := routes.Find(r)
 		if !ok {
 			t.Fatalf("%s %s: no route", tt.method, tt.target)
 		}
-		if err := m.CheckQuery(r); (err == nil) != tt.ok {
-			t.Errorf("%s %s: %v, want ok=%v", tt.method, tt.target, err, tt.ok)
+		_, err := m.ParseQuery(r)
+		if tt.fault == "" && err != nil || tt.fault != "" && (err == nil || !strings.Contains(err.Error(), tt.fault)) {
+			t.Errorf("%s %s at %s: %v, want %q", tt.method, tt.target, tt.version, err, tt.fault)
 		}
+	}
+	r := httptest.NewRequest("GET", doc+"?effective=0&version=3&show_lookup", nil)
+	q := routes.QueryOf(r)
+	if n, ok := q.Integer("version"); q.Flag("effective") || !q.Flag("show_lookup") || n != 3 || !ok || q.Flag("explain") {
+		t.Errorf("QueryOf: effective %v, show_lookup %v, version %d %v", q.Flag("effective"), q.Flag("show_lookup"), n, ok)
 	}
 }
 

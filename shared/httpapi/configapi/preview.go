@@ -6,6 +6,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // IsDryRun reports whether r is a document write that asks for a dry run
@@ -16,17 +17,6 @@ func IsDryRun(r *http.Request) bool {
 	return (r.Method == http.MethodPut || r.Method == http.MethodPatch) && routes.QueryOf(r).Flag("dry_run")
 }
 
-type previewView struct {
-	Version  int            `json:"version"`
-	Affected []affectedView `json:"affected"`
-}
-
-type affectedView struct {
-	Node    string        `json:"node"`
-	NodeID  any           `json:"node_id"`
-	Changes configdb.Diff `json:"changes"`
-}
-
 // previewed answers a dry run.
 func previewed(w http.ResponseWriter, r *http.Request, p configdb.Preview, err error) {
 	if err != nil {
@@ -34,9 +24,18 @@ func previewed(w http.ResponseWriter, r *http.Request, p configdb.Preview, err e
 		return
 	}
 	v := idsFor(r)
-	out := previewView{Version: p.Version, Affected: make([]affectedView, len(p.Affected))}
+	out := wire.Preview{Version: p.Version, Affected: make([]wire.AffectedNode, len(p.Affected))}
 	for i, a := range p.Affected {
-		out.Affected[i] = affectedView{Node: a.Node.FQDN, NodeID: v.of(configdb.Ident{ID: a.Node.ID, UUID: a.Node.UUID}), Changes: a.Changes}
+		out.Affected[i] = wire.AffectedNode{Node: a.Node.FQDN, NodeID: v.of(configdb.Ident{ID: a.Node.ID, UUID: a.Node.UUID}), Changes: diffView(a.Changes)}
 	}
 	httpapi.JSON(w, http.StatusOK, out)
+}
+
+// diffView is d on the wire.
+func diffView(d configdb.Diff) wire.Diff {
+	out := wire.Diff{Added: d.Added, Removed: d.Removed, Changed: make(map[string]wire.Change, len(d.Changed))}
+	for k, c := range d.Changed {
+		out.Changed[k] = wire.Change(c)
+	}
+	return out
 }

@@ -94,8 +94,17 @@ type Route struct {
 	// ID names the route: the key its handler is bound by, and its OpenAPI operationId.
 	ID     string
 	Method string
-	// Path is the http.ServeMux path pattern ({name} one segment, {name...} the rest).
+	// Path is the http.ServeMux path pattern ({name} one segment, {name...} the
+	// rest); with Levels, the document's path at the global level, whose
+	// {resource...} may span segments before the last ones (the level matcher
+	// reads it: levels.go).
 	Path string
+	// Levels: a level path ({level}/{value} pairs, such as spec 000's
+	// nodes/{node}) may come between {env} and resources/ in Path.
+	Levels bool
+	// When names a Flag parameter that takes a request to this route when set,
+	// away from the route of the same path without it (?effective).
+	When string
 	// Slash: the route is also served with a trailing slash (spec 002 writes its paths with one).
 	Slash bool
 	// Group is the endpoint group, the Lambda function that serves the route.
@@ -121,9 +130,14 @@ type Route struct {
 	ContentType string
 }
 
-// Patterns are the ServeMux patterns of r: its path, and with Slash the same path with a trailing slash.
+// Patterns are the ServeMux patterns of r: its path, and with Slash the same
+// path with a trailing slash. A route behind a level path has its Path (the
+// ServeMux cannot read it: the level matcher does), with ?When when it has one.
 func (r Route) Patterns() []string {
 	p := []string{r.Method + " " + r.Path}
+	if r.When != "" {
+		p[0] += "?" + r.When
+	}
 	if r.Slash {
 		p = append(p, r.Method+" "+r.Path+"/{$}")
 	}
@@ -209,7 +223,7 @@ func NewRouter(matchBytes int64) *Router {
 // are kept: the mux's other answers (a redirect keeps the query) are not.
 func (rt *Router) WithMatch(r *http.Request) *http.Request {
 	return withMatch(r, func(r *http.Request) *recordedMatch {
-		key := r.Method + " " + r.URL.EscapedPath()
+		key := r.Method + " " + r.URL.EscapedPath() + whenKey(r)
 		rec, ok := rt.matches.Get(key)
 		if !ok {
 			m, found := Find(r)
@@ -294,7 +308,9 @@ func (r Route) serve(h http.HandlerFunc) http.HandlerFunc {
 // Match is the route a request takes, with its path values.
 type Match struct {
 	Route
-	// Values are the path wildcards' values by name, unescaped as r.PathValue gives them.
+	// Values are the path wildcards' values by name, unescaped as r.PathValue
+	// gives them. A route behind a level path has env, resource and kind (its
+	// kind segment as given, "values" on the route that spells it out too).
 	Values map[string]string
 	// miss, when no route matches, is the status http.ServeMux answers (404,
 	// 405, or a redirect to location); allow is its Allow header.
@@ -306,7 +322,13 @@ type Match struct {
 // table's patterns, each answered by a matchHandler.
 var matcher = func() *http.ServeMux {
 	m := http.NewServeMux()
+	for pattern, h := range levelMatchers() {
+		m.Handle(pattern, h)
+	}
 	for _, route := range Table {
+		if route.Levels {
+			continue
+		}
 		h := matchHandler{route: route, params: route.pathParams()}
 		for _, p := range route.Patterns() {
 			m.Handle(p, h)
@@ -356,7 +378,13 @@ func Find(r *http.Request) (Match, bool) {
 	shallow := *r // the mux records its match on the request it serves: not on the caller's
 	matcher.ServeHTTP(w, &shallow)
 	if w.match == nil {
-		return Match{miss: w.status, allow: w.header.Get("Allow"), location: w.header.Get("Location")}, false
+		miss := Match{miss: w.status, allow: w.header.Get("Allow"), location: w.header.Get("Location")}
+		if miss.miss == http.StatusMethodNotAllowed {
+			if status, allow, ok := levelAllow(r); ok {
+				miss.miss, miss.allow = status, allow
+			}
+		}
+		return miss, false
 	}
 	return *w.match, true
 }

@@ -77,8 +77,26 @@ func TestFind(t *testing.T) {
 		{"GET", "/api/v1/config", "versions", nil},
 		{"HEAD", "/api/v1/config/", "versions", nil},
 		{"GET", "/api/v1/openapi.json", "openapi", nil},
-		{"GET", "/api/v1/config/environments/1/nodes/7/resources/a/b/values?effective", "config.documents.get",
-			map[string]string{"env": "1", "rest": "nodes/7/resources/a/b/values"}},
+		// The document routes, behind a level path of any depth (the level matcher).
+		{"GET", "/api/v1/config/environments/1/nodes/7/resources/a/b/values?effective", "config.documents.effective",
+			map[string]string{"env": "1", "resource": "a/b", "kind": "values"}},
+		{"GET", "/api/v1/config/environments/1/nodes/7/resources/a/b/values?effective=false", "config.values.get",
+			map[string]string{"env": "1", "resource": "a/b", "kind": "values"}},
+		{"GET", "/api/v1/config/environments/e/resources/override/plugins/values", "config.values.get",
+			map[string]string{"env": "e", "resource": "override/plugins"}},
+		{"GET", "/api/v1/config/environments/1/role/a/nodes/7/resources/r/override", "config.overrides.get",
+			map[string]string{"env": "1", "resource": "r", "kind": "override"}},
+		{"HEAD", "/api/v1/config/environments/1/resources/r/overrides/versions", "config.documents.versions",
+			map[string]string{"resource": "r", "kind": "overrides"}},
+		{"PUT", "/api/v1/config/environments/1/nodes/7/resources/r/values", "config.values.put", map[string]string{"resource": "r"}},
+		{"PUT", "/api/v1/config/environments/1/resources/r/overrides", "config.overrides.put", map[string]string{"resource": "r"}},
+		{"PATCH", "/api/v1/config/environments/1/resources/a/values/keys/set", "config.keys.set", map[string]string{"resource": "a", "kind": "values"}},
+		{"PATCH", "/api/v1/config/environments/1/x/y/resources/a/overrides/keys/delete", "config.keys.delete", map[string]string{"resource": "a", "kind": "overrides"}},
+		{"PATCH", "/api/v1/config/environments/1/resources/a/values", "", nil},
+		{"PUT", "/api/v1/config/environments/1/resources/a/values/versions", "", nil},
+		{"GET", "/api/v1/config/environments/1/nodes/resources/a/values", "", nil},
+		{"GET", "/api/v1/config/environments/1/resources/a/valuez", "", nil},
+		{"GET", "/api/v1/config/environments/1/resources/values", "", nil},
 		{"GET", "/api/v1/config/environments/1/hierarchy_levels", "config.levels.list", map[string]string{"env": "1"}},
 		{"POST", "/api/v1/transactions/t1/nodes/n7/claim/", "graphs.transactions.claim", map[string]string{"uuid": "t1", "node": "n7"}},
 		{"PUT", "/api/v1/config/components", "", nil},
@@ -231,6 +249,48 @@ func TestGatewayPathsReachEveryRouteAndNothingElse(t *testing.T) {
 	for _, p := range paths {
 		if !used[p] {
 			t.Errorf("gateway path %s reaches no route", p)
+		}
+	}
+}
+
+// TestLevelRoutes: the document routes share one ServeMux pattern per method;
+// the router's kept matches tell a read from an effective read of the same
+// path by the query, and a method the document path does not take is 405
+// with the methods it does.
+func TestLevelRoutes(t *testing.T) {
+	router := routes.NewRouter(1 << 20)
+	answer := func(id string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			m, _ := routes.MatchOf(r)
+			_, _ = io.WriteString(w, id+" "+m.Values["resource"])
+		}
+	}
+	router.Mount(routes.Handlers{
+		"config.values.get": answer("values"), "config.documents.effective": answer("effective"),
+		"config.values.put": answer("put"), "config.keys.set": answer("set"),
+	})
+	doc := "/api/v1/config/environments/1/nodes/n1/resources/override/plugins/values"
+	tests := []struct {
+		method, target string
+		status         int
+		body, allow    string
+	}{
+		{"GET", doc, http.StatusOK, "values override/plugins", ""},
+		{"GET", doc + "?effective", http.StatusOK, "effective override/plugins", ""},
+		{"GET", doc + "?effective=no", http.StatusOK, "values override/plugins", ""},
+		{"GET", doc + "?effective=%74rue", http.StatusOK, "effective override/plugins", ""},
+		{"GET", doc, http.StatusOK, "values override/plugins", ""},
+		{"PUT", doc, http.StatusOK, "put override/plugins", ""},
+		{"PATCH", doc + "/keys/set", http.StatusOK, "set override/plugins", ""},
+		{"PATCH", doc, http.StatusMethodNotAllowed, "", "GET, HEAD, PUT"},
+		{"POST", doc + "/keys/set", http.StatusMethodNotAllowed, "", "PATCH"},
+		{"GET", "/api/v1/config/environments/1/nodes/n1/resources/r/nothing", http.StatusNotFound, "", ""},
+	}
+	for _, tt := range tests {
+		w := httptest.NewRecorder()
+		router.ServeHTTP(w, router.WithMatch(httptest.NewRequest(tt.method, tt.target, nil)))
+		if w.Code != tt.status || tt.body != "" && w.Body.String() != tt.body || w.Header().Get("Allow") != tt.allow {
+			t.Errorf("%s %s: %d %q (Allow %q), want %d %q (Allow %q)", tt.method, tt.target, w.Code, w.Body, w.Header().Get("Allow"), tt.status, tt.body, tt.allow)
 		}
 	}
 }

@@ -27,6 +27,8 @@ const (
 	// (the one path outside /api/v1).
 	MetricsPath = "/metrics"
 	config      = "/api/v1/config"
+	// docPath is a ConfigDB document's path at the global level (Route.Levels).
+	docPath = config + "/environments/{env}/resources/{resource...}"
 )
 
 // Status lists.
@@ -96,12 +98,22 @@ func buildTable() []Route {
 		{ID: "config.levels.get", Method: "GET", Path: config + "/environments/{env}/hierarchy_levels/{level}", Group: GroupConfig, Access: Read, Summary: "Show a hierarchy level.", Response: "HierarchyLevel"},
 		{ID: "config.levels.update", Method: "PUT", Path: config + "/environments/{env}/hierarchy_levels/{level}", Group: GroupConfig, Access: Write, Summary: "Rename a hierarchy level.", Request: "Object", Status: noContent},
 		{ID: "config.levels.patch", Method: "PATCH", Path: config + "/environments/{env}/hierarchy_levels/{level}", Group: GroupConfig, Access: Write, Summary: "Rename a hierarchy level (as PUT).", Request: "Object", Status: noContent},
-		{ID: "config.documents.get", Method: "GET", Path: config + "/environments/{env}/{rest...}", Group: GroupConfig, Access: Read, Node: NodeOwnDocument,
-			Summary: "Read a values or overrides document at a level path (…/resources/{resource}/values|overrides), or list its versions (…/versions).", Response: "Any", Query: documentQuery},
-		{ID: "config.documents.put", Method: "PUT", Path: config + "/environments/{env}/{rest...}", Group: GroupConfig, Access: Write,
-			Summary: "Replace a values or overrides document: a new version.", Request: "Any", Response: "Preview", Status: []int{http.StatusNoContent, http.StatusOK}, Query: []Param{dryRun}},
-		{ID: "config.documents.patch", Method: "PATCH", Path: config + "/environments/{env}/{rest...}", Group: GroupConfig, Access: Write,
-			Summary: "Set or delete keys of a document (…/keys/set, …/keys/delete): a new version.", Request: "Any", Response: "Preview", Status: []int{http.StatusNoContent, http.StatusOK}, Query: []Param{dryRun}},
+		{ID: "config.documents.versions", Method: "GET", Path: docPath + "/{kind}/versions", Levels: true, Group: GroupConfig, Access: Read, Node: NodeOwnDocument,
+			Summary: "List the versions of a values or overrides document, oldest first.", Response: "DocumentVersions"},
+		{ID: "config.documents.effective", Method: "GET", Path: docPath + "/{kind}", Levels: true, When: "effective", Group: GroupConfig, Access: Read, Node: NodeOwnDocument,
+			Summary: "Read the effective document (?effective): the document of every level from the global one down to the path merged, the narrower level winning; Hiera's read.", Response: "EffectiveDocument", Query: documentQuery},
+		{ID: "config.values.get", Method: "GET", Path: docPath + "/values", Levels: true, Group: GroupConfig, Access: Read, Node: NodeOwnDocument,
+			Summary: "Read the values document stored at a level path (without ?effective).", Response: "Document", Query: documentQuery},
+		{ID: "config.values.put", Method: "PUT", Path: docPath + "/values", Levels: true, Group: GroupConfig, Access: Write,
+			Summary: "Replace the values document at a level path: a new version.", Request: "Document", Response: "Preview", Status: []int{http.StatusNoContent, http.StatusOK}, Query: []Param{dryRun}},
+		{ID: "config.overrides.get", Method: "GET", Path: docPath + "/overrides", Levels: true, Group: GroupConfig, Access: Read, Node: NodeOwnDocument,
+			Summary: "Read the overrides document stored at a level path (without ?effective).", Response: "Document", Query: documentQuery},
+		{ID: "config.overrides.put", Method: "PUT", Path: docPath + "/overrides", Levels: true, Group: GroupConfig, Access: Write,
+			Summary: "Replace the overrides document at a level path: a new version.", Request: "Document", Response: "Preview", Status: []int{http.StatusNoContent, http.StatusOK}, Query: []Param{dryRun}},
+		{ID: "config.keys.set", Method: "PATCH", Path: docPath + "/{kind}/keys/set", Levels: true, Group: GroupConfig, Access: Write,
+			Summary: "Set keys of a document: a new version.", Request: "KeyOps", Response: "Preview", Status: []int{http.StatusNoContent, http.StatusOK}, Query: []Param{dryRun}},
+		{ID: "config.keys.delete", Method: "PATCH", Path: docPath + "/{kind}/keys/delete", Levels: true, Group: GroupConfig, Access: Write,
+			Summary: "Delete keys of a document: a new version.", Request: "KeyOps", Response: "Preview", Status: []int{http.StatusNoContent, http.StatusOK}, Query: []Param{dryRun}},
 		{ID: "config.diff", Method: "POST", Path: config + "/diff", Group: GroupConfig, Access: Read, Summary: "Compare two documents or versions; changes nothing.", Request: "Object", Response: "Object"},
 		{ID: "config.overrides.apply", Method: "POST", Path: config + "/overrides/apply", Group: GroupConfig, Access: Read, Summary: "Apply Puppet resource overrides to a catalog (spec 001); changes nothing.", Request: "Object", Response: "Object"},
 		{ID: "store.gc", Method: "POST", Path: "/api/v1/store/gc", Group: GroupConfig, Access: Admin, Summary: "Sweep unreferenced blobs.", Response: "Object",

@@ -44,15 +44,7 @@ func docRef(r *http.Request) (configdb.DocRef, configdb.Kind, error) {
 // the level path of a document path's segments after its environment, and
 // the segments after "resources". Not a document path: 404.
 func SplitLevelPath(segs []string) ([]configdb.LevelValue, []string, error) {
-	levels, rest, err := routes.SplitLevelPath(segs)
-	if err != nil {
-		return nil, nil, err
-	}
-	out := make([]configdb.LevelValue, len(levels))
-	for i, l := range levels {
-		out[i] = configdb.LevelValue(l)
-	}
-	return out, rest, nil
+	return routes.SplitLevelPath[configdb.LevelValue](segs)
 }
 
 func (h *handlers) listVersions(w http.ResponseWriter, r *http.Request) {
@@ -68,7 +60,7 @@ func (h *handlers) listVersions(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]wire.DocumentVersion, len(versions))
 	for i, v := range versions {
-		out[i] = wire.DocumentVersion(v)
+		out[i] = wire.DocumentVersion{Version: v.Version, CreatedAt: v.CreatedAt, Size: v.Size, SHA256: v.SHA256}
 	}
 	httpapi.JSON(w, http.StatusOK, out)
 }

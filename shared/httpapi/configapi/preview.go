@@ -35,7 +35,7 @@ func previewed(w http.ResponseWriter, r *http.Request, p configdb.Preview, err e
 func diffView(d configdb.Diff) wire.Diff {
 	out := wire.Diff{Added: d.Added, Removed: d.Removed, Changed: make(map[string]wire.Change, len(d.Changed))}
 	for k, c := range d.Changed {
-		out.Changed[k] = wire.Change(c)
+		out.Changed[k] = wire.Change{From: c.From, To: c.To}
 	}
 	return out
 }

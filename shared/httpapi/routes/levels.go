@@ -33,16 +33,17 @@ const overridesAlias = "override"
 var documentKinds = []string{"values", "overrides", overridesAlias}
 
 // SplitLevelPath reads the (unescaped) segments of a document path after its
-// environment, {lvl}/{val}/.../resources/{rest...}: the level path, and the
-// segments after "resources" (the resource name and what follows it). Not a
-// document path: 404.
-func SplitLevelPath(segs []string) ([]LevelValue, []string, error) {
-	var levels []LevelValue
+// environment, {lvl}/{val}/.../resources/{rest...}: the level path, as
+// values of a LevelValue-shaped type (the ConfigDB's own: no copy on a read),
+// and the segments after "resources" (the resource name and what follows it).
+// Not a document path: 404.
+func SplitLevelPath[L ~struct{ Name, Value string }](segs []string) ([]L, []string, error) {
+	var levels []L
 	for len(segs) > 0 && segs[0] != "resources" {
 		if len(segs) < 2 {
 			return nil, nil, errs.NotFoundf("level %q has no value", segs[0])
 		}
-		levels = append(levels, LevelValue{Name: segs[0], Value: segs[1]})
+		levels = append(levels, L{Name: segs[0], Value: segs[1]})
 		segs = segs[2:]
 	}
 	if len(segs) == 0 {
@@ -101,7 +102,7 @@ func (h levelMatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		mw.WriteHeader(http.StatusNotFound)
 		return
 	}
-	_, name, err := SplitLevelPath(segs[depth:])
+	_, name, err := SplitLevelPath[LevelValue](segs[depth:])
 	if err != nil {
 		mw.WriteHeader(http.StatusNotFound)
 		return
@@ -157,7 +158,7 @@ func levelAllow(r *http.Request) (status int, allow string, ok bool) {
 		if len(segs) <= route.depth || !slices.Equal(segs[:route.depth-1], route.prefix) {
 			continue
 		}
-		_, name, err := SplitLevelPath(segs[route.depth:])
+		_, name, err := SplitLevelPath[LevelValue](segs[route.depth:])
 		if err != nil {
 			return http.StatusNotFound, "", true
 		}
@@ -214,27 +215,33 @@ func queryFlag(rawQuery, name string) bool {
 	return false
 }
 
-// whenKeys are the When flags of the table.
+// whenKeys are the When flags of the table, each with "?" before it.
 var whenKeys = func() []string {
 	var out []string
 	for _, r := range Table {
-		if r.When != "" && !slices.Contains(out, r.When) {
-			out = append(out, r.When)
+		if r.When != "" && !slices.Contains(out, "?"+r.When) {
+			out = append(out, "?"+r.When)
 		}
 	}
 	return out
 }()
 
 // whenKey is what a request's query adds to the key of its match
-// (Router.WithMatch): the When flags it sets.
+// (Router.WithMatch): the When flags it sets ("?effective"; built without
+// an allocation when it sets one, Hiera's read).
 func whenKey(r *http.Request) string {
 	if r.URL.RawQuery == "" {
 		return ""
 	}
 	key := ""
-	for _, name := range whenKeys {
-		if queryFlag(r.URL.RawQuery, name) {
-			key += "?" + name
+	for _, k := range whenKeys {
+		if !queryFlag(r.URL.RawQuery, k[1:]) {
+			continue
+		}
+		if key == "" {
+			key = k
+		} else {
+			key += k
 		}
 	}
 	return key

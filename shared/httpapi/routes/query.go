@@ -46,22 +46,32 @@ type queryValue struct {
 	instant   time.Time
 }
 
-// Query is a request's query parameters, each read by the type its route
-// declares (Route.ParseQuery).
-type Query struct{ values []queryValue }
+// maxParams bounds the parameters a route declares (buildTable checks it),
+// so that a Query holds its values in place: reading it allocates nothing on
+// Hiera's read.
+const maxParams = 8
 
-// ParseQuery reads req's query by r's declarations. A parameter r does not
-// declare, one given more than once (unless FirstOfRepeated), one newer than
-// the request's microversion (Param.Since: refused rather than ignored, so a
-// write meant as a dry run is never stored), or a value that is not of its
-// parameter's type is invalid input (400), named in the message.
-func (r Route) ParseQuery(req *http.Request) (Query, error) {
-	return r.parseQuery(req, true)
+// Query is a request's query parameters, each read by the type its route
+// declares (QueryOf).
+type Query struct {
+	values [maxParams]queryValue
+	n      int
+}
+
+// CheckQuery reads req's query by r's declarations, as the router does before
+// r's handler runs. A parameter r does not declare, one given more than once
+// (unless FirstOfRepeated), one newer than the request's microversion
+// (Param.Since: refused rather than ignored, so a write meant as a dry run is
+// never stored), or a value that is not of its parameter's type is invalid
+// input (400), named in the message.
+func (r Route) CheckQuery(req *http.Request) error {
+	_, err := r.parseQuery(req, true)
+	return err
 }
 
 // QueryOf returns the query of the route r takes (MatchOf), read by its types.
 // The router refuses a request whose query does not parse before its handler
-// runs (Route.ParseQuery), so handlers read it without an error; a value that
+// runs (Route.CheckQuery), so handlers read it without an error; a value that
 // does not parse reads as absent.
 func QueryOf(r *http.Request) Query {
 	m, _ := MatchOf(r)
@@ -74,7 +84,7 @@ func (r Route) parseQuery(req *http.Request, strict bool) (Query, error) {
 		return Query{}, nil
 	}
 	values := req.URL.Query()
-	q := Query{values: make([]queryValue, 0, len(values))}
+	var q Query
 	for name, raw := range values {
 		i := slices.IndexFunc(r.Query, func(p Param) bool { return p.Name == name })
 		if i < 0 {
@@ -94,13 +104,13 @@ func (r Route) parseQuery(req *http.Request, strict bool) (Query, error) {
 			return Query{}, errs.Invalidf("the %s parameter needs API microversion %s (OpenStack-API-Version: %s %s)", name, p.Since, httpapi.ServiceType, p.Since)
 		}
 		v, ok := p.read(raw[0])
-		if !ok {
-			if strict {
-				return Query{}, errs.Invalidf("query parameter %s=%q: expected %s (%s)", name, raw[0], p.Type.expected(), p.Description)
-			}
-			continue
+		switch {
+		case !ok && strict:
+			return Query{}, errs.Invalidf("query parameter %s=%q: expected %s (%s)", name, raw[0], p.Type.expected(), p.Description)
+		case ok && !strict:
+			q.values[q.n] = v
+			q.n++
 		}
-		q.values = append(q.values, v)
 	}
 	return q, nil
 }
@@ -128,7 +138,7 @@ func (p Param) read(raw string) (queryValue, bool) {
 }
 
 func (q Query) find(name string) (queryValue, bool) {
-	i := slices.IndexFunc(q.values, func(v queryValue) bool { return v.name == name })
+	i := slices.IndexFunc(q.values[:q.n], func(v queryValue) bool { return v.name == name })
 	if i < 0 {
 		return queryValue{}, false
 	}

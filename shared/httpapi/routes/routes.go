@@ -63,7 +63,7 @@ var nodeRuleNames = map[NodeRule]string{
 func (n NodeRule) String() string { return nodeRuleNames[n] }
 
 // ParamType is the type of a query parameter's value: the one parser
-// (Route.ParseQuery) reads every value by it.
+// (Route.CheckQuery, QueryOf) reads every value by it.
 type ParamType string
 
 const (
@@ -191,6 +191,9 @@ var byID = func() map[string]Route {
 		if _, dup := m[r.ID]; dup {
 			panic("routes: two routes have the id " + r.ID)
 		}
+		if len(r.Query) > maxParams {
+			panic(fmt.Sprintf("routes: %s declares %d query parameters, more than a Query holds (maxParams %d)", r.ID, len(r.Query), maxParams))
+		}
 		m[r.ID] = r
 	}
 	return m
@@ -293,7 +296,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (r Route) serve(h http.HandlerFunc) http.HandlerFunc {
 	checked := func(w http.ResponseWriter, req *http.Request) {
-		if _, err := r.ParseQuery(req); err != nil {
+		if err := r.CheckQuery(req); err != nil {
 			httpapi.Error(w, req, err)
 			return
 		}

@@ -116,10 +116,10 @@ func TestFind(t *testing.T) {
 	}
 }
 
-// TestParseQuery: declared parameters pass, unknown and repeated ones are
+// TestCheckQuery: declared parameters pass, unknown and repeated ones are
 // invalid, and so are values not of their declared type and parameters newer
 // than the request's microversion; the error names the parameter.
-func TestParseQuery(t *testing.T) {
+func TestCheckQuery(t *testing.T) {
 	doc := "/api/v1/config/environments/1/nodes/7/resources/a/values"
 	tests := []struct {
 		method, target string
@@ -155,7 +155,7 @@ func TestParseQuery(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s %s: no route", tt.method, tt.target)
 		}
-		_, err := m.ParseQuery(r)
+		err := m.CheckQuery(r)
 		if tt.fault == "" && err != nil || tt.fault != "" && (err == nil || !strings.Contains(err.Error(), tt.fault)) {
 			t.Errorf("%s %s at %s: %v, want %q", tt.method, tt.target, tt.version, err, tt.fault)
 		}
@@ -291,6 +291,53 @@ func TestLevelRoutes(t *testing.T) {
 		router.ServeHTTP(w, router.WithMatch(httptest.NewRequest(tt.method, tt.target, nil)))
 		if w.Code != tt.status || tt.body != "" && w.Body.String() != tt.body || w.Header().Get("Allow") != tt.allow {
 			t.Errorf("%s %s: %d %q (Allow %q), want %d %q (Allow %q)", tt.method, tt.target, w.Code, w.Body, w.Header().Get("Allow"), tt.status, tt.body, tt.allow)
+		}
+	}
+}
+
+// TestDocumentOperations: each ConfigDB document operation is in the
+// document at its global path with the level path explained, its bodies
+// typed (a document itself stays any JSON, and says so), and the effective
+// read requires ?effective, what takes a request to it.
+func TestDocumentOperations(t *testing.T) {
+	doc, err := routestest.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range routes.Table {
+		if !r.Levels {
+			continue
+		}
+		n++
+		op := doc.Paths.Find(routes.OpenAPIPath(r.Path)).GetOperation(r.Method)
+		if op == nil || op.OperationID != r.ID || op.Extensions[routes.LevelPathExtension] != true ||
+			!strings.Contains(op.Description, "nodes/{node}/resources/{resource}/values") {
+			t.Errorf("%s: not documented with its level path: %+v", r.ID, op)
+			continue
+		}
+		for status, resp := range op.Responses.Map() {
+			content := resp.Value.Content.Get("application/json")
+			if status == "default" || content == nil {
+				continue
+			}
+			if name := strings.TrimPrefix(content.Schema.Ref, "#/components/schemas/"); name == "Any" || name == "Object" || name == "Array" {
+				t.Errorf("%s %s answers an untyped %s", r.ID, status, name)
+			}
+		}
+		if r.When != "" && (op.Parameters.GetByInAndName("query", r.When) == nil || !op.Parameters.GetByInAndName("query", r.When).Required) {
+			t.Errorf("%s: ?%s is not required", r.ID, r.When)
+		}
+	}
+	if n != 8 {
+		t.Errorf("%d document operations in the table, want 8 (values and overrides read and write, versions, keys/set, keys/delete, effective)", n)
+	}
+	if d := doc.Components.Schemas["Document"].Value; d.Type != nil || !strings.Contains(d.Description, "Any JSON") {
+		t.Errorf("a document is not any JSON: %+v", d)
+	}
+	for _, name := range []string{"Preview", "DocumentVersions", "Explanation", "Lookup", "KeyOps"} {
+		if s := doc.Components.Schemas[name]; s == nil || s.Value.Type == nil {
+			t.Errorf("schema %s is not typed", name)
 		}
 	}
 }

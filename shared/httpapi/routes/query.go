@@ -145,22 +145,10 @@ func (q Query) find(name string) (queryValue, bool) {
 	return q.values[i], true
 }
 
-// Has reports whether the parameter is given.
-func (q Query) Has(name string) bool {
-	_, ok := q.find(name)
-	return ok
-}
-
 // String returns a parameter's value as given ("" when absent).
 func (q Query) String(name string) string {
 	v, _ := q.find(name)
 	return v.raw
-}
-
-// Lookup returns a parameter's value as given, and whether it is given.
-func (q Query) Lookup(name string) (string, bool) {
-	v, ok := q.find(name)
-	return v.raw, ok
 }
 
 // Flag returns a Flag parameter: false when absent.

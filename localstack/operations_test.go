@@ -80,9 +80,15 @@ func TestHTTPEveryOperation(t *testing.T) {
 
 	// Documents, their comparison, resource overrides and the blob sweep.
 	doc := f.doc("astute", "values")
-	step("config.documents.put", config, 204, "PUT", doc, `{"a":{"b":1}}`)
-	step("config.documents.patch", config, 204, "PATCH", doc+"/keys/set", `[["a","b",2]]`)
-	step("config.documents.get", config, 200, "GET", doc, nil)
+	overrides := f.doc("astute", "overrides")
+	step("config.values.put", config, 204, "PUT", doc, `{"a":{"b":1,"c":3}}`)
+	step("config.keys.set", config, 204, "PATCH", doc+"/keys/set", `[["a","b",2]]`)
+	step("config.keys.delete", config, 204, "PATCH", doc+"/keys/delete", `[["a","c"]]`)
+	step("config.values.get", config, 200, "GET", doc, nil)
+	step("config.overrides.put", config, 204, "PUT", overrides, `{"a":{"b":5}}`)
+	step("config.overrides.get", config, 200, "GET", overrides, nil)
+	step("config.documents.effective", config, 200, "GET", doc+"?effective", nil)
+	step("config.documents.versions", config, 200, "GET", doc+"/versions", nil)
 	ref := map[string]any{"environment": f.env.UUID, "resource": "astute"} // from 1.2 on, bodies name entities by UUID
 	step("config.diff", config, 200, "POST", "/diff", map[string]any{"from": withVersion(ref, 1), "to": ref}, v13...)
 	step("config.overrides.apply", config, 200, "POST", "/overrides/apply", map[string]any{

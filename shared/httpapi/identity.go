@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/ident"
@@ -44,13 +43,4 @@ func WithQuery(h QueryHandler) http.HandlerFunc {
 		}
 		h(w, r, single)
 	}
-}
-
-// ParseLimit reads a page size: a positive integer, capped at maxPage.
-func ParseLimit(s string, maxPage int) (int, error) {
-	n, err := strconv.Atoi(s)
-	if err != nil || n <= 0 {
-		return 0, errs.Invalidf("limit must be a positive integer, got %q", s)
-	}
-	return min(n, maxPage), nil
 }

@@ -2,7 +2,6 @@ package authapi
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/tuningbox/tuningbox/shared/auth"
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
@@ -144,14 +143,7 @@ func (m *Middleware) listAudit(w http.ResponseWriter, r *http.Request) {
 	if env := q.Get("environment"); env != "" {
 		query.Environment = m.environmentID(r.Context(), env)
 	}
-	if l := q.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 {
-			httpapi.Error(w, r, errs.Invalidf("limit must be a positive integer"))
-			return
-		}
-		query.Limit = n
-	}
+	query.Limit, _ = routes.QueryOf(r).Integer("limit")
 	records, err := m.audit.List(r.Context(), query)
 	if err != nil {
 		httpapi.Error(w, r, err)

@@ -26,6 +26,7 @@ type walkIDs map[string]entity
 // the UUID when byUUID), fixed values for the others. It reports whether an
 // entity with an integer id (not one named by UUID only) is in the path.
 func (ids walkIDs) path(pattern string, byUUID bool) (string, bool) {
+	pattern, query, hasQuery := strings.Cut(pattern, "?") // a route's When flag (?effective)
 	segs := strings.Split(pattern, "/")
 	hasEntity := false
 	for i, s := range segs {
@@ -36,8 +37,11 @@ func (ids walkIDs) path(pattern string, byUUID bool) (string, bool) {
 		case s == "{$}":
 			segs[i] = ""
 			continue
-		case s == "{rest...}":
-			segs[i] = "resources/astute/values"
+		case s == "{resource...}":
+			segs[i] = "astute" // a document's resource, by name
+			continue
+		case s == "{kind}":
+			segs[i] = "values"
 			continue
 		case s == "{type}":
 			segs[i] = "default"
@@ -63,6 +67,9 @@ func (ids walkIDs) path(pattern string, byUUID bool) (string, bool) {
 		if byUUID {
 			segs[i] = e.uuid
 		}
+	}
+	if hasQuery {
+		return strings.Join(segs, "/") + "?" + query, hasEntity
 	}
 	return strings.Join(segs, "/"), hasEntity
 }

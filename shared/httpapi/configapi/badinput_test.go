@@ -118,3 +118,30 @@ func TestUnknownQueryParameters(t *testing.T) {
 		t.Errorf("the document changed: %s, was %s", after, before)
 	}
 }
+
+// Every query value is read by its declared type: a flag that is not a
+// boolean is refused as ?fetch_related's always was, not read as true; so is
+// a dry run whose flag says nothing, before anything is stored.
+func TestQueryValuesByType(t *testing.T) {
+	a := newAPI(t, httpapi.Options{})
+	a.seed()
+	e, _, _ := a.envPaths()
+	doc := e + "/resources/astute/values"
+	before := a.get(doc, v13...)
+	for _, tt := range []struct{ method, target, body, fault string }{
+		{"GET", doc + "?effective=nonsense", "", `effective="nonsense": expected a boolean`},
+		{"GET", doc + "?effective&show_lookup=maybe", "", `show_lookup="maybe": expected a boolean`},
+		{"GET", doc + "?version=first", "", `version="first": expected a positive integer`},
+		{"PUT", doc + "?dry_run=perhaps", `{"a":1}`, `dry_run="perhaps": expected a boolean`},
+	} {
+		msg := a.must(http.StatusBadRequest, tt.method, tt.target, tt.body, v13...).errorMessage(t)
+		if !strings.Contains(msg, tt.fault) {
+			t.Errorf("%s %s: %q, want %q", tt.method, tt.target, msg, tt.fault)
+		}
+	}
+	expectJSON(t, "effective=0 is the raw document", a.get(doc+"?effective=0", v13...), before)
+	expectJSON(t, "effective=yes", a.get(doc+"?effective=yes", v13...), a.get(doc+"?effective", v13...))
+	if after := a.get(doc, v13...); after != before {
+		t.Errorf("the document changed: %s, was %s", after, before)
+	}
+}

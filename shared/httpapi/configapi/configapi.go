@@ -45,9 +45,14 @@ func Register(router *routes.Router, svc *configdb.Service, compressed *httpapi.
 		"config.levels.get":          h.getLevel,
 		"config.levels.update":       h.renameLevel,
 		"config.levels.patch":        h.renameLevel,
-		"config.documents.get":       h.getDocument,
-		"config.documents.put":       h.putDocument,
-		"config.documents.patch":     h.editDocumentKeys,
+		"config.documents.versions":  h.listVersions,
+		"config.documents.effective": h.getDocument,
+		"config.values.get":          h.getDocument,
+		"config.values.put":          h.putDocument,
+		"config.overrides.get":       h.getDocument,
+		"config.overrides.put":       h.putDocument,
+		"config.keys.set":            h.editKeys(true),
+		"config.keys.delete":         h.editKeys(false),
 		"config.diff":                h.diff,
 	})
 }

@@ -3,6 +3,7 @@ package configapi
 import (
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/errs"
@@ -117,4 +118,16 @@ func (s *diffSide) side(v ids, name string) (configdb.DiffSide, error) {
 	out.Version = s.Version
 	out.AsOf, err = parseAsOf(s.AsOf)
 	return out, err
+}
+
+// parseAsOf reads a side's RFC 3339 instant ("" is none).
+func parseAsOf(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, errs.Invalidf("as_of must be an RFC 3339 time such as 2026-01-02T15:04:05Z, not %q", s)
+	}
+	return t, nil
 }

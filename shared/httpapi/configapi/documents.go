@@ -2,134 +2,95 @@ package configapi
 
 import (
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
-// docPath is a parsed document URL:
+// docRef reads the document a document route names (routes: the level
+// matcher has read its kind and resource name):
 //
 //	/environments/{env}/{lvl}/{val}/.../resources/{id, UUID or name...}/{values|overrides|override}[/versions | /keys/{set|delete}]
 //
-// Resource names may contain "/", so the name runs up to the final kind segment.
-type docPath struct {
-	ref  configdb.DocRef
-	kind configdb.Kind
-	// versions: the route lists the document's versions (GET .../versions).
-	versions bool
-	// keysOp is "set" or "delete" for PATCH .../keys/{op}.
-	keysOp string
-}
-
-// parseDocPath parses the URL of a document route. It works on the escaped path so
-// that an escaped "/" inside a level value or name segment stays inside it.
-func parseDocPath(r *http.Request) (docPath, error) {
+// The level path is read on the escaped path, so that an escaped "/" inside a
+// level value stays inside it.
+func docRef(r *http.Request) (configdb.DocRef, configdb.Kind, error) {
 	segs, err := httpapi.PathSegments(strings.TrimPrefix(r.URL.EscapedPath(), Prefix+"/environments/"))
 	if err != nil {
-		return docPath{}, err
+		return configdb.DocRef{}, "", err
 	}
+	m, _ := routes.MatchOf(r)
 	v := idsFor(r)
-	dp := docPath{ref: configdb.DocRef{Env: segs[0]}}
-	if err := v.pathRef(dp.ref.Env, false); err != nil {
-		return docPath{}, err
+	ref := configdb.DocRef{Env: segs[0], Resource: m.Values["resource"]}
+	if err := v.pathRef(ref.Env, false); err != nil {
+		return configdb.DocRef{}, "", err
 	}
-	var name []string
-	if dp.ref.Levels, name, err = SplitLevelPath(segs[1:]); err != nil {
-		return docPath{}, err
+	if ref.Levels, _, err = SplitLevelPath(segs[1:]); err != nil {
+		return configdb.DocRef{}, "", err
 	}
-	last := func(n int) string {
-		if len(name) < n {
-			return ""
-		}
-		return name[len(name)-n]
+	kind, ok := configdb.ParseKind(m.Values["kind"])
+	if !ok {
+		return configdb.DocRef{}, "", errs.NotFoundf("expected .../resources/<resource>/values or /overrides")
 	}
-	switch {
-	case r.Method == http.MethodPatch && last(2) == "keys" && (last(1) == "set" || last(1) == "delete"):
-		dp.keysOp = last(1)
-		name = name[:len(name)-2]
-	case r.Method == http.MethodGet && last(1) == "versions":
-		dp.versions = true
-		name = name[:len(name)-1]
-	}
-	kind, ok := configdb.ParseKind(last(1))
-	if !ok || len(name) < 2 {
-		return docPath{}, errs.NotFoundf("expected .../resources/<resource>/values or /overrides")
-	}
-	dp.kind = kind
-	dp.ref.Resource = strings.Join(name[:len(name)-1], "/")
-	return dp, v.pathRef(dp.ref.Resource, true)
+	return ref, kind, v.pathRef(ref.Resource, true)
 }
 
-// SplitLevelPath reads the segments of a document path after its environment,
-// {lvl}/{val}/.../resources/{rest...}: the level path, and the segments after
-// "resources" (the resource name and what follows it). Not a document path: 404.
+// SplitLevelPath is routes.SplitLevelPath with the ConfigDB's level values:
+// the level path of a document path's segments after its environment, and
+// the segments after "resources". Not a document path: 404.
 func SplitLevelPath(segs []string) ([]configdb.LevelValue, []string, error) {
-	var levels []configdb.LevelValue
-	for len(segs) > 0 && segs[0] != "resources" {
-		if len(segs) < 2 {
-			return nil, nil, errs.NotFoundf("level %q has no value", segs[0])
-		}
-		levels = append(levels, configdb.LevelValue{Name: segs[0], Value: segs[1]})
-		segs = segs[2:]
-	}
-	if len(segs) == 0 {
-		return nil, nil, errs.NotFoundf("expected .../resources/<resource>/values or /overrides")
-	}
-	return levels, segs[1:], nil
+	return routes.SplitLevelPath[configdb.LevelValue](segs)
 }
 
-// flag reads a presence flag like tuning-box's "?effective": set unless its value says false.
-func flag(q url.Values, name string) bool {
-	if !q.Has(name) {
-		return false
-	}
-	switch strings.ToLower(q.Get(name)) {
-	case "false", "0", "no":
-		return false
-	}
-	return true
-}
-
-func (h *handlers) getDocument(w http.ResponseWriter, r *http.Request) {
-	dp, err := parseDocPath(r)
+func (h *handlers) listVersions(w http.ResponseWriter, r *http.Request) {
+	ref, kind, err := docRef(r)
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
 	}
-	if dp.versions {
-		versions, err := h.svc.ListVersions(r.Context(), dp.ref, dp.kind)
-		if err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		httpapi.JSON(w, http.StatusOK, versions)
+	versions, err := h.svc.ListVersions(r.Context(), ref, kind)
+	if err != nil {
+		httpapi.Error(w, r, err)
 		return
 	}
-	q := r.URL.Query()
+	out := make([]wire.DocumentVersion, len(versions))
+	for i, v := range versions {
+		out[i] = wire.DocumentVersion{Version: v.Version, CreatedAt: v.CreatedAt, Size: v.Size, SHA256: v.SHA256}
+	}
+	httpapi.JSON(w, http.StatusOK, out)
+}
+
+// getDocument reads a document: as stored, or effective (?effective).
+func (h *handlers) getDocument(w http.ResponseWriter, r *http.Request) {
+	ref, kind, err := docRef(r)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	q := routes.QueryOf(r)
 	rq := configdb.ReadQuery{
-		DocRef:     dp.ref,
-		Kind:       dp.kind,
-		Effective:  flag(q, "effective"),
-		ShowLookup: flag(q, "show_lookup"),
-		Key:        q.Get("key"),
+		DocRef:     ref,
+		Kind:       kind,
+		Effective:  q.Flag("effective"),
+		ShowLookup: q.Flag("show_lookup"),
+		Key:        q.String("key"),
+		Explain:    q.Flag("explain"),
+		AsOf:       q.Time("as_of"),
 	}
-	if q.Has("version") {
-		if rq.Version, err = strconv.Atoi(q.Get("version")); err != nil || rq.Version < 1 {
-			httpapi.Error(w, r, errs.Invalidf("version must be a positive integer"))
-			return
-		}
+	rq.Version, _ = q.Integer("version")
+	if rq.Merge, err = configdb.ParseMergeMode(q.String("merge")); err != nil {
+		httpapi.Error(w, r, err)
+		return
 	}
-	var wait time.Duration
-	if len(q) > 1 || !rq.Effective {
-		if wait, err = readOptions(r, q, &rq); err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
+	wait, err := waitFor(q)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
 	}
 	var doc *configdb.Document
 	if inm := r.Header.Get("If-None-Match"); wait > 0 && inm != "" {
@@ -151,7 +112,7 @@ func (h *handlers) getDocument(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handlers) putDocument(w http.ResponseWriter, r *http.Request) {
-	dp, err := parseDocPath(r)
+	ref, kind, err := docRef(r)
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
@@ -161,25 +122,22 @@ func (h *handlers) putDocument(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, err)
 		return
 	}
-	dryRun, err := writeOptions(r)
-	if err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
-	if dryRun {
-		p, err := h.svc.PreviewPut(r.Context(), dp.ref, dp.kind, body, r.Header.Get("If-Match"))
+	if IsDryRun(r) {
+		p, err := h.svc.PreviewPut(r.Context(), ref, kind, body, r.Header.Get("If-Match"))
 		previewed(w, r, p, err)
 		return
 	}
-	v, err := h.svc.PutDocument(r.Context(), dp.ref, dp.kind, body, r.Header.Get("If-Match"))
+	v, err := h.svc.PutDocument(r.Context(), ref, kind, body, r.Header.Get("If-Match"))
 	stored(w, r, v, err)
 }
 
-func (h *handlers) editDocumentKeys(w http.ResponseWriter, r *http.Request) {
-	dp, err := parseDocPath(r)
-	if err == nil && dp.keysOp == "" {
-		err = errs.New(errs.MethodNotAllowed, "PATCH is only allowed on .../keys/set and .../keys/delete")
-	}
+// editKeys sets (set) or deletes the keys of a document: …/keys/set, …/keys/delete.
+func (h *handlers) editKeys(set bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) { h.editDocumentKeys(w, r, set) }
+}
+
+func (h *handlers) editDocumentKeys(w http.ResponseWriter, r *http.Request, set bool) {
+	ref, kind, err := docRef(r)
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
@@ -189,21 +147,16 @@ func (h *handlers) editDocumentKeys(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, err)
 		return
 	}
-	dryRun, err := writeOptions(r)
-	if err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
-	if dryRun {
-		p, err := h.svc.PreviewKeys(r.Context(), dp.ref, dp.kind, ops, r.Header.Get("If-Match"), dp.keysOp == "set")
+	if IsDryRun(r) {
+		p, err := h.svc.PreviewKeys(r.Context(), ref, kind, ops, r.Header.Get("If-Match"), set)
 		previewed(w, r, p, err)
 		return
 	}
 	edit := h.svc.DeleteKeys
-	if dp.keysOp == "set" {
+	if set {
 		edit = h.svc.SetKeys
 	}
-	v, err := edit(r.Context(), dp.ref, dp.kind, ops, r.Header.Get("If-Match"))
+	v, err := edit(r.Context(), ref, kind, ops, r.Header.Get("If-Match"))
 	stored(w, r, v, err)
 }
 

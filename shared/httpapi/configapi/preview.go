@@ -5,34 +5,16 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
-// writeOptions checks the query of a document write and reports whether it is
-// a dry run (?dry_run=true, microversion 1.3): nothing is stored, and the answer
-// is 200 with the version the write would create and the registered nodes of
-// the environment whose effective document it would change.
-func writeOptions(r *http.Request) (dryRun bool, err error) {
-	q := r.URL.Query()
-	if err := checkParameters(r, q); err != nil {
-		return false, err
-	}
-	return IsDryRun(r), nil
-}
-
-// IsDryRun reports whether r asks for a dry run (the audit log skips them).
+// IsDryRun reports whether r is a document write that asks for a dry run
+// (?dry_run=true, microversion 1.3): nothing is stored, and the answer is 200
+// with the version the write would create and the registered nodes of the
+// environment whose effective document it would change. The audit log skips them.
 func IsDryRun(r *http.Request) bool {
-	return (r.Method == http.MethodPut || r.Method == http.MethodPatch) && flag(r.URL.Query(), "dry_run")
-}
-
-type previewView struct {
-	Version  int            `json:"version"`
-	Affected []affectedView `json:"affected"`
-}
-
-type affectedView struct {
-	Node    string        `json:"node"`
-	NodeID  any           `json:"node_id"`
-	Changes configdb.Diff `json:"changes"`
+	return (r.Method == http.MethodPut || r.Method == http.MethodPatch) && routes.QueryOf(r).Flag("dry_run")
 }
 
 // previewed answers a dry run.
@@ -42,9 +24,18 @@ func previewed(w http.ResponseWriter, r *http.Request, p configdb.Preview, err e
 		return
 	}
 	v := idsFor(r)
-	out := previewView{Version: p.Version, Affected: make([]affectedView, len(p.Affected))}
+	out := wire.Preview{Version: p.Version, Affected: make([]wire.AffectedNode, len(p.Affected))}
 	for i, a := range p.Affected {
-		out.Affected[i] = affectedView{Node: a.Node.FQDN, NodeID: v.of(configdb.Ident{ID: a.Node.ID, UUID: a.Node.UUID}), Changes: a.Changes}
+		out.Affected[i] = wire.AffectedNode{Node: a.Node.FQDN, NodeID: v.of(configdb.Ident{ID: a.Node.ID, UUID: a.Node.UUID}), Changes: diffView(a.Changes)}
 	}
 	httpapi.JSON(w, http.StatusOK, out)
+}
+
+// diffView is d on the wire.
+func diffView(d configdb.Diff) wire.Diff {
+	out := wire.Diff{Added: d.Added, Removed: d.Removed, Changed: make(map[string]wire.Change, len(d.Changed))}
+	for k, c := range d.Changed {
+		out.Changed[k] = wire.Change{From: c.From, To: c.To}
+	}
+	return out
 }

@@ -6,7 +6,6 @@ package graphsapi
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -97,19 +96,6 @@ func (fn handler) serve(w http.ResponseWriter, r *http.Request, q map[string]str
 	default:
 		httpapi.JSON(w, status, v)
 	}
-}
-
-// flag reads a boolean query parameter; present without a value means true.
-func flag(q map[string]string, name string) (bool, error) {
-	v, ok := q[name]
-	if !ok || v == "" {
-		return ok, nil
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, errs.Invalidf("query parameter %s=%q is not a boolean", name, v)
-	}
-	return b, nil
 }
 
 // list splits a comma-separated query parameter, dropping empty items.
@@ -266,18 +252,14 @@ func (h *handlers) getOwned(kind graphs.OwnerKind) handler {
 }
 
 // graphBody reads a graph upload: the JSON body and the ?validate flag.
-func graphBody(r *http.Request, q map[string]string) (graphs.GraphInput, bool, error) {
-	validate, err := flag(q, "validate")
-	if err != nil {
-		return graphs.GraphInput{}, false, err
-	}
+func graphBody(r *http.Request) (graphs.GraphInput, bool, error) {
 	var in graphs.GraphInput
-	return in, validate, httpapi.Decode(r, &in)
+	return in, routes.QueryOf(r).Flag("validate"), httpapi.Decode(r, &in)
 }
 
 func (h *handlers) createOwned(kind graphs.OwnerKind) handler {
 	return h.withOwner(kind, func(w http.ResponseWriter, r *http.Request, q map[string]string, o graphs.Owner) (int, any, error) {
-		in, validate, err := graphBody(r, q)
+		in, validate, err := graphBody(r)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -295,7 +277,7 @@ func (h *handlers) createOwned(kind graphs.OwnerKind) handler {
 
 func (h *handlers) updateOwned(kind graphs.OwnerKind) handler {
 	return h.withOwner(kind, func(_ http.ResponseWriter, r *http.Request, q map[string]string, o graphs.Owner) (int, any, error) {
-		in, validate, err := graphBody(r, q)
+		in, validate, err := graphBody(r)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -381,9 +363,7 @@ func (h *handlers) listGraphs(_ http.ResponseWriter, r *http.Request, q map[stri
 	if f.Clusters, err = h.idList(r, q, "clusters_ids", string(graphs.Cluster)); err != nil {
 		return 0, nil, err
 	}
-	if f.FetchRelated, err = flag(q, "fetch_related"); err != nil {
-		return 0, nil, err
-	}
+	f.FetchRelated = routes.QueryOf(r).Flag("fetch_related")
 	f.Types = list(q, "graph_types")
 	gs, err := h.svc.ListGraphs(r.Context(), f)
 	return h.graphsAnswer(r, gs, err)
@@ -395,7 +375,7 @@ func (h *handlers) getGraph(_ http.ResponseWriter, r *http.Request, _ map[string
 }
 
 func (h *handlers) updateGraph(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
-	in, validate, err := graphBody(r, q)
+	in, validate, err := graphBody(r)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -450,12 +430,8 @@ func (h *handlers) listTransactions(_ http.ResponseWriter, r *http.Request, q ma
 	if f.Status != "" && !slices.Contains(txStatuses, f.Status) {
 		return 0, nil, errs.Invalidf("status %q is not one of %s", f.Status, strings.Join(txStatuses, ", "))
 	}
-	if v, ok := q["limit"]; ok {
-		n, err := httpapi.ParseLimit(v, maxTransactions)
-		if err != nil {
-			return 0, nil, err
-		}
-		f.Limit = n
+	if n, ok := routes.QueryOf(r).Integer("limit"); ok {
+		f.Limit = min(n, maxTransactions)
 	}
 	txs, err := h.svc.Transactions(r.Context(), f)
 	if u := h.viewFor(r); u != nil && err == nil {
@@ -509,10 +485,7 @@ func nodeIDs(q map[string]string) []graphs.NodeID {
 }
 
 func (h *handlers) serializedTasks(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
-	force, err := flag(q, "force")
-	if err != nil {
-		return 0, nil, err
-	}
+	force := routes.QueryOf(r).Flag("force")
 	tasks, err := h.svc.SerializedTasks(r.Context(), id, graphType(q), nodeIDs(q), force)
 	return http.StatusOK, tasks, err
 }
@@ -521,18 +494,9 @@ func (h *handlers) serializedTasks(_ http.ResponseWriter, r *http.Request, q map
 func (h *handlers) deploy(w http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
 	audit.Note(r.Context(), id, 0)
 	req := graphs.ExecuteRequest{Cluster: &id, Graphs: []graphs.GraphRun{{Type: graphType(q), Nodes: nodeIDs(q)}}}
-	for name, dst := range map[string]*bool{"dry_run": &req.DryRun, "noop_run": &req.NoopRun, "force": &req.Force, "debug": &req.Debug} {
-		v, err := flag(q, name)
-		if err != nil {
-			return 0, nil, err
-		}
-		*dst = v
-	}
-	if v, ok := q["claim_timeout"]; ok {
-		n, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return 0, nil, errs.Invalidf("claim_timeout=%q: expected a number of seconds", v)
-		}
+	query := routes.QueryOf(r)
+	req.DryRun, req.NoopRun, req.Force, req.Debug = query.Flag("dry_run"), query.Flag("noop_run"), query.Flag("force"), query.Flag("debug")
+	if n, ok := query.Seconds("claim_timeout"); ok {
 		req.ClaimTimeout = &n
 	}
 	tx, err := h.svc.Execute(r.Context(), req)
@@ -546,10 +510,9 @@ func (h *handlers) deploy(w http.ResponseWriter, r *http.Request, q map[string]s
 // cluster; ?wait=N (seconds, at most 25) waits that long for work.
 func (h *handlers) clusterClaim(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
 	var wait time.Duration
-	if v, ok := q["wait"]; ok {
-		n, err := strconv.ParseFloat(v, 64)
-		if err != nil || n < 0 || math.IsInf(n, 0) {
-			return 0, nil, errs.Invalidf("wait=%q: expected a number of seconds", v)
+	if n, ok := routes.QueryOf(r).Seconds("wait"); ok {
+		if n < 0 {
+			return 0, nil, errs.Invalidf("wait=%v: expected a number of seconds, at least 0", n)
 		}
 		wait = time.Duration(min(n, graphs.MaxClaimWait.Seconds()) * float64(time.Second))
 	}

@@ -229,7 +229,7 @@ func TestOrderingErrors(t *testing.T) {
 		`Tasks form a cycle: "hiera" -> "ntp" -> "hiera"`)
 	a.expect("PUT", g+"?validate=true", `{"tasks":[{"id":"fix","type":"shell","requires":["gone"],"required_for":["missing"]}]}`, 400,
 		`Tasks depend on tasks that are not in the graph: "fix" is required for "missing"; "fix" requires "gone"`)
-	a.expect("PUT", g+"?validate=maybe", `{}`, 400, "not a boolean")
+	a.expect("PUT", g+"?validate=maybe", `{}`, 400, `validate="maybe": expected a boolean`)
 	a.expect("PUT", g+"?validate", `{"tasks":[{"id":"fix","type":"shell","requires":["ldap","contrail"]}]}`, 200, "")
 	a.expect("POST", "/api/v1/clusters/1/deployment_graphs/extra?validate", `{"tasks":[{"id":"x","type":"shell","requires":["y"]}]}`, 400,
 		`"x" requires "y"`)

@@ -182,12 +182,8 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request, q map[string]stri
 		return
 	}
 	limit := nodes.MaxPage
-	if hasLimit {
-		var err error
-		if limit, err = httpapi.ParseLimit(q["limit"], nodes.MaxPage); err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
+	if n, ok := routes.QueryOf(r).Integer("limit"); ok {
+		limit = min(n, nodes.MaxPage)
 	}
 	if hasMarker {
 		if err := httpapi.CheckPathID(r, marker); err != nil {

@@ -22,6 +22,20 @@ const MultiSegmentExtension = "x-tuningbox-multi-segment"
 // TrailingSlashExtension marks an operation also served with a trailing slash.
 const TrailingSlashExtension = "x-tuningbox-trailing-slash"
 
+// LevelPathExtension marks a document operation, whose path is written at
+// the global level: a level path may come before resources/ (levelPathDescription).
+const LevelPathExtension = "x-tuningbox-level-path"
+
+// levelPathDescription explains the path of a document operation.
+const levelPathDescription = "A ConfigDB document (spec 000). The path is written at the global level, " +
+	"/api/v1/config/environments/{env}/resources/{resource}/...: the environment-wide document. " +
+	"Before resources/ a level path names a narrower level: {level}/{value} pairs of the environment's " +
+	"hierarchy levels, from the broadest down, such as the node short path " +
+	"/api/v1/config/environments/{env}/nodes/{node}/resources/{resource}/values (spec 000; {node} is the " +
+	"node's id, UUID or FQDN), or a whole placement, role/controller/nodes/node-1/resources/... " +
+	"A node's credentials read the documents of its own placement only. An effective read merges the " +
+	"documents of every level from the global one down to the path, the narrower winning."
+
 // Document is the OpenAPI document of Table, as served (JSON).
 var Document = func() []byte {
 	b, err := json.Marshal(document())
@@ -66,7 +80,7 @@ func document() object {
 				"basic":  object{"type": "http", "scheme": "basic"},
 				"bearer": object{"type": "http", "scheme": "bearer", "description": "An API token (POST /api/v1/tokens)."},
 			},
-			"schemas":   schemas,
+			"schemas":   componentSchemas(),
 			"responses": object{"Error": object{"description": "An error.", "content": jsonContent("Error")}},
 		},
 	}
@@ -95,6 +109,10 @@ func operation(r Route) object {
 		op["x-tuningbox-since"] = r.Since.String()
 		op["description"] = "From microversion " + r.Since.String() + "."
 	}
+	if r.Levels {
+		op[LevelPathExtension] = true
+		op["description"] = levelPathDescription
+	}
 	if r.Access == Public {
 		op["security"] = []object{}
 	}
@@ -105,10 +123,21 @@ func operation(r Route) object {
 			p["description"] = "The rest of the path: several segments separated by \"/\" (not escaped)."
 			p[MultiSegmentExtension] = true
 		}
+		switch {
+		case r.Levels && name == "resource":
+			p["description"] = "The resource definition: its name (which may contain \"/\", such as override/plugins), id or UUID."
+		case r.Levels && name == "kind":
+			p["description"] = "The document: values, or overrides (spec 000 also writes it override)."
+			p["schema"] = object{"type": "string", "enum": documentKinds}
+		}
 		params = append(params, p)
 	}
 	for _, q := range r.Query {
-		params = append(params, queryParam(q))
+		p := queryParam(q)
+		if q.Name == r.When {
+			p["required"] = true // what takes a request to this operation
+		}
+		params = append(params, p)
 	}
 	if params != nil {
 		op["parameters"] = params
@@ -138,22 +167,38 @@ func operation(r Route) object {
 
 func queryParam(q Param) object {
 	p := object{"name": q.Name, "in": "query", "description": q.Description}
+	if q.Since != (httpapi.Version{}) {
+		p["description"] = "From microversion " + q.Since.String() + " (refused below it): " + q.Description
+		p["x-tuningbox-since"] = q.Since.String()
+	}
 	switch q.Type {
 	case Flag:
 		// Present without a value means true (tuning-box's ?effective).
-		p["schema"] = object{"type": "string"}
+		p["schema"] = object{"type": "string", "pattern": flagPattern}
 		p["allowEmptyValue"] = true
 		p["x-tuningbox-flag"] = true
+	case Integer:
+		p["schema"] = object{"type": "integer", "minimum": 1}
+	case Seconds:
+		p["schema"] = object{"type": "number"}
 	case DateTime:
 		p["schema"] = object{"type": "string", "format": "date-time"}
 	default:
-		p["schema"] = object{"type": string(q.Type)}
+		p["schema"] = object{"type": "string"}
 	}
 	return p
 }
 
+// componentSchemas are the document's component schemas: the groups' and
+// the document operations' (documentSchemas).
+func componentSchemas() map[string]any {
+	all := maps.Clone(schemas)
+	maps.Copy(all, documentSchemas)
+	return all
+}
+
 // SchemaNames lists the component schemas, sorted.
-func SchemaNames() []string { return slices.Sorted(maps.Keys(schemas)) }
+func SchemaNames() []string { return slices.Sorted(maps.Keys(componentSchemas())) }
 
 // ServeDocument answers GET /api/v1/openapi.json.
 func ServeDocument(w http.ResponseWriter, _ *http.Request) {

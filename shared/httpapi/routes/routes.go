@@ -62,15 +62,18 @@ var nodeRuleNames = map[NodeRule]string{
 
 func (n NodeRule) String() string { return nodeRuleNames[n] }
 
-// ParamType is the type of a query parameter's value.
+// ParamType is the type of a query parameter's value: the one parser
+// (Route.CheckQuery, QueryOf) reads every value by it.
 type ParamType string
 
 const (
-	String  ParamType = "string"
+	String ParamType = "string"
+	// Integer is a positive integer (page sizes, version numbers).
 	Integer ParamType = "integer"
-	Number  ParamType = "number"
+	// Seconds is a finite number of seconds (a JSON Schema number).
+	Seconds ParamType = "seconds"
 	// Flag is a tuning-box style switch: present without a value means true
-	// (?effective), a value says true or false.
+	// (?effective), a value says true or false (flagTrue, flagFalse).
 	Flag ParamType = "flag"
 	// DateTime is an RFC 3339 instant.
 	DateTime ParamType = "date-time"
@@ -81,6 +84,9 @@ type Param struct {
 	Name        string
 	Type        ParamType
 	Description string
+	// Since is the first microversion that has the parameter (zero: all of
+	// them); older requests that give it are refused.
+	Since httpapi.Version
 }
 
 // Route is one method and path of the API.
@@ -88,8 +94,17 @@ type Route struct {
 	// ID names the route: the key its handler is bound by, and its OpenAPI operationId.
 	ID     string
 	Method string
-	// Path is the http.ServeMux path pattern ({name} one segment, {name...} the rest).
+	// Path is the http.ServeMux path pattern ({name} one segment, {name...} the
+	// rest); with Levels, the document's path at the global level, whose
+	// {resource...} may span segments before the last ones (the level matcher
+	// reads it: levels.go).
 	Path string
+	// Levels: a level path ({level}/{value} pairs, such as spec 000's
+	// nodes/{node}) may come between {env} and resources/ in Path.
+	Levels bool
+	// When names a Flag parameter that takes a request to this route when set,
+	// away from the route of the same path without it (?effective).
+	When string
 	// Slash: the route is also served with a trailing slash (spec 002 writes its paths with one).
 	Slash bool
 	// Group is the endpoint group, the Lambda function that serves the route.
@@ -115,9 +130,14 @@ type Route struct {
 	ContentType string
 }
 
-// Patterns are the ServeMux patterns of r: its path, and with Slash the same path with a trailing slash.
+// Patterns are the ServeMux patterns of r: its path, and with Slash the same
+// path with a trailing slash. A route behind a level path has its Path (the
+// ServeMux cannot read it: the level matcher does), with ?When when it has one.
 func (r Route) Patterns() []string {
 	p := []string{r.Method + " " + r.Path}
+	if r.When != "" {
+		p[0] += "?" + r.When
+	}
 	if r.Slash {
 		p = append(p, r.Method+" "+r.Path+"/{$}")
 	}
@@ -129,28 +149,6 @@ func (r Route) successStatuses() []int {
 		return []int{http.StatusOK}
 	}
 	return r.Status
-}
-
-// accepts reports whether r declares the query parameter name.
-func (r Route) accepts(name string) bool {
-	return slices.ContainsFunc(r.Query, func(p Param) bool { return p.Name == name })
-}
-
-// CheckQuery refuses a query parameter r does not declare, or one given more
-// than once: invalid input (400), never silently ignored.
-func (r Route) CheckQuery(req *http.Request) error {
-	for name, values := range req.URL.Query() {
-		if !r.accepts(name) {
-			if len(r.Query) == 0 {
-				return errs.Invalidf("unknown query parameter %q: %s %s takes none", name, r.Method, r.Path)
-			}
-			return errs.Invalidf("unknown query parameter %q (%s %s takes %s)", name, r.Method, r.Path, strings.Join(r.queryNames(), ", "))
-		}
-		if len(values) > 1 && !r.FirstOfRepeated {
-			return errs.Invalidf("query parameter %q is given more than once", name)
-		}
-	}
-	return nil
 }
 
 func (r Route) queryNames() []string {
@@ -193,6 +191,9 @@ var byID = func() map[string]Route {
 		if _, dup := m[r.ID]; dup {
 			panic("routes: two routes have the id " + r.ID)
 		}
+		if len(r.Query) > maxParams {
+			panic(fmt.Sprintf("routes: %s declares %d query parameters, more than a Query holds (maxParams %d)", r.ID, len(r.Query), maxParams))
+		}
 		m[r.ID] = r
 	}
 	return m
@@ -204,7 +205,7 @@ var byID = func() map[string]Route {
 // serves it from there.
 type Router struct {
 	// served holds each mounted route's handler behind the table's query
-	// check and microversion gate, by route id.
+	// parser and microversion gate, by route id.
 	served map[string]http.HandlerFunc
 	// matches keeps the routes requests took, by method and escaped path:
 	// matching a path with http.ServeMux semantics was the largest part of
@@ -227,7 +228,7 @@ func NewRouter(matchBytes int64) *Router {
 // are kept: the mux's other answers (a redirect keeps the query) are not.
 func (rt *Router) WithMatch(r *http.Request) *http.Request {
 	return withMatch(r, func(r *http.Request) *recordedMatch {
-		key := r.Method + " " + r.URL.EscapedPath()
+		key := r.Method + " " + r.URL.EscapedPath() + whenKey(r)
 		rec, ok := rt.matches.Get(key)
 		if !ok {
 			m, found := Find(r)
@@ -324,7 +325,9 @@ func (r Route) serve(h http.HandlerFunc) http.HandlerFunc {
 // Match is the route a request takes, with its path values.
 type Match struct {
 	Route
-	// Values are the path wildcards' values by name, unescaped as r.PathValue gives them.
+	// Values are the path wildcards' values by name, unescaped as r.PathValue
+	// gives them. A route behind a level path has env, resource and kind (its
+	// kind segment as given, "values" on the route that spells it out too).
 	Values map[string]string
 	// miss, when no route matches, is the status http.ServeMux answers (404,
 	// 405, or a redirect to location); allow is its Allow header.
@@ -336,7 +339,13 @@ type Match struct {
 // table's patterns, each answered by a matchHandler.
 var matcher = func() *http.ServeMux {
 	m := http.NewServeMux()
+	for pattern, h := range levelMatchers() {
+		m.Handle(pattern, h)
+	}
 	for _, route := range Table {
+		if route.Levels {
+			continue
+		}
 		h := matchHandler{route: route, params: route.pathParams()}
 		for _, p := range route.Patterns() {
 			m.Handle(p, h)
@@ -386,7 +395,13 @@ func Find(r *http.Request) (Match, bool) {
 	shallow := *r // the mux records its match on the request it serves: not on the caller's
 	matcher.ServeHTTP(w, &shallow)
 	if w.match == nil {
-		return Match{miss: w.status, allow: w.header.Get("Allow"), location: w.header.Get("Location")}, false
+		miss := Match{miss: w.status, allow: w.header.Get("Allow"), location: w.header.Get("Location")}
+		if miss.miss == http.StatusMethodNotAllowed {
+			if status, allow, ok := levelAllow(r); ok {
+				miss.miss, miss.allow = status, allow
+			}
+		}
+		return miss, false
 	}
 	return *w.match, true
 }

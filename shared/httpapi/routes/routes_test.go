@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes/routestest"
 )
@@ -76,8 +77,26 @@ func TestFind(t *testing.T) {
 		{"GET", "/api/v1/config", "versions", nil},
 		{"HEAD", "/api/v1/config/", "versions", nil},
 		{"GET", "/api/v1/openapi.json", "openapi", nil},
-		{"GET", "/api/v1/config/environments/1/nodes/7/resources/a/b/values?effective", "config.documents.get",
-			map[string]string{"env": "1", "rest": "nodes/7/resources/a/b/values"}},
+		// The document routes, behind a level path of any depth (the level matcher).
+		{"GET", "/api/v1/config/environments/1/nodes/7/resources/a/b/values?effective", "config.documents.effective",
+			map[string]string{"env": "1", "resource": "a/b", "kind": "values"}},
+		{"GET", "/api/v1/config/environments/1/nodes/7/resources/a/b/values?effective=false", "config.values.get",
+			map[string]string{"env": "1", "resource": "a/b", "kind": "values"}},
+		{"GET", "/api/v1/config/environments/e/resources/override/plugins/values", "config.values.get",
+			map[string]string{"env": "e", "resource": "override/plugins"}},
+		{"GET", "/api/v1/config/environments/1/role/a/nodes/7/resources/r/override", "config.overrides.get",
+			map[string]string{"env": "1", "resource": "r", "kind": "override"}},
+		{"HEAD", "/api/v1/config/environments/1/resources/r/overrides/versions", "config.documents.versions",
+			map[string]string{"resource": "r", "kind": "overrides"}},
+		{"PUT", "/api/v1/config/environments/1/nodes/7/resources/r/values", "config.values.put", map[string]string{"resource": "r"}},
+		{"PUT", "/api/v1/config/environments/1/resources/r/overrides", "config.overrides.put", map[string]string{"resource": "r"}},
+		{"PATCH", "/api/v1/config/environments/1/resources/a/values/keys/set", "config.keys.set", map[string]string{"resource": "a", "kind": "values"}},
+		{"PATCH", "/api/v1/config/environments/1/x/y/resources/a/overrides/keys/delete", "config.keys.delete", map[string]string{"resource": "a", "kind": "overrides"}},
+		{"PATCH", "/api/v1/config/environments/1/resources/a/values", "", nil},
+		{"PUT", "/api/v1/config/environments/1/resources/a/values/versions", "", nil},
+		{"GET", "/api/v1/config/environments/1/nodes/resources/a/values", "", nil},
+		{"GET", "/api/v1/config/environments/1/resources/a/valuez", "", nil},
+		{"GET", "/api/v1/config/environments/1/resources/values", "", nil},
 		{"GET", "/api/v1/config/environments/1/hierarchy_levels", "config.levels.list", map[string]string{"env": "1"}},
 		{"POST", "/api/v1/transactions/t1/nodes/n7/claim/", "graphs.transactions.claim", map[string]string{"uuid": "t1", "node": "n7"}},
 		{"PUT", "/api/v1/config/components", "", nil},
@@ -97,30 +116,54 @@ func TestFind(t *testing.T) {
 	}
 }
 
-// TestCheckQuery: declared parameters pass, unknown and repeated ones are invalid.
+// TestCheckQuery: declared parameters pass, unknown and repeated ones are
+// invalid, and so are values not of their declared type and parameters newer
+// than the request's microversion; the error names the parameter.
 func TestCheckQuery(t *testing.T) {
+	doc := "/api/v1/config/environments/1/nodes/7/resources/a/values"
 	tests := []struct {
 		method, target string
-		ok             bool
+		version        httpapi.Version
+		fault          string // "" when the query parses
 	}{
-		{"GET", "/api/v1/config/environments/1/nodes/7/resources/a/values?effective", true},
-		{"GET", "/api/v1/config/environments/1/nodes/7/resources/a/values?efective", false},
-		{"GET", "/api/v1/config/environments/1/nodes/7/resources/a/values?key=a&key=b", true}, // tuning-box reads the first
-		{"GET", "/api/v1/nodes?limit=1&limit=2", false},
-		{"PUT", "/api/v1/config/environments/1/nodes/7/resources/a/values?dry_run=true", true},
-		{"PUT", "/api/v1/config/environments/1/nodes/7/resources/a/values?as_of=2026-01-01T00:00:00Z", false},
-		{"GET", "/api/v1/config/components?x=1", false},
-		{"GET", "/api/v1/nodes?hostname=a&limit=2", true},
+		{"GET", doc + "?effective", httpapi.V1_0, ""},
+		{"GET", doc + "?effective=TRUE&show_lookup=no", httpapi.V1_0, ""},
+		{"GET", doc + "?effective=nonsense", httpapi.V1_0, `effective="nonsense": expected a boolean`},
+		{"GET", doc + "?efective", httpapi.V1_0, `unknown query parameter "efective"`},
+		{"GET", doc + "?key=a&key=b", httpapi.V1_0, ""}, // tuning-box reads the first
+		{"GET", doc + "?version=2", httpapi.V1_0, ""},
+		{"GET", doc + "?version=0", httpapi.V1_0, `version="0": expected a positive integer`},
+		{"GET", doc + "?version=x", httpapi.V1_0, `version="x": expected a positive integer`},
+		{"GET", doc + "?effective&wait=2.5", httpapi.V1_3, ""},
+		{"GET", doc + "?effective&wait=soon", httpapi.V1_3, `wait="soon": expected a number of seconds`},
+		{"GET", doc + "?effective&wait=NaN", httpapi.V1_3, `wait="NaN"`},
+		{"GET", doc + "?as_of=2026-01-01T00:00:00Z", httpapi.V1_3, ""},
+		{"GET", doc + "?as_of=yesterday", httpapi.V1_3, `as_of="yesterday": expected an RFC 3339 time`},
+		{"GET", doc + "?effective&explain", httpapi.V1_2, "the explain parameter needs API microversion 1.3"},
+		{"GET", "/api/v1/nodes?limit=1&limit=2", httpapi.V1_0, "more than once"},
+		{"PUT", doc + "?dry_run=true", httpapi.V1_3, ""},
+		{"PUT", doc + "?dry_run=true", httpapi.V1_0, "the dry_run parameter needs API microversion 1.3"},
+		{"PUT", doc + "?as_of=2026-01-01T00:00:00Z", httpapi.V1_3, `unknown query parameter "as_of"`},
+		{"GET", "/api/v1/config/components?x=1", httpapi.V1_0, "takes none"},
+		{"GET", "/api/v1/nodes?hostname=a&limit=2", httpapi.V1_0, ""},
+		{"GET", "/api/v1/graphs?fetch_related=nonsense", httpapi.V1_0, `fetch_related="nonsense": expected a boolean`},
 	}
 	for _, tt := range tests {
 		r := httptest.NewRequest(tt.method, tt.target, nil)
+		r = r.WithContext(httpapi.WithVersion(r.Context(), tt.version))
 		m, ok := routes.Find(r)
 		if !ok {
 			t.Fatalf("%s %s: no route", tt.method, tt.target)
 		}
-		if err := m.CheckQuery(r); (err == nil) != tt.ok {
-			t.Errorf("%s %s: %v, want ok=%v", tt.method, tt.target, err, tt.ok)
+		err := m.CheckQuery(r)
+		if tt.fault == "" && err != nil || tt.fault != "" && (err == nil || !strings.Contains(err.Error(), tt.fault)) {
+			t.Errorf("%s %s at %s: %v, want %q", tt.method, tt.target, tt.version, err, tt.fault)
 		}
+	}
+	r := httptest.NewRequest("GET", doc+"?effective=0&version=3&show_lookup", nil)
+	q := routes.QueryOf(r)
+	if n, ok := q.Integer("version"); q.Flag("effective") || !q.Flag("show_lookup") || n != 3 || !ok || q.Flag("explain") {
+		t.Errorf("QueryOf: effective %v, show_lookup %v, version %d %v", q.Flag("effective"), q.Flag("show_lookup"), n, ok)
 	}
 }
 
@@ -206,6 +249,95 @@ func TestGatewayPathsReachEveryRouteAndNothingElse(t *testing.T) {
 	for _, p := range paths {
 		if !used[p] {
 			t.Errorf("gateway path %s reaches no route", p)
+		}
+	}
+}
+
+// TestLevelRoutes: the document routes share one ServeMux pattern per method;
+// the router's kept matches tell a read from an effective read of the same
+// path by the query, and a method the document path does not take is 405
+// with the methods it does.
+func TestLevelRoutes(t *testing.T) {
+	router := routes.NewRouter(1 << 20)
+	answer := func(id string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			m, _ := routes.MatchOf(r)
+			_, _ = io.WriteString(w, id+" "+m.Values["resource"])
+		}
+	}
+	router.Mount(routes.Handlers{
+		"config.values.get": answer("values"), "config.documents.effective": answer("effective"),
+		"config.values.put": answer("put"), "config.keys.set": answer("set"),
+	})
+	doc := "/api/v1/config/environments/1/nodes/n1/resources/override/plugins/values"
+	tests := []struct {
+		method, target string
+		status         int
+		body, allow    string
+	}{
+		{"GET", doc, http.StatusOK, "values override/plugins", ""},
+		{"GET", doc + "?effective", http.StatusOK, "effective override/plugins", ""},
+		{"GET", doc + "?effective=no", http.StatusOK, "values override/plugins", ""},
+		{"GET", doc + "?effective=%74rue", http.StatusOK, "effective override/plugins", ""},
+		{"GET", doc, http.StatusOK, "values override/plugins", ""},
+		{"PUT", doc, http.StatusOK, "put override/plugins", ""},
+		{"PATCH", doc + "/keys/set", http.StatusOK, "set override/plugins", ""},
+		{"PATCH", doc, http.StatusMethodNotAllowed, "", "GET, HEAD, PUT"},
+		{"POST", doc + "/keys/set", http.StatusMethodNotAllowed, "", "PATCH"},
+		{"GET", "/api/v1/config/environments/1/nodes/n1/resources/r/nothing", http.StatusNotFound, "", ""},
+	}
+	for _, tt := range tests {
+		w := httptest.NewRecorder()
+		router.ServeHTTP(w, router.WithMatch(httptest.NewRequest(tt.method, tt.target, nil)))
+		if w.Code != tt.status || tt.body != "" && w.Body.String() != tt.body || w.Header().Get("Allow") != tt.allow {
+			t.Errorf("%s %s: %d %q (Allow %q), want %d %q (Allow %q)", tt.method, tt.target, w.Code, w.Body, w.Header().Get("Allow"), tt.status, tt.body, tt.allow)
+		}
+	}
+}
+
+// TestDocumentOperations: each ConfigDB document operation is in the
+// document at its global path with the level path explained, its bodies
+// typed (a document itself stays any JSON, and says so), and the effective
+// read requires ?effective, what takes a request to it.
+func TestDocumentOperations(t *testing.T) {
+	doc, err := routestest.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range routes.Table {
+		if !r.Levels {
+			continue
+		}
+		n++
+		op := doc.Paths.Find(routes.OpenAPIPath(r.Path)).GetOperation(r.Method)
+		if op == nil || op.OperationID != r.ID || op.Extensions[routes.LevelPathExtension] != true ||
+			!strings.Contains(op.Description, "nodes/{node}/resources/{resource}/values") {
+			t.Errorf("%s: not documented with its level path: %+v", r.ID, op)
+			continue
+		}
+		for status, resp := range op.Responses.Map() {
+			content := resp.Value.Content.Get("application/json")
+			if status == "default" || content == nil {
+				continue
+			}
+			if name := strings.TrimPrefix(content.Schema.Ref, "#/components/schemas/"); name == "Any" || name == "Object" || name == "Array" {
+				t.Errorf("%s %s answers an untyped %s", r.ID, status, name)
+			}
+		}
+		if r.When != "" && (op.Parameters.GetByInAndName("query", r.When) == nil || !op.Parameters.GetByInAndName("query", r.When).Required) {
+			t.Errorf("%s: ?%s is not required", r.ID, r.When)
+		}
+	}
+	if n != 8 {
+		t.Errorf("%d document operations in the table, want 8 (values and overrides read and write, versions, keys/set, keys/delete, effective)", n)
+	}
+	if d := doc.Components.Schemas["Document"].Value; d.Type != nil || !strings.Contains(d.Description, "Any JSON") {
+		t.Errorf("a document is not any JSON: %+v", d)
+	}
+	for _, name := range []string{"Preview", "DocumentVersions", "Explanation", "Lookup", "KeyOps"} {
+		if s := doc.Components.Schemas[name]; s == nil || s.Value.Type == nil {
+			t.Errorf("schema %s is not typed", name)
 		}
 	}
 }

@@ -69,16 +69,8 @@ var schemas = map[string]any{
 		},
 	},
 	"HierarchyLevels": object{"type": "array", "items": ref("HierarchyLevel")},
-	"Preview": object{
-		"description": "A dry run's answer: the version the write would create and the nodes whose effective document would change.",
-		"type":        "object", "required": []string{"version", "affected"},
-		"properties": object{
-			"version":  object{"type": "integer"},
-			"affected": object{"type": "array", "items": object{"type": "object", "required": []string{"node", "node_id", "changes"}}},
-		},
-	},
-	"Object": object{"type": "object"},
-	"Array":  object{"type": "array"},
-	"Any":    object{"description": "Any JSON value: a document is what its writer stored."},
-	"Text":   object{"type": "string"},
+	"Object":          object{"type": "object"},
+	"Array":           object{"type": "array"},
+	"Any":             object{"description": "Any JSON value: a document is what its writer stored."},
+	"Text":            object{"type": "string"},
 }

@@ -27,6 +27,8 @@ const (
 	// (the one path outside /api/v1).
 	MetricsPath = "/metrics"
 	config      = "/api/v1/config"
+	// docPath is a ConfigDB document's path at the global level (Route.Levels).
+	docPath = config + "/environments/{env}/resources/{resource...}"
 )
 
 // Status lists.
@@ -39,23 +41,23 @@ var (
 
 // Query parameters used by several routes.
 var (
-	limit         = Param{"limit", Integer, "At most this many items."}
-	marker        = Param{"marker", String, "The last item of the previous page (its UUID)."}
-	graphType     = Param{"graph_type", String, "The graph type (default: \"default\")."}
-	validateGraph = Param{"validate", Flag, "Check the graph (cycles, unknown dependencies) without storing it when it is invalid."}
-	dryRun        = Param{"dry_run", Flag, "Microversion 1.3: answer the version the write would create and the nodes whose effective document it would change, storing nothing."}
+	limit         = Param{Name: "limit", Type: Integer, Description: "At most this many items."}
+	marker        = Param{Name: "marker", Type: String, Description: "The last item of the previous page (its UUID)."}
+	graphType     = Param{Name: "graph_type", Type: String, Description: "The graph type (default: \"default\")."}
+	validateGraph = Param{Name: "validate", Type: Flag, Description: "Check the graph (cycles, unknown dependencies) without storing it when it is invalid."}
+	dryRun        = Param{Name: "dry_run", Type: Flag, Description: "Answer the version the write would create and the nodes whose effective document it would change, storing nothing.", Since: httpapi.V1_3}
 )
 
 // documentQuery are the parameters of a document read (spec 000, and microversion 1.3's merge, explain, as_of and wait).
 var documentQuery = []Param{
-	{"effective", Flag, "The effective document: every level above the path merged, tuning-box's ?effective."},
-	{"show_lookup", Flag, "With ?effective: which level each key came from."},
-	{"key", String, "Only this key of the document (dotted path)."},
-	{"version", Integer, "This version of the document instead of the newest."},
-	{"merge", String, "Microversion 1.3: merge mode of ?effective: \"replace\" (tuning-box's) or \"deep\"."},
-	{"explain", Flag, "Microversion 1.3: with ?effective, each key's winning layer with its version and writer."},
-	{"as_of", DateTime, "Microversion 1.3: the document as it was at this RFC 3339 instant."},
-	{"wait", Number, "Microversion 1.3: with If-None-Match, hold the read up to this many seconds (at most 25) until the document changes."},
+	{Name: "effective", Type: Flag, Description: "The effective document: every level above the path merged, tuning-box's ?effective."},
+	{Name: "show_lookup", Type: Flag, Description: "With ?effective: which level each key came from."},
+	{Name: "key", Type: String, Description: "Only this key of the document (dotted path)."},
+	{Name: "version", Type: Integer, Description: "This version of the document instead of the newest."},
+	{Name: "merge", Type: String, Description: "Merge mode of ?effective: \"replace\" (tuning-box's) or \"deep\".", Since: httpapi.V1_3},
+	{Name: "explain", Type: Flag, Description: "With ?effective, each key's winning layer with its version and writer.", Since: httpapi.V1_3},
+	{Name: "as_of", Type: DateTime, Description: "The document as it was at this RFC 3339 instant.", Since: httpapi.V1_3},
+	{Name: "wait", Type: Seconds, Description: "With If-None-Match, hold the read up to this many seconds (at most 25) until the document changes.", Since: httpapi.V1_3},
 }
 
 // Table is every route of the API, declared once.
@@ -79,7 +81,7 @@ func buildTable() []Route {
 		{ID: "config.components.delete", Method: "DELETE", Path: config + "/components/{id}", Group: GroupConfig, Access: Write, Summary: "Delete a component.", Status: noContent},
 
 		{ID: "config.definitions.list", Method: "GET", Path: config + "/resource_definitions", Group: GroupConfig, Access: Read, Summary: "List resource definitions.", Response: "ResourceDefinitions",
-			Query: []Param{{"component_id", String, "Only the definitions of this component."}}},
+			Query: []Param{{Name: "component_id", Type: String, Description: "Only the definitions of this component."}}},
 		{ID: "config.definitions.create", Method: "POST", Path: config + "/resource_definitions", Group: GroupConfig, Access: Write, Summary: "Create a resource definition.", Request: "Object", Response: "ResourceDefinition", Status: created},
 		{ID: "config.definitions.get", Method: "GET", Path: config + "/resource_definitions/{ref...}", Group: GroupConfig, Access: Read, Summary: "Show a resource definition (by id, UUID or component/name).", Response: "ResourceDefinition"},
 		{ID: "config.definitions.update", Method: "PUT", Path: config + "/resource_definitions/{ref...}", Group: GroupConfig, Access: Write, Summary: "Replace a resource definition's name or content.", Request: "Object", Status: noContent},
@@ -96,16 +98,26 @@ func buildTable() []Route {
 		{ID: "config.levels.get", Method: "GET", Path: config + "/environments/{env}/hierarchy_levels/{level}", Group: GroupConfig, Access: Read, Summary: "Show a hierarchy level.", Response: "HierarchyLevel"},
 		{ID: "config.levels.update", Method: "PUT", Path: config + "/environments/{env}/hierarchy_levels/{level}", Group: GroupConfig, Access: Write, Summary: "Rename a hierarchy level.", Request: "Object", Status: noContent},
 		{ID: "config.levels.patch", Method: "PATCH", Path: config + "/environments/{env}/hierarchy_levels/{level}", Group: GroupConfig, Access: Write, Summary: "Rename a hierarchy level (as PUT).", Request: "Object", Status: noContent},
-		{ID: "config.documents.get", Method: "GET", Path: config + "/environments/{env}/{rest...}", Group: GroupConfig, Access: Read, Node: NodeOwnDocument,
-			Summary: "Read a values or overrides document at a level path (…/resources/{resource}/values|overrides), or list its versions (…/versions).", Response: "Any", Query: documentQuery},
-		{ID: "config.documents.put", Method: "PUT", Path: config + "/environments/{env}/{rest...}", Group: GroupConfig, Access: Write,
-			Summary: "Replace a values or overrides document: a new version.", Request: "Any", Response: "Preview", Status: []int{http.StatusNoContent, http.StatusOK}, Query: []Param{dryRun}},
-		{ID: "config.documents.patch", Method: "PATCH", Path: config + "/environments/{env}/{rest...}", Group: GroupConfig, Access: Write,
-			Summary: "Set or delete keys of a document (…/keys/set, …/keys/delete): a new version.", Request: "Any", Response: "Preview", Status: []int{http.StatusNoContent, http.StatusOK}, Query: []Param{dryRun}},
+		{ID: "config.documents.versions", Method: "GET", Path: docPath + "/{kind}/versions", Levels: true, Group: GroupConfig, Access: Read, Node: NodeOwnDocument,
+			Summary: "List the versions of a values or overrides document, oldest first.", Response: "DocumentVersions"},
+		{ID: "config.documents.effective", Method: "GET", Path: docPath + "/{kind}", Levels: true, When: "effective", Group: GroupConfig, Access: Read, Node: NodeOwnDocument,
+			Summary: "Read the effective document (?effective): the document of every level from the global one down to the path merged, the narrower level winning; Hiera's read.", Response: "EffectiveDocument", Query: documentQuery},
+		{ID: "config.values.get", Method: "GET", Path: docPath + "/values", Levels: true, Group: GroupConfig, Access: Read, Node: NodeOwnDocument,
+			Summary: "Read the values document stored at a level path (without ?effective).", Response: "Document", Query: documentQuery},
+		{ID: "config.values.put", Method: "PUT", Path: docPath + "/values", Levels: true, Group: GroupConfig, Access: Write,
+			Summary: "Replace the values document at a level path: a new version.", Request: "Document", Response: "Preview", Status: []int{http.StatusNoContent, http.StatusOK}, Query: []Param{dryRun}},
+		{ID: "config.overrides.get", Method: "GET", Path: docPath + "/overrides", Levels: true, Group: GroupConfig, Access: Read, Node: NodeOwnDocument,
+			Summary: "Read the overrides document stored at a level path (without ?effective).", Response: "Document", Query: documentQuery},
+		{ID: "config.overrides.put", Method: "PUT", Path: docPath + "/overrides", Levels: true, Group: GroupConfig, Access: Write,
+			Summary: "Replace the overrides document at a level path: a new version.", Request: "Document", Response: "Preview", Status: []int{http.StatusNoContent, http.StatusOK}, Query: []Param{dryRun}},
+		{ID: "config.keys.set", Method: "PATCH", Path: docPath + "/{kind}/keys/set", Levels: true, Group: GroupConfig, Access: Write,
+			Summary: "Set keys of a document: a new version.", Request: "KeyOps", Response: "Preview", Status: []int{http.StatusNoContent, http.StatusOK}, Query: []Param{dryRun}},
+		{ID: "config.keys.delete", Method: "PATCH", Path: docPath + "/{kind}/keys/delete", Levels: true, Group: GroupConfig, Access: Write,
+			Summary: "Delete keys of a document: a new version.", Request: "KeyOps", Response: "Preview", Status: []int{http.StatusNoContent, http.StatusOK}, Query: []Param{dryRun}},
 		{ID: "config.diff", Method: "POST", Path: config + "/diff", Group: GroupConfig, Access: Read, Summary: "Compare two documents or versions; changes nothing.", Request: "Object", Response: "Object"},
 		{ID: "config.overrides.apply", Method: "POST", Path: config + "/overrides/apply", Group: GroupConfig, Access: Read, Summary: "Apply Puppet resource overrides to a catalog (spec 001); changes nothing.", Request: "Object", Response: "Object"},
 		{ID: "store.gc", Method: "POST", Path: "/api/v1/store/gc", Group: GroupConfig, Access: Admin, Summary: "Sweep unreferenced blobs.", Response: "Object",
-			Query: []Param{{"min_age", String, "Keep blobs younger than this duration (such as 30m or 2h)."}}},
+			Query: []Param{{Name: "min_age", Type: String, Description: "Keep blobs younger than this duration (such as 30m or 2h)."}}},
 	}
 	for i := range t {
 		t[i].FirstOfRepeated = strings.HasPrefix(t[i].ID, "config.") // the ConfigDB's tuning-box routes
@@ -155,22 +167,22 @@ func graphRoutes() []Route {
 	add("clusters.tasks.plugins", "GET", cluster+"/deployment_tasks/plugins", Read, "The tasks of a cluster's plugins.", ok, "Array", graphType)
 	add("clusters.tasks.release", "GET", cluster+"/deployment_tasks/release", Read, "The tasks of a cluster's release.", ok, "Array", graphType)
 	add("clusters.serializedTasks", "GET", cluster+"/serialized_tasks", Read, "A cluster's tasks as the deployment would run them, per node, with the tasks each node skips and why.", ok, "Object",
-		graphType, Param{"nodes", String, "Comma-separated node ids."}, Param{"force", Flag, "Plan as a forced run: every node's old data unknown."})
+		graphType, Param{Name: "nodes", Type: String, Description: "Comma-separated node ids."}, Param{Name: "force", Type: Flag, Description: "Plan as a forced run: every node's old data unknown."})
 	add("clusters.deploy", "PUT", cluster+"/deploy", Write, "Start a deployment of a cluster: a transaction.", accepted, "Object",
-		graphType, Param{"nodes", String, "Comma-separated node ids."}, Param{"dry_run", Flag, "Plan without running."},
-		Param{"noop_run", Flag, "Run tasks in no-op mode."}, Param{"force", Flag, "Run tasks whose inputs have not changed."}, Param{"debug", Flag, "Verbose agents."},
-		Param{"claim_timeout", Number, "Seconds a node has to claim in its graph before it fails the run (default 600)."})
+		graphType, Param{Name: "nodes", Type: String, Description: "Comma-separated node ids."}, Param{Name: "dry_run", Type: Flag, Description: "Plan without running."},
+		Param{Name: "noop_run", Type: Flag, Description: "Run tasks in no-op mode."}, Param{Name: "force", Type: Flag, Description: "Run tasks whose inputs have not changed."}, Param{Name: "debug", Type: Flag, Description: "Verbose agents."},
+		Param{Name: "claim_timeout", Type: Seconds, Description: "Seconds a node has to claim in its graph before it fails the run (default 600)."})
 	add("clusters.claim", "POST", cluster+"/nodes/{node}/claim", Write, "The agent of a node claims its next task of the cluster's running transaction.", []int{http.StatusOK, http.StatusNoContent}, "Object",
-		Param{"wait", Number, "Hold the claim up to this many seconds until a task is ready."})
+		Param{Name: "wait", Type: Seconds, Description: "Hold the claim up to this many seconds until a task is ready."})
 	t[len(t)-1].Node = NodeOwnTask
 	t = append(t, Route{ID: "graphs.clusters.graphviz", Method: "GET", Path: base + cluster + "/deploy_tasks/graph.gv", Group: GroupGraphs, Access: Read,
 		Summary: "A cluster's task graph in Graphviz DOT.", Response: "Text", ContentType: "text/vnd.graphviz",
-		Query: []Param{graphType, {"tasks", String, "Comma-separated tasks to keep."}, {"parents_for", String, "Only this task's ancestors."}, {"remove", String, "Comma-separated task types to leave out."}}})
+		Query: []Param{graphType, {Name: "tasks", Type: String, Description: "Comma-separated tasks to keep."}, {Name: "parents_for", Type: String, Description: "Only this task's ancestors."}, {Name: "remove", Type: String, Description: "Comma-separated task types to leave out."}}})
 
 	add("graphs.list", "GET", "/graphs", Read, "List graphs.", ok, "Array",
-		Param{"releases_ids", String, "Comma-separated release ids."}, Param{"plugins_ids", String, "Comma-separated plugin ids."},
-		Param{"clusters_ids", String, "Comma-separated cluster ids."}, Param{"graph_types", String, "Comma-separated graph types."},
-		Param{"fetch_related", Flag, "Also the graphs of the clusters' release and plugins."})
+		Param{Name: "releases_ids", Type: String, Description: "Comma-separated release ids."}, Param{Name: "plugins_ids", Type: String, Description: "Comma-separated plugin ids."},
+		Param{Name: "clusters_ids", Type: String, Description: "Comma-separated cluster ids."}, Param{Name: "graph_types", Type: String, Description: "Comma-separated graph types."},
+		Param{Name: "fetch_related", Type: Flag, Description: "Also the graphs of the clusters' release and plugins."})
 	add("graphs.get", "GET", "/graphs/{id}", Read, "Show a graph.", ok, "Object")
 	add("graphs.update", "PUT", "/graphs/{id}", Write, "Replace a graph.", ok, "Object", validateGraph)
 	add("graphs.patch", "PATCH", "/graphs/{id}", Write, "Change a graph.", ok, "Object", validateGraph)
@@ -179,7 +191,7 @@ func graphRoutes() []Route {
 
 	tx := "/transactions/{uuid}"
 	add("transactions.list", "GET", "/transactions", Read, "List transactions, newest first.", ok, "Array",
-		Param{"cluster_id", String, "Only this cluster's."}, Param{"status", String, "Only transactions in this status."}, limit)
+		Param{Name: "cluster_id", Type: String, Description: "Only this cluster's."}, Param{Name: "status", Type: String, Description: "Only transactions in this status."}, limit)
 	add("transactions.get", "GET", tx, Read, "Show a transaction.", ok, "Object")
 	add("transactions.plan", "GET", tx+"/plan", Read, "A transaction's plan: its tasks per node.", ok, "Object")
 	add("transactions.stop", "POST", tx+"/stop", Write, "Stop a transaction.", ok, "Object")
@@ -199,16 +211,16 @@ func templateRoutes() []Route {
 	t := []Route{
 		{ID: "nodes.create", Method: "POST", Path: nodes, Access: Write, Summary: "Register a node.", Request: "Object", Response: "Object", Status: created},
 		{ID: "nodes.list", Method: "GET", Path: nodes, Access: Read, Node: NodeHostnameSearch, Summary: "List nodes, or find one by host name.", Response: "Object",
-			Query: []Param{{"hostname", String, "Only the node with this FQDN."}, limit, marker}},
+			Query: []Param{{Name: "hostname", Type: String, Description: "Only the node with this FQDN."}, limit, marker}},
 		{ID: "nodes.get", Method: "GET", Path: nodes + "/{id}", Access: Read, Node: NodeOwnEntry, Summary: "Show a node (by id, UUID or FQDN).", Response: "Object"},
 		{ID: "nodes.update", Method: "PUT", Path: nodes + "/{id}", Access: Write, Summary: "Change a node's placement, roles or host name.", Request: "Object", Response: "Object"},
 		{ID: "nodes.delete", Method: "DELETE", Path: nodes + "/{id}", Access: Write, Summary: "Delete a node.", Status: noContent},
 		{ID: "templates.create", Method: "POST", Path: templates, Access: Write, Since: httpapi.V1_1, Summary: "Create a deploy template.", Request: "Object", Response: "Object", Status: created},
 		{ID: "templates.list", Method: "GET", Path: templates, Access: Read, Since: httpapi.V1_1, Summary: "List deploy templates.", Response: "Object",
-			Query: []Param{limit, marker, {"sort_key", String, "Sort by this attribute."}, {"sort_dir", String, "asc or desc."},
-				{"fields", String, "Comma-separated attributes to show."}, {"detail", Flag, "Every attribute."}}},
+			Query: []Param{limit, marker, {Name: "sort_key", Type: String, Description: "Sort by this attribute."}, {Name: "sort_dir", Type: String, Description: "asc or desc."},
+				{Name: "fields", Type: String, Description: "Comma-separated attributes to show."}, {Name: "detail", Type: Flag, Description: "Every attribute."}}},
 		{ID: "templates.get", Method: "GET", Path: templates + "/{ident}", Access: Read, Since: httpapi.V1_1, Summary: "Show a deploy template (by UUID or name).", Response: "Object",
-			Query: []Param{{"fields", String, "Comma-separated attributes to show."}}},
+			Query: []Param{{Name: "fields", Type: String, Description: "Comma-separated attributes to show."}}},
 		{ID: "templates.patch", Method: "PATCH", Path: templates + "/{ident}", Access: Write, Since: httpapi.V1_1, Summary: "Change a deploy template (JSON Patch).", Request: "Array", RequestTypes: []string{"application/json-patch+json"}, Response: "Object"},
 		{ID: "templates.delete", Method: "DELETE", Path: templates + "/{ident}", Access: Write, Since: httpapi.V1_1, Summary: "Delete a deploy template.", Status: noContent},
 		{ID: "steps.defaults.get", Method: "GET", Path: defaults, Access: Read, Since: httpapi.V1_1, Summary: "An environment's default deploy steps.", Response: "Object"},
@@ -232,10 +244,10 @@ func authRoutes() []Route {
 		{ID: "users.delete", Method: "DELETE", Path: "/api/v1/users/{name}", Access: Admin, Summary: "Delete a user and revoke its tokens.", Status: noContent},
 		{ID: "tokens.create", Method: "POST", Path: "/api/v1/tokens", Access: Admin, Summary: "Issue an API token; the answer is the only one that shows its secret.", Request: "Object", Response: "Object", Status: created},
 		{ID: "tokens.list", Method: "GET", Path: "/api/v1/tokens", Access: Admin, Summary: "List API tokens.", Response: "Object",
-			Query: []Param{{"user", String, "Only this user's tokens."}}},
+			Query: []Param{{Name: "user", Type: String, Description: "Only this user's tokens."}}},
 		{ID: "tokens.revoke", Method: "DELETE", Path: "/api/v1/tokens/{id}", Access: Admin, Summary: "Revoke an API token.", Status: noContent},
 		{ID: "audit.list", Method: "GET", Path: "/api/v1/audit", Access: Read, Summary: "The audit log, newest first.", Response: "Object",
-			Query: []Param{{"environment", String, "Only this environment's records."}, limit, {"before", String, "The cursor of the next page (the previous answer's \"next\")."}}},
+			Query: []Param{{Name: "environment", Type: String, Description: "Only this environment's records."}, limit, {Name: "before", Type: String, Description: "The cursor of the next page (the previous answer's \"next\")."}}},
 	}
 	for i := range t {
 		t[i].Group = GroupAuth

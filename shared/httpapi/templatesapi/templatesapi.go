@@ -122,23 +122,15 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request, q map[string]stri
 		httpapi.Error(w, r, err)
 		return
 	}
-	detail := false
-	if raw, ok := q["detail"]; ok {
-		if detail, err = strconv.ParseBool(raw); err != nil {
-			httpapi.Error(w, r, errs.Invalidf("detail must be true or false, got %q", raw))
-			return
-		}
-	}
+	query := routes.QueryOf(r)
+	detail := query.Flag("detail")
 	if detail && fields != nil {
 		httpapi.Error(w, r, errs.Invalidf("Can not specify ?detail=True and fields in the same request."))
 		return
 	}
 	opts := templates.ListOptions{Marker: q["marker"], SortKey: q["sort_key"], SortDir: q["sort_dir"], Limit: templates.MaxPage}
-	if raw, ok := q["limit"]; ok {
-		if opts.Limit, err = httpapi.ParseLimit(raw, templates.MaxPage); err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
+	if n, ok := query.Integer("limit"); ok {
+		opts.Limit = min(n, templates.MaxPage)
 	}
 	page, err := h.svc.List(r.Context(), opts)
 	if err != nil {

@@ -175,18 +175,26 @@ func (r *recorder) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-// Target turns a pattern path into a request path: every wildcard gets a value.
+// Target turns a pattern path into a request path: every wildcard gets a
+// value (a document's {kind} one of its kinds), and a route's When flag
+// (routes.Route.Patterns: "?effective") stays.
 func Target(path string) string {
+	path, query, hasQuery := strings.Cut(path, "?")
 	segs := strings.Split(path, "/")
 	for i, s := range segs {
 		switch {
 		case s == "{$}":
 			segs[i] = ""
+		case s == "{kind}":
+			segs[i] = "values"
 		case strings.HasSuffix(s, "...}"):
 			segs[i] = "a/b"
 		case strings.HasPrefix(s, "{"):
 			segs[i] = "1"
 		}
+	}
+	if hasQuery {
+		return strings.Join(segs, "/") + "?" + query
 	}
 	return strings.Join(segs, "/")
 }

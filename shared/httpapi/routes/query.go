@@ -1,0 +1,176 @@
+package routes
+
+import (
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/httpapi"
+)
+
+// The values a Flag takes, in any case: tuning-box's presence flags
+// ("?effective", "?dry_run=false", "no") and strconv.ParseBool's words, the
+// values the API accepted before it had one parser. flagPattern is the same
+// set as the document's JSON Schema pattern.
+var (
+	flagTrue    = []string{"", "1", "t", "true", "yes"}
+	flagFalse   = []string{"0", "f", "false", "no"}
+	flagPattern = `^(|1|0|[tT]|[fF]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO])$`
+)
+
+// expected says what a value of type t must be, for error messages.
+func (t ParamType) expected() string {
+	switch t {
+	case Flag:
+		return "a boolean (true, false, 1, 0, yes, no; no value is true)"
+	case Integer:
+		return "a positive integer"
+	case Seconds:
+		return "a number of seconds"
+	case DateTime:
+		return "an RFC 3339 time such as 2026-01-02T15:04:05Z"
+	}
+	return "a string"
+}
+
+// queryValue is one parameter's value, read by its declared type.
+type queryValue struct {
+	name, raw string
+	flag      bool
+	integer   int
+	seconds   float64
+	instant   time.Time
+}
+
+// maxParams bounds the parameters a route declares (buildTable checks it),
+// so that a Query holds its values in place: reading it allocates nothing on
+// Hiera's read.
+const maxParams = 8
+
+// Query is a request's query parameters, each read by the type its route
+// declares (QueryOf).
+type Query struct {
+	values [maxParams]queryValue
+	n      int
+}
+
+// CheckQuery reads req's query by r's declarations, as the router does before
+// r's handler runs. A parameter r does not declare, one given more than once
+// (unless FirstOfRepeated), one newer than the request's microversion
+// (Param.Since: refused rather than ignored, so a write meant as a dry run is
+// never stored), or a value that is not of its parameter's type is invalid
+// input (400), named in the message.
+func (r Route) CheckQuery(req *http.Request) error {
+	_, err := r.parseQuery(req, true)
+	return err
+}
+
+// QueryOf returns the query of the route r takes (MatchOf), read by its types.
+// The router refuses a request whose query does not parse before its handler
+// runs (Route.CheckQuery), so handlers read it without an error; a value that
+// does not parse reads as absent.
+func QueryOf(r *http.Request) Query {
+	m, _ := MatchOf(r)
+	q, _ := m.parseQuery(r, false)
+	return q
+}
+
+func (r Route) parseQuery(req *http.Request, strict bool) (Query, error) {
+	if req.URL.RawQuery == "" {
+		return Query{}, nil
+	}
+	values := req.URL.Query()
+	var q Query
+	for name, raw := range values {
+		i := slices.IndexFunc(r.Query, func(p Param) bool { return p.Name == name })
+		if i < 0 {
+			if !strict {
+				continue
+			}
+			if len(r.Query) == 0 {
+				return Query{}, errs.Invalidf("unknown query parameter %q: %s %s takes none", name, r.Method, r.Path)
+			}
+			return Query{}, errs.Invalidf("unknown query parameter %q (%s %s takes %s)", name, r.Method, r.Path, strings.Join(r.queryNames(), ", "))
+		}
+		p := r.Query[i]
+		if strict && len(raw) > 1 && !r.FirstOfRepeated {
+			return Query{}, errs.Invalidf("query parameter %q is given more than once", name)
+		}
+		if strict && p.Since != (httpapi.Version{}) && !httpapi.RequestVersion(req).AtLeast(p.Since) {
+			return Query{}, errs.Invalidf("the %s parameter needs API microversion %s (OpenStack-API-Version: %s %s)", name, p.Since, httpapi.ServiceType, p.Since)
+		}
+		v, ok := p.read(raw[0])
+		switch {
+		case !ok && strict:
+			return Query{}, errs.Invalidf("query parameter %s=%q: expected %s (%s)", name, raw[0], p.Type.expected(), p.Description)
+		case ok && !strict:
+			q.values[q.n] = v
+			q.n++
+		}
+	}
+	return q, nil
+}
+
+// read parses raw as a value of p's type.
+func (p Param) read(raw string) (queryValue, bool) {
+	v := queryValue{name: p.Name, raw: raw}
+	var err error
+	switch p.Type {
+	case Flag:
+		isTrue := slices.ContainsFunc(flagTrue, func(s string) bool { return strings.EqualFold(s, raw) })
+		v.flag = isTrue
+		return v, isTrue || slices.ContainsFunc(flagFalse, func(s string) bool { return strings.EqualFold(s, raw) })
+	case Integer:
+		v.integer, err = strconv.Atoi(raw)
+		return v, err == nil && v.integer > 0
+	case Seconds:
+		v.seconds, err = strconv.ParseFloat(raw, 64)
+		return v, err == nil && !math.IsNaN(v.seconds) && !math.IsInf(v.seconds, 0)
+	case DateTime:
+		v.instant, err = time.Parse(time.RFC3339Nano, raw)
+		return v, err == nil
+	}
+	return v, true
+}
+
+func (q Query) find(name string) (queryValue, bool) {
+	i := slices.IndexFunc(q.values[:q.n], func(v queryValue) bool { return v.name == name })
+	if i < 0 {
+		return queryValue{}, false
+	}
+	return q.values[i], true
+}
+
+// String returns a parameter's value as given ("" when absent).
+func (q Query) String(name string) string {
+	v, _ := q.find(name)
+	return v.raw
+}
+
+// Flag returns a Flag parameter: false when absent.
+func (q Query) Flag(name string) bool {
+	v, _ := q.find(name)
+	return v.flag
+}
+
+// Integer returns an Integer parameter, and whether it is given.
+func (q Query) Integer(name string) (int, bool) {
+	v, ok := q.find(name)
+	return v.integer, ok
+}
+
+// Seconds returns a Seconds parameter, and whether it is given.
+func (q Query) Seconds(name string) (float64, bool) {
+	v, ok := q.find(name)
+	return v.seconds, ok
+}
+
+// Time returns a DateTime parameter (the zero time when absent).
+func (q Query) Time(name string) time.Time {
+	v, _ := q.find(name)
+	return v.instant
+}

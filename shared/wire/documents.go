@@ -23,6 +23,9 @@ type DocumentVersion struct {
 	Size int64 `json:"size"`
 	// SHA256 is the hex digest of the stored JSON: the version's strong ETag.
 	SHA256 string `json:"sha256"`
+	// WrittenBy is who wrote the version, stored with it; absent for a version
+	// written outside an audited request, or before versions recorded it.
+	WrittenBy *Writer `json:"written_by,omitempty"`
 }
 
 // KeyOp is one edit of PATCH …/keys/set or …/keys/delete: the key path (an
@@ -90,7 +93,8 @@ type Layer struct {
 	Kind      string    `json:"kind"`
 	Version   int       `json:"version"`
 	CreatedAt time.Time `json:"created_at"`
-	// WrittenBy is who wrote the version, null when no record of it is found.
+	// WrittenBy is who wrote the version, null for a version stored before
+	// versions recorded their writer.
 	WrittenBy *Writer `json:"written_by"`
 	// Value is the shadowed layer's own value at the key (shadows only).
 	Value any `json:"value,omitempty"`
@@ -98,7 +102,9 @@ type Layer struct {
 
 // Writer is who wrote a document version and when.
 type Writer struct {
-	Principal string    `json:"principal"`
-	Role      string    `json:"role,omitempty"`
+	Principal string `json:"principal"`
+	Role      string `json:"role,omitempty"`
+	// RequestID is the request that wrote the version, as its audit record names it.
+	RequestID string    `json:"request_id,omitempty"`
 	Time      time.Time `json:"time"`
 }

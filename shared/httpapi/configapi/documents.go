@@ -9,6 +9,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
+	"github.com/tuningbox/tuningbox/shared/levelpath"
 	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
@@ -30,7 +31,7 @@ func docRef(r *http.Request) (configdb.DocRef, configdb.Kind, error) {
 	if err := v.pathRef(ref.Env, false); err != nil {
 		return configdb.DocRef{}, "", err
 	}
-	if ref.Levels, _, err = SplitLevelPath(segs[1:]); err != nil {
+	if ref.Levels, _, err = levelpath.Split(segs[1:]); err != nil {
 		return configdb.DocRef{}, "", err
 	}
 	kind, ok := configdb.ParseKind(m.Values["kind"])
@@ -38,13 +39,6 @@ func docRef(r *http.Request) (configdb.DocRef, configdb.Kind, error) {
 		return configdb.DocRef{}, "", errs.NotFoundf("expected .../resources/<resource>/values or /overrides")
 	}
 	return ref, kind, v.pathRef(ref.Resource, true)
-}
-
-// SplitLevelPath is routes.SplitLevelPath with the ConfigDB's level values:
-// the level path of a document path's segments after its environment, and
-// the segments after "resources". Not a document path: 404.
-func SplitLevelPath(segs []string) ([]configdb.LevelValue, []string, error) {
-	return routes.SplitLevelPath[configdb.LevelValue](segs)
 }
 
 func (h *handlers) listVersions(w http.ResponseWriter, r *http.Request) {
@@ -61,6 +55,9 @@ func (h *handlers) listVersions(w http.ResponseWriter, r *http.Request) {
 	out := make([]wire.DocumentVersion, len(versions))
 	for i, v := range versions {
 		out[i] = wire.DocumentVersion{Version: v.Version, CreatedAt: v.CreatedAt, Size: v.Size, SHA256: v.SHA256}
+		if by := v.WrittenBy; by != nil {
+			out[i].WrittenBy = &wire.Writer{Principal: by.Principal, Role: by.Role, RequestID: by.RequestID, Time: by.Time}
+		}
 	}
 	httpapi.JSON(w, http.StatusOK, out)
 }

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/levelpath"
 )
 
 // A ConfigDB document's path has a level path of any depth and a resource
@@ -20,37 +20,11 @@ import (
 // rest ("{env}/{rest...}"), and the level matcher picks the route among them
 // by the segments their Path ends with.
 
-// LevelValue is one {level}/{value} pair of a level path.
-type LevelValue struct {
-	Name  string
-	Value string
-}
-
 // overridesAlias is spec 000's spelling of the overrides kind segment ("override").
 const overridesAlias = "override"
 
 // documentKinds are the values of a {kind} segment.
 var documentKinds = []string{"values", "overrides", overridesAlias}
-
-// SplitLevelPath reads the (unescaped) segments of a document path after its
-// environment, {lvl}/{val}/.../resources/{rest...}: the level path, as
-// values of a LevelValue-shaped type (the ConfigDB's own: no copy on a read),
-// and the segments after "resources" (the resource name and what follows it).
-// Not a document path: 404.
-func SplitLevelPath[L ~struct{ Name, Value string }](segs []string) ([]L, []string, error) {
-	var levels []L
-	for len(segs) > 0 && segs[0] != "resources" {
-		if len(segs) < 2 {
-			return nil, nil, errs.NotFoundf("level %q has no value", segs[0])
-		}
-		levels = append(levels, L{Name: segs[0], Value: segs[1]})
-		segs = segs[2:]
-	}
-	if len(segs) == 0 {
-		return nil, nil, errs.NotFoundf("expected .../resources/<resource>/values or /overrides")
-	}
-	return levels, segs[1:], nil
-}
 
 // levelRoute is a route behind a level path, read for matching.
 type levelRoute struct {
@@ -102,7 +76,7 @@ func (h levelMatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		mw.WriteHeader(http.StatusNotFound)
 		return
 	}
-	_, name, err := SplitLevelPath[LevelValue](segs[depth:])
+	_, name, err := levelpath.Split(segs[depth:])
 	if err != nil {
 		mw.WriteHeader(http.StatusNotFound)
 		return
@@ -158,7 +132,7 @@ func levelAllow(r *http.Request) (status int, allow string, ok bool) {
 		if len(segs) <= route.depth || !slices.Equal(segs[:route.depth-1], route.prefix) {
 			continue
 		}
-		_, name, err := SplitLevelPath[LevelValue](segs[route.depth:])
+		_, name, err := levelpath.Split(segs[route.depth:])
 		if err != nil {
 			return http.StatusNotFound, "", true
 		}

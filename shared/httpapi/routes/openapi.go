@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 )
@@ -36,14 +37,16 @@ const levelPathDescription = "A ConfigDB document (spec 000). The path is writte
 	"A node's credentials read the documents of its own placement only. An effective read merges the " +
 	"documents of every level from the global one down to the path, the narrower winning."
 
-// Document is the OpenAPI document of Table, as served (JSON).
-var Document = func() []byte {
+// Document is the OpenAPI document of Table, as served (JSON). It is built
+// at its first use, not at start-up: generating the schemas costs a Lambda's
+// cold start ~15 ms that only GET /api/v1/openapi.json needs.
+var Document = sync.OnceValue(func() []byte {
 	b, err := json.Marshal(document())
 	if err != nil {
 		panic("routes: the OpenAPI document does not encode: " + err.Error())
 	}
 	return b
-}()
+})
 
 // OpenAPIPath is the document's form of a table path: {name...} becomes {name}.
 func OpenAPIPath(path string) string { return strings.ReplaceAll(path, "...}", "}") }
@@ -193,7 +196,7 @@ func queryParam(q Param) object {
 // the document operations' (documentSchemas).
 func componentSchemas() map[string]any {
 	all := maps.Clone(schemas)
-	maps.Copy(all, documentSchemas)
+	maps.Copy(all, documentSchemas())
 	return all
 }
 
@@ -202,5 +205,5 @@ func SchemaNames() []string { return slices.Sorted(maps.Keys(componentSchemas())
 
 // ServeDocument answers GET /api/v1/openapi.json.
 func ServeDocument(w http.ResponseWriter, _ *http.Request) {
-	httpapi.RawJSON(w, http.StatusOK, Document)
+	httpapi.RawJSON(w, http.StatusOK, Document())
 }

@@ -36,7 +36,7 @@ func TestDocumentValidates(t *testing.T) {
 		t.Errorf("%d operations in the document, %d routes in the table", operations, len(routes.Table))
 	}
 	t.Logf("OpenAPI %s document: %d paths, %d operations, %d schemas, %d bytes; kin-openapi validates it",
-		doc.OpenAPI, doc.Paths.Len(), operations, len(doc.Components.Schemas), len(routes.Document))
+		doc.OpenAPI, doc.Paths.Len(), operations, len(doc.Components.Schemas), len(routes.Document()))
 }
 
 // TestMultiSegmentParameters: a {name...} wildcard is one documented path

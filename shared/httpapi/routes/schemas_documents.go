@@ -14,7 +14,7 @@ import (
 // documentSchemas are the component schemas of the ConfigDB's document
 // operations, generated from their wire types (shared/wire) by kin-openapi's
 // openapi3gen, so the document says what the handlers encode.
-var documentSchemas = func() map[string]any {
+func documentSchemas() map[string]any {
 	out := map[string]any{
 		"Document":         generated(wire.Document{}),
 		"DocumentVersions": generated([]wire.DocumentVersion{}),
@@ -30,7 +30,7 @@ var documentSchemas = func() map[string]any {
 		"anyOf":       []object{ref("Document"), ref("Lookup"), ref("Explanation")},
 	}
 	return out
-}()
+}
 
 // generated is the JSON Schema (2020-12) of v's type: openapi3gen's OpenAPI
 // 3.0 schema, completed by what encoding/json does that it leaves out.

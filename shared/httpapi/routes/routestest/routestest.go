@@ -31,7 +31,7 @@ func init() { openapi3filter.RegisterBodyDecoder("text/vnd.graphviz", openapi3fi
 
 // Spec loads routes.Document with kin-openapi (once per test binary).
 var Spec = sync.OnceValues(func() (*openapi3.T, error) {
-	doc, err := openapi3.NewLoader().LoadFromData(routes.Document)
+	doc, err := openapi3.NewLoader().LoadFromData(routes.Document())
 	if err != nil {
 		return nil, err
 	}

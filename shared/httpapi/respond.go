@@ -17,18 +17,14 @@ import (
 	"strconv"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
-// ErrorBody is the JSON body of every error response.
-type ErrorBody struct {
-	Error ErrorDetail `json:"error"`
-}
-
-// ErrorDetail carries the status code and a human-readable message.
-type ErrorDetail struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
+// ErrorBody is the JSON body of every error response; ErrorDetail its one field.
+type (
+	ErrorBody   = wire.ErrorBody
+	ErrorDetail = wire.ErrorDetail
+)
 
 // StatusClientClosedRequest is the status logged for a request its client
 // cancelled (nginx's 499): nobody reads the answer.

@@ -10,6 +10,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/ident"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // Register adds the user, token and audit routes to router. Users and tokens are
@@ -27,17 +28,17 @@ func (m *Middleware) Register(router *routes.Router) {
 	})
 }
 
-type userBody struct {
-	User auth.User `json:"user"`
+// userView is user u as the API shows it.
+func userView(u auth.User) wire.User {
+	return wire.User{Name: u.Name, Role: string(u.Role), Node: u.Node, CreatedAt: u.CreatedAt}
+}
+
+func tokenView(t auth.Token) wire.Token {
+	return wire.Token{ID: t.ID, User: t.User, Description: t.Description, CreatedAt: t.CreatedAt}
 }
 
 func (m *Middleware) createUser(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Name     string    `json:"name"`
-		Password string    `json:"password"`
-		Role     auth.Role `json:"role"`
-		Node     string    `json:"node"`
-	}
+	var body wire.NewUser
 	if err := httpapi.Decode(r, &body); err != nil {
 		httpapi.Error(w, r, err)
 		return
@@ -47,13 +48,13 @@ func (m *Middleware) createUser(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, errs.Invalidf("node: Invalid uuid %s", body.Node))
 		return
 	}
-	u, err := m.svc.CreateUser(r.Context(), auth.NewUser{Name: body.Name, Password: body.Password, Role: body.Role, Node: body.Node})
+	u, err := m.svc.CreateUser(r.Context(), auth.NewUser{Name: body.Name, Password: body.Password, Role: auth.Role(body.Role), Node: body.Node})
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
 	}
 	w.Header().Set("Location", "/api/v1/users/"+u.Name)
-	httpapi.JSON(w, http.StatusCreated, userBody{User: u})
+	httpapi.JSON(w, http.StatusCreated, wire.UserBody{User: userView(u)})
 }
 
 func (m *Middleware) listUsers(w http.ResponseWriter, r *http.Request) {
@@ -62,9 +63,11 @@ func (m *Middleware) listUsers(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, err)
 		return
 	}
-	httpapi.JSON(w, http.StatusOK, struct {
-		Users []auth.User `json:"users"`
-	}{users})
+	out := wire.UserList{Users: make([]wire.User, len(users))}
+	for i, u := range users {
+		out.Users[i] = userView(u)
+	}
+	httpapi.JSON(w, http.StatusOK, out)
 }
 
 func (m *Middleware) getUser(w http.ResponseWriter, r *http.Request) {
@@ -73,7 +76,7 @@ func (m *Middleware) getUser(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, err)
 		return
 	}
-	httpapi.JSON(w, http.StatusOK, userBody{User: u})
+	httpapi.JSON(w, http.StatusOK, wire.UserBody{User: userView(u)})
 }
 
 func (m *Middleware) deleteUser(w http.ResponseWriter, r *http.Request) {
@@ -89,17 +92,8 @@ func (m *Middleware) deleteUser(w http.ResponseWriter, r *http.Request) {
 	httpapi.NoContent(w)
 }
 
-// createdToken is the one answer that shows a token's secret.
-type createdToken struct {
-	Token  auth.Token `json:"token"`
-	Secret string     `json:"secret"`
-}
-
 func (m *Middleware) createToken(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		User        string `json:"user"`
-		Description string `json:"description"`
-	}
+	var body wire.NewToken
 	if err := httpapi.Decode(r, &body); err != nil {
 		httpapi.Error(w, r, err)
 		return
@@ -114,7 +108,7 @@ func (m *Middleware) createToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	httpapi.JSON(w, http.StatusCreated, createdToken{Token: tok, Secret: secret})
+	httpapi.JSON(w, http.StatusCreated, wire.CreatedToken{Token: tokenView(tok), Secret: secret})
 }
 
 func (m *Middleware) listTokens(w http.ResponseWriter, r *http.Request) {
@@ -123,9 +117,11 @@ func (m *Middleware) listTokens(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, err)
 		return
 	}
-	httpapi.JSON(w, http.StatusOK, struct {
-		Tokens []auth.Token `json:"tokens"`
-	}{toks})
+	out := wire.TokenList{Tokens: make([]wire.Token, len(toks))}
+	for i, t := range toks {
+		out.Tokens[i] = tokenView(t)
+	}
+	httpapi.JSON(w, http.StatusOK, out)
 }
 
 func (m *Middleware) revokeToken(w http.ResponseWriter, r *http.Request) {
@@ -157,10 +153,10 @@ func (m *Middleware) listAudit(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, err)
 		return
 	}
-	out := struct {
-		Records []audit.Record `json:"records"`
-		Next    string         `json:"next,omitempty"`
-	}{Records: records}
+	out := wire.AuditPage{Records: make([]wire.AuditRecord, len(records))}
+	for i, rec := range records {
+		out.Records[i] = wire.AuditRecord(rec)
+	}
 	limit := query.Limit
 	if limit == 0 {
 		limit = audit.DefaultLimit

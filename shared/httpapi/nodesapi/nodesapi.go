@@ -9,12 +9,12 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/nodes"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // Register adds the node routes to router.
@@ -31,36 +31,17 @@ func Register(router *routes.Router, svc *nodes.Service) {
 
 type handlers struct{ svc *nodes.Service }
 
-// view is a node as the API shows it at the request's microversion.
-type view struct {
-	// ID is the UUID from 1.2 on, the legacy integer id before.
-	ID any `json:"id"`
-	// UUID is shown separately only before 1.2.
-	UUID string `json:"uuid,omitempty"`
-	FQDN string `json:"fqdn"`
-	// EnvironmentID follows the same rule as ID.
-	EnvironmentID any      `json:"environment_id"`
-	Roles         []string `json:"roles"`
-	Traits        []string `json:"traits"`
-	// Levels is the node's placement: its values for the ConfigDB levels above the node level.
-	Levels map[string]string `json:"levels"`
-	// Interfaces are the deploy steps the node supports by interface; null: everything.
-	Interfaces     map[string][]string `json:"interfaces"`
-	Status         string              `json:"status"`
-	DisabledReason *string             `json:"disabled_reason"`
-	Maintenance    bool                `json:"maintenance"`
-	CreatedAt      time.Time           `json:"created_at"`
-	UpdatedAt      *time.Time          `json:"updated_at"`
-}
-
-func viewOf(r *http.Request, n nodes.Node) view {
-	v := view{
-		ID: n.ID, UUID: n.UUID, FQDN: n.FQDN, EnvironmentID: n.EnvironmentID,
+// viewOf is node n as the API shows it at r's microversion: ids are the
+// legacy integers before 1.2 (the UUID beside them), UUIDs from 1.2 on.
+func viewOf(r *http.Request, n nodes.Node) wire.Node {
+	uuids := httpapi.UUIDIdentities(r)
+	v := wire.Node{
+		ID: wire.IDOf(uuids, n.ID, n.UUID), UUID: n.UUID, FQDN: n.FQDN, EnvironmentID: wire.IDOf(uuids, n.EnvironmentID, n.EnvironmentUUID),
 		Roles: n.Roles, Traits: n.Traits, Levels: n.Levels, Interfaces: n.Interfaces, Status: string(n.Status), Maintenance: n.Maintenance,
 		CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt,
 	}
-	if httpapi.UUIDIdentities(r) {
-		v.ID, v.UUID, v.EnvironmentID = n.UUID, "", n.EnvironmentUUID
+	if uuids {
+		v.UUID = ""
 	}
 	if n.DisabledReason != "" {
 		v.DisabledReason = &n.DisabledReason
@@ -71,24 +52,15 @@ func viewOf(r *http.Request, n nodes.Node) view {
 	return v
 }
 
-type nodeBody struct {
-	Node view `json:"node"`
-}
-
 // Location is the path of node n.
 func Location(n nodes.Node) string { return "/api/v1/nodes/" + n.UUID }
 
-// createBody registers a node. "id" is the legacy integer id before 1.2 and
-// the UUID from 1.2 on; "uuid" works at every version.
+// createBody is wire.NewNode as the server reads it: the references raw,
+// since their form (number or string) decides what a microversion accepts.
 type createBody struct {
-	ID            json.RawMessage     `json:"id"`
-	UUID          string              `json:"uuid"`
-	FQDN          string              `json:"fqdn"`
-	EnvironmentID json.RawMessage     `json:"environment_id"`
-	Roles         []string            `json:"roles"`
-	Traits        []string            `json:"traits"`
-	Levels        map[string]string   `json:"levels"`
-	Interfaces    map[string][]string `json:"interfaces"`
+	wire.NewNode
+	ID            json.RawMessage `json:"id"`
+	EnvironmentID json.RawMessage `json:"environment_id"`
 }
 
 func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]string) {
@@ -122,7 +94,7 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]st
 		return
 	}
 	w.Header().Set("Location", Location(n))
-	httpapi.JSON(w, http.StatusCreated, nodeBody{Node: viewOf(r, n)})
+	httpapi.JSON(w, http.StatusCreated, wire.NodeBody{Node: viewOf(r, n)})
 }
 
 // reference reads an optional id-or-UUID field given as a JSON number or
@@ -152,17 +124,6 @@ func reference(r *http.Request, field string, raw json.RawMessage) (string, erro
 	return ref, nil
 }
 
-// listBody is a page of nodes, with a "next" link when the page is full.
-type listBody struct {
-	Nodes []view `json:"nodes"`
-	Links []link `json:"nodes_links,omitempty"`
-}
-
-type link struct {
-	Rel  string `json:"rel"`
-	Href string `json:"href"`
-}
-
 func (h handlers) list(w http.ResponseWriter, r *http.Request, q map[string]string) {
 	_, hasLimit := q["limit"]
 	marker, hasMarker := q["marker"]
@@ -176,7 +137,7 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request, q map[string]stri
 			httpapi.Error(w, r, err)
 			return
 		}
-		httpapi.JSON(w, http.StatusOK, listBody{Nodes: views(r, found)})
+		httpapi.JSON(w, http.StatusOK, wire.NodeList{Nodes: views(r, found)})
 		return
 	}
 	limit := nodes.MaxPage
@@ -198,16 +159,16 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request, q map[string]stri
 		httpapi.Error(w, r, err)
 		return
 	}
-	body := listBody{Nodes: views(r, page)}
+	body := wire.NodeList{Nodes: views(r, page)}
 	if len(page) == limit {
 		next := url.Values{"limit": {strconv.Itoa(limit)}, "marker": {page[len(page)-1].UUID}}
-		body.Links = []link{{Rel: "next", Href: "/api/v1/nodes?" + next.Encode()}}
+		body.Links = []wire.Link{{Rel: "next", Href: "/api/v1/nodes?" + next.Encode()}}
 	}
 	httpapi.JSON(w, http.StatusOK, body)
 }
 
-func views(r *http.Request, ns []nodes.Node) []view {
-	out := make([]view, len(ns))
+func views(r *http.Request, ns []nodes.Node) []wire.Node {
+	out := make([]wire.Node, len(ns))
 	for i, n := range ns {
 		out[i] = viewOf(r, n)
 	}
@@ -230,21 +191,16 @@ func (h handlers) show(w http.ResponseWriter, r *http.Request, _ map[string]stri
 		httpapi.Error(w, r, err)
 		return
 	}
-	httpapi.JSON(w, http.StatusOK, nodeBody{Node: viewOf(r, n)})
+	httpapi.JSON(w, http.StatusOK, wire.NodeBody{Node: viewOf(r, n)})
 }
 
-// updateBody is a partial update; absent fields stay as they are.
+// updateBody is wire.NodeUpdate as the server reads it: the environment
+// raw (its form decides what a microversion accepts) and interfaces raw
+// (null makes every deploy step supported again).
 type updateBody struct {
-	Status         *nodes.Status      `json:"status"`
-	DisabledReason *string            `json:"disabled_reason"`
-	Maintenance    *bool              `json:"maintenance"`
-	Roles          *[]string          `json:"roles"`
-	Traits         *[]string          `json:"traits"`
-	Levels         *map[string]string `json:"levels"`
-	FQDN           *string            `json:"fqdn"`
-	EnvironmentID  json.RawMessage    `json:"environment_id"`
-	// Interfaces null makes every deploy step supported again.
-	Interfaces json.RawMessage `json:"interfaces"`
+	wire.NodeUpdate
+	EnvironmentID json.RawMessage `json:"environment_id"`
+	Interfaces    json.RawMessage `json:"interfaces"`
 }
 
 func (h handlers) update(w http.ResponseWriter, r *http.Request, _ map[string]string) {
@@ -259,7 +215,7 @@ func (h handlers) update(w http.ResponseWriter, r *http.Request, _ map[string]st
 		return
 	}
 	u := nodes.Update{
-		Status: body.Status, DisabledReason: body.DisabledReason, Maintenance: body.Maintenance,
+		Status: (*nodes.Status)(body.Status), DisabledReason: body.DisabledReason, Maintenance: body.Maintenance,
 		Roles: body.Roles, Traits: body.Traits, Levels: body.Levels, FQDN: body.FQDN,
 	}
 	env, err := reference(r, "environment_id", body.EnvironmentID)
@@ -283,7 +239,7 @@ func (h handlers) update(w http.ResponseWriter, r *http.Request, _ map[string]st
 		httpapi.Error(w, r, err)
 		return
 	}
-	httpapi.JSON(w, http.StatusOK, nodeBody{Node: viewOf(r, n)})
+	httpapi.JSON(w, http.StatusOK, wire.NodeBody{Node: viewOf(r, n)})
 }
 
 func (h handlers) delete(w http.ResponseWriter, r *http.Request, _ map[string]string) {

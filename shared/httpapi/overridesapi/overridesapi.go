@@ -15,6 +15,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/overrides"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // Register adds the overrides routes to router.
@@ -39,11 +40,41 @@ func Register(router *routes.Router, svc *overrides.Service) {
 			httpapi.Error(w, r, err)
 			return
 		}
-		httpapi.JSON(w, http.StatusOK, result)
+		httpapi.JSON(w, http.StatusOK, resultView(*result))
 	}})
 }
 
-// applyBody is {catalog, data} or {catalog, source: {env, levels, resource}},
+// resultView is the overridden catalog and its report as the API shows them.
+func resultView(res overrides.Result) wire.OverridesResult {
+	out := wire.OverridesResult{
+		Report: wire.OverridesReport{
+			Updated: entries(res.Report.Updated), Created: entries(res.Report.Created), Skipped: entries(res.Report.Skipped),
+			UncheckedTypes: res.Report.UncheckedTypes,
+		},
+	}
+	if res.Catalog != nil {
+		out.Catalog = make([]wire.CatalogResource, len(res.Catalog))
+	}
+	for i, r := range res.Catalog {
+		out.Catalog[i] = wire.CatalogResource(r)
+	}
+	return out
+}
+
+func entries(in []overrides.ReportEntry) []wire.OverridesEntry {
+	if in == nil {
+		return nil
+	}
+	out := make([]wire.OverridesEntry, len(in))
+	for i, e := range in {
+		out[i] = wire.OverridesEntry(e)
+	}
+	return out
+}
+
+// applyBody is wire.OverridesRequest as the server reads it: source.env is
+// an id given as a number or a string, source.levels an object or a path
+// ({catalog, data} or {catalog, source: {env, levels, resource}},
 // with known_types when the caller knows which resource types exist.
 type applyBody struct {
 	Catalog    json.RawMessage `json:"catalog"`

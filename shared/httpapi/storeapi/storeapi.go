@@ -10,6 +10,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/store"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // Register adds the store routes over backend b to router.
@@ -29,6 +30,6 @@ func Register(router *routes.Router, b store.Backend) {
 			httpapi.Error(w, r, err)
 			return
 		}
-		httpapi.JSON(w, http.StatusOK, rep)
+		httpapi.JSON(w, http.StatusOK, wire.GCReport(rep))
 	})})
 }

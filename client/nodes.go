@@ -21,6 +21,7 @@ type (
 	NewNode    = wire.NewNode
 	NodeUpdate = wire.NodeUpdate
 	Link       = wire.Link
+	PageLink   = wire.PageLink
 	// InterfaceValidation is one driver interface's result of ValidateNode.
 	InterfaceValidation = wire.InterfaceValidation
 )

@@ -230,9 +230,10 @@ type TaskReport struct {
 }
 
 // Claim states what a node's agent is to do next: "task" (run Task, then
-// report its result), "wait" (claim again later) or "done".
+// report its result), "wait" (claim again later), "done" (nothing left in
+// this transaction) or, for a claim in a cluster, "idle" (no transaction runs).
 type Claim struct {
-	Action            string `json:"action" enum:"task,wait,done"`
+	Action            string `json:"action" enum:"task,wait,done,idle"`
 	Transaction       string `json:"transaction"`
 	TransactionStatus string `json:"transaction_status"`
 	Node              string `json:"node"`

@@ -17,7 +17,7 @@ type Node struct {
 	Levels map[string]string `json:"levels"`
 	// Interfaces are the deploy steps the node supports by driver interface
 	// ("*": every step); null: everything is supported.
-	Interfaces     map[string][]string `json:"interfaces"`
+	Interfaces     map[string][]string `json:"interfaces" nullable:"true"`
 	Status         string              `json:"status" enum:"enabled,disabled"`
 	DisabledReason *string             `json:"disabled_reason"`
 	Maintenance    bool                `json:"maintenance"`
@@ -32,14 +32,20 @@ type NodeBody struct {
 
 // NodeList is a page of nodes, with a "next" link when the page is full.
 type NodeList struct {
-	Nodes []Node `json:"nodes"`
-	Links []Link `json:"nodes_links,omitempty"`
+	Nodes []Node     `json:"nodes"`
+	Links []PageLink `json:"nodes_links,omitempty"`
 }
 
-// Link is a link of a paged listing or of an entity.
-type Link struct {
+// PageLink is a link of a paged node listing ("next").
+type PageLink struct {
 	Rel  string `json:"rel"`
 	Href string `json:"href"`
+}
+
+// Link is a link of an entity ("self", "bookmark").
+type Link struct {
+	Href string `json:"href"`
+	Rel  string `json:"rel"`
 }
 
 // NewNode registers a node. ID and UUID are chosen by the registry when

@@ -34,7 +34,7 @@ type TemplateAttributes = map[string]any
 
 // TemplateList is a page of templates; Next is the next page's path when the page is full.
 type TemplateList struct {
-	Templates []TemplateAttributes `json:"deploy_templates" schema:"TemplateSubset"`
+	Templates []TemplateAttributes `json:"deploy_templates" schema:"[]TemplateSubset"`
 	Next      string               `json:"next,omitempty"`
 }
 

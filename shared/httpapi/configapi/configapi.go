@@ -10,8 +10,10 @@ import (
 	"strings"
 
 	"github.com/tuningbox/tuningbox/shared/configdb"
+	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // Prefix is the base path of the ConfigDB API (spec 000's default endpoint_uri).
@@ -77,29 +79,25 @@ func (h *handlers) listComponents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := idsFor(r)
-	out := make([]componentView, len(comps))
+	out := make([]wire.Component, len(comps))
 	for i, c := range comps {
 		out[i] = v.component(c)
 	}
 	httpapi.JSON(w, http.StatusOK, out)
 }
 
-type newDefinitionBody struct {
-	Name    string          `json:"name"`
-	Content json.RawMessage `json:"content"`
-}
-
 func (h *handlers) createComponent(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Name                string              `json:"name"`
-		ResourceDefinitions []newDefinitionBody `json:"resource_definitions"`
-	}
+	var body wire.NewComponent
 	if err := httpapi.Decode(r, &body); err != nil {
 		httpapi.Error(w, r, err)
 		return
 	}
 	in := configdb.NewComponent{Name: body.Name}
-	for _, d := range body.ResourceDefinitions {
+	for i, d := range body.ResourceDefinitions {
+		if d.ComponentID != nil {
+			httpapi.Error(w, r, errs.Invalidf("resource_definitions[%d].component_id: a new component's definitions belong to it", i))
+			return
+		}
 		in.ResourceDefinitions = append(in.ResourceDefinitions, configdb.NewResourceDefinition{Name: d.Name, Content: d.Content})
 	}
 	c, err := h.svc.CreateComponent(r.Context(), in)
@@ -131,8 +129,9 @@ func (h *handlers) updateComponent(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, err)
 		return
 	}
+	// wire.ComponentUpdate with the references raw: their form decides what a microversion accepts.
 	var body struct {
-		Name                *string `json:"name"`
+		wire.ComponentUpdate
 		ResourceDefinitions *[]struct {
 			ID json.RawMessage `json:"id"`
 		} `json:"resource_definitions"`
@@ -191,7 +190,7 @@ func (h *handlers) listDefinitions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := idsFor(r)
-	out := make([]resourceDefinition, len(defs))
+	out := make([]wire.ResourceDefinition, len(defs))
 	for i, d := range defs {
 		out[i] = v.definition(d)
 	}
@@ -199,10 +198,10 @@ func (h *handlers) listDefinitions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handlers) createDefinition(w http.ResponseWriter, r *http.Request) {
+	// wire.NewResourceDefinition with the component's reference raw.
 	var body struct {
-		Name        string          `json:"name"`
+		wire.NewResourceDefinition
 		ComponentID json.RawMessage `json:"component_id"`
-		Content     json.RawMessage `json:"content"`
 	}
 	if err := httpapi.Decode(r, &body); err != nil {
 		httpapi.Error(w, r, err)
@@ -254,10 +253,10 @@ func (h *handlers) updateDefinitionRef(w http.ResponseWriter, r *http.Request, r
 		httpapi.Error(w, r, err)
 		return
 	}
+	// wire.ResourceDefinitionUpdate with the component's reference raw (null detaches).
 	var body struct {
-		Name        *string         `json:"name"`
+		wire.ResourceDefinitionUpdate
 		ComponentID json.RawMessage `json:"component_id"`
-		Content     json.RawMessage `json:"content"`
 	}
 	if err := httpapi.Decode(r, &body); err != nil {
 		httpapi.Error(w, r, err)
@@ -340,7 +339,7 @@ func (h *handlers) listEnvironments(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := idsFor(r)
-	out := make([]environmentView, len(envs))
+	out := make([]wire.Environment, len(envs))
 	for i, e := range envs {
 		out[i] = v.environment(e)
 	}
@@ -348,10 +347,10 @@ func (h *handlers) listEnvironments(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handlers) createEnvironment(w http.ResponseWriter, r *http.Request) {
+	// wire.NewEnvironment with the components' references raw.
 	var body struct {
-		ID              int64             `json:"id"`
-		Components      []json.RawMessage `json:"components"`
-		HierarchyLevels []string          `json:"hierarchy_levels"`
+		wire.NewEnvironment
+		Components []json.RawMessage `json:"components"`
 	}
 	if err := httpapi.Decode(r, &body); err != nil {
 		httpapi.Error(w, r, err)
@@ -391,9 +390,10 @@ func (h *handlers) updateEnvironment(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, err)
 		return
 	}
+	// wire.EnvironmentUpdate with the components' references raw.
 	var body struct {
-		Components      *[]json.RawMessage `json:"components"`
-		HierarchyLevels *[]string          `json:"hierarchy_levels"`
+		wire.EnvironmentUpdate
+		Components *[]json.RawMessage `json:"components"`
 	}
 	if err := httpapi.Decode(r, &body); err != nil {
 		httpapi.Error(w, r, err)
@@ -441,7 +441,7 @@ func (h *handlers) listLevels(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := idsFor(r)
-	out := make([]levelView, len(levels))
+	out := make([]wire.Level, len(levels))
 	for i, l := range levels {
 		out[i] = v.level(l)
 	}
@@ -477,9 +477,7 @@ func (h *handlers) renameLevel(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, err)
 		return
 	}
-	var body struct {
-		Name string `json:"name"`
-	}
+	var body wire.LevelRename
 	if err := httpapi.Decode(r, &body); err != nil {
 		httpapi.Error(w, r, err)
 		return

@@ -7,9 +7,11 @@ import (
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
-// diffSide is one side of POST /diff. In "to", a field left out takes the value
+// diffSide is one side of POST /diff (wire.DiffSide) as the server reads it:
+// whether a field is given at all decides what "to" inherits. In "to", a field left out takes the value
 // "from" gave it, except as_of and version (left out: the latest).
 type diffSide struct {
 	Environment json.RawMessage    `json:"environment"`
@@ -58,7 +60,19 @@ func (h *handlers) diff(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, err)
 		return
 	}
-	httpapi.JSON(w, http.StatusOK, d)
+	httpapi.JSON(w, http.StatusOK, diffView(d))
+}
+
+// diffView is d as the API shows it.
+func diffView(d configdb.Diff) wire.Diff {
+	out := wire.Diff{Added: d.Added, Removed: d.Removed}
+	if d.Changed != nil {
+		out.Changed = make(map[string]wire.Change, len(d.Changed))
+	}
+	for k, c := range d.Changed {
+		out.Changed[k] = wire.Change(c)
+	}
+	return out
 }
 
 // inherit fills the fields "to" left out from "from".

@@ -17,6 +17,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 const base = "/api/v1"
@@ -165,64 +166,47 @@ func graphType(q map[string]string) string {
 	return graphs.DefaultType
 }
 
-// nonNil makes an empty list answer [] rather than null.
-func nonNil[T any](items []T) []T {
-	if items == nil {
-		return []T{}
-	}
-	return items
-}
-
 func (h *handlers) listEntries(kind graphs.OwnerKind) handler {
 	return func(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 		entries, err := h.svc.Entries(r.Context(), kind)
-		if u := h.viewFor(r); u != nil && err == nil {
-			return http.StatusOK, u.entries(entries), nil
+		if err != nil {
+			return 0, nil, err
 		}
-		return http.StatusOK, nonNil(entries), err
+		return http.StatusOK, h.viewsFor(r).entries(entries), nil
 	}
 }
 
 func (h *handlers) createEntry(kind graphs.OwnerKind, path string) handler {
 	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
-		var in graphs.EntryInput
-		if err := httpapi.Decode(r, &in); err != nil {
+		in, err := entryInput(r)
+		if err != nil {
 			return 0, nil, err
 		}
 		e, err := h.svc.CreateEntry(r.Context(), kind, in)
 		if err != nil {
 			return 0, nil, err
 		}
-		if u := h.viewFor(r); u != nil {
-			w.Header().Set("Location", path+"/"+e.UUID)
-			return http.StatusCreated, u.entry(e), nil
-		}
-		w.Header().Set("Location", fmt.Sprintf("%s/%d", path, e.ID))
-		return http.StatusCreated, e, nil
+		v := h.viewsFor(r).entry(e)
+		w.Header().Set("Location", path+"/"+string(v.ID))
+		return http.StatusCreated, v, nil
 	}
 }
 
 func (h *handlers) getEntry(kind graphs.OwnerKind) handler {
 	return h.withID(string(kind), func(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
 		e, err := h.svc.Entry(r.Context(), kind, id)
-		if u := h.viewFor(r); u != nil && err == nil {
-			return http.StatusOK, u.entry(e), nil
-		}
-		return http.StatusOK, e, err
+		return h.entryAnswer(r, e, err)
 	})
 }
 
 func (h *handlers) updateEntry(kind graphs.OwnerKind) handler {
 	return h.withID(string(kind), func(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
-		var in graphs.EntryInput
-		if err := httpapi.Decode(r, &in); err != nil {
+		in, err := entryInput(r)
+		if err != nil {
 			return 0, nil, err
 		}
 		e, err := h.svc.UpdateEntry(r.Context(), kind, id, in)
-		if u := h.viewFor(r); u != nil && err == nil {
-			return http.StatusOK, u.entry(e), nil
-		}
-		return http.StatusOK, e, err
+		return h.entryAnswer(r, e, err)
 	})
 }
 
@@ -256,14 +240,27 @@ func (h *handlers) getOwned(kind graphs.OwnerKind) handler {
 	})
 }
 
+// entryInput reads a release or plugin upload.
+func entryInput(r *http.Request) (graphs.EntryInput, error) {
+	var in wire.NewRegistryEntry
+	err := httpapi.Decode(r, &in)
+	return graphs.EntryInput{Name: in.Name, Version: in.Version, EntryMetadata: graphs.EntryMetadata(in.EntryMetadata)}, err
+}
+
 // graphBody reads a graph upload: the JSON body and the ?validate flag.
 func graphBody(r *http.Request, q map[string]string) (graphs.GraphInput, bool, error) {
 	validate, err := flag(q, "validate")
 	if err != nil {
 		return graphs.GraphInput{}, false, err
 	}
-	var in graphs.GraphInput
-	return in, validate, httpapi.Decode(r, &in)
+	var in wire.GraphInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return graphs.GraphInput{}, false, err
+	}
+	return graphs.GraphInput{
+		Name: in.Name, NodeFilter: in.NodeFilter, Tasks: in.Tasks,
+		OnSuccess: hookInput(in.OnSuccess), OnError: hookInput(in.OnError), OnStop: hookInput(in.OnStop),
+	}, validate, nil
 }
 
 func (h *handlers) createOwned(kind graphs.OwnerKind) handler {
@@ -340,7 +337,7 @@ func (h *handlers) putCluster(_ http.ResponseWriter, r *http.Request, _ map[stri
 func (h *handlers) deploymentTasks(from graphs.Source) handler {
 	return h.withID("cluster", func(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
 		tasks, err := h.svc.DeploymentTasks(r.Context(), id, graphType(q), from)
-		return http.StatusOK, tasks, err
+		return tasksAnswer(tasks, err)
 	})
 }
 
@@ -400,13 +397,19 @@ func (h *handlers) deleteGraph(_ http.ResponseWriter, r *http.Request, _ map[str
 func (h *handlers) execute(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	// The cluster is an id or a UUID (httpapi.CheckPathID's rules).
 	var body struct {
-		graphs.ExecuteRequest
+		wire.ExecuteRequest
 		Cluster json.RawMessage `json:"cluster"`
 	}
 	if err := httpapi.Decode(r, &body); err != nil {
 		return 0, nil, err
 	}
-	req := body.ExecuteRequest
+	in := body.ExecuteRequest
+	req := graphs.ExecuteRequest{DryRun: in.DryRun, NoopRun: in.NoopRun, Force: in.Force, Debug: in.Debug, ClaimTimeout: in.ClaimTimeout,
+		Graphs: convert(in.Graphs, func(g wire.GraphRun) graphs.GraphRun {
+			return graphs.GraphRun{Type: g.Type, Tasks: g.Tasks, Nodes: convert(g.Nodes, func(n wire.NodeID) graphs.NodeID { return graphs.NodeID(n) })}
+		}),
+		Subgraphs: convert(in.Subgraphs, func(sg wire.Subgraph) graphs.Subgraph { return graphs.Subgraph(sg) }),
+	}
 	if len(body.Cluster) > 0 && string(body.Cluster) != "null" {
 		id, err := h.bodyID(r, body.Cluster, string(graphs.Cluster))
 		if err != nil {
@@ -446,11 +449,11 @@ func (h *handlers) listTransactions(_ http.ResponseWriter, r *http.Request, q ma
 		f.Limit = n
 	}
 	txs, err := h.svc.Transactions(r.Context(), f)
-	if u := h.viewFor(r); u != nil && err == nil {
-		v, err := u.transactions(txs)
-		return http.StatusOK, v, err
+	if err != nil {
+		return 0, nil, err
 	}
-	return http.StatusOK, nonNil(txs), err
+	v, err := h.viewsFor(r).transactions(txs)
+	return http.StatusOK, v, err
 }
 
 func (h *handlers) getTransaction(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
@@ -460,7 +463,11 @@ func (h *handlers) getTransaction(_ http.ResponseWriter, r *http.Request, _ map[
 
 func (h *handlers) getPlan(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	p, err := h.svc.Plan(r.Context(), r.PathValue("uuid"))
-	return http.StatusOK, p, err
+	if err != nil {
+		return 0, nil, err
+	}
+	v, err := planView(p)
+	return http.StatusOK, v, err
 }
 
 func (h *handlers) stop(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
@@ -470,21 +477,25 @@ func (h *handlers) stop(_ http.ResponseWriter, r *http.Request, _ map[string]str
 
 func (h *handlers) claim(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	c, err := h.svc.Claim(r.Context(), r.PathValue("uuid"), r.PathValue("node"))
-	return http.StatusOK, c, err
+	return claimAnswer(c, err)
 }
 
 func (h *handlers) report(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
-	var rep graphs.TaskReport
+	var rep wire.TaskReport
 	if err := httpapi.Decode(r, &rep); err != nil {
 		return 0, nil, err
 	}
-	p, err := h.svc.Report(r.Context(), r.PathValue("uuid"), r.PathValue("node"), rep)
-	return http.StatusOK, p, err
+	p, err := h.svc.Report(r.Context(), r.PathValue("uuid"), r.PathValue("node"),
+		graphs.TaskReport{Task: rep.Task, Status: rep.Status, Message: rep.Message, TaskRun: graphs.TaskRun(rep.TaskRun)})
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, progressView(p), nil
 }
 
 func (h *handlers) releaseTasks(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
 	tasks, err := h.svc.ReleaseTasks(r.Context(), id, graphType(q))
-	return http.StatusOK, tasks, err
+	return tasksAnswer(tasks, err)
 }
 
 func nodeIDs(q map[string]string) []graphs.NodeID {
@@ -501,7 +512,11 @@ func (h *handlers) serializedTasks(_ http.ResponseWriter, r *http.Request, q map
 		return 0, nil, err
 	}
 	tasks, err := h.svc.SerializedTasks(r.Context(), id, graphType(q), nodeIDs(q), force)
-	return http.StatusOK, tasks, err
+	if err != nil {
+		return 0, nil, err
+	}
+	v, err := clusterTasksView(tasks)
+	return http.StatusOK, v, err
 }
 
 // deploy is spec 002's PUT /clusters/{id}/deploy: an execution of one graph type.
@@ -540,5 +555,75 @@ func (h *handlers) clusterClaim(_ http.ResponseWriter, r *http.Request, q map[st
 		wait = time.Duration(min(n, graphs.MaxClaimWait.Seconds()) * float64(time.Second))
 	}
 	c, err := h.svc.ClaimInCluster(r.Context(), id, r.PathValue("node"), wait, httpapi.Draining(r.Context()))
-	return http.StatusOK, c, err
+	return claimAnswer(c, err)
+}
+
+// convert maps a list element by element; nil stays nil (an absent list means
+// something else than an empty one).
+func convert[From, To any](in []From, fn func(From) To) []To {
+	if in == nil {
+		return nil
+	}
+	out := make([]To, len(in))
+	for i, v := range in {
+		out[i] = fn(v)
+	}
+	return out
+}
+
+// The answers of the routes, as wire types at the request's microversion.
+
+func (h *handlers) entryAnswer(r *http.Request, e graphs.Entry, err error) (int, any, error) {
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, h.viewsFor(r).entry(e), nil
+}
+
+func (h *handlers) graphAnswer(r *http.Request, status int, g graphs.Graph, err error) (int, any, error) {
+	if err != nil {
+		return 0, nil, err
+	}
+	v, err := h.viewsFor(r).graph(g)
+	return status, v, err
+}
+
+func (h *handlers) graphsAnswer(r *http.Request, gs []graphs.Graph, err error) (int, any, error) {
+	if err != nil {
+		return 0, nil, err
+	}
+	v, err := h.viewsFor(r).graphs(gs)
+	return http.StatusOK, v, err
+}
+
+func (h *handlers) clusterAnswer(r *http.Request, c graphs.ClusterSettings, err error) (int, any, error) {
+	if err != nil {
+		return 0, nil, err
+	}
+	v, err := h.viewsFor(r).clusterSettings(c)
+	return http.StatusOK, v, err
+}
+
+func (h *handlers) transactionAnswer(r *http.Request, status int, tx graphs.Transaction, err error) (int, any, error) {
+	if err != nil {
+		return 0, nil, err
+	}
+	v, err := h.viewsFor(r).transaction(tx)
+	return status, v, err
+}
+
+func tasksAnswer(tasks []graphs.Task, err error) (int, any, error) {
+	if err != nil {
+		return 0, nil, err
+	}
+	v, err := taskDocuments(tasks)
+	return http.StatusOK, v, err
+}
+
+func claimAnswer(c graphs.Claim, err error) (int, any, error) {
+	if err != nil {
+		return 0, nil, err
+	}
+	v, err := claimView(c)
+	return http.StatusOK, v, err
 }

@@ -162,7 +162,7 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request, q map[string]stri
 	body := wire.NodeList{Nodes: views(r, page)}
 	if len(page) == limit {
 		next := url.Values{"limit": {strconv.Itoa(limit)}, "marker": {page[len(page)-1].UUID}}
-		body.Links = []wire.Link{{Rel: "next", Href: "/api/v1/nodes?" + next.Encode()}}
+		body.Links = []wire.PageLink{{Rel: "next", Href: "/api/v1/nodes?" + next.Encode()}}
 	}
 	httpapi.JSON(w, http.StatusOK, body)
 }

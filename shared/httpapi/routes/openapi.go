@@ -2,9 +2,7 @@ package routes
 
 import (
 	"encoding/json"
-	"maps"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -151,9 +149,6 @@ func queryParam(q Param) object {
 	}
 	return p
 }
-
-// SchemaNames lists the component schemas, sorted.
-func SchemaNames() []string { return slices.Sorted(maps.Keys(schemas)) }
 
 // ServeDocument answers GET /api/v1/openapi.json.
 func ServeDocument(w http.ResponseWriter, _ *http.Request) {

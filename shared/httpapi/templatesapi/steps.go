@@ -8,14 +8,8 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi/nodesapi"
 	"github.com/tuningbox/tuningbox/shared/nodes"
 	"github.com/tuningbox/tuningbox/shared/templates"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
-
-// defaultsBody is an environment's default deploy steps; the environment id
-// follows the identity rule of the request's microversion.
-type defaultsBody struct {
-	EnvironmentID any              `json:"environment_id"`
-	Steps         []templates.Step `json:"steps"`
-}
 
 // withEnvironment resolves the {env} path segment (an id, or a UUID; only a
 // UUID from 1.2 on) and runs fn with the environment.
@@ -35,12 +29,8 @@ func (h handlers) withEnvironment(fn func(w http.ResponseWriter, r *http.Request
 	}
 }
 
-func defaultsView(r *http.Request, env nodes.Environment, steps []templates.Step) defaultsBody {
-	body := defaultsBody{EnvironmentID: env.ID, Steps: templates.MaskSteps(steps)}
-	if httpapi.UUIDIdentities(r) {
-		body.EnvironmentID = env.UUID
-	}
-	return body
+func defaultsView(r *http.Request, env nodes.Environment, steps []templates.Step) wire.StepDefaults {
+	return wire.StepDefaults{EnvironmentID: wire.IDOf(httpapi.UUIDIdentities(r), env.ID, env.UUID), Steps: stepViews(templates.MaskSteps(steps))}
 }
 
 func (h handlers) showDefaults(w http.ResponseWriter, r *http.Request, env nodes.Environment) {
@@ -74,16 +64,6 @@ func (h handlers) deleteDefaults(w http.ResponseWriter, r *http.Request, env nod
 	httpapi.NoContent(w)
 }
 
-// stepsRequest names the traits requested for the instance being deployed.
-type stepsRequest struct {
-	InstanceTraits *[]string `json:"instance_traits"`
-}
-
-// stepsBody is the ordered list of steps a deployment runs.
-type stepsBody struct {
-	DeploySteps []templates.Step `json:"deploy_steps"`
-}
-
 // validateNode answers Ironic's validation of a node's deploy step interfaces.
 func (h handlers) validateNode(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 	n, err := nodesapi.Lookup(r, h.nodes, r.PathValue("id"))
@@ -96,7 +76,11 @@ func (h handlers) validateNode(w http.ResponseWriter, r *http.Request, _ map[str
 		httpapi.Error(w, r, err)
 		return
 	}
-	httpapi.JSON(w, http.StatusOK, v)
+	out := make(wire.NodeValidation, len(v))
+	for name, iv := range v {
+		out[name] = wire.InterfaceValidation(iv)
+	}
+	httpapi.JSON(w, http.StatusOK, out)
 }
 
 // nodeSteps answers the deploy steps of a deployment of the node with the
@@ -107,7 +91,7 @@ func (h handlers) nodeSteps(w http.ResponseWriter, r *http.Request, _ map[string
 		httpapi.Error(w, r, err)
 		return
 	}
-	var req stepsRequest
+	var req wire.StepsRequest
 	if err := httpapi.Decode(r, &req); err != nil {
 		httpapi.Error(w, r, err)
 		return
@@ -116,10 +100,10 @@ func (h handlers) nodeSteps(w http.ResponseWriter, r *http.Request, _ map[string
 		httpapi.Error(w, r, errs.Invalidf("instance_traits is required: a list of trait names"))
 		return
 	}
-	steps, err := h.svc.DeploySteps(r.Context(), n, *req.InstanceTraits)
+	steps, err := h.svc.DeploySteps(r.Context(), n, req.InstanceTraits)
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
 	}
-	httpapi.JSON(w, http.StatusOK, stepsBody{DeploySteps: steps})
+	httpapi.JSON(w, http.StatusOK, wire.DeploySteps{DeploySteps: stepViews(steps)})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/nodes"
 	"github.com/tuningbox/tuningbox/shared/templates"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // Register adds the deploy template and deploy step routes to router.
@@ -43,24 +44,29 @@ type handlers struct {
 	nodes *nodes.Service
 }
 
-// link is one entry of a template's "links".
-type link struct {
-	Href string `json:"href"`
-	Rel  string `json:"rel"`
-}
-
 // Location is the path of template t.
 func Location(t templates.Template) string { return collection + "/" + t.UUID }
 
 // fullView is every attribute of a template, secret step arguments masked.
-func fullView(t templates.Template) map[string]any {
+func fullView(t templates.Template) wire.Template {
 	t = t.Masked()
 	self := Location(t)
-	return map[string]any{
-		"uuid": t.UUID, "name": t.Name, "steps": t.Steps, "extra": t.Extra,
-		"created_at": t.CreatedAt, "updated_at": t.UpdatedAt,
-		"links": []link{{Href: self, Rel: "self"}, {Href: self, Rel: "bookmark"}},
+	return wire.Template{
+		UUID: t.UUID, Name: t.Name, Steps: stepViews(t.Steps), Extra: t.Extra, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
+		Links: []wire.Link{{Href: self, Rel: "self"}, {Href: self, Rel: "bookmark"}},
 	}
+}
+
+// stepViews are deploy steps as the API shows them.
+func stepViews(steps []templates.Step) []wire.Step {
+	if steps == nil {
+		return nil
+	}
+	out := make([]wire.Step, len(steps))
+	for i, s := range steps {
+		out[i] = wire.Step(s)
+	}
+	return out
 }
 
 // fieldNames are the attributes ?fields= may select; links always come along.
@@ -70,10 +76,14 @@ var fieldNames = []string{"uuid", "name", "steps", "extra", "created_at", "updat
 var defaultListFields = []string{"uuid", "name", "links"}
 
 // selectFields keeps the named attributes of a full view, and its links.
-func selectFields(full map[string]any, fields []string) map[string]any {
-	out := map[string]any{"links": full["links"]}
+func selectFields(full wire.Template, fields []string) wire.TemplateAttributes {
+	all := map[string]any{
+		"uuid": full.UUID, "name": full.Name, "steps": full.Steps, "extra": full.Extra,
+		"created_at": full.CreatedAt, "updated_at": full.UpdatedAt, "links": full.Links,
+	}
+	out := wire.TemplateAttributes{"links": full.Links}
 	for _, f := range fields {
-		out[f] = full[f]
+		out[f] = all[f]
 	}
 	return out
 }
@@ -110,12 +120,6 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]st
 	httpapi.JSON(w, http.StatusCreated, fullView(t))
 }
 
-// listBody is a page of templates; Next is set when the page is full.
-type listBody struct {
-	Templates []map[string]any `json:"deploy_templates"`
-	Next      string           `json:"next,omitempty"`
-}
-
 func (h handlers) list(w http.ResponseWriter, r *http.Request, q map[string]string) {
 	fields, err := parseFields(q)
 	if err != nil {
@@ -145,15 +149,15 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request, q map[string]stri
 		httpapi.Error(w, r, err)
 		return
 	}
-	if !detail && fields == nil {
+	switch {
+	case detail:
+		fields = fieldNames
+	case fields == nil:
 		fields = defaultListFields
 	}
-	body := listBody{Templates: make([]map[string]any, len(page))}
+	body := wire.TemplateList{Templates: make([]wire.TemplateAttributes, len(page))}
 	for i, t := range page {
-		body.Templates[i] = fullView(t)
-		if !detail {
-			body.Templates[i] = selectFields(body.Templates[i], fields)
-		}
+		body.Templates[i] = selectFields(fullView(t), fields)
 	}
 	if len(page) == opts.Limit {
 		next := r.URL.Query()
@@ -175,11 +179,11 @@ func (h handlers) show(w http.ResponseWriter, r *http.Request, q map[string]stri
 		httpapi.Error(w, r, err)
 		return
 	}
-	view := fullView(t)
 	if fields != nil {
-		view = selectFields(view, fields)
+		httpapi.JSON(w, http.StatusOK, selectFields(fullView(t), fields))
+		return
 	}
-	httpapi.JSON(w, http.StatusOK, view)
+	httpapi.JSON(w, http.StatusOK, fullView(t))
 }
 
 func (h handlers) patch(w http.ResponseWriter, r *http.Request, _ map[string]string) {

@@ -29,23 +29,6 @@ func CheckPathID(r *http.Request, id string) error {
 	return nil
 }
 
-// QueryHandler handles a request with its query parameters, one value each:
-// the route table (shared/httpapi/routes) refuses unknown and repeated ones
-// before any handler runs.
-type QueryHandler func(w http.ResponseWriter, r *http.Request, query map[string]string)
-
-// WithQuery runs h with r's query parameters.
-func WithQuery(h QueryHandler) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		single := make(map[string]string, len(q))
-		for name, values := range q {
-			single[name] = values[0]
-		}
-		h(w, r, single)
-	}
-}
-
 // ParseLimit reads a page size: a positive integer, capped at maxPage.
 func ParseLimit(s string, maxPage int) (int, error) {
 	n, err := strconv.Atoi(s)

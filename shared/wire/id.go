@@ -24,6 +24,15 @@ func IDOf(uuids bool, id int64, uuid string) ID {
 	return IntID(id)
 }
 
+// UUIDBeside is the "uuid" field an answer shows beside "id": the UUID
+// before 1.2, nothing (omitted) from 1.2 on, where "id" is the UUID.
+func UUIDBeside(uuids bool, uuid string) string {
+	if uuids {
+		return ""
+	}
+	return uuid
+}
+
 // MarshalJSON writes an integer id as a number, a UUID or name as a string.
 func (id ID) MarshalJSON() ([]byte, error) {
 	if isInteger(string(id)) {

@@ -25,12 +25,7 @@ func idsFor(r *http.Request) ids { return ids{uuids: httpapi.RequestVersion(r).A
 func (v ids) of(i configdb.Ident) wire.ID { return wire.IDOf(v.uuids, i.ID, i.UUID) }
 
 // extra is the separate "uuid" field, shown only before 1.2.
-func (v ids) extra(i configdb.Ident) string {
-	if v.uuids {
-		return ""
-	}
-	return i.UUID
-}
+func (v ids) extra(i configdb.Ident) string { return wire.UUIDBeside(v.uuids, i.UUID) }
 
 func (v ids) ofPtr(i *configdb.Ident) *wire.ID {
 	if i == nil {

@@ -37,7 +37,7 @@ var owners = []struct {
 func Register(router *routes.Router, svc *graphs.Service) {
 	h := &handlers{svc: svc}
 	bound := routes.Handlers{}
-	bind := func(id string, fn handler) { bound["graphs."+id] = httpapi.WithQuery(fn.serve) }
+	bind := func(id string, fn httpapi.Handler) { bound["graphs."+id] = httpapi.Serve(fn) }
 	for _, o := range owners {
 		if o.kind != graphs.Cluster {
 			bind(o.plural+".list", h.listEntries(o.kind))
@@ -63,7 +63,7 @@ func Register(router *routes.Router, svc *graphs.Service) {
 	bind("clusters.serializedTasks", h.withID("cluster", h.serializedTasks))
 	bind("clusters.deploy", h.withID("cluster", h.deploy))
 	bind("clusters.claim", h.withID("cluster", h.clusterClaim))
-	bound["graphs.clusters.graphviz"] = httpapi.WithQuery(h.graphviz)
+	bind("clusters.graphviz", h.withID(string(graphs.Cluster), h.graphviz))
 
 	bind("graphs.list", h.listGraphs)
 	bind("graphs.get", h.withID("graph", h.getGraph))
@@ -82,22 +82,6 @@ func Register(router *routes.Router, svc *graphs.Service) {
 }
 
 type handlers struct{ svc *graphs.Service }
-
-// handler is a route body: it answers a status and a JSON value, or an error.
-// It may set response headers (Location) through w.
-type handler func(w http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error)
-
-func (fn handler) serve(w http.ResponseWriter, r *http.Request, q map[string]string) {
-	status, v, err := fn(w, r, q)
-	switch {
-	case err != nil:
-		httpapi.Error(w, r, err)
-	case status == http.StatusNoContent:
-		httpapi.NoContent(w)
-	default:
-		httpapi.JSON(w, status, v)
-	}
-}
 
 // flag reads a boolean query parameter; present without a value means true.
 func flag(q map[string]string, name string) (bool, error) {
@@ -148,7 +132,7 @@ func (h *handlers) idList(r *http.Request, q map[string]string, name, kind strin
 type idHandler func(w http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error)
 
 // withID resolves the path's {id} of an entity of kind what before fn.
-func (h *handlers) withID(what string, fn idHandler) handler {
+func (h *handlers) withID(what string, fn idHandler) httpapi.Handler {
 	return func(w http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
 		id, err := h.resolveID(r, r.PathValue("id"), what)
 		if err != nil {
@@ -166,7 +150,7 @@ func graphType(q map[string]string) string {
 	return graphs.DefaultType
 }
 
-func (h *handlers) listEntries(kind graphs.OwnerKind) handler {
+func (h *handlers) listEntries(kind graphs.OwnerKind) httpapi.Handler {
 	return func(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 		entries, err := h.svc.Entries(r.Context(), kind)
 		if err != nil {
@@ -176,7 +160,7 @@ func (h *handlers) listEntries(kind graphs.OwnerKind) handler {
 	}
 }
 
-func (h *handlers) createEntry(kind graphs.OwnerKind, path string) handler {
+func (h *handlers) createEntry(kind graphs.OwnerKind, path string) httpapi.Handler {
 	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 		in, err := entryInput(r)
 		if err != nil {
@@ -192,14 +176,14 @@ func (h *handlers) createEntry(kind graphs.OwnerKind, path string) handler {
 	}
 }
 
-func (h *handlers) getEntry(kind graphs.OwnerKind) handler {
+func (h *handlers) getEntry(kind graphs.OwnerKind) httpapi.Handler {
 	return h.withID(string(kind), func(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
 		e, err := h.svc.Entry(r.Context(), kind, id)
 		return h.entryAnswer(r, e, err)
 	})
 }
 
-func (h *handlers) updateEntry(kind graphs.OwnerKind) handler {
+func (h *handlers) updateEntry(kind graphs.OwnerKind) httpapi.Handler {
 	return h.withID(string(kind), func(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
 		in, err := entryInput(r)
 		if err != nil {
@@ -210,7 +194,7 @@ func (h *handlers) updateEntry(kind graphs.OwnerKind) handler {
 	})
 }
 
-func (h *handlers) deleteEntry(kind graphs.OwnerKind) handler {
+func (h *handlers) deleteEntry(kind graphs.OwnerKind) httpapi.Handler {
 	return h.withID(string(kind), func(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
 		return http.StatusNoContent, nil, h.svc.DeleteEntry(r.Context(), kind, id)
 	})
@@ -220,20 +204,20 @@ func (h *handlers) deleteEntry(kind graphs.OwnerKind) handler {
 type ownerHandler func(w http.ResponseWriter, r *http.Request, q map[string]string, o graphs.Owner) (int, any, error)
 
 // withOwner reads the owner of the kind from the path's {id} before fn.
-func (h *handlers) withOwner(kind graphs.OwnerKind, fn ownerHandler) handler {
+func (h *handlers) withOwner(kind graphs.OwnerKind, fn ownerHandler) httpapi.Handler {
 	return h.withID(string(kind), func(w http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
 		return fn(w, r, q, graphs.Owner{Kind: kind, ID: id})
 	})
 }
 
-func (h *handlers) listOwned(kind graphs.OwnerKind) handler {
+func (h *handlers) listOwned(kind graphs.OwnerKind) httpapi.Handler {
 	return h.withOwner(kind, func(_ http.ResponseWriter, r *http.Request, _ map[string]string, o graphs.Owner) (int, any, error) {
 		gs, err := h.svc.GraphsOf(r.Context(), o)
 		return h.graphsAnswer(r, gs, err)
 	})
 }
 
-func (h *handlers) getOwned(kind graphs.OwnerKind) handler {
+func (h *handlers) getOwned(kind graphs.OwnerKind) httpapi.Handler {
 	return h.withOwner(kind, func(_ http.ResponseWriter, r *http.Request, _ map[string]string, o graphs.Owner) (int, any, error) {
 		g, err := h.svc.GraphOf(r.Context(), o, r.PathValue("type"))
 		return h.graphAnswer(r, http.StatusOK, g, err)
@@ -263,7 +247,7 @@ func graphBody(r *http.Request, q map[string]string) (graphs.GraphInput, bool, e
 	}, validate, nil
 }
 
-func (h *handlers) createOwned(kind graphs.OwnerKind) handler {
+func (h *handlers) createOwned(kind graphs.OwnerKind) httpapi.Handler {
 	return h.withOwner(kind, func(w http.ResponseWriter, r *http.Request, q map[string]string, o graphs.Owner) (int, any, error) {
 		in, validate, err := graphBody(r, q)
 		if err != nil {
@@ -281,7 +265,7 @@ func (h *handlers) createOwned(kind graphs.OwnerKind) handler {
 	})
 }
 
-func (h *handlers) updateOwned(kind graphs.OwnerKind) handler {
+func (h *handlers) updateOwned(kind graphs.OwnerKind) httpapi.Handler {
 	return h.withOwner(kind, func(_ http.ResponseWriter, r *http.Request, q map[string]string, o graphs.Owner) (int, any, error) {
 		in, validate, err := graphBody(r, q)
 		if err != nil {
@@ -292,7 +276,7 @@ func (h *handlers) updateOwned(kind graphs.OwnerKind) handler {
 	})
 }
 
-func (h *handlers) deleteOwned(kind graphs.OwnerKind) handler {
+func (h *handlers) deleteOwned(kind graphs.OwnerKind) httpapi.Handler {
 	return h.withOwner(kind, func(_ http.ResponseWriter, r *http.Request, _ map[string]string, o graphs.Owner) (int, any, error) {
 		return http.StatusNoContent, nil, h.svc.DeleteGraphOf(r.Context(), o, r.PathValue("type"))
 	})
@@ -334,26 +318,17 @@ func (h *handlers) putCluster(_ http.ResponseWriter, r *http.Request, _ map[stri
 	return h.clusterAnswer(r, c, err)
 }
 
-func (h *handlers) deploymentTasks(from graphs.Source) handler {
+func (h *handlers) deploymentTasks(from graphs.Source) httpapi.Handler {
 	return h.withID("cluster", func(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
 		tasks, err := h.svc.DeploymentTasks(r.Context(), id, graphType(q), from)
 		return tasksAnswer(tasks, err)
 	})
 }
 
-func (h *handlers) graphviz(w http.ResponseWriter, r *http.Request, q map[string]string) {
-	id, err := h.resolveID(r, r.PathValue("id"), string(graphs.Cluster))
-	var dot string
-	if err == nil {
-		opts := graphs.DOTOptions{Tasks: list(q, "tasks"), ParentsFor: q["parents_for"], Remove: list(q, "remove")}
-		dot, err = h.svc.DOT(r.Context(), id, graphType(q), opts)
-	}
-	if err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
-	w.Header().Set("Content-Type", "text/vnd.graphviz")
-	_, _ = w.Write([]byte(dot))
+func (h *handlers) graphviz(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
+	opts := graphs.DOTOptions{Tasks: list(q, "tasks"), ParentsFor: q["parents_for"], Remove: list(q, "remove")}
+	dot, err := h.svc.DOT(r.Context(), id, graphType(q), opts)
+	return http.StatusOK, httpapi.Text{ContentType: "text/vnd.graphviz", Body: []byte(dot)}, err
 }
 
 func (h *handlers) listGraphs(_ http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {

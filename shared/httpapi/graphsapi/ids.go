@@ -75,21 +75,17 @@ func (v *views) ownerID(o graphs.Owner) (wire.ID, error) {
 	return wire.ID(id), nil
 }
 
-// uuid is the separate "uuid" field, shown only before 1.2.
-func (v *views) uuid(uuid string) string {
-	if v.uuids {
-		return ""
-	}
-	return uuid
-}
-
 func (v *views) entry(e graphs.Entry) wire.RegistryEntry {
-	return wire.RegistryEntry{ID: wire.IDOf(v.uuids, e.ID, e.UUID), UUID: v.uuid(e.UUID), Name: e.Name, Version: e.Version, EntryMetadata: wire.EntryMetadata(e.EntryMetadata)}
+	return wire.RegistryEntry{ID: wire.IDOf(v.uuids, e.ID, e.UUID), UUID: wire.UUIDBeside(v.uuids, e.UUID), Name: e.Name, Version: e.Version, EntryMetadata: wire.EntryMetadata(e.EntryMetadata)}
 }
 
 // entries lists entries ([] when there are none).
 func (v *views) entries(es []graphs.Entry) []wire.RegistryEntry {
-	return convert(append(make([]graphs.Entry, 0, len(es)), es...), v.entry)
+	out := make([]wire.RegistryEntry, len(es))
+	for i, e := range es {
+		out[i] = v.entry(e)
+	}
+	return out
 }
 
 func (v *views) graph(g graphs.Graph) (wire.Graph, error) {
@@ -102,7 +98,7 @@ func (v *views) graph(g graphs.Graph) (wire.Graph, error) {
 		tasks = []wire.TaskDocument{}
 	}
 	return wire.Graph{
-		ID: wire.IDOf(v.uuids, g.ID, g.UUID), UUID: v.uuid(g.UUID), Name: g.Name,
+		ID: wire.IDOf(v.uuids, g.ID, g.UUID), UUID: wire.UUIDBeside(v.uuids, g.UUID), Name: g.Name,
 		NodeFilter: g.NodeFilter, OnSuccess: hookView(g.OnSuccess), OnError: hookView(g.OnError), OnStop: hookView(g.OnStop),
 		Tasks: tasks, Relations: []wire.Relation{{Type: g.Type, Model: string(g.Owner.Kind), ModelID: owner}},
 	}, err

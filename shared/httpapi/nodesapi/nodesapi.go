@@ -21,11 +21,11 @@ import (
 func Register(router *routes.Router, svc *nodes.Service) {
 	h := handlers{svc: svc}
 	router.Mount(routes.Handlers{
-		"nodes.create": httpapi.WithQuery(h.create),
-		"nodes.list":   httpapi.WithQuery(h.list),
-		"nodes.get":    httpapi.WithQuery(h.show),
-		"nodes.update": httpapi.WithQuery(h.update),
-		"nodes.delete": httpapi.WithQuery(h.delete),
+		"nodes.create": httpapi.Serve(h.create),
+		"nodes.list":   httpapi.Serve(h.list),
+		"nodes.get":    httpapi.Serve(h.show),
+		"nodes.update": httpapi.Serve(h.update),
+		"nodes.delete": httpapi.Serve(h.delete),
 	})
 }
 
@@ -36,12 +36,9 @@ type handlers struct{ svc *nodes.Service }
 func viewOf(r *http.Request, n nodes.Node) wire.Node {
 	uuids := httpapi.UUIDIdentities(r)
 	v := wire.Node{
-		ID: wire.IDOf(uuids, n.ID, n.UUID), UUID: n.UUID, FQDN: n.FQDN, EnvironmentID: wire.IDOf(uuids, n.EnvironmentID, n.EnvironmentUUID),
+		ID: wire.IDOf(uuids, n.ID, n.UUID), UUID: wire.UUIDBeside(uuids, n.UUID), FQDN: n.FQDN, EnvironmentID: wire.IDOf(uuids, n.EnvironmentID, n.EnvironmentUUID),
 		Roles: n.Roles, Traits: n.Traits, Levels: n.Levels, Interfaces: n.Interfaces, Status: string(n.Status), Maintenance: n.Maintenance,
 		CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt,
-	}
-	if uuids {
-		v.UUID = ""
 	}
 	if n.DisabledReason != "" {
 		v.DisabledReason = &n.DisabledReason
@@ -63,38 +60,33 @@ type createBody struct {
 	EnvironmentID json.RawMessage `json:"environment_id"`
 }
 
-func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	var body createBody
 	if err := httpapi.Decode(r, &body); err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	in := nodes.NewNode{UUID: body.UUID, FQDN: body.FQDN, Roles: body.Roles, Traits: body.Traits, Levels: body.Levels, Interfaces: body.Interfaces}
 	var err error
 	if in.Environment, err = reference(r, "environment_id", body.EnvironmentID); err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	switch {
 	case len(body.ID) == 0:
 	case httpapi.UUIDIdentities(r):
 		if json.Unmarshal(body.ID, &in.UUID) != nil {
-			httpapi.Error(w, r, errs.Invalidf("id must be a UUID"))
-			return
+			return 0, nil, errs.Invalidf("id must be a UUID")
 		}
 	default:
 		if json.Unmarshal(body.ID, &in.ID) != nil {
-			httpapi.Error(w, r, errs.Invalidf("id must be a positive integer"))
-			return
+			return 0, nil, errs.Invalidf("id must be a positive integer")
 		}
 	}
 	n, err := h.svc.Create(r.Context(), in)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	w.Header().Set("Location", Location(n))
-	httpapi.JSON(w, http.StatusCreated, wire.NodeBody{Node: viewOf(r, n)})
+	return http.StatusCreated, wire.NodeBody{Node: viewOf(r, n)}, nil
 }
 
 // reference reads an optional id-or-UUID field given as a JSON number or
@@ -124,47 +116,41 @@ func reference(r *http.Request, field string, raw json.RawMessage) (string, erro
 	return ref, nil
 }
 
-func (h handlers) list(w http.ResponseWriter, r *http.Request, q map[string]string) {
+func (h handlers) list(_ http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
 	_, hasLimit := q["limit"]
 	marker, hasMarker := q["marker"]
 	if pattern, search := q["hostname"]; search {
 		if hasLimit || hasMarker {
-			httpapi.Error(w, r, errs.Invalidf("hostname cannot be combined with limit or marker: a search is not paged"))
-			return
+			return 0, nil, errs.Invalidf("hostname cannot be combined with limit or marker: a search is not paged")
 		}
 		found, err := h.svc.Search(r.Context(), pattern)
 		if err != nil {
-			httpapi.Error(w, r, err)
-			return
+			return 0, nil, err
 		}
-		httpapi.JSON(w, http.StatusOK, wire.NodeList{Nodes: views(r, found)})
-		return
+		return http.StatusOK, wire.NodeList{Nodes: views(r, found)}, nil
 	}
 	limit := nodes.MaxPage
 	if hasLimit {
 		var err error
 		if limit, err = httpapi.ParseLimit(q["limit"], nodes.MaxPage); err != nil {
-			httpapi.Error(w, r, err)
-			return
+			return 0, nil, err
 		}
 	}
 	if hasMarker {
 		if err := httpapi.CheckPathID(r, marker); err != nil {
-			httpapi.Error(w, r, err)
-			return
+			return 0, nil, err
 		}
 	}
 	page, err := h.svc.List(r.Context(), limit, marker)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	body := wire.NodeList{Nodes: views(r, page)}
 	if len(page) == limit {
 		next := url.Values{"limit": {strconv.Itoa(limit)}, "marker": {page[len(page)-1].UUID}}
 		body.Links = []wire.PageLink{{Rel: "next", Href: "/api/v1/nodes?" + next.Encode()}}
 	}
-	httpapi.JSON(w, http.StatusOK, body)
+	return http.StatusOK, body, nil
 }
 
 func views(r *http.Request, ns []nodes.Node) []wire.Node {
@@ -185,13 +171,12 @@ func Lookup(r *http.Request, svc *nodes.Service, ref string) (nodes.Node, error)
 	return svc.Resolve(r.Context(), ref)
 }
 
-func (h handlers) show(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+func (h handlers) show(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	n, err := Lookup(r, h.svc, r.PathValue("id"))
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
-	httpapi.JSON(w, http.StatusOK, wire.NodeBody{Node: viewOf(r, n)})
+	return http.StatusOK, wire.NodeBody{Node: viewOf(r, n)}, nil
 }
 
 // updateBody is wire.NodeUpdate as the server reads it: the environment
@@ -203,16 +188,14 @@ type updateBody struct {
 	Interfaces    json.RawMessage `json:"interfaces"`
 }
 
-func (h handlers) update(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+func (h handlers) update(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	ref := r.PathValue("id")
 	if err := httpapi.CheckPathID(r, ref); err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	var body updateBody
 	if err := httpapi.Decode(r, &body); err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	u := nodes.Update{
 		Status: (*nodes.Status)(body.Status), DisabledReason: body.DisabledReason, Maintenance: body.Maintenance,
@@ -220,8 +203,7 @@ func (h handlers) update(w http.ResponseWriter, r *http.Request, _ map[string]st
 	}
 	env, err := reference(r, "environment_id", body.EnvironmentID)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	if env != "" {
 		u.Environment = &env
@@ -229,28 +211,24 @@ func (h handlers) update(w http.ResponseWriter, r *http.Request, _ map[string]st
 	if body.Interfaces != nil {
 		var interfaces map[string][]string
 		if err := json.Unmarshal(body.Interfaces, &interfaces); err != nil {
-			httpapi.Error(w, r, errs.Invalidf("interfaces must be an object of step name lists, or null"))
-			return
+			return 0, nil, errs.Invalidf("interfaces must be an object of step name lists, or null")
 		}
 		u.Interfaces = &interfaces
 	}
 	n, err := h.svc.Update(r.Context(), ref, u)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
-	httpapi.JSON(w, http.StatusOK, wire.NodeBody{Node: viewOf(r, n)})
+	return http.StatusOK, wire.NodeBody{Node: viewOf(r, n)}, nil
 }
 
-func (h handlers) delete(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+func (h handlers) delete(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	ref := r.PathValue("id")
 	if err := httpapi.CheckPathID(r, ref); err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	if err := h.svc.Delete(r.Context(), ref); err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
-	httpapi.NoContent(w)
+	return http.StatusNoContent, nil, nil
 }

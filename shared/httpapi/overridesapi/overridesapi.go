@@ -20,28 +20,25 @@ import (
 
 // Register adds the overrides routes to router.
 func Register(router *routes.Router, svc *overrides.Service) {
-	router.Mount(routes.Handlers{"config.overrides.apply": func(w http.ResponseWriter, r *http.Request) {
+	router.Mount(routes.Handlers{"config.overrides.apply": httpapi.Serve(func(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 		var body applyBody
 		if err := httpapi.Decode(r, &body); err != nil {
-			httpapi.Error(w, r, err)
-			return
+			return 0, nil, err
 		}
 		req := overrides.ApplyRequest{Catalog: body.Catalog, Data: body.Data, KnownTypes: body.KnownTypes}
 		if body.Source != nil {
 			// From 1.2 on the environment is a UUID, as in paths (spec 004).
 			if err := httpapi.CheckPathID(r, string(body.Source.Env)); err != nil {
-				httpapi.Error(w, r, errs.Invalidf("source.env: %v", err))
-				return
+				return 0, nil, errs.Invalidf("source.env: %v", err)
 			}
 			req.Source = &overrides.Source{Env: string(body.Source.Env), Levels: body.Source.Levels, Resource: body.Source.Resource}
 		}
 		result, err := svc.Apply(r.Context(), req)
 		if err != nil {
-			httpapi.Error(w, r, err)
-			return
+			return 0, nil, err
 		}
-		httpapi.JSON(w, http.StatusOK, resultView(*result))
-	}})
+		return http.StatusOK, resultView(*result), nil
+	})})
 }
 
 // resultView is the overridden catalog and its report as the API shows them.

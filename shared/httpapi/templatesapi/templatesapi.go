@@ -22,7 +22,7 @@ import (
 // Register adds the deploy template and deploy step routes to router.
 func Register(router *routes.Router, svc *templates.Service, nodeSvc *nodes.Service) {
 	h := handlers{svc: svc, nodes: nodeSvc}
-	q := httpapi.WithQuery
+	q := httpapi.Serve
 	router.Mount(routes.Handlers{
 		"templates.create":      q(h.create),
 		"templates.list":        q(h.list),
@@ -105,49 +105,42 @@ func parseFields(q map[string]string) ([]string, error) {
 	return fields, nil
 }
 
-func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	body, err := httpapi.ReadBody(r)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	t, err := h.svc.Create(r.Context(), body)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	w.Header().Set("Location", Location(t))
-	httpapi.JSON(w, http.StatusCreated, fullView(t))
+	return http.StatusCreated, fullView(t), nil
 }
 
-func (h handlers) list(w http.ResponseWriter, r *http.Request, q map[string]string) {
+func (h handlers) list(_ http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
 	fields, err := parseFields(q)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	detail := false
 	if raw, ok := q["detail"]; ok {
 		if detail, err = strconv.ParseBool(raw); err != nil {
-			httpapi.Error(w, r, errs.Invalidf("detail must be true or false, got %q", raw))
-			return
+			return 0, nil, errs.Invalidf("detail must be true or false, got %q", raw)
 		}
 	}
 	if detail && fields != nil {
-		httpapi.Error(w, r, errs.Invalidf("Can not specify ?detail=True and fields in the same request."))
-		return
+		return 0, nil, errs.Invalidf("Can not specify ?detail=True and fields in the same request.")
 	}
 	opts := templates.ListOptions{Marker: q["marker"], SortKey: q["sort_key"], SortDir: q["sort_dir"], Limit: templates.MaxPage}
 	if raw, ok := q["limit"]; ok {
 		if opts.Limit, err = httpapi.ParseLimit(raw, templates.MaxPage); err != nil {
-			httpapi.Error(w, r, err)
-			return
+			return 0, nil, err
 		}
 	}
 	page, err := h.svc.List(r.Context(), opts)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	switch {
 	case detail:
@@ -165,45 +158,39 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request, q map[string]stri
 		next.Set("marker", page[len(page)-1].UUID)
 		body.Next = collection + "?" + next.Encode()
 	}
-	httpapi.JSON(w, http.StatusOK, body)
+	return http.StatusOK, body, nil
 }
 
-func (h handlers) show(w http.ResponseWriter, r *http.Request, q map[string]string) {
+func (h handlers) show(_ http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
 	fields, err := parseFields(q)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	t, err := h.svc.Get(r.Context(), r.PathValue("ident"))
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	if fields != nil {
-		httpapi.JSON(w, http.StatusOK, selectFields(fullView(t), fields))
-		return
+		return http.StatusOK, selectFields(fullView(t), fields), nil
 	}
-	httpapi.JSON(w, http.StatusOK, fullView(t))
+	return http.StatusOK, fullView(t), nil
 }
 
-func (h handlers) patch(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+func (h handlers) patch(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	body, err := httpapi.ReadBody(r)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	t, err := h.svc.Patch(r.Context(), r.PathValue("ident"), body)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
-	httpapi.JSON(w, http.StatusOK, fullView(t))
+	return http.StatusOK, fullView(t), nil
 }
 
-func (h handlers) delete(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+func (h handlers) delete(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	if err := h.svc.Delete(r.Context(), r.PathValue("ident")); err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
-	httpapi.NoContent(w)
+	return http.StatusNoContent, nil, nil
 }

@@ -49,28 +49,15 @@ func (c *Client) Nodes(ctx context.Context, q NodeQuery) ([]Node, error) {
 	if q.Limit > 0 {
 		query.Set("limit", strconv.Itoa(q.Limit))
 	}
-	var all []Node
-	path := NodesPath
-	for {
-		var page wire.NodeList
-		if _, err := c.call(ctx, http.MethodGet, path, query, nil, &page); err != nil {
-			return nil, err
-		}
-		if page.Nodes == nil {
-			return nil, fmt.Errorf("GET %s: unexpected answer: no nodes list", path)
-		}
-		all = append(all, page.Nodes...)
+	return pages(ctx, c, NodesPath, query, q.Limit > 0, "nodes", func(page *wire.NodeList) ([]Node, string) {
 		next := ""
 		for _, l := range page.Links {
 			if l.Rel == "next" {
 				next = l.Href
 			}
 		}
-		if q.Limit > 0 || next == "" || len(page.Nodes) == 0 {
-			return all, nil
-		}
-		path, query = next, nil
-	}
+		return page.Nodes, next
+	})
 }
 
 // Node reads a node by UUID or legacy integer id.

@@ -62,22 +62,9 @@ func (c *Client) Templates(ctx context.Context, q TemplateQuery) ([]TemplateAttr
 	if q.Limit > 0 {
 		query.Set("limit", strconv.Itoa(q.Limit))
 	}
-	var all []TemplateAttributes
-	path := TemplatesPath
-	for {
-		var page wire.TemplateList
-		if _, err := c.call(ctx, http.MethodGet, path, query, nil, &page); err != nil {
-			return nil, err
-		}
-		if page.Templates == nil {
-			return nil, fmt.Errorf("GET %s: unexpected answer: no deploy_templates list", path)
-		}
-		all = append(all, page.Templates...)
-		if q.Limit > 0 || page.Next == "" || len(page.Templates) == 0 {
-			return all, nil
-		}
-		path, query = page.Next, nil
-	}
+	return pages(ctx, c, TemplatesPath, query, q.Limit > 0, "deploy_templates", func(page *wire.TemplateList) ([]TemplateAttributes, string) {
+		return page.Templates, page.Next
+	})
 }
 
 // Template reads a template by UUID or name.

@@ -95,11 +95,6 @@ type LevelRename struct {
 	Name string `json:"name"`
 }
 
-// KeyOp is one entry of a keys/set or keys/delete batch: the key's path
-// segments (strings, or integers for list indexes); for set, the last
-// element is the value.
-type KeyOp = []any
-
 // DocumentVersion describes one immutable version of a document.
 type DocumentVersion struct {
 	Version   int       `json:"version"`

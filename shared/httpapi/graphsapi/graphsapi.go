@@ -288,7 +288,8 @@ func (h *handlers) getCluster(_ http.ResponseWriter, r *http.Request, _ map[stri
 }
 
 func (h *handlers) putCluster(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
-	// Release and plugins are ids or UUIDs (httpapi.CheckPathID's rules).
+	// wire.ClusterUpdate read raw: release and plugins are ids or UUIDs
+	// (httpapi.CheckPathID's rules), given as numbers or strings.
 	var body struct {
 		ReleaseID json.RawMessage   `json:"release_id"`
 		Plugins   []json.RawMessage `json:"plugins"`

@@ -42,3 +42,17 @@ func Serve(h Handler) http.HandlerFunc {
 		JSON(w, status, body)
 	}
 }
+
+// Convert maps a list element by element, as a handler turns domain values
+// into wire types; nil stays nil (an absent or null list is written
+// otherwise than an empty one).
+func Convert[From, To any](in []From, fn func(From) To) []To {
+	if in == nil {
+		return nil
+	}
+	out := make([]To, len(in))
+	for i, v := range in {
+		out[i] = fn(v)
+	}
+	return out
+}

@@ -381,10 +381,10 @@ func (h *handlers) execute(w http.ResponseWriter, r *http.Request, _ map[string]
 	}
 	in := body.ExecuteRequest
 	req := graphs.ExecuteRequest{DryRun: in.DryRun, NoopRun: in.NoopRun, Force: in.Force, Debug: in.Debug, ClaimTimeout: in.ClaimTimeout,
-		Graphs: convert(in.Graphs, func(g wire.GraphRun) graphs.GraphRun {
-			return graphs.GraphRun{Type: g.Type, Tasks: g.Tasks, Nodes: convert(g.Nodes, func(n wire.NodeID) graphs.NodeID { return graphs.NodeID(n) })}
+		Graphs: httpapi.Convert(in.Graphs, func(g wire.GraphRun) graphs.GraphRun {
+			return graphs.GraphRun{Type: g.Type, Tasks: g.Tasks, Nodes: httpapi.Convert(g.Nodes, func(n wire.NodeID) graphs.NodeID { return graphs.NodeID(n) })}
 		}),
-		Subgraphs: convert(in.Subgraphs, func(sg wire.Subgraph) graphs.Subgraph { return graphs.Subgraph(sg) }),
+		Subgraphs: httpapi.Convert(in.Subgraphs, func(sg wire.Subgraph) graphs.Subgraph { return graphs.Subgraph(sg) }),
 	}
 	if len(body.Cluster) > 0 && string(body.Cluster) != "null" {
 		id, err := h.bodyID(r, body.Cluster, string(graphs.Cluster))
@@ -532,19 +532,6 @@ func (h *handlers) clusterClaim(_ http.ResponseWriter, r *http.Request, q map[st
 	}
 	c, err := h.svc.ClaimInCluster(r.Context(), id, r.PathValue("node"), wait, httpapi.Draining(r.Context()))
 	return claimAnswer(c, err)
-}
-
-// convert maps a list element by element; nil stays nil (an absent list means
-// something else than an empty one).
-func convert[From, To any](in []From, fn func(From) To) []To {
-	if in == nil {
-		return nil
-	}
-	out := make([]To, len(in))
-	for i, v := range in {
-		out[i] = fn(v)
-	}
-	return out
 }
 
 // The answers of the routes, as wire types at the request's microversion.

@@ -167,8 +167,8 @@ func (v *views) transaction(tx graphs.Transaction) (wire.Transaction, error) {
 			DryRun: i.DryRun, NoopRun: i.NoopRun, Force: i.Force, Debug: i.Debug, ClaimTimeout: i.ClaimTimeout,
 			TimeCreated: i.TimeCreated, TimeStart: i.TimeStart, TimeEnd: i.TimeEnd,
 		}
-		out.SubTransactions = convert(tx.SubTransactions, view)
-		out.Nodes = convert(tx.Nodes, progressView)
+		out.SubTransactions = httpapi.Convert(tx.SubTransactions, view)
+		out.Nodes = httpapi.Convert(tx.Nodes, progressView)
 		return out
 	}
 	return view(tx), nil
@@ -188,7 +188,7 @@ func (v *views) transactions(txs []graphs.Transaction) ([]wire.Transaction, erro
 func progressView(p graphs.NodeProgress) wire.NodeProgress {
 	return wire.NodeProgress{
 		Node: p.Node, Status: p.Status, Next: p.Next, CurrentTask: p.CurrentTask, CurrentStart: p.CurrentStart, LastSeen: p.LastSeen,
-		Results: convert(p.Results, func(r graphs.TaskResult) wire.TaskResult {
+		Results: httpapi.Convert(p.Results, func(r graphs.TaskResult) wire.TaskResult {
 			return wire.TaskResult{Task: r.Task, Status: r.Status, Message: r.Message, TaskRun: wire.TaskRun(r.TaskRun), TimeStart: r.TimeStart, TimeEnd: r.TimeEnd}
 		}),
 	}
@@ -229,17 +229,17 @@ func serializedTasks(tasks []graphs.SerializedTask) ([]wire.SerializedTask, erro
 		if err != nil {
 			return nil, err
 		}
-		out[i] = wire.SerializedTask{Task: doc, WaitFor: taskRefs(t.WaitFor), WaitForAny: convert(t.WaitForAny, taskRefs)}
+		out[i] = wire.SerializedTask{Task: doc, WaitFor: taskRefs(t.WaitFor), WaitForAny: httpapi.Convert(t.WaitForAny, taskRefs)}
 	}
 	return out, nil
 }
 
 func taskRefs(refs []graphs.NodeTaskRef) []wire.NodeTaskRef {
-	return convert(refs, func(r graphs.NodeTaskRef) wire.NodeTaskRef { return wire.NodeTaskRef(r) })
+	return httpapi.Convert(refs, func(r graphs.NodeTaskRef) wire.NodeTaskRef { return wire.NodeTaskRef(r) })
 }
 
 func skippedTasks(skipped []graphs.SkippedTask) []wire.SkippedTask {
-	return convert(skipped, func(s graphs.SkippedTask) wire.SkippedTask { return wire.SkippedTask(s) })
+	return httpapi.Convert(skipped, func(s graphs.SkippedTask) wire.SkippedTask { return wire.SkippedTask(s) })
 }
 
 func planView(p graphs.Plan) (wire.Plan, error) {

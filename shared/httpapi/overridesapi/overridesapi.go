@@ -43,30 +43,16 @@ func Register(router *routes.Router, svc *overrides.Service) {
 
 // resultView is the overridden catalog and its report as the API shows them.
 func resultView(res overrides.Result) wire.OverridesResult {
-	out := wire.OverridesResult{
+	entries := func(in []overrides.ReportEntry) []wire.OverridesEntry {
+		return httpapi.Convert(in, func(e overrides.ReportEntry) wire.OverridesEntry { return wire.OverridesEntry(e) })
+	}
+	return wire.OverridesResult{
+		Catalog: httpapi.Convert(res.Catalog, func(r overrides.Resource) wire.CatalogResource { return wire.CatalogResource(r) }),
 		Report: wire.OverridesReport{
 			Updated: entries(res.Report.Updated), Created: entries(res.Report.Created), Skipped: entries(res.Report.Skipped),
 			UncheckedTypes: res.Report.UncheckedTypes,
 		},
 	}
-	if res.Catalog != nil {
-		out.Catalog = make([]wire.CatalogResource, len(res.Catalog))
-	}
-	for i, r := range res.Catalog {
-		out.Catalog[i] = wire.CatalogResource(r)
-	}
-	return out
-}
-
-func entries(in []overrides.ReportEntry) []wire.OverridesEntry {
-	if in == nil {
-		return nil
-	}
-	out := make([]wire.OverridesEntry, len(in))
-	for i, e := range in {
-		out[i] = wire.OverridesEntry(e)
-	}
-	return out
 }
 
 // applyBody is wire.OverridesRequest as the server reads it: source.env is

@@ -59,14 +59,7 @@ func fullView(t templates.Template) wire.Template {
 
 // stepViews are deploy steps as the API shows them.
 func stepViews(steps []templates.Step) []wire.Step {
-	if steps == nil {
-		return nil
-	}
-	out := make([]wire.Step, len(steps))
-	for i, s := range steps {
-		out[i] = wire.Step(s)
-	}
-	return out
+	return httpapi.Convert(steps, func(s templates.Step) wire.Step { return wire.Step(s) })
 }
 
 // fieldNames are the attributes ?fields= may select; links always come along.

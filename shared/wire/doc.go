@@ -12,4 +12,12 @@
 // Microversions: an entity's "id" is its legacy integer id before 1.2 and its
 // UUID from 1.2 on (ID holds either); a body that differs otherwise between
 // versions says so on its fields.
+//
+// Besides json, a field's tags say what its Go type cannot tell the schema
+// generator (shared/httpapi/routes/schemagen): enum:"a,b", format, pattern,
+// minimum, maximum, nullable:"true" (null is a value the field takes),
+// jsontype:"string,integer" (the JSON types the field takes), anyjson:"..."
+// (the field holds any JSON: what it is) and schema:"[]Name" (a raw field
+// that holds a list of the component Name). An answer's fields without
+// omitempty are required.
 package wire

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // Client talks JSON to one tuningbox server. It is safe for concurrent use;
@@ -232,6 +234,28 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 	return resp, nil
 }
 
+// pages reads a paged listing at path: one page when one is set, else every
+// page, following each page's link to the next. read gives a page's items
+// (nil when the answer has no such list) and the path of the next page ("" on the last).
+func pages[P, T any](ctx context.Context, c *Client, path string, query url.Values, one bool, list string, read func(*P) (items []T, next string)) ([]T, error) {
+	var all []T
+	for {
+		var page P
+		if _, err := c.call(ctx, http.MethodGet, path, query, nil, &page); err != nil {
+			return nil, err
+		}
+		items, next := read(&page)
+		if items == nil {
+			return nil, fmt.Errorf("GET %s: unexpected answer: no %s list", path, list)
+		}
+		all = append(all, items...)
+		if one || next == "" || len(items) == 0 {
+			return all, nil
+		}
+		path, query = next, nil
+	}
+}
+
 func encodeBody(body any) ([]byte, error) {
 	switch b := body.(type) {
 	case []byte:
@@ -245,11 +269,7 @@ func encodeBody(body any) ([]byte, error) {
 
 // errorMessage extracts the message of a JSON error body, falling back to the body or the status text.
 func errorMessage(body []byte, status string) string {
-	var e struct {
-		Error struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
+	var e wire.ErrorBody
 	if json.Unmarshal(body, &e) == nil && e.Error.Message != "" {
 		return e.Error.Message
 	}

@@ -2,98 +2,29 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/url"
-	"time"
+
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // ConfigPrefix is the path of the ConfigDB group.
 const ConfigPrefix = "/api/v1/config"
 
-// Component is a group of resource definitions.
-type Component struct {
-	ID ID `json:"id"`
-	// UUID is shown separately only before microversion 1.2.
-	UUID                string               `json:"uuid,omitempty"`
-	Name                string               `json:"name"`
-	ResourceDefinitions []ResourceDefinition `json:"resource_definitions"`
-	CreatedAt           time.Time            `json:"created_at"`
-	UpdatedAt           time.Time            `json:"updated_at"`
-}
-
-// ResourceDefinition is a data source: the documents of one name.
-type ResourceDefinition struct {
-	ID          ID              `json:"id"`
-	UUID        string          `json:"uuid,omitempty"`
-	Name        string          `json:"name"`
-	ComponentID *ID             `json:"component_id"`
-	Content     json.RawMessage `json:"content"`
-}
-
-// Environment is a set of components and the hierarchy levels their documents are stored at.
-type Environment struct {
-	ID              ID       `json:"id"`
-	UUID            string   `json:"uuid,omitempty"`
-	Components      []ID     `json:"components"`
-	HierarchyLevels []string `json:"hierarchy_levels"`
-}
-
-// Level is one hierarchy level of an environment and the values documents are stored under.
-type Level struct {
-	ID            ID       `json:"id"`
-	UUID          string   `json:"uuid,omitempty"`
-	Name          string   `json:"name"`
-	EnvironmentID ID       `json:"environment_id"`
-	Parent        *ID      `json:"parent"`
-	Values        []string `json:"values"`
-}
-
-// NewComponent creates a component with new resource definitions in it.
-type NewComponent struct {
-	Name                string                  `json:"name"`
-	ResourceDefinitions []NewResourceDefinition `json:"resource_definitions"`
-}
-
-// NewResourceDefinition is a resource definition to create.
-type NewResourceDefinition struct {
-	Name string `json:"name"`
-	// ComponentID attaches it to a component (id or name); nil leaves it on its own.
-	ComponentID *ID             `json:"component_id,omitempty"`
-	Content     json.RawMessage `json:"content,omitempty"`
-}
-
-// ComponentUpdate renames a component or sets exactly which resource definitions it has; nil fields stay.
-type ComponentUpdate struct {
-	Name                *string     `json:"name,omitempty"`
-	ResourceDefinitions *[]IDObject `json:"resource_definitions,omitempty"`
-}
-
-// IDObject is a reference written as {"id": ...}.
-type IDObject struct {
-	ID ID `json:"id"`
-}
-
-// ResourceDefinitionUpdate changes a resource definition; nil fields stay.
-// ComponentID "" detaches it from its component.
-type ResourceDefinitionUpdate struct {
-	Name        *string         `json:"name,omitempty"`
-	ComponentID *ID             `json:"component_id,omitempty"`
-	Content     json.RawMessage `json:"content,omitempty"`
-}
-
-// NewEnvironment creates an environment; ID 0 lets the server choose.
-type NewEnvironment struct {
-	ID              int64    `json:"id,omitempty"`
-	Components      []ID     `json:"components"`
-	HierarchyLevels []string `json:"hierarchy_levels"`
-}
-
-// EnvironmentUpdate sets an environment's components or levels; nil fields stay.
-type EnvironmentUpdate struct {
-	Components      *[]ID     `json:"components,omitempty"`
-	HierarchyLevels *[]string `json:"hierarchy_levels,omitempty"`
-}
+// The ConfigDB's entity bodies (shared/wire).
+type (
+	Component                = wire.Component
+	ResourceDefinition       = wire.ResourceDefinition
+	Environment              = wire.Environment
+	Level                    = wire.Level
+	NewComponent             = wire.NewComponent
+	NewResourceDefinition    = wire.NewResourceDefinition
+	ComponentUpdate          = wire.ComponentUpdate
+	IDObject                 = wire.IDObject
+	ResourceDefinitionUpdate = wire.ResourceDefinitionUpdate
+	NewEnvironment           = wire.NewEnvironment
+	EnvironmentUpdate        = wire.EnvironmentUpdate
+)
 
 func componentPath(ref string) string   { return ConfigPrefix + "/components/" + esc(ref) }
 func definitionPath(ref string) string  { return ConfigPrefix + "/resource_definitions/" + esc(ref) }

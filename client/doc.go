@@ -7,9 +7,9 @@
 // (OpenStack-API-Version), a timeout. Its methods are grouped as the API is:
 // ConfigDB entities and documents, nodes, deployment graphs and their
 // transactions, deploy templates, resource overrides, users and tokens. Each
-// sends one request and decodes the answer into the server's wire types; where
-// the server's own domain type is the wire shape (auth.User, graphs.Claim,
-// graphs.Transaction, ...) that type is used rather than a copy.
+// sends one request and decodes the answer into the API's wire types
+// (shared/wire), the same types the server's handlers answer with; the agent's
+// Claim, TaskReport and Plan are still the graphs domain's types.
 //
 // Every answer outside 2xx (and 304) is an *Error carrying the status and the
 // server's message; errors.Is matches it against the kind sentinels, which

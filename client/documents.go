@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tuningbox/tuningbox/shared/configdb"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // Document kinds: the values uploaded for a resource, and the overrides laid over them.
@@ -62,11 +62,14 @@ func (d DocumentRef) String() string {
 	return fmt.Sprintf("%s of environment %s at %s", d.Resource, d.Environment, d.Levels)
 }
 
-// DocumentVersion describes one immutable version of a document.
-type DocumentVersion = configdb.Version
-
-// Diff is what changed between two documents, by dot key path.
-type Diff = configdb.Diff
+// DocumentVersion describes one immutable version of a document; Diff is
+// what changed between two documents, by dot key path; DiffSide is one side
+// of DiffDocuments.
+type (
+	DocumentVersion = wire.DocumentVersion
+	Diff            = wire.Diff
+	DiffSide        = wire.DiffSide
+)
 
 // Document is a document as the server answered it.
 type Document struct {
@@ -235,22 +238,9 @@ func (c *Client) preview(ctx context.Context, path, method string, body any) (*P
 	return &out, err
 }
 
-// DiffSide is one side of a diff. In To, a field left empty takes From's value,
-// except AsOf and Version (empty: the latest).
-type DiffSide struct {
-	Environment string            `json:"environment,omitempty"`
-	Levels      map[string]string `json:"levels"`
-	Resource    string            `json:"resource,omitempty"`
-	Kind        string            `json:"kind,omitempty"`
-	Effective   bool              `json:"effective"`
-	Merge       string            `json:"merge,omitempty"`
-	AsOf        string            `json:"as_of,omitempty"`
-	Version     int               `json:"version,omitempty"`
-}
-
 // DiffDocuments compares two documents on the server (microversion 1.3); it stores nothing.
 func (c *Client) DiffDocuments(ctx context.Context, from, to DiffSide) (*Diff, error) {
 	var out Diff
-	_, err := c.call(ctx, http.MethodPost, ConfigPrefix+"/diff", nil, map[string]DiffSide{"from": from, "to": to}, &out)
+	_, err := c.call(ctx, http.MethodPost, ConfigPrefix+"/diff", nil, wire.DiffRequest{From: from, To: to}, &out)
 	return &out, err
 }

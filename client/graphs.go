@@ -12,6 +12,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/ident"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 const graphsBase = "/api/v1"
@@ -23,27 +24,15 @@ const (
 	Clusters = "clusters"
 )
 
-// Graph is a deployment graph as the API shows it. Its tasks are free-form
-// task documents (each with at least "id" and "type").
-type Graph struct {
-	// ID is the legacy integer id before microversion 1.2, the UUID from 1.2 on.
-	ID   ID     `json:"id"`
-	UUID string `json:"uuid,omitempty"`
-	Name string `json:"name"`
-	graphs.Metadata
-	Tasks     []json.RawMessage `json:"tasks"`
-	Relations []Relation        `json:"relations"`
-}
-
-// Relation names the model a graph belongs to.
-type Relation struct {
-	Type    string `json:"type"`
-	Model   string `json:"model"`
-	ModelID ID     `json:"model_id"`
-}
-
-// GraphInput creates or replaces a graph; see graphs.GraphInput.
-type GraphInput = graphs.GraphInput
+// The deployment graph bodies (shared/wire): Graph is a graph as the API
+// shows it (its tasks are free-form task documents, each with at least "id"
+// and "type"), Relation the model it belongs to, GraphInput creates or
+// replaces one.
+type (
+	Graph      = wire.Graph
+	Relation   = wire.Relation
+	GraphInput = wire.GraphInput
+)
 
 // GraphFilter selects graphs in Graphs; empty lists every graph.
 type GraphFilter struct {
@@ -124,37 +113,18 @@ func (c *Client) DeploymentTasks(ctx context.Context, cluster, graphType, source
 	return out, err
 }
 
-// ExecuteRequest runs graphs on a cluster; see graphs.ExecuteRequest.
-type ExecuteRequest = graphs.ExecuteRequest
-
-// GraphRun is one graph of an ExecuteRequest; NodeID names one of its nodes (id or UUID).
+// The execution bodies (shared/wire): ExecuteRequest runs graphs on a
+// cluster, GraphRun is one of its graphs and NodeID names one of its nodes
+// (id or UUID); Transaction is a run of graphs on a cluster (a top-level one
+// lists its sub-transactions, one per graph, a sub-transaction its nodes'
+// progress, NodeProgress).
 type (
-	GraphRun = graphs.GraphRun
-	NodeID   = graphs.NodeID
+	ExecuteRequest = wire.ExecuteRequest
+	GraphRun       = wire.GraphRun
+	NodeID         = wire.NodeID
+	Transaction    = wire.Transaction
+	NodeProgress   = wire.NodeProgress
 )
-
-// Transaction is a run of graphs on a cluster; a top-level one lists its
-// sub-transactions (one per graph), a sub-transaction its nodes' progress.
-type Transaction struct {
-	UUID    string `json:"uuid"`
-	Name    string `json:"name"`
-	Status  string `json:"status"`
-	Message string `json:"message,omitempty"`
-	// ClusterID is the legacy integer id before microversion 1.2, the UUID from 1.2 on.
-	ClusterID       ID                    `json:"cluster_id"`
-	GraphType       string                `json:"graph_type,omitempty"`
-	ParentUUID      string                `json:"parent_uuid,omitempty"`
-	DryRun          bool                  `json:"dry_run"`
-	NoopRun         bool                  `json:"noop_run"`
-	Force           bool                  `json:"force"`
-	Debug           bool                  `json:"debug"`
-	ClaimTimeout    float64               `json:"claim_timeout,omitempty"`
-	TimeCreated     time.Time             `json:"time_created"`
-	TimeStart       *time.Time            `json:"time_start,omitempty"`
-	TimeEnd         *time.Time            `json:"time_end,omitempty"`
-	SubTransactions []Transaction         `json:"sub_transactions,omitempty"`
-	Nodes           []graphs.NodeProgress `json:"nodes,omitempty"`
-}
 
 // Execute starts a transaction of the request's graphs. Nodes may be named
 // by id, UUID or FQDN: they are sent as the registry's integer ids, which
@@ -171,7 +141,7 @@ func (c *Client) Execute(ctx context.Context, in ExecuteRequest) (*Transaction, 
 }
 
 // executeBody is in with its node and cluster references in the forms the server takes.
-func (c *Client) executeBody(ctx context.Context, in ExecuteRequest) (map[string]any, error) {
+func (c *Client) executeBody(ctx context.Context, in ExecuteRequest) (ExecuteRequest, error) {
 	in.Graphs = slices.Clone(in.Graphs)
 	for i, g := range in.Graphs {
 		nodes := make([]NodeID, len(g.Nodes))
@@ -182,26 +152,20 @@ func (c *Client) executeBody(ctx context.Context, in ExecuteRequest) (map[string
 			}
 			id, err := c.Resolve(ctx, KindNode, string(n))
 			if err != nil {
-				return nil, err
+				return in, err
 			}
 			nodes[j] = NodeID(id.ID)
 		}
 		in.Graphs[i].Nodes = nodes
 	}
-	raw, err := json.Marshal(in)
-	if err != nil {
-		return nil, err
-	}
-	var body map[string]any
-	if err := json.Unmarshal(raw, &body); err != nil {
-		return nil, err
-	}
-	if in.Cluster != nil && c.UUIDIdentities() {
-		if body["cluster"], err = c.Ref(ctx, KindEnvironment, strconv.FormatInt(*in.Cluster, 10)); err != nil {
-			return nil, err
+	if in.Cluster != nil {
+		ref, err := c.Ref(ctx, KindEnvironment, string(*in.Cluster))
+		if err != nil {
+			return in, err
 		}
+		in.Cluster = (*ID)(&ref)
 	}
-	return body, nil
+	return in, nil
 }
 
 // Transaction reads a transaction by UUID.
@@ -211,7 +175,9 @@ func (c *Client) Transaction(ctx context.Context, uuid string) (*Transaction, er
 	return &out, err
 }
 
-// Plan is a sub-transaction's frozen plan: each node's tasks to run and to skip.
+// Plan is a sub-transaction's frozen plan: each node's tasks to run and to
+// skip. It, Claim and TaskReport are the graphs domain's types, whose Task
+// the agent (cmd/tuningbox) reads field by field.
 type Plan = graphs.Plan
 
 // TransactionPlan reads the plan of a sub-transaction.
@@ -228,11 +194,11 @@ func (c *Client) StopTransaction(ctx context.Context, uuid string) (*Transaction
 	return &out, err
 }
 
-// Claim is the answer to an agent's claim; see graphs.Claim.
-type Claim = graphs.Claim
-
-// TaskReport is what an agent reports of a task; see graphs.TaskReport.
-type TaskReport = graphs.TaskReport
+// Claim is the answer to an agent's claim; TaskReport is what an agent reports of a task.
+type (
+	Claim      = graphs.Claim
+	TaskReport = graphs.TaskReport
+)
 
 // ClaimWork asks for node's next task in whatever transaction runs on cluster
 // (ids or UUIDs), waiting up to wait (at most 25 s) on the server for work.

@@ -8,62 +8,23 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/tuningbox/tuningbox/shared/templates"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // NodesPath is the path of the node registry.
 const NodesPath = "/api/v1/nodes"
 
-// Node is a registered node as the API shows it at the request's microversion.
-type Node struct {
-	// ID is the UUID from microversion 1.2 on, the legacy integer id before.
-	ID ID `json:"id"`
-	// UUID is shown separately only before 1.2.
-	UUID string `json:"uuid,omitempty"`
-	FQDN string `json:"fqdn"`
-	// EnvironmentID follows the same rule as ID.
-	EnvironmentID ID       `json:"environment_id"`
-	Roles         []string `json:"roles"`
-	Traits        []string `json:"traits"`
-	// Levels is the node's placement: its values for the ConfigDB levels above the node level.
-	Levels map[string]string `json:"levels"`
-	// Interfaces are the deploy steps the node supports by driver interface
-	// ("*": every step); nil: everything is supported.
-	Interfaces     map[string][]string `json:"interfaces"`
-	Status         string              `json:"status"`
-	DisabledReason *string             `json:"disabled_reason"`
-	Maintenance    bool                `json:"maintenance"`
-	CreatedAt      time.Time           `json:"created_at"`
-	UpdatedAt      *time.Time          `json:"updated_at"`
-}
-
-// NewNode registers a node. ID and UUID are chosen by the registry when empty.
-type NewNode struct {
-	ID            ID                  `json:"id,omitempty"`
-	UUID          string              `json:"uuid,omitempty"`
-	FQDN          string              `json:"fqdn"`
-	EnvironmentID ID                  `json:"environment_id"`
-	Roles         []string            `json:"roles"`
-	Traits        []string            `json:"traits"`
-	Levels        map[string]string   `json:"levels,omitempty"`
-	Interfaces    map[string][]string `json:"interfaces,omitempty"`
-}
-
-// NodeUpdate changes a node; nil fields stay as they are.
-type NodeUpdate struct {
-	Status         *string            `json:"status,omitempty"`
-	DisabledReason *string            `json:"disabled_reason,omitempty"`
-	Maintenance    *bool              `json:"maintenance,omitempty"`
-	Roles          *[]string          `json:"roles,omitempty"`
-	Traits         *[]string          `json:"traits,omitempty"`
-	Levels         *map[string]string `json:"levels,omitempty"`
-	FQDN           *string            `json:"fqdn,omitempty"`
-	EnvironmentID  *ID                `json:"environment_id,omitempty"`
-	// Interfaces pointing to a nil map makes every deploy step supported again.
-	Interfaces *map[string][]string `json:"interfaces,omitempty"`
-}
+// The node registry's bodies (shared/wire).
+type (
+	Node       = wire.Node
+	NewNode    = wire.NewNode
+	NodeUpdate = wire.NodeUpdate
+	Link       = wire.Link
+	PageLink   = wire.PageLink
+	// InterfaceValidation is one driver interface's result of ValidateNode.
+	InterfaceValidation = wire.InterfaceValidation
+)
 
 // NodeQuery selects nodes: a hostname substring search, or pages.
 type NodeQuery struct {
@@ -73,16 +34,6 @@ type NodeQuery struct {
 	Limit int
 	// Marker starts the listing after this node.
 	Marker string
-}
-
-type nodeBody struct {
-	Node Node `json:"node"`
-}
-
-// Link is a link of a paged listing.
-type Link struct {
-	Href string `json:"href"`
-	Rel  string `json:"rel"`
 }
 
 func nodePath(ref string) string { return NodesPath + "/" + esc(ref) }
@@ -98,50 +49,34 @@ func (c *Client) Nodes(ctx context.Context, q NodeQuery) ([]Node, error) {
 	if q.Limit > 0 {
 		query.Set("limit", strconv.Itoa(q.Limit))
 	}
-	var all []Node
-	path := NodesPath
-	for {
-		var page struct {
-			Nodes []Node `json:"nodes"`
-			Links []Link `json:"nodes_links"`
-		}
-		if _, err := c.call(ctx, http.MethodGet, path, query, nil, &page); err != nil {
-			return nil, err
-		}
-		if page.Nodes == nil {
-			return nil, fmt.Errorf("GET %s: unexpected answer: no nodes list", path)
-		}
-		all = append(all, page.Nodes...)
+	return pages(ctx, c, NodesPath, query, q.Limit > 0, "nodes", func(page *wire.NodeList) ([]Node, string) {
 		next := ""
 		for _, l := range page.Links {
 			if l.Rel == "next" {
 				next = l.Href
 			}
 		}
-		if q.Limit > 0 || next == "" || len(page.Nodes) == 0 {
-			return all, nil
-		}
-		path, query = next, nil
-	}
+		return page.Nodes, next
+	})
 }
 
 // Node reads a node by UUID or legacy integer id.
 func (c *Client) Node(ctx context.Context, ref string) (*Node, error) {
-	var out nodeBody
+	var out wire.NodeBody
 	_, err := c.call(ctx, http.MethodGet, nodePath(ref), nil, nil, &out)
 	return &out.Node, err
 }
 
 // CreateNode registers a node.
 func (c *Client) CreateNode(ctx context.Context, in NewNode) (*Node, error) {
-	var out nodeBody
+	var out wire.NodeBody
 	_, err := c.call(ctx, http.MethodPost, NodesPath, nil, in, &out)
 	return &out.Node, err
 }
 
 // UpdateNode changes a node.
 func (c *Client) UpdateNode(ctx context.Context, ref string, in NodeUpdate) (*Node, error) {
-	var out nodeBody
+	var out wire.NodeBody
 	_, err := c.call(ctx, http.MethodPut, nodePath(ref), nil, in, &out)
 	return &out.Node, err
 }
@@ -153,22 +88,17 @@ func (c *Client) DeleteNode(ctx context.Context, ref string) error {
 }
 
 // DeploySteps plans a node's deploy steps for the instance traits (microversion 1.1).
-func (c *Client) DeploySteps(ctx context.Context, ref string, instanceTraits []string) ([]templates.Step, error) {
+func (c *Client) DeploySteps(ctx context.Context, ref string, instanceTraits []string) ([]Step, error) {
 	if instanceTraits == nil {
 		instanceTraits = []string{}
 	}
-	var out struct {
-		DeploySteps []templates.Step `json:"deploy_steps"`
-	}
-	_, err := c.call(ctx, http.MethodPost, nodePath(ref)+"/deploy_steps", nil, map[string][]string{"instance_traits": instanceTraits}, &out)
+	var out wire.DeploySteps
+	_, err := c.call(ctx, http.MethodPost, nodePath(ref)+"/deploy_steps", nil, wire.StepsRequest{InstanceTraits: instanceTraits}, &out)
 	if err == nil && out.DeploySteps == nil {
 		return nil, fmt.Errorf("POST %s/deploy_steps: unexpected answer: no deploy_steps list", nodePath(ref))
 	}
 	return out.DeploySteps, err
 }
-
-// InterfaceValidation is one driver interface's result of ValidateNode; see templates.InterfaceValidation.
-type InterfaceValidation = templates.InterfaceValidation
 
 // ValidateNode validates a node's deploy step interfaces against the deploy
 // templates its traits enable (microversion 1.1), by interface name.

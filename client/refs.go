@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/ident"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // Kind is a kind of entity Ref and Resolve find by any of its names.
@@ -30,14 +30,14 @@ type Identity struct{ ID, UUID string }
 // (spec 004): 1.2 and later, "latest" included, by the server's own rule.
 // Before 1.2 the server takes either form in requests.
 func (c *Client) UUIDIdentities() bool {
-	v := httpapi.MinVersion
+	v := wire.MinVersion
 	if c.version != "" {
 		var err error
-		if v, err = httpapi.ParseVersion(c.version); err != nil {
+		if v, err = wire.ParseVersion(c.version); err != nil {
 			return false // the server refuses the version (406) before any id is read
 		}
 	}
-	return v.AtLeast(httpapi.V1_2)
+	return v.AtLeast(wire.V1_2)
 }
 
 // Ref returns the reference to the entity of kind named by ref (an id, a UUID,

@@ -4,35 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
-// RegistryEntry is what names a release or a plugin. The methods that read
-// entries answer their raw JSON, so that fields beyond these (a release's
-// roles_metadata, ...) show as the server sends them.
-type RegistryEntry struct {
-	// ID is the legacy integer id before microversion 1.2, the UUID from 1.2 on.
-	ID ID `json:"id"`
-	// UUID is shown separately only before 1.2.
-	UUID    string `json:"uuid,omitempty"`
-	Name    string `json:"name"`
-	Version string `json:"version"`
-}
-
-// FullName is how the server names a release or a plugin in messages: name-version.
-func (e RegistryEntry) FullName() string { return e.Name + "-" + e.Version }
-
-// Cluster is an environment seen as a deployment cluster: its release and enabled plugins.
-type Cluster struct {
-	ID        ID   `json:"id"`
-	ReleaseID *ID  `json:"release_id"`
-	Plugins   []ID `json:"plugins"`
-}
-
-// ClusterUpdate sets a cluster's release and plugins (PUT: both are replaced).
-type ClusterUpdate struct {
-	ReleaseID *ID   `json:"release_id,omitempty"`
-	Plugins   *[]ID `json:"plugins,omitempty"`
-}
+// The release, plugin and cluster bodies (shared/wire). RegistryEntry is
+// what names a release or a plugin; the methods that read entries answer
+// their raw JSON, so that fields beyond these show as the server sends them.
+// Cluster is an environment seen as a deployment cluster: its release and
+// enabled plugins; ClusterUpdate sets both (PUT: both are replaced).
+type (
+	RegistryEntry = wire.RegistryEntry
+	Cluster       = wire.Cluster
+	ClusterUpdate = wire.ClusterUpdate
+)
 
 func registryPath(owner, ref string) string { return graphsBase + "/" + owner + "/" + esc(ref) }
 

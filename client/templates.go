@@ -8,28 +8,27 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/tuningbox/tuningbox/shared/templates"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // TemplatesPath is the path of the deploy templates (microversion 1.1 on).
 const TemplatesPath = "/api/v1/deploy_templates"
 
-// Template is a deploy template: a trait name mapped to deploy steps.
-type Template struct {
-	UUID      string           `json:"uuid"`
-	Name      string           `json:"name"`
-	Steps     []templates.Step `json:"steps"`
-	Extra     json.RawMessage  `json:"extra"`
-	CreatedAt time.Time        `json:"created_at"`
-	UpdatedAt *time.Time       `json:"updated_at"`
-	Links     []Link           `json:"links"`
-}
-
-// TemplateAttributes is a template in a listing: the attributes asked for
-// (TemplateQuery.Fields; uuid, name and links by default) by name.
-type TemplateAttributes = map[string]any
+// The deploy template bodies (shared/wire): Template is a deploy template (a
+// trait name mapped to deploy steps), TemplateAttributes one in a listing
+// with the attributes asked for (TemplateQuery.Fields; uuid, name and links
+// by default) by name, Step one deploy step, NewTemplate a template to create
+// (UUID empty lets the server choose), PatchOp one JSON Patch (RFC 6902)
+// operation, StepDefaults an environment's default deploy steps.
+type (
+	Template           = wire.Template
+	TemplateAttributes = wire.TemplateAttributes
+	Step               = wire.Step
+	NewTemplate        = wire.NewTemplate
+	PatchOp            = wire.PatchOp
+	StepDefaults       = wire.StepDefaults
+)
 
 // TemplateQuery selects and orders templates.
 type TemplateQuery struct {
@@ -42,20 +41,6 @@ type TemplateQuery struct {
 	Limit int
 	// Marker starts the listing after this template's UUID.
 	Marker string
-}
-
-// NewTemplate creates a template; UUID empty lets the server choose.
-type NewTemplate struct {
-	Name  string          `json:"name"`
-	Steps json.RawMessage `json:"steps"`
-	UUID  string          `json:"uuid,omitempty"`
-}
-
-// PatchOp is one JSON Patch (RFC 6902) operation.
-type PatchOp struct {
-	Op    string `json:"op"`
-	Path  string `json:"path"`
-	Value any    `json:"value,omitempty"`
 }
 
 func templatePath(ref string) string { return TemplatesPath + "/" + esc(ref) }
@@ -77,25 +62,9 @@ func (c *Client) Templates(ctx context.Context, q TemplateQuery) ([]TemplateAttr
 	if q.Limit > 0 {
 		query.Set("limit", strconv.Itoa(q.Limit))
 	}
-	var all []TemplateAttributes
-	path := TemplatesPath
-	for {
-		var page struct {
-			Templates []TemplateAttributes `json:"deploy_templates"`
-			Next      string               `json:"next"`
-		}
-		if _, err := c.call(ctx, http.MethodGet, path, query, nil, &page); err != nil {
-			return nil, err
-		}
-		if page.Templates == nil {
-			return nil, fmt.Errorf("GET %s: unexpected answer: no deploy_templates list", path)
-		}
-		all = append(all, page.Templates...)
-		if q.Limit > 0 || page.Next == "" || len(page.Templates) == 0 {
-			return all, nil
-		}
-		path, query = page.Next, nil
-	}
+	return pages(ctx, c, TemplatesPath, query, q.Limit > 0, "deploy_templates", func(page *wire.TemplateList) ([]TemplateAttributes, string) {
+		return page.Templates, page.Next
+	})
 }
 
 // Template reads a template by UUID or name.
@@ -136,13 +105,6 @@ func (c *Client) DeleteTemplate(ctx context.Context, ref string) error {
 	return err
 }
 
-// StepDefaults is an environment's default deploy steps (microversion 1.1 on).
-type StepDefaults struct {
-	// EnvironmentID follows the identity rule of the microversion.
-	EnvironmentID ID               `json:"environment_id"`
-	Steps         []templates.Step `json:"steps"`
-}
-
 func stepDefaultsPath(env string) string { return "/api/v1/deploy_steps/defaults/" + esc(env) }
 
 // StepDefaults reads an environment's default deploy steps.
@@ -155,7 +117,7 @@ func (c *Client) StepDefaults(ctx context.Context, env string) (*StepDefaults, e
 // SetStepDefaults replaces an environment's default deploy steps.
 func (c *Client) SetStepDefaults(ctx context.Context, env string, steps json.RawMessage) (*StepDefaults, error) {
 	var out StepDefaults
-	_, err := c.call(ctx, http.MethodPut, stepDefaultsPath(env), nil, map[string]json.RawMessage{"steps": steps}, &out)
+	_, err := c.call(ctx, http.MethodPut, stepDefaultsPath(env), nil, wire.NewStepDefaults{Steps: steps}, &out)
 	return &out, err
 }
 

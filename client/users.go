@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/tuningbox/tuningbox/shared/auth"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 const (
@@ -13,49 +13,34 @@ const (
 	tokensPath = "/api/v1/tokens"
 )
 
-// User is an account; Token is an API token (never its secret).
+// The user and token bodies (shared/wire): User is an account, Token an API
+// token (never its secret), CreatedToken a new token with its secret, which
+// the server shows only this once. NewUser's Node is the node (id, UUID or
+// FQDN) of a user of role node.
 type (
-	User  = auth.User
-	Token = auth.Token
+	User         = wire.User
+	Token        = wire.Token
+	NewUser      = wire.NewUser
+	CreatedToken = wire.CreatedToken
 )
-
-// NewUser creates an account. Node is the node (id, UUID or FQDN) of a user of role node.
-type NewUser struct {
-	Name     string `json:"name"`
-	Password string `json:"password"`
-	Role     string `json:"role"`
-	Node     string `json:"node"`
-}
-
-// CreatedToken is a new token and its secret, which the server shows only this once.
-type CreatedToken struct {
-	Token  Token  `json:"token"`
-	Secret string `json:"secret"`
-}
 
 // Users lists the accounts.
 func (c *Client) Users(ctx context.Context) ([]User, error) {
-	var out struct {
-		Users []User `json:"users"`
-	}
+	var out wire.UserList
 	_, err := c.call(ctx, http.MethodGet, usersPath, nil, nil, &out)
 	return out.Users, err
 }
 
 // User reads an account.
 func (c *Client) User(ctx context.Context, name string) (*User, error) {
-	var out struct {
-		User User `json:"user"`
-	}
+	var out wire.UserBody
 	_, err := c.call(ctx, http.MethodGet, usersPath+"/"+esc(name), nil, nil, &out)
 	return &out.User, err
 }
 
 // CreateUser creates an account.
 func (c *Client) CreateUser(ctx context.Context, in NewUser) (*User, error) {
-	var out struct {
-		User User `json:"user"`
-	}
+	var out wire.UserBody
 	_, err := c.call(ctx, http.MethodPost, usersPath, nil, in, &out)
 	return &out.User, err
 }
@@ -72,9 +57,7 @@ func (c *Client) Tokens(ctx context.Context, user string) ([]Token, error) {
 	if user != "" {
 		q = url.Values{"user": {user}}
 	}
-	var out struct {
-		Tokens []Token `json:"tokens"`
-	}
+	var out wire.TokenList
 	_, err := c.call(ctx, http.MethodGet, tokensPath, q, nil, &out)
 	return out.Tokens, err
 }
@@ -82,7 +65,7 @@ func (c *Client) Tokens(ctx context.Context, user string) ([]Token, error) {
 // CreateToken creates a token for user ("": the caller).
 func (c *Client) CreateToken(ctx context.Context, user, description string) (*CreatedToken, error) {
 	var out CreatedToken
-	_, err := c.call(ctx, http.MethodPost, tokensPath, nil, map[string]string{"user": user, "description": description}, &out)
+	_, err := c.call(ctx, http.MethodPost, tokensPath, nil, wire.NewToken{User: user, Description: description}, &out)
 	return &out, err
 }
 

@@ -26,7 +26,7 @@ import (
 	"time"
 
 	"github.com/tuningbox/tuningbox/client"
-	"github.com/tuningbox/tuningbox/shared/graphs"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 const (
@@ -308,7 +308,7 @@ func upload(t *testing.T, s *server, dir, graphType string, tasks []task) {
 // transaction is the API's view of a transaction; result one task's outcome on one node.
 type (
 	transaction = client.Transaction
-	result      = graphs.TaskResult
+	result      = wire.TaskResult
 )
 
 // execute starts a graph type through the CLI and returns the transaction's uuid.

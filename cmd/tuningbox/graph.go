@@ -10,7 +10,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -490,17 +489,8 @@ start fails the run as unreachable.`,
 			if err != nil {
 				return err
 			}
-			// The body names the cluster by its integer id (Nailgun's); the client sends the UUID from 1.2 on.
-			cluster, err := strconv.ParseInt(env, 10, 64)
-			if err != nil {
-				id, err := c.Resolve(cmd.Context(), client.KindEnvironment, env)
-				if err != nil {
-					return err
-				}
-				if cluster, err = strconv.ParseInt(id.ID, 10, 64); err != nil {
-					return fmt.Errorf("environment %s: id %q is not an integer", env, id.ID)
-				}
-			}
+			// The client sends the cluster in the form the microversion takes (the UUID from 1.2 on).
+			cluster := client.ID(env)
 			in := client.ExecuteRequest{Cluster: &cluster, Graphs: make([]client.GraphRun, len(types)), DryRun: dryRun, NoopRun: noop, Force: force, Debug: debug}
 			seconds := claimTimeout.Seconds()
 			in.ClaimTimeout = &seconds

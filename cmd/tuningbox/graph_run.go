@@ -122,7 +122,7 @@ func (r *runView) summary() string {
 // nodeRow is one node of a started sub-transaction: graph, node, status,
 // current task (with how long it ran), done, failures. In a sub-transaction
 // that ended in error, a node that was running a task was interrupted.
-func nodeRow(sub client.Transaction, p graphs.NodeProgress, now time.Time) []string {
+func nodeRow(sub client.Transaction, p client.NodeProgress, now time.Time) []string {
 	if sub.TimeEnd != nil {
 		now = *sub.TimeEnd
 	}

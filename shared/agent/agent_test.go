@@ -25,7 +25,7 @@ import (
 )
 
 // clusterOne is environment 1, where the tests execute their graphs.
-var clusterOne int64 = 1
+var clusterOne client.ID = "1"
 
 func must(t *testing.T, err error) {
 	t.Helper()

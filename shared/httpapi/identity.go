@@ -27,20 +27,3 @@ func CheckPathID(r *http.Request, id string) error {
 	}
 	return nil
 }
-
-// QueryHandler handles a request with its query parameters, one value each:
-// the route table (shared/httpapi/routes) refuses unknown and repeated ones
-// before any handler runs.
-type QueryHandler func(w http.ResponseWriter, r *http.Request, query map[string]string)
-
-// WithQuery runs h with r's query parameters.
-func WithQuery(h QueryHandler) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		single := make(map[string]string, len(q))
-		for name, values := range q {
-			single[name] = values[0]
-		}
-		h(w, r, single)
-	}
-}

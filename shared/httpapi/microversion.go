@@ -3,40 +3,24 @@ package httpapi
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
-// Version is an API microversion, MAJOR.MINOR.
-type Version struct{ Major, Minor int }
+// Version is an API microversion (wire.Version); the history is wire's.
+type Version = wire.Version
 
-func (v Version) String() string { return strconv.Itoa(v.Major) + "." + strconv.Itoa(v.Minor) }
-
-// Less reports whether v is older than o.
-func (v Version) Less(o Version) bool {
-	return v.Major < o.Major || (v.Major == o.Major && v.Minor < o.Minor)
-}
-
-// AtLeast reports whether v is o or newer.
-func (v Version) AtLeast(o Version) bool { return !v.Less(o) }
-
-// The API's microversion history. One sequence covers every endpoint group.
+// The API's microversion history (see wire.V1_0 and on).
 var (
-	// V1_0: the ConfigDB API, tuning-box compatible; graphs, overrides and nodes with integer ids.
-	V1_0 = Version{1, 0}
-	// V1_1: deploy templates and a node's deploy_steps appear.
-	V1_1 = Version{1, 1}
-	// V1_2: UUID identities: every "id" in a response is the entity's UUID and path ids must be UUIDs.
-	V1_2 = Version{1, 2}
-	// V1_3: ConfigDB reads and writes take merge, explain, as_of, wait and dry_run,
-	// and POST /api/v1/config/diff exists; older versions refuse these parameters
-	// (400) rather than ignore them, so a write meant as a dry run is never stored.
-	V1_3 = Version{1, 3}
+	V1_0 = wire.V1_0
+	V1_1 = wire.V1_1
+	V1_2 = wire.V1_2
+	V1_3 = wire.V1_3
 
-	MinVersion = V1_0
-	MaxVersion = V1_3
+	MinVersion = wire.MinVersion
+	MaxVersion = wire.MaxVersion
 )
 
 // ServiceType names the API in the OpenStack-API-Version header: "OpenStack-API-Version: config 1.2".
@@ -76,22 +60,13 @@ func WithVersion(ctx context.Context, v Version) context.Context {
 	return context.WithValue(ctx, versionKey{}, v)
 }
 
-// ParseVersion parses "X.Y" or "latest".
+// ParseVersion parses "X.Y" or "latest"; a malformed version is invalid input.
 func ParseVersion(s string) (Version, error) {
-	s = strings.TrimSpace(s)
-	if strings.EqualFold(s, "latest") {
-		return MaxVersion, nil
+	v, err := wire.ParseVersion(s)
+	if err != nil {
+		return Version{}, errs.Wrap(errs.Invalid, err, err.Error())
 	}
-	major, minor, ok := strings.Cut(s, ".")
-	if !ok {
-		return Version{}, errs.Invalidf("invalid API version %q: expected MAJOR.MINOR or latest", s)
-	}
-	ma, err1 := strconv.Atoi(major)
-	mi, err2 := strconv.Atoi(minor)
-	if err1 != nil || err2 != nil || ma < 0 || mi < 0 || strings.HasPrefix(minor, "+") || strings.HasPrefix(major, "+") {
-		return Version{}, errs.Invalidf("invalid API version %q: expected MAJOR.MINOR or latest", s)
-	}
-	return Version{ma, mi}, nil
+	return v, nil
 }
 
 // negotiateVersion reads the requested microversion from r's headers.
@@ -138,22 +113,9 @@ func Since(v Version, h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// VersionsDocument is the root document that lists the supported microversions.
-type VersionsDocument struct {
-	Version VersionInfo `json:"version"`
-}
-
-// VersionInfo describes the API's microversion range.
-type VersionInfo struct {
-	ID         string `json:"id"`
-	Status     string `json:"status"`
-	MinVersion string `json:"min_version"`
-	Version    string `json:"version"`
-}
-
 // ServeVersions answers the root document with the supported microversion range.
 func ServeVersions(w http.ResponseWriter, r *http.Request) {
-	JSON(w, http.StatusOK, VersionsDocument{Version: VersionInfo{
+	JSON(w, http.StatusOK, wire.VersionsDocument{Version: wire.VersionInfo{
 		ID: "v1", Status: "CURRENT", MinVersion: MinVersion.String(), Version: MaxVersion.String(),
 	}})
 }

@@ -1,5 +1,6 @@
-// Package httpapi holds what every endpoint group shares: JSON decoding and
-// encoding, the one mapping from domain errors to HTTP status codes, API
+// Package httpapi holds what every endpoint group shares: the one shape of a
+// route's handler (Handler, served by Serve), JSON decoding and encoding, the
+// one mapping from domain errors to HTTP status codes, API
 // microversions, the middleware chain and the request-context key that carries
 // an API Gateway authorizer's answer, and the local server's connections that
 // send an answer in one system call (CoalescingListener). Each group mounts its
@@ -17,18 +18,14 @@ import (
 	"strconv"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
-// ErrorBody is the JSON body of every error response.
-type ErrorBody struct {
-	Error ErrorDetail `json:"error"`
-}
-
-// ErrorDetail carries the status code and a human-readable message.
-type ErrorDetail struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
+// ErrorBody is the JSON body of every error response; ErrorDetail its one field.
+type (
+	ErrorBody   = wire.ErrorBody
+	ErrorDetail = wire.ErrorDetail
+)
 
 // StatusClientClosedRequest is the status logged for a request its client
 // cancelled (nginx's 499): nobody reads the answer.

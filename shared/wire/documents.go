@@ -49,19 +49,6 @@ type AffectedNode struct {
 	Changes Diff `json:"changes"`
 }
 
-// Diff compares two documents by their top-level keys.
-type Diff struct {
-	Added   map[string]any    `json:"added"`
-	Removed map[string]any    `json:"removed"`
-	Changed map[string]Change `json:"changed"`
-}
-
-// Change is one changed value.
-type Change struct {
-	From any `json:"from"`
-	To   any `json:"to"`
-}
-
 // Lookup is an effective read with ?show_lookup: each top-level key's value
 // paired with the level path where it was last set ("/" for the global
 // level, else "/level/value/.../").

@@ -9,99 +9,85 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/ident"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // Register adds the user, token and audit routes to router. Users and tokens are
 // for admins only (see policy.go); the audit log is readable like any GET.
 func (m *Middleware) Register(router *routes.Router) {
 	router.Mount(routes.Handlers{
-		"users.create":  m.createUser,
-		"users.list":    m.listUsers,
-		"users.get":     m.getUser,
-		"users.delete":  m.deleteUser,
-		"tokens.create": m.createToken,
-		"tokens.list":   m.listTokens,
-		"tokens.revoke": m.revokeToken,
-		"audit.list":    m.listAudit,
+		"users.create":  httpapi.Serve(m.createUser),
+		"users.list":    httpapi.Serve(m.listUsers),
+		"users.get":     httpapi.Serve(m.getUser),
+		"users.delete":  httpapi.Serve(m.deleteUser),
+		"tokens.create": httpapi.Serve(m.createToken),
+		"tokens.list":   httpapi.Serve(m.listTokens),
+		"tokens.revoke": httpapi.Serve(m.revokeToken),
+		"audit.list":    httpapi.Serve(m.listAudit),
 	})
 }
 
-type userBody struct {
-	User auth.User `json:"user"`
+// userView is user u as the API shows it.
+func userView(u auth.User) wire.User {
+	return wire.User{Name: u.Name, Role: string(u.Role), Node: u.Node, CreatedAt: u.CreatedAt}
 }
 
-func (m *Middleware) createUser(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Name     string    `json:"name"`
-		Password string    `json:"password"`
-		Role     auth.Role `json:"role"`
-		Node     string    `json:"node"`
-	}
+func tokenView(t auth.Token) wire.Token {
+	return wire.Token{ID: t.ID, User: t.User, Description: t.Description, CreatedAt: t.CreatedAt}
+}
+
+func (m *Middleware) createUser(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+	var body wire.NewUser
 	if err := httpapi.Decode(r, &body); err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	// From 1.2 on a node named by id is named by UUID, as in paths (spec 004); an FQDN stays a name.
 	if httpapi.UUIDIdentities(r) && ident.IsIntegerID(body.Node) {
-		httpapi.Error(w, r, errs.Invalidf("node: Invalid uuid %s", body.Node))
-		return
+		return 0, nil, errs.Invalidf("node: Invalid uuid %s", body.Node)
 	}
-	u, err := m.svc.CreateUser(r.Context(), auth.NewUser{Name: body.Name, Password: body.Password, Role: body.Role, Node: body.Node})
+	u, err := m.svc.CreateUser(r.Context(), auth.NewUser{Name: body.Name, Password: body.Password, Role: auth.Role(body.Role), Node: body.Node})
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	w.Header().Set("Location", "/api/v1/users/"+u.Name)
-	httpapi.JSON(w, http.StatusCreated, userBody{User: u})
+	return http.StatusCreated, wire.UserBody{User: userView(u)}, nil
 }
 
-func (m *Middleware) listUsers(w http.ResponseWriter, r *http.Request) {
+func (m *Middleware) listUsers(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	users, err := m.svc.ListUsers(r.Context())
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
-	httpapi.JSON(w, http.StatusOK, struct {
-		Users []auth.User `json:"users"`
-	}{users})
+	out := wire.UserList{Users: make([]wire.User, len(users))}
+	for i, u := range users {
+		out.Users[i] = userView(u)
+	}
+	return http.StatusOK, out, nil
 }
 
-func (m *Middleware) getUser(w http.ResponseWriter, r *http.Request) {
+func (m *Middleware) getUser(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	u, err := m.svc.GetUser(r.Context(), r.PathValue("name"))
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
-	httpapi.JSON(w, http.StatusOK, userBody{User: u})
+	return http.StatusOK, wire.UserBody{User: userView(u)}, nil
 }
 
-func (m *Middleware) deleteUser(w http.ResponseWriter, r *http.Request) {
+func (m *Middleware) deleteUser(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	name := r.PathValue("name")
 	if p, _ := PrincipalFrom(r.Context()); p.User == name {
-		httpapi.Error(w, r, errs.Conflictf("you cannot delete your own account"))
-		return
+		return 0, nil, errs.Conflictf("you cannot delete your own account")
 	}
 	if err := m.svc.DeleteUser(r.Context(), name); err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
-	httpapi.NoContent(w)
+	return http.StatusNoContent, nil, nil
 }
 
-// createdToken is the one answer that shows a token's secret.
-type createdToken struct {
-	Token  auth.Token `json:"token"`
-	Secret string     `json:"secret"`
-}
-
-func (m *Middleware) createToken(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		User        string `json:"user"`
-		Description string `json:"description"`
-	}
+func (m *Middleware) createToken(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+	var body wire.NewToken
 	if err := httpapi.Decode(r, &body); err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	if body.User == "" {
 		p, _ := PrincipalFrom(r.Context())
@@ -109,35 +95,34 @@ func (m *Middleware) createToken(w http.ResponseWriter, r *http.Request) {
 	}
 	tok, secret, err := m.svc.CreateToken(r.Context(), body.User, body.Description)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	httpapi.JSON(w, http.StatusCreated, createdToken{Token: tok, Secret: secret})
+	return http.StatusCreated, wire.CreatedToken{Token: tokenView(tok), Secret: secret}, nil
 }
 
-func (m *Middleware) listTokens(w http.ResponseWriter, r *http.Request) {
+func (m *Middleware) listTokens(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	toks, err := m.svc.ListTokens(r.Context(), r.URL.Query().Get("user"))
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
-	httpapi.JSON(w, http.StatusOK, struct {
-		Tokens []auth.Token `json:"tokens"`
-	}{toks})
+	out := wire.TokenList{Tokens: make([]wire.Token, len(toks))}
+	for i, t := range toks {
+		out.Tokens[i] = tokenView(t)
+	}
+	return http.StatusOK, out, nil
 }
 
-func (m *Middleware) revokeToken(w http.ResponseWriter, r *http.Request) {
+func (m *Middleware) revokeToken(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	if err := m.svc.RevokeToken(r.Context(), r.PathValue("id")); err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
-	httpapi.NoContent(w)
+	return http.StatusNoContent, nil, nil
 }
 
 // listAudit answers GET /api/v1/audit?environment=ID&limit=N&before=CURSOR,
 // newest first; "next" is the cursor of the following page, absent on the last.
-func (m *Middleware) listAudit(w http.ResponseWriter, r *http.Request) {
+func (m *Middleware) listAudit(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	q := r.URL.Query()
 	query := audit.Query{Before: q.Get("before")}
 	if env := q.Get("environment"); env != "" {
@@ -146,13 +131,12 @@ func (m *Middleware) listAudit(w http.ResponseWriter, r *http.Request) {
 	query.Limit, _ = routes.QueryOf(r).Integer("limit")
 	records, err := m.audit.List(r.Context(), query)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
-	out := struct {
-		Records []audit.Record `json:"records"`
-		Next    string         `json:"next,omitempty"`
-	}{Records: records}
+	out := wire.AuditPage{Records: make([]wire.AuditRecord, len(records))}
+	for i, rec := range records {
+		out.Records[i] = wire.AuditRecord(rec)
+	}
 	limit := query.Limit
 	if limit == 0 {
 		limit = audit.DefaultLimit
@@ -160,5 +144,5 @@ func (m *Middleware) listAudit(w http.ResponseWriter, r *http.Request) {
 	if len(records) == limit {
 		out.Next = records[len(records)-1].ID
 	}
-	httpapi.JSON(w, http.StatusOK, out)
+	return http.StatusOK, out, nil
 }

@@ -74,8 +74,12 @@ func (ids walkIDs) path(pattern string, byUUID bool) (string, bool) {
 	return strings.Join(segs, "/"), hasEntity
 }
 
-// idKey reports whether a JSON key names an entity (or a list of them).
+// idKey reports whether a JSON key names an entity (or a list of them). A
+// request id names a request, not an entity: it has no UUID form.
 func idKey(k string) bool {
+	if k == "request_id" {
+		return false
+	}
 	return k == "id" || k == "uuid" || k == "components" || k == "plugins" || k == "environment" ||
 		strings.HasSuffix(k, "_id") || strings.HasSuffix(k, "_ids") || strings.HasSuffix(k, "_uuid")
 }

@@ -8,9 +8,11 @@ import (
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
-// diffSide is one side of POST /diff. In "to", a field left out takes the value
+// diffSide is one side of POST /diff (wire.DiffSide) as the server reads it:
+// whether a field is given at all decides what "to" inherits. In "to", a field left out takes the value
 // "from" gave it, except as_of and version (left out: the latest).
 type diffSide struct {
 	Environment json.RawMessage    `json:"environment"`
@@ -26,40 +28,46 @@ type diffSide struct {
 // diff answers POST /api/v1/config/diff (microversion 1.3): what changed from
 // one document to another, {"added", "removed", "changed"} by dot key path.
 // It computes and stores nothing, so observers may call it.
-func (h *handlers) diff(w http.ResponseWriter, r *http.Request) {
+func (h *handlers) diff(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	if !httpapi.RequestVersion(r).AtLeast(httpapi.V1_3) {
-		httpapi.Error(w, r, errs.NotFoundf("POST %s/diff needs API microversion 1.3 (OpenStack-API-Version: config 1.3)", Prefix))
-		return
+		return 0, nil, errs.NotFoundf("POST %s/diff needs API microversion 1.3 (OpenStack-API-Version: config 1.3)", Prefix)
 	}
 	var body struct {
 		From *diffSide `json:"from"`
 		To   *diffSide `json:"to"`
 	}
 	if err := httpapi.Decode(r, &body); err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	if body.From == nil || body.To == nil {
-		httpapi.Error(w, r, errs.Invalidf(`a diff needs "from" and "to"`))
-		return
+		return 0, nil, errs.Invalidf(`a diff needs "from" and "to"`)
 	}
 	from, err := body.From.side(idsFor(r), "from")
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	body.To.inherit(body.From)
 	to, err := body.To.side(idsFor(r), "to")
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	d, err := h.svc.Diff(r.Context(), from, to)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
-	httpapi.JSON(w, http.StatusOK, d)
+	return http.StatusOK, diffView(d), nil
+}
+
+// diffView is d as the API shows it.
+func diffView(d configdb.Diff) wire.Diff {
+	out := wire.Diff{Added: d.Added, Removed: d.Removed}
+	if d.Changed != nil {
+		out.Changed = make(map[string]wire.Change, len(d.Changed))
+	}
+	for k, c := range d.Changed {
+		out.Changed[k] = wire.Change(c)
+	}
+	return out
 }
 
 // inherit fills the fields "to" left out from "from".

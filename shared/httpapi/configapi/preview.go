@@ -30,12 +30,3 @@ func previewed(w http.ResponseWriter, r *http.Request, p configdb.Preview, err e
 	}
 	httpapi.JSON(w, http.StatusOK, out)
 }
-
-// diffView is d on the wire.
-func diffView(d configdb.Diff) wire.Diff {
-	out := wire.Diff{Added: d.Added, Removed: d.Removed, Changed: make(map[string]wire.Change, len(d.Changed))}
-	for k, c := range d.Changed {
-		out.Changed[k] = wire.Change{From: c.From, To: c.To}
-	}
-	return out
-}

@@ -5,12 +5,12 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/ident"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // ids is the one place microversion 1.2 (UUID identities) is applied: from 1.2
@@ -22,26 +22,17 @@ type ids struct{ uuids bool }
 func idsFor(r *http.Request) ids { return ids{uuids: httpapi.RequestVersion(r).AtLeast(httpapi.V1_2)} }
 
 // of renders an identity as the "id" value.
-func (v ids) of(i configdb.Ident) any {
-	if v.uuids {
-		return i.UUID
-	}
-	return i.ID
-}
+func (v ids) of(i configdb.Ident) wire.ID { return wire.IDOf(v.uuids, i.ID, i.UUID) }
 
 // extra is the separate "uuid" field, shown only before 1.2.
-func (v ids) extra(i configdb.Ident) string {
-	if v.uuids {
-		return ""
-	}
-	return i.UUID
-}
+func (v ids) extra(i configdb.Ident) string { return wire.UUIDBeside(v.uuids, i.UUID) }
 
-func (v ids) ofPtr(i *configdb.Ident) any {
+func (v ids) ofPtr(i *configdb.Ident) *wire.ID {
 	if i == nil {
 		return nil
 	}
-	return v.of(*i)
+	id := v.of(*i)
+	return &id
 }
 
 // pathRef checks an entity reference taken from the URL. From 1.2 on an id must
@@ -54,53 +45,20 @@ func (v ids) pathRef(ref string, namesAllowed bool) error {
 	return errs.Invalidf("Invalid uuid %s", ref)
 }
 
-type componentView struct {
-	ID                  any                  `json:"id"`
-	UUID                string               `json:"uuid,omitempty"`
-	Name                string               `json:"name"`
-	ResourceDefinitions []resourceDefinition `json:"resource_definitions"`
-	CreatedAt           time.Time            `json:"created_at"`
-	UpdatedAt           time.Time            `json:"updated_at"`
-}
-
-type resourceDefinition struct {
-	ID          any             `json:"id"`
-	UUID        string          `json:"uuid,omitempty"`
-	Name        string          `json:"name"`
-	ComponentID any             `json:"component_id"`
-	Content     json.RawMessage `json:"content"`
-}
-
-type environmentView struct {
-	ID              any      `json:"id"`
-	UUID            string   `json:"uuid,omitempty"`
-	Components      []any    `json:"components"`
-	HierarchyLevels []string `json:"hierarchy_levels"`
-}
-
-type levelView struct {
-	ID            any      `json:"id"`
-	UUID          string   `json:"uuid,omitempty"`
-	Name          string   `json:"name"`
-	EnvironmentID any      `json:"environment_id"`
-	Parent        any      `json:"parent"`
-	Values        []string `json:"values"`
-}
-
-func (v ids) component(c configdb.Component) componentView {
-	defs := make([]resourceDefinition, len(c.ResourceDefinitions))
+func (v ids) component(c configdb.Component) wire.Component {
+	defs := make([]wire.ResourceDefinition, len(c.ResourceDefinitions))
 	for i, d := range c.ResourceDefinitions {
 		defs[i] = v.definition(d)
 	}
-	return componentView{ID: v.of(c.Ident), UUID: v.extra(c.Ident), Name: c.Name, ResourceDefinitions: defs, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+	return wire.Component{ID: v.of(c.Ident), UUID: v.extra(c.Ident), Name: c.Name, ResourceDefinitions: defs, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 }
 
-func (v ids) definition(d configdb.ResourceDefinition) resourceDefinition {
-	return resourceDefinition{ID: v.of(d.Ident), UUID: v.extra(d.Ident), Name: d.Name, ComponentID: v.ofPtr(d.Component), Content: d.Content}
+func (v ids) definition(d configdb.ResourceDefinition) wire.ResourceDefinition {
+	return wire.ResourceDefinition{ID: v.of(d.Ident), UUID: v.extra(d.Ident), Name: d.Name, ComponentID: v.ofPtr(d.Component), Content: d.Content}
 }
 
-func (v ids) environment(e configdb.Environment) environmentView {
-	view := environmentView{ID: v.of(e.Ident), UUID: v.extra(e.Ident), Components: make([]any, len(e.Components)), HierarchyLevels: make([]string, len(e.Levels))}
+func (v ids) environment(e configdb.Environment) wire.Environment {
+	view := wire.Environment{ID: v.of(e.Ident), UUID: v.extra(e.Ident), Components: make([]wire.ID, len(e.Components)), HierarchyLevels: make([]string, len(e.Levels))}
 	for i, c := range e.Components {
 		view.Components[i] = v.of(c)
 	}
@@ -110,8 +68,8 @@ func (v ids) environment(e configdb.Environment) environmentView {
 	return view
 }
 
-func (v ids) level(l configdb.HierarchyLevel) levelView {
-	return levelView{ID: v.of(l.Ident), UUID: v.extra(l.Ident), Name: l.Name, EnvironmentID: v.of(l.Environment), Parent: v.ofPtr(l.Parent), Values: l.Values}
+func (v ids) level(l configdb.HierarchyLevel) wire.Level {
+	return wire.Level{ID: v.of(l.Ident), UUID: v.extra(l.Ident), Name: l.Name, EnvironmentID: v.of(l.Environment), Parent: v.ofPtr(l.Parent), Values: l.Values}
 }
 
 // bodyRef turns a reference from a request body into a reference string: a

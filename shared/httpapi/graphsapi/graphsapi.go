@@ -17,6 +17,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 const base = "/api/v1"
@@ -36,7 +37,7 @@ var owners = []struct {
 func Register(router *routes.Router, svc *graphs.Service) {
 	h := &handlers{svc: svc}
 	bound := routes.Handlers{}
-	bind := func(id string, fn handler) { bound["graphs."+id] = httpapi.WithQuery(fn.serve) }
+	bind := func(id string, fn httpapi.Handler) { bound["graphs."+id] = httpapi.Serve(fn) }
 	for _, o := range owners {
 		if o.kind != graphs.Cluster {
 			bind(o.plural+".list", h.listEntries(o.kind))
@@ -62,7 +63,7 @@ func Register(router *routes.Router, svc *graphs.Service) {
 	bind("clusters.serializedTasks", h.withID("cluster", h.serializedTasks))
 	bind("clusters.deploy", h.withID("cluster", h.deploy))
 	bind("clusters.claim", h.withID("cluster", h.clusterClaim))
-	bound["graphs.clusters.graphviz"] = httpapi.WithQuery(h.graphviz)
+	bind("clusters.graphviz", h.withID(string(graphs.Cluster), h.graphviz))
 
 	bind("graphs.list", h.listGraphs)
 	bind("graphs.get", h.withID("graph", h.getGraph))
@@ -81,22 +82,6 @@ func Register(router *routes.Router, svc *graphs.Service) {
 }
 
 type handlers struct{ svc *graphs.Service }
-
-// handler is a route body: it answers a status and a JSON value, or an error.
-// It may set response headers (Location) through w.
-type handler func(w http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error)
-
-func (fn handler) serve(w http.ResponseWriter, r *http.Request, q map[string]string) {
-	status, v, err := fn(w, r, q)
-	switch {
-	case err != nil:
-		httpapi.Error(w, r, err)
-	case status == http.StatusNoContent:
-		httpapi.NoContent(w)
-	default:
-		httpapi.JSON(w, status, v)
-	}
-}
 
 // list splits a comma-separated query parameter, dropping empty items.
 func list(q map[string]string, name string) []string {
@@ -134,7 +119,7 @@ func (h *handlers) idList(r *http.Request, q map[string]string, name, kind strin
 type idHandler func(w http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error)
 
 // withID resolves the path's {id} of an entity of kind what before fn.
-func (h *handlers) withID(what string, fn idHandler) handler {
+func (h *handlers) withID(what string, fn idHandler) httpapi.Handler {
 	return func(w http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
 		id, err := h.resolveID(r, r.PathValue("id"), what)
 		if err != nil {
@@ -152,68 +137,51 @@ func graphType(q map[string]string) string {
 	return graphs.DefaultType
 }
 
-// nonNil makes an empty list answer [] rather than null.
-func nonNil[T any](items []T) []T {
-	if items == nil {
-		return []T{}
-	}
-	return items
-}
-
-func (h *handlers) listEntries(kind graphs.OwnerKind) handler {
+func (h *handlers) listEntries(kind graphs.OwnerKind) httpapi.Handler {
 	return func(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 		entries, err := h.svc.Entries(r.Context(), kind)
-		if u := h.viewFor(r); u != nil && err == nil {
-			return http.StatusOK, u.entries(entries), nil
+		if err != nil {
+			return 0, nil, err
 		}
-		return http.StatusOK, nonNil(entries), err
+		return http.StatusOK, h.viewsFor(r).entries(entries), nil
 	}
 }
 
-func (h *handlers) createEntry(kind graphs.OwnerKind, path string) handler {
+func (h *handlers) createEntry(kind graphs.OwnerKind, path string) httpapi.Handler {
 	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
-		var in graphs.EntryInput
-		if err := httpapi.Decode(r, &in); err != nil {
+		in, err := entryInput(r)
+		if err != nil {
 			return 0, nil, err
 		}
 		e, err := h.svc.CreateEntry(r.Context(), kind, in)
 		if err != nil {
 			return 0, nil, err
 		}
-		if u := h.viewFor(r); u != nil {
-			w.Header().Set("Location", path+"/"+e.UUID)
-			return http.StatusCreated, u.entry(e), nil
-		}
-		w.Header().Set("Location", fmt.Sprintf("%s/%d", path, e.ID))
-		return http.StatusCreated, e, nil
+		v := h.viewsFor(r).entry(e)
+		w.Header().Set("Location", path+"/"+string(v.ID))
+		return http.StatusCreated, v, nil
 	}
 }
 
-func (h *handlers) getEntry(kind graphs.OwnerKind) handler {
+func (h *handlers) getEntry(kind graphs.OwnerKind) httpapi.Handler {
 	return h.withID(string(kind), func(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
 		e, err := h.svc.Entry(r.Context(), kind, id)
-		if u := h.viewFor(r); u != nil && err == nil {
-			return http.StatusOK, u.entry(e), nil
-		}
-		return http.StatusOK, e, err
+		return h.entryAnswer(r, e, err)
 	})
 }
 
-func (h *handlers) updateEntry(kind graphs.OwnerKind) handler {
+func (h *handlers) updateEntry(kind graphs.OwnerKind) httpapi.Handler {
 	return h.withID(string(kind), func(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
-		var in graphs.EntryInput
-		if err := httpapi.Decode(r, &in); err != nil {
+		in, err := entryInput(r)
+		if err != nil {
 			return 0, nil, err
 		}
 		e, err := h.svc.UpdateEntry(r.Context(), kind, id, in)
-		if u := h.viewFor(r); u != nil && err == nil {
-			return http.StatusOK, u.entry(e), nil
-		}
-		return http.StatusOK, e, err
+		return h.entryAnswer(r, e, err)
 	})
 }
 
-func (h *handlers) deleteEntry(kind graphs.OwnerKind) handler {
+func (h *handlers) deleteEntry(kind graphs.OwnerKind) httpapi.Handler {
 	return h.withID(string(kind), func(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
 		return http.StatusNoContent, nil, h.svc.DeleteEntry(r.Context(), kind, id)
 	})
@@ -223,7 +191,7 @@ func (h *handlers) deleteEntry(kind graphs.OwnerKind) handler {
 type ownerHandler func(w http.ResponseWriter, r *http.Request, q map[string]string, o graphs.Owner) (int, any, error)
 
 // withOwner reads the owner of the kind from the path's {id} before fn.
-func (h *handlers) withOwner(kind graphs.OwnerKind, fn ownerHandler) handler {
+func (h *handlers) withOwner(kind graphs.OwnerKind, fn ownerHandler) httpapi.Handler {
 	return h.withID(string(kind), func(w http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
 		noteOwner(r, graphs.Owner{Kind: kind, ID: id})
 		return fn(w, r, q, graphs.Owner{Kind: kind, ID: id})
@@ -237,27 +205,40 @@ func noteOwner(r *http.Request, o graphs.Owner) {
 	}
 }
 
-func (h *handlers) listOwned(kind graphs.OwnerKind) handler {
+func (h *handlers) listOwned(kind graphs.OwnerKind) httpapi.Handler {
 	return h.withOwner(kind, func(_ http.ResponseWriter, r *http.Request, _ map[string]string, o graphs.Owner) (int, any, error) {
 		gs, err := h.svc.GraphsOf(r.Context(), o)
 		return h.graphsAnswer(r, gs, err)
 	})
 }
 
-func (h *handlers) getOwned(kind graphs.OwnerKind) handler {
+func (h *handlers) getOwned(kind graphs.OwnerKind) httpapi.Handler {
 	return h.withOwner(kind, func(_ http.ResponseWriter, r *http.Request, _ map[string]string, o graphs.Owner) (int, any, error) {
 		g, err := h.svc.GraphOf(r.Context(), o, r.PathValue("type"))
 		return h.graphAnswer(r, http.StatusOK, g, err)
 	})
 }
 
-// graphBody reads a graph upload: the JSON body and the ?validate flag.
-func graphBody(r *http.Request) (graphs.GraphInput, bool, error) {
-	var in graphs.GraphInput
-	return in, routes.QueryOf(r).Flag("validate"), httpapi.Decode(r, &in)
+// entryInput reads a release or plugin upload.
+func entryInput(r *http.Request) (graphs.EntryInput, error) {
+	var in wire.NewRegistryEntry
+	err := httpapi.Decode(r, &in)
+	return graphs.EntryInput{Name: in.Name, Version: in.Version, EntryMetadata: graphs.EntryMetadata(in.EntryMetadata)}, err
 }
 
-func (h *handlers) createOwned(kind graphs.OwnerKind) handler {
+// graphBody reads a graph upload: the JSON body and the ?validate flag.
+func graphBody(r *http.Request) (graphs.GraphInput, bool, error) {
+	var in wire.GraphInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return graphs.GraphInput{}, false, err
+	}
+	return graphs.GraphInput{
+		Name: in.Name, NodeFilter: in.NodeFilter, Tasks: in.Tasks,
+		OnSuccess: hookInput(in.OnSuccess), OnError: hookInput(in.OnError), OnStop: hookInput(in.OnStop),
+	}, routes.QueryOf(r).Flag("validate"), nil
+}
+
+func (h *handlers) createOwned(kind graphs.OwnerKind) httpapi.Handler {
 	return h.withOwner(kind, func(w http.ResponseWriter, r *http.Request, q map[string]string, o graphs.Owner) (int, any, error) {
 		in, validate, err := graphBody(r)
 		if err != nil {
@@ -275,7 +256,7 @@ func (h *handlers) createOwned(kind graphs.OwnerKind) handler {
 	})
 }
 
-func (h *handlers) updateOwned(kind graphs.OwnerKind) handler {
+func (h *handlers) updateOwned(kind graphs.OwnerKind) httpapi.Handler {
 	return h.withOwner(kind, func(_ http.ResponseWriter, r *http.Request, q map[string]string, o graphs.Owner) (int, any, error) {
 		in, validate, err := graphBody(r)
 		if err != nil {
@@ -286,7 +267,7 @@ func (h *handlers) updateOwned(kind graphs.OwnerKind) handler {
 	})
 }
 
-func (h *handlers) deleteOwned(kind graphs.OwnerKind) handler {
+func (h *handlers) deleteOwned(kind graphs.OwnerKind) httpapi.Handler {
 	return h.withOwner(kind, func(_ http.ResponseWriter, r *http.Request, _ map[string]string, o graphs.Owner) (int, any, error) {
 		return http.StatusNoContent, nil, h.svc.DeleteGraphOf(r.Context(), o, r.PathValue("type"))
 	})
@@ -298,7 +279,8 @@ func (h *handlers) getCluster(_ http.ResponseWriter, r *http.Request, _ map[stri
 }
 
 func (h *handlers) putCluster(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
-	// Release and plugins are ids or UUIDs (httpapi.CheckPathID's rules).
+	// wire.ClusterUpdate read raw: release and plugins are ids or UUIDs
+	// (httpapi.CheckPathID's rules), given as numbers or strings.
 	var body struct {
 		ReleaseID json.RawMessage   `json:"release_id"`
 		Plugins   []json.RawMessage `json:"plugins"`
@@ -329,26 +311,17 @@ func (h *handlers) putCluster(_ http.ResponseWriter, r *http.Request, _ map[stri
 	return h.clusterAnswer(r, c, err)
 }
 
-func (h *handlers) deploymentTasks(from graphs.Source) handler {
+func (h *handlers) deploymentTasks(from graphs.Source) httpapi.Handler {
 	return h.withID("cluster", func(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
 		tasks, err := h.svc.DeploymentTasks(r.Context(), id, graphType(q), from)
-		return http.StatusOK, tasks, err
+		return tasksAnswer(tasks, err)
 	})
 }
 
-func (h *handlers) graphviz(w http.ResponseWriter, r *http.Request, q map[string]string) {
-	id, err := h.resolveID(r, r.PathValue("id"), string(graphs.Cluster))
-	var dot string
-	if err == nil {
-		opts := graphs.DOTOptions{Tasks: list(q, "tasks"), ParentsFor: q["parents_for"], Remove: list(q, "remove")}
-		dot, err = h.svc.DOT(r.Context(), id, graphType(q), opts)
-	}
-	if err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
-	w.Header().Set("Content-Type", "text/vnd.graphviz")
-	_, _ = w.Write([]byte(dot))
+func (h *handlers) graphviz(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
+	opts := graphs.DOTOptions{Tasks: list(q, "tasks"), ParentsFor: q["parents_for"], Remove: list(q, "remove")}
+	dot, err := h.svc.DOT(r.Context(), id, graphType(q), opts)
+	return http.StatusOK, httpapi.Text{ContentType: "text/vnd.graphviz", Body: []byte(dot)}, err
 }
 
 func (h *handlers) listGraphs(_ http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
@@ -391,13 +364,19 @@ func (h *handlers) deleteGraph(_ http.ResponseWriter, r *http.Request, _ map[str
 func (h *handlers) execute(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	// The cluster is an id or a UUID (httpapi.CheckPathID's rules).
 	var body struct {
-		graphs.ExecuteRequest
+		wire.ExecuteRequest
 		Cluster json.RawMessage `json:"cluster"`
 	}
 	if err := httpapi.Decode(r, &body); err != nil {
 		return 0, nil, err
 	}
-	req := body.ExecuteRequest
+	in := body.ExecuteRequest
+	req := graphs.ExecuteRequest{DryRun: in.DryRun, NoopRun: in.NoopRun, Force: in.Force, Debug: in.Debug, ClaimTimeout: in.ClaimTimeout,
+		Graphs: httpapi.Convert(in.Graphs, func(g wire.GraphRun) graphs.GraphRun {
+			return graphs.GraphRun{Type: g.Type, Tasks: g.Tasks, Nodes: httpapi.Convert(g.Nodes, func(n wire.NodeID) graphs.NodeID { return graphs.NodeID(n) })}
+		}),
+		Subgraphs: httpapi.Convert(in.Subgraphs, func(sg wire.Subgraph) graphs.Subgraph { return graphs.Subgraph(sg) }),
+	}
 	if len(body.Cluster) > 0 && string(body.Cluster) != "null" {
 		id, err := h.bodyID(r, body.Cluster, string(graphs.Cluster))
 		if err != nil {
@@ -434,11 +413,11 @@ func (h *handlers) listTransactions(_ http.ResponseWriter, r *http.Request, q ma
 		f.Limit = min(n, maxTransactions)
 	}
 	txs, err := h.svc.Transactions(r.Context(), f)
-	if u := h.viewFor(r); u != nil && err == nil {
-		v, err := u.transactions(txs)
-		return http.StatusOK, v, err
+	if err != nil {
+		return 0, nil, err
 	}
-	return http.StatusOK, nonNil(txs), err
+	v, err := h.viewsFor(r).transactions(txs)
+	return http.StatusOK, v, err
 }
 
 func (h *handlers) getTransaction(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
@@ -448,7 +427,11 @@ func (h *handlers) getTransaction(_ http.ResponseWriter, r *http.Request, _ map[
 
 func (h *handlers) getPlan(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	p, err := h.svc.Plan(r.Context(), r.PathValue("uuid"))
-	return http.StatusOK, p, err
+	if err != nil {
+		return 0, nil, err
+	}
+	v, err := planView(p)
+	return http.StatusOK, v, err
 }
 
 func (h *handlers) stop(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
@@ -459,21 +442,25 @@ func (h *handlers) stop(_ http.ResponseWriter, r *http.Request, _ map[string]str
 
 func (h *handlers) claim(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	c, err := h.svc.Claim(r.Context(), r.PathValue("uuid"), r.PathValue("node"))
-	return http.StatusOK, c, err
+	return claimAnswer(c, err)
 }
 
 func (h *handlers) report(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
-	var rep graphs.TaskReport
+	var rep wire.TaskReport
 	if err := httpapi.Decode(r, &rep); err != nil {
 		return 0, nil, err
 	}
-	p, err := h.svc.Report(r.Context(), r.PathValue("uuid"), r.PathValue("node"), rep)
-	return http.StatusOK, p, err
+	p, err := h.svc.Report(r.Context(), r.PathValue("uuid"), r.PathValue("node"),
+		graphs.TaskReport{Task: rep.Task, Status: rep.Status, Message: rep.Message, TaskRun: graphs.TaskRun(rep.TaskRun)})
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, progressView(p), nil
 }
 
 func (h *handlers) releaseTasks(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
 	tasks, err := h.svc.ReleaseTasks(r.Context(), id, graphType(q))
-	return http.StatusOK, tasks, err
+	return tasksAnswer(tasks, err)
 }
 
 func nodeIDs(q map[string]string) []graphs.NodeID {
@@ -487,7 +474,11 @@ func nodeIDs(q map[string]string) []graphs.NodeID {
 func (h *handlers) serializedTasks(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
 	force := routes.QueryOf(r).Flag("force")
 	tasks, err := h.svc.SerializedTasks(r.Context(), id, graphType(q), nodeIDs(q), force)
-	return http.StatusOK, tasks, err
+	if err != nil {
+		return 0, nil, err
+	}
+	v, err := clusterTasksView(tasks)
+	return http.StatusOK, v, err
 }
 
 // deploy is spec 002's PUT /clusters/{id}/deploy: an execution of one graph type.
@@ -518,5 +509,62 @@ func (h *handlers) clusterClaim(_ http.ResponseWriter, r *http.Request, q map[st
 	}
 	audit.Note(r.Context(), id, 0)
 	c, err := h.svc.ClaimInCluster(r.Context(), id, r.PathValue("node"), wait, httpapi.Draining(r.Context()))
-	return http.StatusOK, c, err
+	return claimAnswer(c, err)
+}
+
+// The answers of the routes, as wire types at the request's microversion.
+
+func (h *handlers) entryAnswer(r *http.Request, e graphs.Entry, err error) (int, any, error) {
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, h.viewsFor(r).entry(e), nil
+}
+
+func (h *handlers) graphAnswer(r *http.Request, status int, g graphs.Graph, err error) (int, any, error) {
+	if err != nil {
+		return 0, nil, err
+	}
+	v, err := h.viewsFor(r).graph(g)
+	return status, v, err
+}
+
+func (h *handlers) graphsAnswer(r *http.Request, gs []graphs.Graph, err error) (int, any, error) {
+	if err != nil {
+		return 0, nil, err
+	}
+	v, err := h.viewsFor(r).graphs(gs)
+	return http.StatusOK, v, err
+}
+
+func (h *handlers) clusterAnswer(r *http.Request, c graphs.ClusterSettings, err error) (int, any, error) {
+	if err != nil {
+		return 0, nil, err
+	}
+	v, err := h.viewsFor(r).clusterSettings(c)
+	return http.StatusOK, v, err
+}
+
+func (h *handlers) transactionAnswer(r *http.Request, status int, tx graphs.Transaction, err error) (int, any, error) {
+	if err != nil {
+		return 0, nil, err
+	}
+	v, err := h.viewsFor(r).transaction(tx)
+	return status, v, err
+}
+
+func tasksAnswer(tasks []graphs.Task, err error) (int, any, error) {
+	if err != nil {
+		return 0, nil, err
+	}
+	v, err := taskDocuments(tasks)
+	return http.StatusOK, v, err
+}
+
+func claimAnswer(c graphs.Claim, err error) (int, any, error) {
+	if err != nil {
+		return 0, nil, err
+	}
+	v, err := claimView(c)
+	return http.StatusOK, v, err
 }

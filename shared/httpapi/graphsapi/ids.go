@@ -9,6 +9,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/ident"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // Microversion 1.2 (spec 004) in the graphs group, by the rules of
@@ -45,187 +46,251 @@ func (h *handlers) bodyID(r *http.Request, raw json.RawMessage, kind string) (in
 	return h.resolveID(r, ref, kind)
 }
 
-// uuids names entities by UUID in the answers of one request from 1.2 on,
-// reading each UUID once.
-type uuids struct {
-	ctx      context.Context
-	svc      *graphs.Service
-	clusters map[int64]string
-	owners   map[graphs.Owner]string
+// views builds the answers of one request (wire types) at its microversion:
+// integer ids before 1.2, UUIDs from 1.2 on, each UUID read once.
+type views struct {
+	ctx    context.Context
+	svc    *graphs.Service
+	uuids  bool
+	owners map[graphs.Owner]string
 }
 
-// viewFor returns the 1.2 namer for r, or nil before 1.2 (answers as they are).
-func (h *handlers) viewFor(r *http.Request) *uuids {
-	if !httpapi.UUIDIdentities(r) {
-		return nil
+func (h *handlers) viewsFor(r *http.Request) *views {
+	return &views{ctx: r.Context(), svc: h.svc, uuids: httpapi.UUIDIdentities(r), owners: map[graphs.Owner]string{}}
+}
+
+// ownerID is the id of an owner (a release, a plugin or a cluster) in answers.
+func (v *views) ownerID(o graphs.Owner) (wire.ID, error) {
+	if !v.uuids {
+		return wire.IntID(o.ID), nil
 	}
-	return &uuids{ctx: r.Context(), svc: h.svc, clusters: map[int64]string{}, owners: map[graphs.Owner]string{}}
-}
-
-func (u *uuids) owner(o graphs.Owner) (string, error) {
-	if id, ok := u.owners[o]; ok {
-		return id, nil
+	id, ok := v.owners[o]
+	if !ok {
+		var err error
+		if id, err = v.svc.OwnerUUID(v.ctx, o); err != nil {
+			return "", err
+		}
+		v.owners[o] = id
 	}
-	id, err := u.svc.OwnerUUID(u.ctx, o)
-	u.owners[o] = id
-	return id, err
+	return wire.ID(id), nil
 }
 
-func (u *uuids) cluster(id int64) (string, error) {
-	return u.owner(graphs.Owner{Kind: graphs.Cluster, ID: id})
+func (v *views) entry(e graphs.Entry) wire.RegistryEntry {
+	return wire.RegistryEntry{ID: wire.IDOf(v.uuids, e.ID, e.UUID), UUID: wire.UUIDBeside(v.uuids, e.UUID), Name: e.Name, Version: e.Version, EntryMetadata: wire.EntryMetadata(e.EntryMetadata)}
 }
 
-type entryView struct {
-	ID      string `json:"id"`
-	Name    string `json:"name"`
-	Version string `json:"version"`
-	graphs.EntryMetadata
-}
-
-func (u *uuids) entry(e graphs.Entry) entryView {
-	return entryView{ID: e.UUID, Name: e.Name, Version: e.Version, EntryMetadata: e.EntryMetadata}
-}
-
-func (u *uuids) entries(es []graphs.Entry) []entryView {
-	out := make([]entryView, len(es))
+// entries lists entries ([] when there are none).
+func (v *views) entries(es []graphs.Entry) []wire.RegistryEntry {
+	out := make([]wire.RegistryEntry, len(es))
 	for i, e := range es {
-		out[i] = u.entry(e)
+		out[i] = v.entry(e)
 	}
 	return out
 }
 
-// graph is the graph's API form with its UUID as "id" and its owner's UUID as model_id.
-func (u *uuids) graph(g graphs.Graph) (map[string]any, error) {
-	m, err := asObject(g)
+func (v *views) graph(g graphs.Graph) (wire.Graph, error) {
+	owner, err := v.ownerID(g.Owner)
 	if err != nil {
-		return nil, err
+		return wire.Graph{}, err
 	}
-	owner, err := u.owner(g.Owner)
-	if err != nil {
-		return nil, err
+	tasks, err := taskDocuments(g.Tasks)
+	if tasks == nil {
+		tasks = []wire.TaskDocument{}
 	}
-	m["id"] = g.UUID
-	delete(m, "uuid")
-	for _, rel := range m["relations"].([]any) {
-		rel.(map[string]any)["model_id"] = owner
-	}
-	return m, nil
+	return wire.Graph{
+		ID: wire.IDOf(v.uuids, g.ID, g.UUID), UUID: wire.UUIDBeside(v.uuids, g.UUID), Name: g.Name,
+		NodeFilter: g.NodeFilter, OnSuccess: hookView(g.OnSuccess), OnError: hookView(g.OnError), OnStop: hookView(g.OnStop),
+		Tasks: tasks, Relations: []wire.Relation{{Type: g.Type, Model: string(g.Owner.Kind), ModelID: owner}},
+	}, err
 }
 
-func (u *uuids) graphs(gs []graphs.Graph) ([]map[string]any, error) {
-	out := make([]map[string]any, len(gs))
+func (v *views) graphs(gs []graphs.Graph) ([]wire.Graph, error) {
+	out := make([]wire.Graph, len(gs))
 	for i, g := range gs {
 		var err error
-		if out[i], err = u.graph(g); err != nil {
+		if out[i], err = v.graph(g); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-type clusterView struct {
-	ID        string   `json:"id"`
-	ReleaseID *string  `json:"release_id"`
-	Plugins   []string `json:"plugins"`
+func hookView(h *graphs.Hook) *wire.GraphHook {
+	if h == nil {
+		return nil
+	}
+	return &wire.GraphHook{NodeAttributes: h.NodeAttributes}
 }
 
-func (u *uuids) clusterSettings(c graphs.ClusterSettings) (clusterView, error) {
-	id, err := u.cluster(c.ID)
-	if err != nil {
-		return clusterView{}, err
+func hookInput(h *wire.GraphHook) *graphs.Hook {
+	if h == nil {
+		return nil
 	}
-	v := clusterView{ID: id, Plugins: make([]string, len(c.Plugins))}
+	return &graphs.Hook{NodeAttributes: h.NodeAttributes}
+}
+
+func (v *views) clusterSettings(c graphs.ClusterSettings) (wire.Cluster, error) {
+	id, err := v.ownerID(graphs.Owner{Kind: graphs.Cluster, ID: c.ID})
+	if err != nil {
+		return wire.Cluster{}, err
+	}
+	out := wire.Cluster{ID: id}
 	if c.ReleaseID != nil {
-		rel, err := u.owner(graphs.Owner{Kind: graphs.Release, ID: *c.ReleaseID})
+		rel, err := v.ownerID(graphs.Owner{Kind: graphs.Release, ID: *c.ReleaseID})
 		if err != nil {
-			return clusterView{}, err
+			return wire.Cluster{}, err
 		}
-		v.ReleaseID = &rel
+		out.ReleaseID = &rel
+	}
+	if c.Plugins != nil {
+		out.Plugins = make([]wire.ID, len(c.Plugins))
 	}
 	for i, p := range c.Plugins {
-		if v.Plugins[i], err = u.owner(graphs.Owner{Kind: graphs.Plugin, ID: p}); err != nil {
-			return clusterView{}, err
+		if out.Plugins[i], err = v.ownerID(graphs.Owner{Kind: graphs.Plugin, ID: p}); err != nil {
+			return wire.Cluster{}, err
 		}
 	}
-	return v, nil
+	return out, nil
 }
 
-// transaction names the cluster by UUID in a transaction and its sub-transactions.
-func (u *uuids) transaction(tx graphs.Transaction) (map[string]any, error) {
-	m, err := asObject(tx)
+// transaction is a transaction and its sub-transactions, which share its cluster.
+func (v *views) transaction(tx graphs.Transaction) (wire.Transaction, error) {
+	cluster, err := v.ownerID(graphs.Owner{Kind: graphs.Cluster, ID: tx.ClusterID})
 	if err != nil {
-		return nil, err
+		return wire.Transaction{}, err
 	}
-	cluster, err := u.cluster(tx.ClusterID)
-	if err != nil {
-		return nil, err
-	}
-	var name func(map[string]any)
-	name = func(m map[string]any) {
-		m["cluster_id"] = cluster
-		if subs, ok := m["sub_transactions"].([]any); ok {
-			for _, s := range subs {
-				name(s.(map[string]any))
-			}
+	var view func(tx graphs.Transaction) wire.Transaction
+	view = func(tx graphs.Transaction) wire.Transaction {
+		i := tx.TransactionInfo
+		out := wire.Transaction{
+			UUID: i.UUID, Name: i.Name, Status: i.Status, Message: i.Message, ClusterID: cluster, GraphType: i.GraphType, ParentUUID: i.ParentUUID,
+			DryRun: i.DryRun, NoopRun: i.NoopRun, Force: i.Force, Debug: i.Debug, ClaimTimeout: i.ClaimTimeout,
+			TimeCreated: i.TimeCreated, TimeStart: i.TimeStart, TimeEnd: i.TimeEnd,
 		}
+		out.SubTransactions = httpapi.Convert(tx.SubTransactions, view)
+		out.Nodes = httpapi.Convert(tx.Nodes, progressView)
+		return out
 	}
-	name(m)
-	return m, nil
+	return view(tx), nil
 }
 
-func (u *uuids) transactions(txs []graphs.Transaction) ([]map[string]any, error) {
-	out := make([]map[string]any, len(txs))
+func (v *views) transactions(txs []graphs.Transaction) ([]wire.Transaction, error) {
+	out := make([]wire.Transaction, len(txs))
 	for i, tx := range txs {
 		var err error
-		if out[i], err = u.transaction(tx); err != nil {
+		if out[i], err = v.transaction(tx); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-// asObject is v's JSON object form.
-func asObject(v any) (map[string]any, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
+func progressView(p graphs.NodeProgress) wire.NodeProgress {
+	return wire.NodeProgress{
+		Node: p.Node, Status: p.Status, Next: p.Next, CurrentTask: p.CurrentTask, CurrentStart: p.CurrentStart, LastSeen: p.LastSeen,
+		Results: httpapi.Convert(p.Results, func(r graphs.TaskResult) wire.TaskResult {
+			return wire.TaskResult{Task: r.Task, Status: r.Status, Message: r.Message, TaskRun: wire.TaskRun(r.TaskRun), TimeStart: r.TimeStart, TimeEnd: r.TimeEnd}
+		}),
+	}
+}
+
+// taskDocument is a task's API form, encoded as every answer is (no HTML escaping).
+func taskDocument(t graphs.Task) (wire.TaskDocument, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(t); err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var m map[string]any
-	return m, dec.Decode(&m)
+	return wire.TaskDocument(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
 }
 
-// The answers of the routes, by microversion.
-
-func (h *handlers) graphAnswer(r *http.Request, status int, g graphs.Graph, err error) (int, any, error) {
-	if u := h.viewFor(r); u != nil && err == nil {
-		v, err := u.graph(g)
-		return status, v, err
+func taskDocuments(tasks []graphs.Task) ([]wire.TaskDocument, error) {
+	if tasks == nil {
+		return nil, nil
 	}
-	return status, g, err
+	out := make([]wire.TaskDocument, len(tasks))
+	for i, t := range tasks {
+		var err error
+		if out[i], err = taskDocument(t); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
-func (h *handlers) graphsAnswer(r *http.Request, gs []graphs.Graph, err error) (int, any, error) {
-	if u := h.viewFor(r); u != nil && err == nil {
-		v, err := u.graphs(gs)
-		return http.StatusOK, v, err
+func serializedTasks(tasks []graphs.SerializedTask) ([]wire.SerializedTask, error) {
+	if tasks == nil {
+		return nil, nil
 	}
-	return http.StatusOK, nonNil(gs), err
+	out := make([]wire.SerializedTask, len(tasks))
+	for i, t := range tasks {
+		doc, err := taskDocument(t.Task)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = wire.SerializedTask{Task: doc, WaitFor: taskRefs(t.WaitFor), WaitForAny: httpapi.Convert(t.WaitForAny, taskRefs)}
+	}
+	return out, nil
 }
 
-func (h *handlers) clusterAnswer(r *http.Request, c graphs.ClusterSettings, err error) (int, any, error) {
-	if u := h.viewFor(r); u != nil && err == nil {
-		v, err := u.clusterSettings(c)
-		return http.StatusOK, v, err
-	}
-	return http.StatusOK, c, err
+func taskRefs(refs []graphs.NodeTaskRef) []wire.NodeTaskRef {
+	return httpapi.Convert(refs, func(r graphs.NodeTaskRef) wire.NodeTaskRef { return wire.NodeTaskRef(r) })
 }
 
-func (h *handlers) transactionAnswer(r *http.Request, status int, tx graphs.Transaction, err error) (int, any, error) {
-	if u := h.viewFor(r); u != nil && err == nil {
-		v, err := u.transaction(tx)
-		return status, v, err
+func skippedTasks(skipped []graphs.SkippedTask) []wire.SkippedTask {
+	return httpapi.Convert(skipped, func(s graphs.SkippedTask) wire.SkippedTask { return wire.SkippedTask(s) })
+}
+
+func planView(p graphs.Plan) (wire.Plan, error) {
+	tasks, err := taskDocuments(p.Tasks)
+	if err != nil {
+		return wire.Plan{}, err
 	}
-	return status, tx, err
+	out := wire.Plan{Transaction: p.Transaction, GraphType: p.GraphType, Nodes: p.Nodes, Tasks: tasks, Warnings: p.Warnings, Unplaced: p.Unplaced}
+	if p.NodeTasks != nil {
+		out.NodeTasks = make(map[string][]wire.SerializedTask, len(p.NodeTasks))
+	}
+	for node, ts := range p.NodeTasks {
+		if out.NodeTasks[node], err = serializedTasks(ts); err != nil {
+			return wire.Plan{}, err
+		}
+	}
+	if p.Skipped != nil {
+		out.Skipped = make(map[string][]wire.SkippedTask, len(p.Skipped))
+	}
+	for node, s := range p.Skipped {
+		out.Skipped[node] = skippedTasks(s)
+	}
+	return out, nil
+}
+
+func clusterTasksView(c graphs.ClusterTasks) (wire.ClusterTasks, error) {
+	out := wire.ClusterTasks{Cluster: c.Cluster, GraphType: c.GraphType, Warnings: c.Warnings, Unplaced: c.Unplaced}
+	if c.Nodes != nil {
+		out.Nodes = make([]wire.NodeTasks, len(c.Nodes))
+	}
+	for i, n := range c.Nodes {
+		tasks, err := serializedTasks(n.Tasks)
+		if err != nil {
+			return wire.ClusterTasks{}, err
+		}
+		out.Nodes[i] = wire.NodeTasks{Node: n.Node, Roles: n.Roles, Tasks: tasks, Skipped: skippedTasks(n.Skipped)}
+	}
+	return out, nil
+}
+
+func claimView(c graphs.Claim) (wire.Claim, error) {
+	out := wire.Claim{
+		Action: c.Action, Transaction: c.Transaction, TransactionStatus: c.TransactionStatus, Node: c.Node,
+		SubTransaction: c.SubTransaction, GraphType: c.GraphType, Position: c.Position, Heartbeat: c.Heartbeat,
+		DryRun: c.DryRun, NoopRun: c.NoopRun, Force: c.Force, Debug: c.Debug,
+	}
+	if c.Task != nil {
+		var err error
+		if out.Task, err = taskDocument(*c.Task); err != nil {
+			return wire.Claim{}, err
+		}
+	}
+	return out, nil
 }

@@ -9,59 +9,37 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
 
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/nodes"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // Register adds the node routes to router.
 func Register(router *routes.Router, svc *nodes.Service) {
 	h := handlers{svc: svc}
 	router.Mount(routes.Handlers{
-		"nodes.create": httpapi.WithQuery(h.create),
-		"nodes.list":   httpapi.WithQuery(h.list),
-		"nodes.get":    httpapi.WithQuery(h.show),
-		"nodes.update": httpapi.WithQuery(h.update),
-		"nodes.delete": httpapi.WithQuery(h.delete),
+		"nodes.create": httpapi.Serve(h.create),
+		"nodes.list":   httpapi.Serve(h.list),
+		"nodes.get":    httpapi.Serve(h.show),
+		"nodes.update": httpapi.Serve(h.update),
+		"nodes.delete": httpapi.Serve(h.delete),
 	})
 }
 
 type handlers struct{ svc *nodes.Service }
 
-// view is a node as the API shows it at the request's microversion.
-type view struct {
-	// ID is the UUID from 1.2 on, the legacy integer id before.
-	ID any `json:"id"`
-	// UUID is shown separately only before 1.2.
-	UUID string `json:"uuid,omitempty"`
-	FQDN string `json:"fqdn"`
-	// EnvironmentID follows the same rule as ID.
-	EnvironmentID any      `json:"environment_id"`
-	Roles         []string `json:"roles"`
-	Traits        []string `json:"traits"`
-	// Levels is the node's placement: its values for the ConfigDB levels above the node level.
-	Levels map[string]string `json:"levels"`
-	// Interfaces are the deploy steps the node supports by interface; null: everything.
-	Interfaces     map[string][]string `json:"interfaces"`
-	Status         string              `json:"status"`
-	DisabledReason *string             `json:"disabled_reason"`
-	Maintenance    bool                `json:"maintenance"`
-	CreatedAt      time.Time           `json:"created_at"`
-	UpdatedAt      *time.Time          `json:"updated_at"`
-}
-
-func viewOf(r *http.Request, n nodes.Node) view {
-	v := view{
-		ID: n.ID, UUID: n.UUID, FQDN: n.FQDN, EnvironmentID: n.EnvironmentID,
+// viewOf is node n as the API shows it at r's microversion: ids are the
+// legacy integers before 1.2 (the UUID beside them), UUIDs from 1.2 on.
+func viewOf(r *http.Request, n nodes.Node) wire.Node {
+	uuids := httpapi.UUIDIdentities(r)
+	v := wire.Node{
+		ID: wire.IDOf(uuids, n.ID, n.UUID), UUID: wire.UUIDBeside(uuids, n.UUID), FQDN: n.FQDN, EnvironmentID: wire.IDOf(uuids, n.EnvironmentID, n.EnvironmentUUID),
 		Roles: n.Roles, Traits: n.Traits, Levels: n.Levels, Interfaces: n.Interfaces, Status: string(n.Status), Maintenance: n.Maintenance,
 		CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt,
-	}
-	if httpapi.UUIDIdentities(r) {
-		v.ID, v.UUID, v.EnvironmentID = n.UUID, "", n.EnvironmentUUID
 	}
 	if n.DisabledReason != "" {
 		v.DisabledReason = &n.DisabledReason
@@ -72,59 +50,45 @@ func viewOf(r *http.Request, n nodes.Node) view {
 	return v
 }
 
-type nodeBody struct {
-	Node view `json:"node"`
-}
-
 // Location is the path of node n.
 func Location(n nodes.Node) string { return "/api/v1/nodes/" + n.UUID }
 
-// createBody registers a node. "id" is the legacy integer id before 1.2 and
-// the UUID from 1.2 on; "uuid" works at every version.
+// createBody is wire.NewNode as the server reads it: the references raw,
+// since their form (number or string) decides what a microversion accepts.
 type createBody struct {
-	ID            json.RawMessage     `json:"id"`
-	UUID          string              `json:"uuid"`
-	FQDN          string              `json:"fqdn"`
-	EnvironmentID json.RawMessage     `json:"environment_id"`
-	Roles         []string            `json:"roles"`
-	Traits        []string            `json:"traits"`
-	Levels        map[string]string   `json:"levels"`
-	Interfaces    map[string][]string `json:"interfaces"`
+	wire.NewNode
+	ID            json.RawMessage `json:"id"`
+	EnvironmentID json.RawMessage `json:"environment_id"`
 }
 
-func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	var body createBody
 	if err := httpapi.Decode(r, &body); err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	in := nodes.NewNode{UUID: body.UUID, FQDN: body.FQDN, Roles: body.Roles, Traits: body.Traits, Levels: body.Levels, Interfaces: body.Interfaces}
 	var err error
 	if in.Environment, err = reference(r, "environment_id", body.EnvironmentID); err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	switch {
 	case len(body.ID) == 0:
 	case httpapi.UUIDIdentities(r):
 		if json.Unmarshal(body.ID, &in.UUID) != nil {
-			httpapi.Error(w, r, errs.Invalidf("id must be a UUID"))
-			return
+			return 0, nil, errs.Invalidf("id must be a UUID")
 		}
 	default:
 		if json.Unmarshal(body.ID, &in.ID) != nil {
-			httpapi.Error(w, r, errs.Invalidf("id must be a positive integer"))
-			return
+			return 0, nil, errs.Invalidf("id must be a positive integer")
 		}
 	}
 	n, err := h.svc.Create(r.Context(), in)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	audit.Note(r.Context(), n.EnvironmentID, 0)
 	w.Header().Set("Location", Location(n))
-	httpapi.JSON(w, http.StatusCreated, nodeBody{Node: viewOf(r, n)})
+	return http.StatusCreated, wire.NodeBody{Node: viewOf(r, n)}, nil
 }
 
 // reference reads an optional id-or-UUID field given as a JSON number or
@@ -154,32 +118,18 @@ func reference(r *http.Request, field string, raw json.RawMessage) (string, erro
 	return ref, nil
 }
 
-// listBody is a page of nodes, with a "next" link when the page is full.
-type listBody struct {
-	Nodes []view `json:"nodes"`
-	Links []link `json:"nodes_links,omitempty"`
-}
-
-type link struct {
-	Rel  string `json:"rel"`
-	Href string `json:"href"`
-}
-
-func (h handlers) list(w http.ResponseWriter, r *http.Request, q map[string]string) {
+func (h handlers) list(_ http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
 	_, hasLimit := q["limit"]
 	marker, hasMarker := q["marker"]
 	if pattern, search := q["hostname"]; search {
 		if hasLimit || hasMarker {
-			httpapi.Error(w, r, errs.Invalidf("hostname cannot be combined with limit or marker: a search is not paged"))
-			return
+			return 0, nil, errs.Invalidf("hostname cannot be combined with limit or marker: a search is not paged")
 		}
 		found, err := h.svc.Search(r.Context(), pattern)
 		if err != nil {
-			httpapi.Error(w, r, err)
-			return
+			return 0, nil, err
 		}
-		httpapi.JSON(w, http.StatusOK, listBody{Nodes: views(r, found)})
-		return
+		return http.StatusOK, wire.NodeList{Nodes: views(r, found)}, nil
 	}
 	limit := nodes.MaxPage
 	if n, ok := routes.QueryOf(r).Integer("limit"); ok {
@@ -187,25 +137,23 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request, q map[string]stri
 	}
 	if hasMarker {
 		if err := httpapi.CheckPathID(r, marker); err != nil {
-			httpapi.Error(w, r, err)
-			return
+			return 0, nil, err
 		}
 	}
 	page, err := h.svc.List(r.Context(), limit, marker)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
-	body := listBody{Nodes: views(r, page)}
+	body := wire.NodeList{Nodes: views(r, page)}
 	if len(page) == limit {
 		next := url.Values{"limit": {strconv.Itoa(limit)}, "marker": {page[len(page)-1].UUID}}
-		body.Links = []link{{Rel: "next", Href: "/api/v1/nodes?" + next.Encode()}}
+		body.Links = []wire.PageLink{{Rel: "next", Href: "/api/v1/nodes?" + next.Encode()}}
 	}
-	httpapi.JSON(w, http.StatusOK, body)
+	return http.StatusOK, body, nil
 }
 
-func views(r *http.Request, ns []nodes.Node) []view {
-	out := make([]view, len(ns))
+func views(r *http.Request, ns []nodes.Node) []wire.Node {
+	out := make([]wire.Node, len(ns))
 	for i, n := range ns {
 		out[i] = viewOf(r, n)
 	}
@@ -222,48 +170,39 @@ func Lookup(r *http.Request, svc *nodes.Service, ref string) (nodes.Node, error)
 	return svc.Resolve(r.Context(), ref)
 }
 
-func (h handlers) show(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+func (h handlers) show(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	n, err := Lookup(r, h.svc, r.PathValue("id"))
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
-	httpapi.JSON(w, http.StatusOK, nodeBody{Node: viewOf(r, n)})
+	return http.StatusOK, wire.NodeBody{Node: viewOf(r, n)}, nil
 }
 
-// updateBody is a partial update; absent fields stay as they are.
+// updateBody is wire.NodeUpdate as the server reads it: the environment
+// raw (its form decides what a microversion accepts) and interfaces raw
+// (null makes every deploy step supported again).
 type updateBody struct {
-	Status         *nodes.Status      `json:"status"`
-	DisabledReason *string            `json:"disabled_reason"`
-	Maintenance    *bool              `json:"maintenance"`
-	Roles          *[]string          `json:"roles"`
-	Traits         *[]string          `json:"traits"`
-	Levels         *map[string]string `json:"levels"`
-	FQDN           *string            `json:"fqdn"`
-	EnvironmentID  json.RawMessage    `json:"environment_id"`
-	// Interfaces null makes every deploy step supported again.
-	Interfaces json.RawMessage `json:"interfaces"`
+	wire.NodeUpdate
+	EnvironmentID json.RawMessage `json:"environment_id"`
+	Interfaces    json.RawMessage `json:"interfaces"`
 }
 
-func (h handlers) update(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+func (h handlers) update(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	ref := r.PathValue("id")
 	if err := httpapi.CheckPathID(r, ref); err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	var body updateBody
 	if err := httpapi.Decode(r, &body); err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	u := nodes.Update{
-		Status: body.Status, DisabledReason: body.DisabledReason, Maintenance: body.Maintenance,
+		Status: (*nodes.Status)(body.Status), DisabledReason: body.DisabledReason, Maintenance: body.Maintenance,
 		Roles: body.Roles, Traits: body.Traits, Levels: body.Levels, FQDN: body.FQDN,
 	}
 	env, err := reference(r, "environment_id", body.EnvironmentID)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	if env != "" {
 		u.Environment = &env
@@ -271,29 +210,25 @@ func (h handlers) update(w http.ResponseWriter, r *http.Request, _ map[string]st
 	if body.Interfaces != nil {
 		var interfaces map[string][]string
 		if err := json.Unmarshal(body.Interfaces, &interfaces); err != nil {
-			httpapi.Error(w, r, errs.Invalidf("interfaces must be an object of step name lists, or null"))
-			return
+			return 0, nil, errs.Invalidf("interfaces must be an object of step name lists, or null")
 		}
 		u.Interfaces = &interfaces
 	}
 	n, err := h.svc.Update(r.Context(), ref, u)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	audit.Note(r.Context(), n.EnvironmentID, 0)
-	httpapi.JSON(w, http.StatusOK, nodeBody{Node: viewOf(r, n)})
+	return http.StatusOK, wire.NodeBody{Node: viewOf(r, n)}, nil
 }
 
-func (h handlers) delete(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+func (h handlers) delete(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	ref := r.PathValue("id")
 	if err := httpapi.CheckPathID(r, ref); err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	if err := h.svc.Delete(r.Context(), ref); err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
-	httpapi.NoContent(w)
+	return http.StatusNoContent, nil, nil
 }

@@ -15,35 +15,49 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/overrides"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // Register adds the overrides routes to router.
 func Register(router *routes.Router, svc *overrides.Service) {
-	router.Mount(routes.Handlers{"config.overrides.apply": func(w http.ResponseWriter, r *http.Request) {
+	router.Mount(routes.Handlers{"config.overrides.apply": httpapi.Serve(func(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 		var body applyBody
 		if err := httpapi.Decode(r, &body); err != nil {
-			httpapi.Error(w, r, err)
-			return
+			return 0, nil, err
 		}
 		req := overrides.ApplyRequest{Catalog: body.Catalog, Data: body.Data, KnownTypes: body.KnownTypes}
 		if body.Source != nil {
 			// From 1.2 on the environment is a UUID, as in paths (spec 004).
 			if err := httpapi.CheckPathID(r, string(body.Source.Env)); err != nil {
-				httpapi.Error(w, r, errs.Invalidf("source.env: %v", err))
-				return
+				return 0, nil, errs.Invalidf("source.env: %v", err)
 			}
 			req.Source = &overrides.Source{Env: string(body.Source.Env), Levels: body.Source.Levels, Resource: body.Source.Resource}
 		}
 		result, err := svc.Apply(r.Context(), req)
 		if err != nil {
-			httpapi.Error(w, r, err)
-			return
+			return 0, nil, err
 		}
-		httpapi.JSON(w, http.StatusOK, result)
-	}})
+		return http.StatusOK, resultView(*result), nil
+	})})
 }
 
-// applyBody is {catalog, data} or {catalog, source: {env, levels, resource}},
+// resultView is the overridden catalog and its report as the API shows them.
+func resultView(res overrides.Result) wire.OverridesResult {
+	entries := func(in []overrides.ReportEntry) []wire.OverridesEntry {
+		return httpapi.Convert(in, func(e overrides.ReportEntry) wire.OverridesEntry { return wire.OverridesEntry(e) })
+	}
+	return wire.OverridesResult{
+		Catalog: httpapi.Convert(res.Catalog, func(r overrides.Resource) wire.CatalogResource { return wire.CatalogResource(r) }),
+		Report: wire.OverridesReport{
+			Updated: entries(res.Report.Updated), Created: entries(res.Report.Created), Skipped: entries(res.Report.Skipped),
+			UncheckedTypes: res.Report.UncheckedTypes,
+		},
+	}
+}
+
+// applyBody is wire.OverridesRequest as the server reads it: source.env is
+// an id given as a number or a string, source.levels an object or a path
+// ({catalog, data} or {catalog, source: {env, levels, resource}},
 // with known_types when the caller knows which resource types exist.
 type applyBody struct {
 	Catalog    json.RawMessage `json:"catalog"`

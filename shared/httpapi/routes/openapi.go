@@ -2,9 +2,7 @@ package routes
 
 import (
 	"encoding/json"
-	"maps"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,7 +81,7 @@ func document() object {
 				"basic":  object{"type": "http", "scheme": "basic"},
 				"bearer": object{"type": "http", "scheme": "bearer", "description": "An API token (POST /api/v1/tokens)."},
 			},
-			"schemas":   componentSchemas(),
+			"schemas":   schemas,
 			"responses": object{"Error": object{"description": "An error.", "content": jsonContent("Error")}},
 		},
 	}
@@ -191,17 +189,6 @@ func queryParam(q Param) object {
 	}
 	return p
 }
-
-// componentSchemas are the document's component schemas: the groups' and
-// the document operations' (documentSchemas).
-func componentSchemas() map[string]any {
-	all := maps.Clone(schemas)
-	maps.Copy(all, documentSchemas())
-	return all
-}
-
-// SchemaNames lists the component schemas, sorted.
-func SchemaNames() []string { return slices.Sorted(maps.Keys(componentSchemas())) }
 
 // ServeDocument answers GET /api/v1/openapi.json.
 func ServeDocument(w http.ResponseWriter, _ *http.Request) {

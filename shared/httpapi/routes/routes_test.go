@@ -5,8 +5,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
@@ -340,4 +343,80 @@ func TestDocumentOperations(t *testing.T) {
 			t.Errorf("schema %s is not typed", name)
 		}
 	}
+}
+
+// untypedBodies are the operations whose body may be any JSON at all: a
+// ConfigDB document is what its writer stored, and a keys/set batch carries
+// the values its writer gives (a resource definition's PATCH takes one).
+var untypedBodies = map[string]bool{
+	"config.values.get answer":          true,
+	"config.overrides.get answer":       true,
+	"config.documents.effective answer": true,
+	"config.values.put request":         true,
+	"config.overrides.put request":      true,
+	"config.keys.set request":           true,
+	"config.keys.delete request":        true,
+	"config.definitions.patch request":  true,
+}
+
+// TestEveryOperationIsTyped: every answer and request body has a schema that
+// says its shape (generated from shared/wire), not a bare object, list or
+// any value, but for the ConfigDB documents'.
+func TestEveryOperationIsTyped(t *testing.T) {
+	doc, err := routestest.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	operations, typedAnswers := 0, 0
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			operations++
+			answerTyped := true
+			for status, resp := range op.Responses.Map() {
+				if !strings.HasPrefix(status, "2") {
+					continue
+				}
+				for mediaType, content := range resp.Value.Content {
+					if !typed(content.Schema) {
+						answerTyped = false
+						if !untypedBodies[op.OperationID+" answer"] {
+							t.Errorf("%s %s: the %s answer (%s) is untyped", method, path, status, mediaType)
+						}
+					}
+				}
+			}
+			if answerTyped {
+				typedAnswers++
+			}
+			if op.RequestBody == nil {
+				continue
+			}
+			for mediaType, content := range op.RequestBody.Value.Content {
+				if !typed(content.Schema) && !untypedBodies[op.OperationID+" request"] {
+					t.Errorf("%s %s: the %s request body is untyped", method, path, mediaType)
+				}
+			}
+		}
+	}
+	t.Logf("%d of %d operations have a typed answer (or none: 204)", typedAnswers, operations)
+	if want := operations - 3; typedAnswers != want {
+		t.Errorf("%d operations with a typed answer, want every one but the three reads of a document (%d)", typedAnswers, want)
+	}
+}
+
+// typed reports whether s says a body's shape: a scalar type, an object
+// with properties or typed values, a list of typed items, or a choice of typed forms.
+func typed(ref *openapi3.SchemaRef) bool {
+	s := ref.Value
+	switch {
+	case len(s.AnyOf) > 0:
+		return !slices.ContainsFunc(s.AnyOf, func(r *openapi3.SchemaRef) bool { return !typed(r) })
+	case s.Type == nil || s.Type.IsEmpty():
+		return false
+	case s.Type.Includes("object"):
+		return len(s.Properties) > 0 || s.AdditionalProperties.Schema != nil && typed(s.AdditionalProperties.Schema)
+	case s.Type.Includes("array"):
+		return s.Items != nil && typed(s.Items)
+	}
+	return true
 }

@@ -10,25 +10,24 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/store"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // Register adds the store routes over backend b to router.
 func Register(router *routes.Router, b store.Backend) {
-	router.Mount(routes.Handlers{"store.gc": httpapi.WithQuery(func(w http.ResponseWriter, r *http.Request, q map[string]string) {
+	router.Mount(routes.Handlers{"store.gc": httpapi.Serve(func(_ http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
 		minAge := store.DefaultGCMinAge
 		if s, ok := q["min_age"]; ok {
 			d, err := time.ParseDuration(s)
 			if err != nil || d < 0 {
-				httpapi.Error(w, r, errs.Invalidf("min_age must be a duration such as 30m or 2h, not %q", s))
-				return
+				return 0, nil, errs.Invalidf("min_age must be a duration such as 30m or 2h, not %q", s)
 			}
 			minAge = d
 		}
 		rep, err := store.CollectGarbage(r.Context(), b.Index, b.Blobs, minAge)
 		if err != nil {
-			httpapi.Error(w, r, err)
-			return
+			return 0, nil, err
 		}
-		httpapi.JSON(w, http.StatusOK, rep)
+		return http.StatusOK, wire.GCReport(rep), nil
 	})})
 }

@@ -9,119 +9,91 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi/nodesapi"
 	"github.com/tuningbox/tuningbox/shared/nodes"
 	"github.com/tuningbox/tuningbox/shared/templates"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
-
-// defaultsBody is an environment's default deploy steps; the environment id
-// follows the identity rule of the request's microversion.
-type defaultsBody struct {
-	EnvironmentID any              `json:"environment_id"`
-	Steps         []templates.Step `json:"steps"`
-}
 
 // withEnvironment resolves the {env} path segment (an id, or a UUID; only a
 // UUID from 1.2 on) and runs fn with the environment.
-func (h handlers) withEnvironment(fn func(w http.ResponseWriter, r *http.Request, env nodes.Environment)) httpapi.QueryHandler {
-	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+func (h handlers) withEnvironment(fn func(w http.ResponseWriter, r *http.Request, env nodes.Environment) (int, any, error)) httpapi.Handler {
+	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 		ref := r.PathValue("env")
 		if err := httpapi.CheckPathID(r, ref); err != nil {
-			httpapi.Error(w, r, err)
-			return
+			return 0, nil, err
 		}
 		env, err := h.nodes.Environment(r.Context(), ref)
 		if err != nil {
-			httpapi.Error(w, r, err)
-			return
+			return 0, nil, err
 		}
 		audit.Note(r.Context(), env.ID, 0)
-		fn(w, r, env)
+		return fn(w, r, env)
 	}
 }
 
-func defaultsView(r *http.Request, env nodes.Environment, steps []templates.Step) defaultsBody {
-	body := defaultsBody{EnvironmentID: env.ID, Steps: templates.MaskSteps(steps)}
-	if httpapi.UUIDIdentities(r) {
-		body.EnvironmentID = env.UUID
-	}
-	return body
+func defaultsView(r *http.Request, env nodes.Environment, steps []templates.Step) wire.StepDefaults {
+	return wire.StepDefaults{EnvironmentID: wire.IDOf(httpapi.UUIDIdentities(r), env.ID, env.UUID), Steps: stepViews(templates.MaskSteps(steps))}
 }
 
-func (h handlers) showDefaults(w http.ResponseWriter, r *http.Request, env nodes.Environment) {
+func (h handlers) showDefaults(_ http.ResponseWriter, r *http.Request, env nodes.Environment) (int, any, error) {
 	steps, err := h.svc.Defaults(r.Context(), env.ID)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
-	httpapi.JSON(w, http.StatusOK, defaultsView(r, env, steps))
+	return http.StatusOK, defaultsView(r, env, steps), nil
 }
 
-func (h handlers) setDefaults(w http.ResponseWriter, r *http.Request, env nodes.Environment) {
+func (h handlers) setDefaults(_ http.ResponseWriter, r *http.Request, env nodes.Environment) (int, any, error) {
 	body, err := httpapi.ReadBody(r)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	steps, err := h.svc.SetDefaults(r.Context(), env.ID, body)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
-	httpapi.JSON(w, http.StatusOK, defaultsView(r, env, steps))
+	return http.StatusOK, defaultsView(r, env, steps), nil
 }
 
-func (h handlers) deleteDefaults(w http.ResponseWriter, r *http.Request, env nodes.Environment) {
+func (h handlers) deleteDefaults(_ http.ResponseWriter, r *http.Request, env nodes.Environment) (int, any, error) {
 	if err := h.svc.DeleteDefaults(r.Context(), env.ID); err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
-	httpapi.NoContent(w)
-}
-
-// stepsRequest names the traits requested for the instance being deployed.
-type stepsRequest struct {
-	InstanceTraits *[]string `json:"instance_traits"`
-}
-
-// stepsBody is the ordered list of steps a deployment runs.
-type stepsBody struct {
-	DeploySteps []templates.Step `json:"deploy_steps"`
+	return http.StatusNoContent, nil, nil
 }
 
 // validateNode answers Ironic's validation of a node's deploy step interfaces.
-func (h handlers) validateNode(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+func (h handlers) validateNode(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	n, err := nodesapi.Lookup(r, h.nodes, r.PathValue("id"))
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	v, err := h.svc.Validate(r.Context(), n)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
-	httpapi.JSON(w, http.StatusOK, v)
+	out := make(wire.NodeValidation, len(v))
+	for name, iv := range v {
+		out[name] = wire.InterfaceValidation(iv)
+	}
+	return http.StatusOK, out, nil
 }
 
 // nodeSteps answers the deploy steps of a deployment of the node with the
 // requested instance traits, or 400 listing every problem.
-func (h handlers) nodeSteps(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+func (h handlers) nodeSteps(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	n, err := nodesapi.Lookup(r, h.nodes, r.PathValue("id"))
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
-	var req stepsRequest
+	var req wire.StepsRequest
 	if err := httpapi.Decode(r, &req); err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	if req.InstanceTraits == nil {
-		httpapi.Error(w, r, errs.Invalidf("instance_traits is required: a list of trait names"))
-		return
+		return 0, nil, errs.Invalidf("instance_traits is required: a list of trait names")
 	}
-	steps, err := h.svc.DeploySteps(r.Context(), n, *req.InstanceTraits)
+	steps, err := h.svc.DeploySteps(r.Context(), n, req.InstanceTraits)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
-	httpapi.JSON(w, http.StatusOK, stepsBody{DeploySteps: steps})
+	return http.StatusOK, wire.DeploySteps{DeploySteps: stepViews(steps)}, nil
 }

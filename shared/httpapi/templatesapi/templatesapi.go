@@ -16,12 +16,13 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/nodes"
 	"github.com/tuningbox/tuningbox/shared/templates"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // Register adds the deploy template and deploy step routes to router.
 func Register(router *routes.Router, svc *templates.Service, nodeSvc *nodes.Service) {
 	h := handlers{svc: svc, nodes: nodeSvc}
-	q := httpapi.WithQuery
+	q := httpapi.Serve
 	router.Mount(routes.Handlers{
 		"templates.create":      q(h.create),
 		"templates.list":        q(h.list),
@@ -43,24 +44,22 @@ type handlers struct {
 	nodes *nodes.Service
 }
 
-// link is one entry of a template's "links".
-type link struct {
-	Href string `json:"href"`
-	Rel  string `json:"rel"`
-}
-
 // Location is the path of template t.
 func Location(t templates.Template) string { return collection + "/" + t.UUID }
 
 // fullView is every attribute of a template, secret step arguments masked.
-func fullView(t templates.Template) map[string]any {
+func fullView(t templates.Template) wire.Template {
 	t = t.Masked()
 	self := Location(t)
-	return map[string]any{
-		"uuid": t.UUID, "name": t.Name, "steps": t.Steps, "extra": t.Extra,
-		"created_at": t.CreatedAt, "updated_at": t.UpdatedAt,
-		"links": []link{{Href: self, Rel: "self"}, {Href: self, Rel: "bookmark"}},
+	return wire.Template{
+		UUID: t.UUID, Name: t.Name, Steps: stepViews(t.Steps), Extra: t.Extra, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
+		Links: []wire.Link{{Href: self, Rel: "self"}, {Href: self, Rel: "bookmark"}},
 	}
+}
+
+// stepViews are deploy steps as the API shows them.
+func stepViews(steps []templates.Step) []wire.Step {
+	return httpapi.Convert(steps, func(s templates.Step) wire.Step { return wire.Step(s) })
 }
 
 // fieldNames are the attributes ?fields= may select; links always come along.
@@ -70,10 +69,14 @@ var fieldNames = []string{"uuid", "name", "steps", "extra", "created_at", "updat
 var defaultListFields = []string{"uuid", "name", "links"}
 
 // selectFields keeps the named attributes of a full view, and its links.
-func selectFields(full map[string]any, fields []string) map[string]any {
-	out := map[string]any{"links": full["links"]}
+func selectFields(full wire.Template, fields []string) wire.TemplateAttributes {
+	all := map[string]any{
+		"uuid": full.UUID, "name": full.Name, "steps": full.Steps, "extra": full.Extra,
+		"created_at": full.CreatedAt, "updated_at": full.UpdatedAt, "links": full.Links,
+	}
+	out := wire.TemplateAttributes{"links": full.Links}
 	for _, f := range fields {
-		out[f] = full[f]
+		out[f] = all[f]
 	}
 	return out
 }
@@ -95,38 +98,28 @@ func parseFields(q map[string]string) ([]string, error) {
 	return fields, nil
 }
 
-func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	body, err := httpapi.ReadBody(r)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	t, err := h.svc.Create(r.Context(), body)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	w.Header().Set("Location", Location(t))
-	httpapi.JSON(w, http.StatusCreated, fullView(t))
+	return http.StatusCreated, fullView(t), nil
 }
 
-// listBody is a page of templates; Next is set when the page is full.
-type listBody struct {
-	Templates []map[string]any `json:"deploy_templates"`
-	Next      string           `json:"next,omitempty"`
-}
-
-func (h handlers) list(w http.ResponseWriter, r *http.Request, q map[string]string) {
+func (h handlers) list(_ http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
 	fields, err := parseFields(q)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	query := routes.QueryOf(r)
 	detail := query.Flag("detail")
 	if detail && fields != nil {
-		httpapi.Error(w, r, errs.Invalidf("Can not specify ?detail=True and fields in the same request."))
-		return
+		return 0, nil, errs.Invalidf("Can not specify ?detail=True and fields in the same request.")
 	}
 	opts := templates.ListOptions{Marker: q["marker"], SortKey: q["sort_key"], SortDir: q["sort_dir"], Limit: templates.MaxPage}
 	if n, ok := query.Integer("limit"); ok {
@@ -134,18 +127,17 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request, q map[string]stri
 	}
 	page, err := h.svc.List(r.Context(), opts)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
-	if !detail && fields == nil {
+	switch {
+	case detail:
+		fields = fieldNames
+	case fields == nil:
 		fields = defaultListFields
 	}
-	body := listBody{Templates: make([]map[string]any, len(page))}
+	body := wire.TemplateList{Templates: make([]wire.TemplateAttributes, len(page))}
 	for i, t := range page {
-		body.Templates[i] = fullView(t)
-		if !detail {
-			body.Templates[i] = selectFields(body.Templates[i], fields)
-		}
+		body.Templates[i] = selectFields(fullView(t), fields)
 	}
 	if len(page) == opts.Limit {
 		next := r.URL.Query()
@@ -153,45 +145,39 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request, q map[string]stri
 		next.Set("marker", page[len(page)-1].UUID)
 		body.Next = collection + "?" + next.Encode()
 	}
-	httpapi.JSON(w, http.StatusOK, body)
+	return http.StatusOK, body, nil
 }
 
-func (h handlers) show(w http.ResponseWriter, r *http.Request, q map[string]string) {
+func (h handlers) show(_ http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
 	fields, err := parseFields(q)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	t, err := h.svc.Get(r.Context(), r.PathValue("ident"))
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
-	view := fullView(t)
 	if fields != nil {
-		view = selectFields(view, fields)
+		return http.StatusOK, selectFields(fullView(t), fields), nil
 	}
-	httpapi.JSON(w, http.StatusOK, view)
+	return http.StatusOK, fullView(t), nil
 }
 
-func (h handlers) patch(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+func (h handlers) patch(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	body, err := httpapi.ReadBody(r)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	t, err := h.svc.Patch(r.Context(), r.PathValue("ident"), body)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
-	httpapi.JSON(w, http.StatusOK, fullView(t))
+	return http.StatusOK, fullView(t), nil
 }
 
-func (h handlers) delete(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+func (h handlers) delete(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
 	if err := h.svc.Delete(r.Context(), r.PathValue("ident")); err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
-	httpapi.NoContent(w)
+	return http.StatusNoContent, nil, nil
 }

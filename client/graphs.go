@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/ident"
 	"github.com/tuningbox/tuningbox/shared/wire"
 )
@@ -175,10 +174,8 @@ func (c *Client) Transaction(ctx context.Context, uuid string) (*Transaction, er
 	return &out, err
 }
 
-// Plan is a sub-transaction's frozen plan: each node's tasks to run and to
-// skip. It, Claim and TaskReport are the graphs domain's types, whose Task
-// the agent (cmd/tuningbox) reads field by field.
-type Plan = graphs.Plan
+// Plan is a sub-transaction's frozen plan: each node's tasks to run and to skip.
+type Plan = wire.Plan
 
 // TransactionPlan reads the plan of a sub-transaction.
 func (c *Client) TransactionPlan(ctx context.Context, uuid string) (*Plan, error) {
@@ -196,8 +193,8 @@ func (c *Client) StopTransaction(ctx context.Context, uuid string) (*Transaction
 
 // Claim is the answer to an agent's claim; TaskReport is what an agent reports of a task.
 type (
-	Claim      = graphs.Claim
-	TaskReport = graphs.TaskReport
+	Claim      = wire.Claim
+	TaskReport = wire.TaskReport
 )
 
 // ClaimWork asks for node's next task in whatever transaction runs on cluster

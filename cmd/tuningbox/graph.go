@@ -556,7 +556,7 @@ func printPlans(out io.Writer, plans []*client.Plan) {
 			tasks, skipped := plan.NodeTasks[node], plan.Skipped[node]
 			fmt.Fprintf(out, "  node %s: %d to run, %d skipped\n", node, len(tasks), len(skipped))
 			for _, t := range tasks {
-				fmt.Fprintf(out, "    run  %s\n", t.Task.ID)
+				fmt.Fprintf(out, "    run  %s\n", t.Task.ID())
 			}
 			for _, s := range skipped {
 				fmt.Fprintf(out, "    skip %s (%s)\n", s.Task, s.Reason)

@@ -37,7 +37,7 @@ func TestGraphRunCommands(t *testing.T) {
 	ctx := context.Background()
 
 	tx := execute(t, url, "--claim-timeout", "5s")
-	if claim, err := c.Claim(ctx, tx, "1"); err != nil || claim.Action != "task" || claim.Task.ID != "a" {
+	if claim, err := c.Claim(ctx, tx, "1"); err != nil || claim.Action != "task" || claim.Task.ID() != "a" {
 		t.Fatalf("claim: %+v %v", claim, err)
 	}
 	show := mustCLI(t, url, "", "graph", "run", "show", tx)

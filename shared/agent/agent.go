@@ -27,6 +27,7 @@ import (
 	"github.com/tuningbox/tuningbox/client"
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/retry"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // Options are what an agent is told (the flags of `tuningbox agent`).
@@ -195,12 +196,41 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
+// task is what the agent reads of a claimed task (the rest of its fields
+// are the server's).
+type task struct {
+	ID         string          `json:"id"`
+	Type       string          `json:"type"`
+	Parameters json.RawMessage `json:"parameters"`
+}
+
+// claimed is a claim with its task read.
+type claimed struct {
+	*client.Claim
+	Task task
+}
+
+// readTask reads a claim's task; ok is false when the claim has none.
+func readTask(doc wire.TaskDocument) (t task, ok bool, err error) {
+	if len(doc) == 0 || string(doc) == "null" {
+		return task{}, false, nil
+	}
+	if err := json.Unmarshal(doc, &t); err != nil {
+		return task{}, false, fmt.Errorf("the claimed task: %w", err)
+	}
+	return t, true, nil
+}
+
 // runAndReport runs a claimed task and reports its result; ok is false when it failed.
-func (a *Agent) runAndReport(ctx context.Context, c *client.Claim) (ok bool, err error) {
-	t := c.Task
-	if t == nil {
+func (a *Agent) runAndReport(ctx context.Context, claim *client.Claim) (ok bool, err error) {
+	t, ok, err := readTask(claim.Task)
+	switch {
+	case err != nil:
+		return false, err
+	case !ok:
 		return false, errors.New("the server handed out a task claim without a task")
 	}
+	c := &claimed{Claim: claim, Task: t}
 	start := time.Now()
 	tctx, end := context.WithCancelCause(ctx)
 	stopHeartbeat := a.heartbeat(tctx, c, end)
@@ -250,7 +280,7 @@ var errRunEnded = errors.New("the transaction ended while the task ran")
 // the server that the node is alive. When the answer is no longer this task
 // (the transaction ended meanwhile), it ends the task through end. A failed
 // heartbeat is only logged: the server may be restarting.
-func (a *Agent) heartbeat(ctx context.Context, c *client.Claim, end context.CancelCauseFunc) (stop func()) {
+func (a *Agent) heartbeat(ctx context.Context, c *claimed, end context.CancelCauseFunc) (stop func()) {
 	if c.Heartbeat <= 0 {
 		return func() {}
 	}
@@ -268,12 +298,13 @@ func (a *Agent) heartbeat(ctx context.Context, c *client.Claim, end context.Canc
 			case <-t.C:
 			}
 			again, err := a.api.Claim(ctx, c.Transaction, string(a.node.ID))
-			switch {
-			case err != nil:
+			if err != nil {
 				if ctx.Err() == nil {
 					a.log.Warn("heartbeat failed", "task", c.Task.ID, "err", err)
 				}
-			case again.Action != "task" || again.Task == nil || again.Task.ID != c.Task.ID || again.SubTransaction != c.SubTransaction:
+				continue
+			}
+			if again.Action != "task" || again.Task.ID() != c.Task.ID || again.SubTransaction != c.SubTransaction {
 				end(fmt.Errorf("%w (transaction %s)", errRunEnded, again.TransactionStatus))
 				return
 			}
@@ -318,7 +349,7 @@ type taskParams struct {
 }
 
 // execute runs a task by its type and says how it went.
-func (a *Agent) execute(ctx context.Context, c *client.Claim) client.TaskReport {
+func (a *Agent) execute(ctx context.Context, c *claimed) client.TaskReport {
 	t := c.Task
 	var p taskParams
 	if len(t.Parameters) > 0 && string(t.Parameters) != "null" {
@@ -466,7 +497,7 @@ const outputTail = 4096
 
 // runWithRetries runs argv as the task, again up to parameters.retries times
 // while it fails, parameters.interval seconds apart.
-func (a *Agent) runWithRetries(ctx context.Context, c *client.Claim, p taskParams, argv []string, success func(int) bool) client.TaskReport {
+func (a *Agent) runWithRetries(ctx context.Context, c *claimed, p taskParams, argv []string, success func(int) bool) client.TaskReport {
 	var rep client.TaskReport
 	for attempt := 0; ; attempt++ {
 		rep = a.runProcess(ctx, c, p, argv, success)
@@ -485,7 +516,7 @@ func (a *Agent) runWithRetries(ctx context.Context, c *client.Claim, p taskParam
 // runProcess runs argv in its own process group with the task's environment,
 // keeps its whole output in the workdir's log and its tail for the report,
 // and ends the group on timeout or when the agent stops.
-func (a *Agent) runProcess(ctx context.Context, c *client.Claim, p taskParams, argv []string, success func(int) bool) client.TaskReport {
+func (a *Agent) runProcess(ctx context.Context, c *claimed, p taskParams, argv []string, success func(int) bool) client.TaskReport {
 	timeout := graphs.DefaultTaskTimeout
 	if p.Timeout > 0 {
 		timeout = time.Duration(p.Timeout * float64(time.Second))
@@ -521,7 +552,7 @@ func (a *Agent) runProcess(ctx context.Context, c *client.Claim, p taskParams, a
 	if cmd.ProcessState != nil {
 		code = cmd.ProcessState.ExitCode()
 	}
-	rep := client.TaskReport{TaskRun: graphs.TaskRun{ExitCode: &code, Output: tail.String()}}
+	rep := client.TaskReport{TaskRun: wire.TaskRun{ExitCode: &code, Output: tail.String()}}
 	var exitErr *exec.ExitError
 	switch {
 	case tctx.Err() == context.DeadlineExceeded && ctx.Err() == nil:
@@ -545,7 +576,7 @@ func (a *Agent) runProcess(ctx context.Context, c *client.Claim, p taskParams, a
 
 // taskEnv is the agent's environment without its credentials, the task's
 // env parameter and the TUNINGBOX_ variables naming the node, transaction and task.
-func (a *Agent) taskEnv(c *client.Claim, p taskParams) []string {
+func (a *Agent) taskEnv(c *claimed, p taskParams) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")

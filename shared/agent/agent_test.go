@@ -98,12 +98,12 @@ func TestRunOnce(t *testing.T) {
 // What the agent does with each kind of claim that runs no process.
 func TestTaskKinds(t *testing.T) {
 	a := New(nil, Options{Workdir: t.TempDir()}, slog.New(slog.DiscardHandler))
-	claim := func(typ, params string, dry, noop bool) *client.Claim {
-		return &client.Claim{Transaction: "tx", Task: &graphs.Task{ID: "t", Type: typ, Parameters: json.RawMessage(params)}, DryRun: dry || noop, NoopRun: noop}
+	claim := func(typ, params string, dry, noop bool) *claimed {
+		return &claimed{Claim: &client.Claim{Transaction: "tx", DryRun: dry || noop, NoopRun: noop}, Task: task{ID: "t", Type: typ, Parameters: json.RawMessage(params)}}
 	}
 	tests := []struct {
 		name        string
-		c           *client.Claim
+		c           *claimed
 		status, msg string
 	}{
 		{"dry run", claim("shell", `{"cmd":"exit 1"}`, true, false), "ready", "dry run: not run"},

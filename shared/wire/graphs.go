@@ -18,6 +18,15 @@ func (t TaskDocument) MarshalJSON() ([]byte, error) {
 	return t, nil
 }
 
+// ID is the task's id; "" when the document is not a task.
+func (t TaskDocument) ID() string {
+	var head struct {
+		ID string `json:"id"`
+	}
+	_ = json.Unmarshal(t, &head)
+	return head.ID
+}
+
 // UnmarshalJSON keeps a copy of the task.
 func (t *TaskDocument) UnmarshalJSON(b []byte) error {
 	*t = append((*t)[:0], b...)

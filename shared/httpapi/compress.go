@@ -27,6 +27,22 @@ func NewCompressed(maxBytes int64) *Compressed {
 // Stats returns the lookups of compressed answers that found one and that did not.
 func (c *Compressed) Stats() (hits, misses uint64) { return c.lru.Stats() }
 
+// Body is body, whose strong ETag is etag, as a Handler's answer served by
+// ServeJSON.
+func (c *Compressed) Body(etag string, body []byte) Writer {
+	return compressedBody{c: c, etag: etag, body: body}
+}
+
+type compressedBody struct {
+	c    *Compressed
+	etag string
+	body []byte
+}
+
+func (b compressedBody) WriteTo(w http.ResponseWriter, r *http.Request, _ int) {
+	b.c.ServeJSON(w, r, b.etag, b.body)
+}
+
 // ServeJSON answers 200 with body, whose strong ETag is etag: gzip-encoded when
 // the client accepts gzip and the body is large enough, else as it is; always
 // with Content-Length.

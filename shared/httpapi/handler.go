@@ -3,12 +3,18 @@ package httpapi
 import "net/http"
 
 // Handler is the one shape of a route's body: it reads the request (its
-// query parameters by name, one value each: the route table refuses unknown
-// and repeated ones before any handler runs) and answers a status and a
-// body (a shared/wire type), or an error, which Serve answers as the JSON
-// error of its kind. It may set answer headers (Location) through w. A 204
-// has no body; a Text body is sent as it is.
-type Handler func(w http.ResponseWriter, r *http.Request, query map[string]string) (status int, body any, err error)
+// query parameters through the route table's parser, routes.QueryOf, which
+// has refused unknown, repeated and ill-typed ones before any handler runs)
+// and answers a status and a body (a shared/wire type), or an error, which
+// Serve answers as the JSON error of its kind. It may set answer headers
+// (Location, ETag) through w. A 204 or 304 has no body; a Writer writes itself.
+type Handler func(w http.ResponseWriter, r *http.Request) (status int, body any, err error)
+
+// Writer is a body that writes itself: one that is not JSON (Text), or JSON
+// already encoded and compressed (Compressed's documents).
+type Writer interface {
+	WriteTo(w http.ResponseWriter, r *http.Request, status int)
+}
 
 // Text is a body that is not JSON: Graphviz DOT, Prometheus text.
 type Text struct {
@@ -16,30 +22,27 @@ type Text struct {
 	Body        []byte
 }
 
+// WriteTo sends the text as it is.
+func (t Text) WriteTo(w http.ResponseWriter, _ *http.Request, status int) {
+	w.Header().Set("Content-Type", t.ContentType)
+	w.WriteHeader(status)
+	_, _ = w.Write(t.Body)
+}
+
 // Serve adapts h to net/http.
 func Serve(h Handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		values := r.URL.Query()
-		query := make(map[string]string, len(values))
-		for name, vs := range values {
-			query[name] = vs[0]
-		}
-		status, body, err := h(w, r, query)
-		if err != nil {
+		status, body, err := h(w, r)
+		switch writer, writes := body.(Writer); {
+		case err != nil:
 			Error(w, r, err)
-			return
-		}
-		if text, ok := body.(Text); ok {
-			w.Header().Set("Content-Type", text.ContentType)
+		case status == http.StatusNoContent || status == http.StatusNotModified:
 			w.WriteHeader(status)
-			_, _ = w.Write(text.Body)
-			return
+		case writes:
+			writer.WriteTo(w, r, status)
+		default:
+			JSON(w, status, body)
 		}
-		if status == http.StatusNoContent {
-			NoContent(w)
-			return
-		}
-		JSON(w, status, body)
 	}
 }
 

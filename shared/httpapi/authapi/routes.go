@@ -36,7 +36,7 @@ func tokenView(t auth.Token) wire.Token {
 	return wire.Token{ID: t.ID, User: t.User, Description: t.Description, CreatedAt: t.CreatedAt}
 }
 
-func (m *Middleware) createUser(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (m *Middleware) createUser(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	var body wire.NewUser
 	if err := httpapi.Decode(r, &body); err != nil {
 		return 0, nil, err
@@ -53,7 +53,7 @@ func (m *Middleware) createUser(w http.ResponseWriter, r *http.Request, _ map[st
 	return http.StatusCreated, wire.UserBody{User: userView(u)}, nil
 }
 
-func (m *Middleware) listUsers(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (m *Middleware) listUsers(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	users, err := m.svc.ListUsers(r.Context())
 	if err != nil {
 		return 0, nil, err
@@ -65,7 +65,7 @@ func (m *Middleware) listUsers(_ http.ResponseWriter, r *http.Request, _ map[str
 	return http.StatusOK, out, nil
 }
 
-func (m *Middleware) getUser(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (m *Middleware) getUser(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	u, err := m.svc.GetUser(r.Context(), r.PathValue("name"))
 	if err != nil {
 		return 0, nil, err
@@ -73,7 +73,7 @@ func (m *Middleware) getUser(_ http.ResponseWriter, r *http.Request, _ map[strin
 	return http.StatusOK, wire.UserBody{User: userView(u)}, nil
 }
 
-func (m *Middleware) deleteUser(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (m *Middleware) deleteUser(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	name := r.PathValue("name")
 	if p, _ := PrincipalFrom(r.Context()); p.User == name {
 		return 0, nil, errs.Conflictf("you cannot delete your own account")
@@ -84,7 +84,7 @@ func (m *Middleware) deleteUser(_ http.ResponseWriter, r *http.Request, _ map[st
 	return http.StatusNoContent, nil, nil
 }
 
-func (m *Middleware) createToken(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (m *Middleware) createToken(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	var body wire.NewToken
 	if err := httpapi.Decode(r, &body); err != nil {
 		return 0, nil, err
@@ -101,7 +101,7 @@ func (m *Middleware) createToken(w http.ResponseWriter, r *http.Request, _ map[s
 	return http.StatusCreated, wire.CreatedToken{Token: tokenView(tok), Secret: secret}, nil
 }
 
-func (m *Middleware) listTokens(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (m *Middleware) listTokens(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	toks, err := m.svc.ListTokens(r.Context(), r.URL.Query().Get("user"))
 	if err != nil {
 		return 0, nil, err
@@ -113,7 +113,7 @@ func (m *Middleware) listTokens(_ http.ResponseWriter, r *http.Request, _ map[st
 	return http.StatusOK, out, nil
 }
 
-func (m *Middleware) revokeToken(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (m *Middleware) revokeToken(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	if err := m.svc.RevokeToken(r.Context(), r.PathValue("id")); err != nil {
 		return 0, nil, err
 	}
@@ -122,7 +122,7 @@ func (m *Middleware) revokeToken(_ http.ResponseWriter, r *http.Request, _ map[s
 
 // listAudit answers GET /api/v1/audit?environment=ID&limit=N&before=CURSOR,
 // newest first; "next" is the cursor of the following page, absent on the last.
-func (m *Middleware) listAudit(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (m *Middleware) listAudit(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	q := r.URL.Query()
 	query := audit.Query{Before: q.Get("before")}
 	if env := q.Get("environment"); env != "" {

@@ -47,14 +47,14 @@ func Register(router *routes.Router, svc *configdb.Service, compressed *httpapi.
 		"config.levels.get":          httpapi.Serve(h.getLevel),
 		"config.levels.update":       httpapi.Serve(h.renameLevel),
 		"config.levels.patch":        httpapi.Serve(h.renameLevel),
-		"config.documents.versions":  h.listVersions,
-		"config.documents.effective": h.getDocument,
-		"config.values.get":          h.getDocument,
-		"config.values.put":          h.putDocument,
-		"config.overrides.get":       h.getDocument,
-		"config.overrides.put":       h.putDocument,
-		"config.keys.set":            h.editKeys(true),
-		"config.keys.delete":         h.editKeys(false),
+		"config.documents.versions":  httpapi.Serve(h.listVersions),
+		"config.documents.effective": httpapi.Serve(h.getDocument),
+		"config.values.get":          httpapi.Serve(h.getDocument),
+		"config.values.put":          httpapi.Serve(h.putDocument),
+		"config.overrides.get":       httpapi.Serve(h.getDocument),
+		"config.overrides.put":       httpapi.Serve(h.putDocument),
+		"config.keys.set":            httpapi.Serve(h.editKeys(true)),
+		"config.keys.delete":         httpapi.Serve(h.editKeys(false)),
 		"config.diff":                httpapi.Serve(h.diff),
 	})
 }
@@ -78,7 +78,7 @@ func created(w http.ResponseWriter, location string, v any) (int, any, error) {
 
 // Components
 
-func (h *handlers) listComponents(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) listComponents(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	comps, err := h.svc.ListComponents(r.Context())
 	if err != nil {
 		return 0, nil, err
@@ -91,7 +91,7 @@ func (h *handlers) listComponents(_ http.ResponseWriter, r *http.Request, _ map[
 	return http.StatusOK, out, nil
 }
 
-func (h *handlers) createComponent(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) createComponent(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	var body wire.NewComponent
 	if err := httpapi.Decode(r, &body); err != nil {
 		return 0, nil, err
@@ -111,7 +111,7 @@ func (h *handlers) createComponent(w http.ResponseWriter, r *http.Request, _ map
 	return created(w, fmt.Sprintf("%s/components/%v", Prefix, view.ID), view)
 }
 
-func (h *handlers) getComponent(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) getComponent(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	ref, err := pathRef(r, "id", true)
 	if err != nil {
 		return 0, nil, err
@@ -123,7 +123,7 @@ func (h *handlers) getComponent(_ http.ResponseWriter, r *http.Request, _ map[st
 	return http.StatusOK, idsFor(r).component(c), nil
 }
 
-func (h *handlers) updateComponent(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) updateComponent(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	ref, err := pathRef(r, "id", true)
 	if err != nil {
 		return 0, nil, err
@@ -154,7 +154,7 @@ func (h *handlers) updateComponent(_ http.ResponseWriter, r *http.Request, _ map
 	return http.StatusNoContent, nil, nil
 }
 
-func (h *handlers) deleteComponent(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) deleteComponent(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	ref, err := pathRef(r, "id", true)
 	if err == nil {
 		err = h.svc.DeleteComponent(r.Context(), ref)
@@ -167,7 +167,7 @@ func (h *handlers) deleteComponent(_ http.ResponseWriter, r *http.Request, _ map
 
 // Resource definitions
 
-func (h *handlers) listDefinitions(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) listDefinitions(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	var component *string
 	if q := r.URL.Query(); q.Has("component_id") {
 		c := q.Get("component_id")
@@ -190,7 +190,7 @@ func (h *handlers) listDefinitions(_ http.ResponseWriter, r *http.Request, _ map
 	return http.StatusOK, out, nil
 }
 
-func (h *handlers) createDefinition(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) createDefinition(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	// wire.NewResourceDefinition with the component's reference raw.
 	var body struct {
 		wire.NewResourceDefinition
@@ -219,7 +219,7 @@ func definitionRef(r *http.Request, ref string) (string, error) {
 	return ref, idsFor(r).pathRef(ref, true)
 }
 
-func (h *handlers) getDefinition(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) getDefinition(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	ref, err := definitionRef(r, r.PathValue("ref"))
 	if err != nil {
 		return 0, nil, err
@@ -231,7 +231,7 @@ func (h *handlers) getDefinition(_ http.ResponseWriter, r *http.Request, _ map[s
 	return http.StatusOK, idsFor(r).definition(d), nil
 }
 
-func (h *handlers) updateDefinition(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) updateDefinition(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	return h.updateDefinitionRef(w, r, r.PathValue("ref"))
 }
 
@@ -268,7 +268,7 @@ func (h *handlers) updateDefinitionRef(_ http.ResponseWriter, r *http.Request, r
 
 // patchDefinition is a partial update, or a keys/set or keys/delete batch on the
 // definition's content when the path ends in /keys/set or /keys/delete.
-func (h *handlers) patchDefinition(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) patchDefinition(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	rest := r.PathValue("ref")
 	ref, op, isKeys := cutKeysOp(rest)
 	if !isKeys {
@@ -298,7 +298,7 @@ func cutKeysOp(path string) (ref, op string, ok bool) {
 	return path, "", false
 }
 
-func (h *handlers) deleteDefinition(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) deleteDefinition(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	ref, err := definitionRef(r, r.PathValue("ref"))
 	if err == nil {
 		err = h.svc.DeleteResourceDefinition(r.Context(), ref)
@@ -311,7 +311,7 @@ func (h *handlers) deleteDefinition(_ http.ResponseWriter, r *http.Request, _ ma
 
 // Environments
 
-func (h *handlers) listEnvironments(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) listEnvironments(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	envs, err := h.svc.ListEnvironments(r.Context())
 	if err != nil {
 		return 0, nil, err
@@ -324,7 +324,7 @@ func (h *handlers) listEnvironments(_ http.ResponseWriter, r *http.Request, _ ma
 	return http.StatusOK, out, nil
 }
 
-func (h *handlers) createEnvironment(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) createEnvironment(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	// wire.NewEnvironment with the components' references raw.
 	var body struct {
 		wire.NewEnvironment
@@ -345,7 +345,7 @@ func (h *handlers) createEnvironment(w http.ResponseWriter, r *http.Request, _ m
 	return created(w, fmt.Sprintf("%s/environments/%v", Prefix, view.ID), view)
 }
 
-func (h *handlers) getEnvironment(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) getEnvironment(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	ref, err := pathRef(r, "env", false)
 	if err != nil {
 		return 0, nil, err
@@ -357,7 +357,7 @@ func (h *handlers) getEnvironment(_ http.ResponseWriter, r *http.Request, _ map[
 	return http.StatusOK, idsFor(r).environment(env), nil
 }
 
-func (h *handlers) updateEnvironment(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) updateEnvironment(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	ref, err := pathRef(r, "env", false)
 	if err != nil {
 		return 0, nil, err
@@ -384,7 +384,7 @@ func (h *handlers) updateEnvironment(_ http.ResponseWriter, r *http.Request, _ m
 	return http.StatusNoContent, nil, nil
 }
 
-func (h *handlers) deleteEnvironment(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) deleteEnvironment(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	ref, err := pathRef(r, "env", false)
 	if err == nil {
 		err = h.svc.DeleteEnvironment(r.Context(), ref)
@@ -397,7 +397,7 @@ func (h *handlers) deleteEnvironment(_ http.ResponseWriter, r *http.Request, _ m
 
 // Hierarchy levels
 
-func (h *handlers) listLevels(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) listLevels(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	ref, err := pathRef(r, "env", false)
 	if err != nil {
 		return 0, nil, err
@@ -423,7 +423,7 @@ func levelRefs(r *http.Request) (env, level string, err error) {
 	return env, level, err
 }
 
-func (h *handlers) getLevel(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) getLevel(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	env, level, err := levelRefs(r)
 	if err != nil {
 		return 0, nil, err
@@ -435,7 +435,7 @@ func (h *handlers) getLevel(_ http.ResponseWriter, r *http.Request, _ map[string
 	return http.StatusOK, idsFor(r).level(l), nil
 }
 
-func (h *handlers) renameLevel(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) renameLevel(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	env, level, err := levelRefs(r)
 	if err != nil {
 		return 0, nil, err

@@ -28,7 +28,7 @@ type diffSide struct {
 // diff answers POST /api/v1/config/diff (microversion 1.3): what changed from
 // one document to another, {"added", "removed", "changed"} by dot key path.
 // It computes and stores nothing, so observers may call it.
-func (h *handlers) diff(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) diff(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	if !httpapi.RequestVersion(r).AtLeast(httpapi.V1_3) {
 		return 0, nil, errs.NotFoundf("POST %s/diff needs API microversion 1.3 (OpenStack-API-Version: config 1.3)", Prefix)
 	}

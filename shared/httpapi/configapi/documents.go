@@ -41,16 +41,14 @@ func docRef(r *http.Request) (configdb.DocRef, configdb.Kind, error) {
 	return ref, kind, v.pathRef(ref.Resource, true)
 }
 
-func (h *handlers) listVersions(w http.ResponseWriter, r *http.Request) {
+func (h *handlers) listVersions(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	ref, kind, err := docRef(r)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	versions, err := h.svc.ListVersions(r.Context(), ref, kind)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	out := make([]wire.DocumentVersion, len(versions))
 	for i, v := range versions {
@@ -59,15 +57,14 @@ func (h *handlers) listVersions(w http.ResponseWriter, r *http.Request) {
 			out[i].WrittenBy = &wire.Writer{Principal: by.Principal, Role: by.Role, RequestID: by.RequestID, Time: by.Time}
 		}
 	}
-	httpapi.JSON(w, http.StatusOK, out)
+	return http.StatusOK, out, nil
 }
 
 // getDocument reads a document: as stored, or effective (?effective).
-func (h *handlers) getDocument(w http.ResponseWriter, r *http.Request) {
+func (h *handlers) getDocument(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	ref, kind, err := docRef(r)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	q := routes.QueryOf(r)
 	rq := configdb.ReadQuery{
@@ -81,13 +78,11 @@ func (h *handlers) getDocument(w http.ResponseWriter, r *http.Request) {
 	}
 	rq.Version, _ = q.Integer("version")
 	if rq.Merge, err = configdb.ParseMergeMode(q.String("merge")); err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	wait, err := waitFor(q)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	var doc *configdb.Document
 	if inm := r.Header.Get("If-None-Match"); wait > 0 && inm != "" {
@@ -96,77 +91,66 @@ func (h *handlers) getDocument(w http.ResponseWriter, r *http.Request) {
 		doc, err = h.svc.Read(r.Context(), rq)
 	}
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	w.Header().Set("ETag", doc.ETag)
 	w.Header().Set("Cache-Control", "no-cache")
 	if inm := r.Header.Get("If-None-Match"); inm != "" && configdb.ETagMatches(inm, doc.ETag) {
-		w.WriteHeader(http.StatusNotModified)
-		return
+		return http.StatusNotModified, nil, nil
 	}
-	h.compressed.ServeJSON(w, r, doc.ETag, doc.Body)
+	return http.StatusOK, h.compressed.Body(doc.ETag, doc.Body), nil
 }
 
-func (h *handlers) putDocument(w http.ResponseWriter, r *http.Request) {
+func (h *handlers) putDocument(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	ref, kind, err := docRef(r)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	body, err := httpapi.ReadBody(r)
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	if IsDryRun(r) {
 		p, err := h.svc.PreviewPut(r.Context(), ref, kind, body, r.Header.Get("If-Match"))
-		previewed(w, r, p, err)
-		return
+		return previewed(r, p, err)
 	}
 	v, err := h.svc.PutDocument(r.Context(), ref, kind, body, r.Header.Get("If-Match"))
-	stored(w, r, v, err)
+	return stored(w, v, err)
 }
 
 // editKeys sets (set) or deletes the keys of a document: …/keys/set, …/keys/delete.
-func (h *handlers) editKeys(set bool) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) { h.editDocumentKeys(w, r, set) }
-}
-
-func (h *handlers) editDocumentKeys(w http.ResponseWriter, r *http.Request, set bool) {
-	ref, kind, err := docRef(r)
-	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+func (h *handlers) editKeys(set bool) httpapi.Handler {
+	return func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		ref, kind, err := docRef(r)
+		if err != nil {
+			return 0, nil, err
+		}
+		var ops []configdb.KeyOp
+		if err := httpapi.Decode(r, &ops); err != nil {
+			return 0, nil, err
+		}
+		if IsDryRun(r) {
+			p, err := h.svc.PreviewKeys(r.Context(), ref, kind, ops, r.Header.Get("If-Match"), set)
+			return previewed(r, p, err)
+		}
+		edit := h.svc.DeleteKeys
+		if set {
+			edit = h.svc.SetKeys
+		}
+		v, err := edit(r.Context(), ref, kind, ops, r.Header.Get("If-Match"))
+		return stored(w, v, err)
 	}
-	var ops []configdb.KeyOp
-	if err := httpapi.Decode(r, &ops); err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
-	if IsDryRun(r) {
-		p, err := h.svc.PreviewKeys(r.Context(), ref, kind, ops, r.Header.Get("If-Match"), set)
-		previewed(w, r, p, err)
-		return
-	}
-	edit := h.svc.DeleteKeys
-	if set {
-		edit = h.svc.SetKeys
-	}
-	v, err := edit(r.Context(), ref, kind, ops, r.Header.Get("If-Match"))
-	stored(w, r, v, err)
 }
 
 // VersionHeader carries the version number a write created.
 const VersionHeader = "X-Config-Version"
 
 // stored answers a document write: 204 with the new document's ETag and version number.
-func stored(w http.ResponseWriter, r *http.Request, v configdb.Version, err error) {
+func stored(w http.ResponseWriter, v configdb.Version, err error) (int, any, error) {
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	w.Header().Set("ETag", v.ETag())
 	w.Header().Set(VersionHeader, strconv.Itoa(v.Version))
-	httpapi.NoContent(w)
+	return http.StatusNoContent, nil, nil
 }

@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/tuningbox/tuningbox/shared/configdb"
-	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/wire"
 )
@@ -17,16 +16,16 @@ func IsDryRun(r *http.Request) bool {
 	return (r.Method == http.MethodPut || r.Method == http.MethodPatch) && routes.QueryOf(r).Flag("dry_run")
 }
 
-// previewed answers a dry run.
-func previewed(w http.ResponseWriter, r *http.Request, p configdb.Preview, err error) {
+// previewed answers a dry run: the version the write would create and the
+// nodes whose effective document it would change.
+func previewed(r *http.Request, p configdb.Preview, err error) (int, any, error) {
 	if err != nil {
-		httpapi.Error(w, r, err)
-		return
+		return 0, nil, err
 	}
 	v := idsFor(r)
 	out := wire.Preview{Version: p.Version, Affected: make([]wire.AffectedNode, len(p.Affected))}
 	for i, a := range p.Affected {
 		out.Affected[i] = wire.AffectedNode{Node: a.Node.FQDN, NodeID: v.of(configdb.Ident{ID: a.Node.ID, UUID: a.Node.UUID}), Changes: diffView(a.Changes)}
 	}
-	httpapi.JSON(w, http.StatusOK, out)
+	return http.StatusOK, out, nil
 }

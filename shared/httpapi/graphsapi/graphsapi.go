@@ -84,9 +84,9 @@ func Register(router *routes.Router, svc *graphs.Service) {
 type handlers struct{ svc *graphs.Service }
 
 // list splits a comma-separated query parameter, dropping empty items.
-func list(q map[string]string, name string) []string {
+func list(q routes.Query, name string) []string {
 	var out []string
-	for item := range strings.SplitSeq(q[name], ",") {
+	for item := range strings.SplitSeq(q.String(name), ",") {
 		if item = strings.TrimSpace(item); item != "" {
 			out = append(out, item)
 		}
@@ -103,7 +103,7 @@ func parseID(s, what string) (int64, error) {
 }
 
 // idList reads a comma-separated query list of ids of entities of kind.
-func (h *handlers) idList(r *http.Request, q map[string]string, name, kind string) ([]int64, error) {
+func (h *handlers) idList(r *http.Request, q routes.Query, name, kind string) ([]int64, error) {
 	var out []int64
 	for _, item := range list(q, name) {
 		id, err := h.resolveID(r, item, kind)
@@ -116,29 +116,29 @@ func (h *handlers) idList(r *http.Request, q map[string]string, name, kind strin
 }
 
 // idHandler is a route body for a path with an entity's {id} (integer or UUID), resolved to the integer id.
-type idHandler func(w http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error)
+type idHandler func(w http.ResponseWriter, r *http.Request, id int64) (int, any, error)
 
 // withID resolves the path's {id} of an entity of kind what before fn.
 func (h *handlers) withID(what string, fn idHandler) httpapi.Handler {
-	return func(w http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
+	return func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 		id, err := h.resolveID(r, r.PathValue("id"), what)
 		if err != nil {
 			return 0, nil, err
 		}
-		return fn(w, r, q, id)
+		return fn(w, r, id)
 	}
 }
 
 // graphType reads ?graph_type=, the default type when absent.
-func graphType(q map[string]string) string {
-	if t := q["graph_type"]; t != "" {
+func graphType(q routes.Query) string {
+	if t := q.String("graph_type"); t != "" {
 		return t
 	}
 	return graphs.DefaultType
 }
 
 func (h *handlers) listEntries(kind graphs.OwnerKind) httpapi.Handler {
-	return func(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+	return func(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 		entries, err := h.svc.Entries(r.Context(), kind)
 		if err != nil {
 			return 0, nil, err
@@ -148,7 +148,7 @@ func (h *handlers) listEntries(kind graphs.OwnerKind) httpapi.Handler {
 }
 
 func (h *handlers) createEntry(kind graphs.OwnerKind, path string) httpapi.Handler {
-	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+	return func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 		in, err := entryInput(r)
 		if err != nil {
 			return 0, nil, err
@@ -164,14 +164,14 @@ func (h *handlers) createEntry(kind graphs.OwnerKind, path string) httpapi.Handl
 }
 
 func (h *handlers) getEntry(kind graphs.OwnerKind) httpapi.Handler {
-	return h.withID(string(kind), func(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
+	return h.withID(string(kind), func(_ http.ResponseWriter, r *http.Request, id int64) (int, any, error) {
 		e, err := h.svc.Entry(r.Context(), kind, id)
 		return h.entryAnswer(r, e, err)
 	})
 }
 
 func (h *handlers) updateEntry(kind graphs.OwnerKind) httpapi.Handler {
-	return h.withID(string(kind), func(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
+	return h.withID(string(kind), func(_ http.ResponseWriter, r *http.Request, id int64) (int, any, error) {
 		in, err := entryInput(r)
 		if err != nil {
 			return 0, nil, err
@@ -182,19 +182,19 @@ func (h *handlers) updateEntry(kind graphs.OwnerKind) httpapi.Handler {
 }
 
 func (h *handlers) deleteEntry(kind graphs.OwnerKind) httpapi.Handler {
-	return h.withID(string(kind), func(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
+	return h.withID(string(kind), func(_ http.ResponseWriter, r *http.Request, id int64) (int, any, error) {
 		return http.StatusNoContent, nil, h.svc.DeleteEntry(r.Context(), kind, id)
 	})
 }
 
 // ownerHandler is a route body for one owner's graphs.
-type ownerHandler func(w http.ResponseWriter, r *http.Request, q map[string]string, o graphs.Owner) (int, any, error)
+type ownerHandler func(w http.ResponseWriter, r *http.Request, o graphs.Owner) (int, any, error)
 
 // withOwner reads the owner of the kind from the path's {id} before fn.
 func (h *handlers) withOwner(kind graphs.OwnerKind, fn ownerHandler) httpapi.Handler {
-	return h.withID(string(kind), func(w http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
+	return h.withID(string(kind), func(w http.ResponseWriter, r *http.Request, id int64) (int, any, error) {
 		noteOwner(r, graphs.Owner{Kind: kind, ID: id})
-		return fn(w, r, q, graphs.Owner{Kind: kind, ID: id})
+		return fn(w, r, graphs.Owner{Kind: kind, ID: id})
 	})
 }
 
@@ -206,14 +206,14 @@ func noteOwner(r *http.Request, o graphs.Owner) {
 }
 
 func (h *handlers) listOwned(kind graphs.OwnerKind) httpapi.Handler {
-	return h.withOwner(kind, func(_ http.ResponseWriter, r *http.Request, _ map[string]string, o graphs.Owner) (int, any, error) {
+	return h.withOwner(kind, func(_ http.ResponseWriter, r *http.Request, o graphs.Owner) (int, any, error) {
 		gs, err := h.svc.GraphsOf(r.Context(), o)
 		return h.graphsAnswer(r, gs, err)
 	})
 }
 
 func (h *handlers) getOwned(kind graphs.OwnerKind) httpapi.Handler {
-	return h.withOwner(kind, func(_ http.ResponseWriter, r *http.Request, _ map[string]string, o graphs.Owner) (int, any, error) {
+	return h.withOwner(kind, func(_ http.ResponseWriter, r *http.Request, o graphs.Owner) (int, any, error) {
 		g, err := h.svc.GraphOf(r.Context(), o, r.PathValue("type"))
 		return h.graphAnswer(r, http.StatusOK, g, err)
 	})
@@ -239,7 +239,7 @@ func graphBody(r *http.Request) (graphs.GraphInput, bool, error) {
 }
 
 func (h *handlers) createOwned(kind graphs.OwnerKind) httpapi.Handler {
-	return h.withOwner(kind, func(w http.ResponseWriter, r *http.Request, q map[string]string, o graphs.Owner) (int, any, error) {
+	return h.withOwner(kind, func(w http.ResponseWriter, r *http.Request, o graphs.Owner) (int, any, error) {
 		in, validate, err := graphBody(r)
 		if err != nil {
 			return 0, nil, err
@@ -257,7 +257,7 @@ func (h *handlers) createOwned(kind graphs.OwnerKind) httpapi.Handler {
 }
 
 func (h *handlers) updateOwned(kind graphs.OwnerKind) httpapi.Handler {
-	return h.withOwner(kind, func(_ http.ResponseWriter, r *http.Request, q map[string]string, o graphs.Owner) (int, any, error) {
+	return h.withOwner(kind, func(_ http.ResponseWriter, r *http.Request, o graphs.Owner) (int, any, error) {
 		in, validate, err := graphBody(r)
 		if err != nil {
 			return 0, nil, err
@@ -268,17 +268,17 @@ func (h *handlers) updateOwned(kind graphs.OwnerKind) httpapi.Handler {
 }
 
 func (h *handlers) deleteOwned(kind graphs.OwnerKind) httpapi.Handler {
-	return h.withOwner(kind, func(_ http.ResponseWriter, r *http.Request, _ map[string]string, o graphs.Owner) (int, any, error) {
+	return h.withOwner(kind, func(_ http.ResponseWriter, r *http.Request, o graphs.Owner) (int, any, error) {
 		return http.StatusNoContent, nil, h.svc.DeleteGraphOf(r.Context(), o, r.PathValue("type"))
 	})
 }
 
-func (h *handlers) getCluster(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
+func (h *handlers) getCluster(_ http.ResponseWriter, r *http.Request, id int64) (int, any, error) {
 	c, err := h.svc.Cluster(r.Context(), id)
 	return h.clusterAnswer(r, c, err)
 }
 
-func (h *handlers) putCluster(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
+func (h *handlers) putCluster(_ http.ResponseWriter, r *http.Request, id int64) (int, any, error) {
 	// wire.ClusterUpdate read raw: release and plugins are ids or UUIDs
 	// (httpapi.CheckPathID's rules), given as numbers or strings.
 	var body struct {
@@ -312,19 +312,22 @@ func (h *handlers) putCluster(_ http.ResponseWriter, r *http.Request, _ map[stri
 }
 
 func (h *handlers) deploymentTasks(from graphs.Source) httpapi.Handler {
-	return h.withID("cluster", func(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
+	return h.withID("cluster", func(_ http.ResponseWriter, r *http.Request, id int64) (int, any, error) {
+		q := routes.QueryOf(r)
 		tasks, err := h.svc.DeploymentTasks(r.Context(), id, graphType(q), from)
 		return tasksAnswer(tasks, err)
 	})
 }
 
-func (h *handlers) graphviz(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
-	opts := graphs.DOTOptions{Tasks: list(q, "tasks"), ParentsFor: q["parents_for"], Remove: list(q, "remove")}
+func (h *handlers) graphviz(_ http.ResponseWriter, r *http.Request, id int64) (int, any, error) {
+	q := routes.QueryOf(r)
+	opts := graphs.DOTOptions{Tasks: list(q, "tasks"), ParentsFor: q.String("parents_for"), Remove: list(q, "remove")}
 	dot, err := h.svc.DOT(r.Context(), id, graphType(q), opts)
 	return http.StatusOK, httpapi.Text{ContentType: "text/vnd.graphviz", Body: []byte(dot)}, err
 }
 
-func (h *handlers) listGraphs(_ http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
+func (h *handlers) listGraphs(_ http.ResponseWriter, r *http.Request) (int, any, error) {
+	q := routes.QueryOf(r)
 	var f graphs.GraphFilter
 	var err error
 	if f.Releases, err = h.idList(r, q, "releases_ids", string(graphs.Release)); err != nil {
@@ -342,12 +345,12 @@ func (h *handlers) listGraphs(_ http.ResponseWriter, r *http.Request, q map[stri
 	return h.graphsAnswer(r, gs, err)
 }
 
-func (h *handlers) getGraph(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
+func (h *handlers) getGraph(_ http.ResponseWriter, r *http.Request, id int64) (int, any, error) {
 	g, err := h.svc.Graph(r.Context(), id)
 	return h.graphAnswer(r, http.StatusOK, g, err)
 }
 
-func (h *handlers) updateGraph(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
+func (h *handlers) updateGraph(_ http.ResponseWriter, r *http.Request, id int64) (int, any, error) {
 	in, validate, err := graphBody(r)
 	if err != nil {
 		return 0, nil, err
@@ -357,11 +360,11 @@ func (h *handlers) updateGraph(_ http.ResponseWriter, r *http.Request, q map[str
 	return h.graphAnswer(r, http.StatusOK, g, err)
 }
 
-func (h *handlers) deleteGraph(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
+func (h *handlers) deleteGraph(_ http.ResponseWriter, r *http.Request, id int64) (int, any, error) {
 	return http.StatusNoContent, nil, h.svc.DeleteGraph(r.Context(), id)
 }
 
-func (h *handlers) execute(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) execute(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	// The cluster is an id or a UUID (httpapi.CheckPathID's rules).
 	var body struct {
 		wire.ExecuteRequest
@@ -397,9 +400,10 @@ var txStatuses = []string{graphs.StatusPending, graphs.StatusRunning, graphs.Sta
 // maxTransactions caps a transaction listing.
 const maxTransactions = 1000
 
-func (h *handlers) listTransactions(_ http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
-	f := graphs.TransactionFilter{Status: q["status"], Limit: maxTransactions}
-	if v, ok := q["cluster_id"]; ok {
+func (h *handlers) listTransactions(_ http.ResponseWriter, r *http.Request) (int, any, error) {
+	q := routes.QueryOf(r)
+	f := graphs.TransactionFilter{Status: q.String("status"), Limit: maxTransactions}
+	if v, ok := q.String("cluster_id"), q.Has("cluster_id"); ok {
 		id, err := h.resolveID(r, v, string(graphs.Cluster))
 		if err != nil {
 			return 0, nil, err
@@ -420,12 +424,12 @@ func (h *handlers) listTransactions(_ http.ResponseWriter, r *http.Request, q ma
 	return http.StatusOK, v, err
 }
 
-func (h *handlers) getTransaction(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) getTransaction(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	tx, err := h.svc.Transaction(r.Context(), r.PathValue("uuid"))
 	return h.transactionAnswer(r, http.StatusOK, tx, err)
 }
 
-func (h *handlers) getPlan(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) getPlan(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	p, err := h.svc.Plan(r.Context(), r.PathValue("uuid"))
 	if err != nil {
 		return 0, nil, err
@@ -434,18 +438,18 @@ func (h *handlers) getPlan(_ http.ResponseWriter, r *http.Request, _ map[string]
 	return http.StatusOK, v, err
 }
 
-func (h *handlers) stop(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) stop(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	tx, err := h.svc.Stop(r.Context(), r.PathValue("uuid"))
 	audit.Note(r.Context(), tx.ClusterID, 0)
 	return h.transactionAnswer(r, http.StatusOK, tx, err)
 }
 
-func (h *handlers) claim(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) claim(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	c, err := h.svc.Claim(r.Context(), r.PathValue("uuid"), r.PathValue("node"))
 	return claimAnswer(c, err)
 }
 
-func (h *handlers) report(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h *handlers) report(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	var rep wire.TaskReport
 	if err := httpapi.Decode(r, &rep); err != nil {
 		return 0, nil, err
@@ -458,12 +462,13 @@ func (h *handlers) report(_ http.ResponseWriter, r *http.Request, _ map[string]s
 	return http.StatusOK, progressView(p), nil
 }
 
-func (h *handlers) releaseTasks(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
+func (h *handlers) releaseTasks(_ http.ResponseWriter, r *http.Request, id int64) (int, any, error) {
+	q := routes.QueryOf(r)
 	tasks, err := h.svc.ReleaseTasks(r.Context(), id, graphType(q))
 	return tasksAnswer(tasks, err)
 }
 
-func nodeIDs(q map[string]string) []graphs.NodeID {
+func nodeIDs(q routes.Query) []graphs.NodeID {
 	var out []graphs.NodeID
 	for _, n := range list(q, "nodes") {
 		out = append(out, graphs.NodeID(n))
@@ -471,7 +476,8 @@ func nodeIDs(q map[string]string) []graphs.NodeID {
 	return out
 }
 
-func (h *handlers) serializedTasks(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
+func (h *handlers) serializedTasks(_ http.ResponseWriter, r *http.Request, id int64) (int, any, error) {
+	q := routes.QueryOf(r)
 	force := routes.QueryOf(r).Flag("force")
 	tasks, err := h.svc.SerializedTasks(r.Context(), id, graphType(q), nodeIDs(q), force)
 	if err != nil {
@@ -482,7 +488,8 @@ func (h *handlers) serializedTasks(_ http.ResponseWriter, r *http.Request, q map
 }
 
 // deploy is spec 002's PUT /clusters/{id}/deploy: an execution of one graph type.
-func (h *handlers) deploy(w http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
+func (h *handlers) deploy(w http.ResponseWriter, r *http.Request, id int64) (int, any, error) {
+	q := routes.QueryOf(r)
 	audit.Note(r.Context(), id, 0)
 	req := graphs.ExecuteRequest{Cluster: &id, Graphs: []graphs.GraphRun{{Type: graphType(q), Nodes: nodeIDs(q)}}}
 	query := routes.QueryOf(r)
@@ -499,7 +506,7 @@ func (h *handlers) deploy(w http.ResponseWriter, r *http.Request, q map[string]s
 
 // clusterClaim is the agent's claim in whatever transaction runs on the
 // cluster; ?wait=N (seconds, at most 25) waits that long for work.
-func (h *handlers) clusterClaim(_ http.ResponseWriter, r *http.Request, q map[string]string, id int64) (int, any, error) {
+func (h *handlers) clusterClaim(_ http.ResponseWriter, r *http.Request, id int64) (int, any, error) {
 	var wait time.Duration
 	if n, ok := routes.QueryOf(r).Seconds("wait"); ok {
 		if n < 0 {

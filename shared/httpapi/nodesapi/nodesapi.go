@@ -61,7 +61,7 @@ type createBody struct {
 	EnvironmentID json.RawMessage `json:"environment_id"`
 }
 
-func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h handlers) create(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	var body createBody
 	if err := httpapi.Decode(r, &body); err != nil {
 		return 0, nil, err
@@ -118,10 +118,11 @@ func reference(r *http.Request, field string, raw json.RawMessage) (string, erro
 	return ref, nil
 }
 
-func (h handlers) list(_ http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
-	_, hasLimit := q["limit"]
-	marker, hasMarker := q["marker"]
-	if pattern, search := q["hostname"]; search {
+func (h handlers) list(_ http.ResponseWriter, r *http.Request) (int, any, error) {
+	q := routes.QueryOf(r)
+	hasLimit := q.Has("limit")
+	marker, hasMarker := q.String("marker"), q.Has("marker")
+	if pattern, search := q.String("hostname"), q.Has("hostname"); search {
 		if hasLimit || hasMarker {
 			return 0, nil, errs.Invalidf("hostname cannot be combined with limit or marker: a search is not paged")
 		}
@@ -170,7 +171,7 @@ func Lookup(r *http.Request, svc *nodes.Service, ref string) (nodes.Node, error)
 	return svc.Resolve(r.Context(), ref)
 }
 
-func (h handlers) show(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h handlers) show(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	n, err := Lookup(r, h.svc, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
@@ -187,7 +188,7 @@ type updateBody struct {
 	Interfaces    json.RawMessage `json:"interfaces"`
 }
 
-func (h handlers) update(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h handlers) update(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	ref := r.PathValue("id")
 	if err := httpapi.CheckPathID(r, ref); err != nil {
 		return 0, nil, err
@@ -222,7 +223,7 @@ func (h handlers) update(_ http.ResponseWriter, r *http.Request, _ map[string]st
 	return http.StatusOK, wire.NodeBody{Node: viewOf(r, n)}, nil
 }
 
-func (h handlers) delete(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h handlers) delete(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	ref := r.PathValue("id")
 	if err := httpapi.CheckPathID(r, ref); err != nil {
 		return 0, nil, err

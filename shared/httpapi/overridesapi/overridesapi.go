@@ -20,7 +20,7 @@ import (
 
 // Register adds the overrides routes to router.
 func Register(router *routes.Router, svc *overrides.Service) {
-	router.Mount(routes.Handlers{"config.overrides.apply": httpapi.Serve(func(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+	router.Mount(routes.Handlers{"config.overrides.apply": httpapi.Serve(func(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 		var body applyBody
 		if err := httpapi.Decode(r, &body); err != nil {
 			return 0, nil, err

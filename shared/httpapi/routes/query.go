@@ -145,6 +145,12 @@ func (q Query) find(name string) (queryValue, bool) {
 	return q.values[i], true
 }
 
+// Has reports whether a parameter is given.
+func (q Query) Has(name string) bool {
+	_, ok := q.find(name)
+	return ok
+}
+
 // String returns a parameter's value as given ("" when absent).
 func (q Query) String(name string) string {
 	v, _ := q.find(name)

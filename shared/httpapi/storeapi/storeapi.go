@@ -15,9 +15,10 @@ import (
 
 // Register adds the store routes over backend b to router.
 func Register(router *routes.Router, b store.Backend) {
-	router.Mount(routes.Handlers{"store.gc": httpapi.Serve(func(_ http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
+	router.Mount(routes.Handlers{"store.gc": httpapi.Serve(func(_ http.ResponseWriter, r *http.Request) (int, any, error) {
+		q := routes.QueryOf(r)
 		minAge := store.DefaultGCMinAge
-		if s, ok := q["min_age"]; ok {
+		if s, ok := q.String("min_age"), q.Has("min_age"); ok {
 			d, err := time.ParseDuration(s)
 			if err != nil || d < 0 {
 				return 0, nil, errs.Invalidf("min_age must be a duration such as 30m or 2h, not %q", s)

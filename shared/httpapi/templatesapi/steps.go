@@ -15,7 +15,7 @@ import (
 // withEnvironment resolves the {env} path segment (an id, or a UUID; only a
 // UUID from 1.2 on) and runs fn with the environment.
 func (h handlers) withEnvironment(fn func(w http.ResponseWriter, r *http.Request, env nodes.Environment) (int, any, error)) httpapi.Handler {
-	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+	return func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 		ref := r.PathValue("env")
 		if err := httpapi.CheckPathID(r, ref); err != nil {
 			return 0, nil, err
@@ -61,7 +61,7 @@ func (h handlers) deleteDefaults(_ http.ResponseWriter, r *http.Request, env nod
 }
 
 // validateNode answers Ironic's validation of a node's deploy step interfaces.
-func (h handlers) validateNode(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h handlers) validateNode(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	n, err := nodesapi.Lookup(r, h.nodes, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
@@ -79,7 +79,7 @@ func (h handlers) validateNode(_ http.ResponseWriter, r *http.Request, _ map[str
 
 // nodeSteps answers the deploy steps of a deployment of the node with the
 // requested instance traits, or 400 listing every problem.
-func (h handlers) nodeSteps(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h handlers) nodeSteps(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	n, err := nodesapi.Lookup(r, h.nodes, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err

@@ -82,8 +82,8 @@ func selectFields(full wire.Template, fields []string) wire.TemplateAttributes {
 }
 
 // parseFields reads ?fields=a,b; nil when absent.
-func parseFields(q map[string]string) ([]string, error) {
-	raw, ok := q["fields"]
+func parseFields(q routes.Query) ([]string, error) {
+	raw, ok := q.String("fields"), q.Has("fields")
 	if !ok {
 		return nil, nil
 	}
@@ -98,7 +98,7 @@ func parseFields(q map[string]string) ([]string, error) {
 	return fields, nil
 }
 
-func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h handlers) create(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	body, err := httpapi.ReadBody(r)
 	if err != nil {
 		return 0, nil, err
@@ -111,7 +111,8 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request, _ map[string]st
 	return http.StatusCreated, fullView(t), nil
 }
 
-func (h handlers) list(_ http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
+func (h handlers) list(_ http.ResponseWriter, r *http.Request) (int, any, error) {
+	q := routes.QueryOf(r)
 	fields, err := parseFields(q)
 	if err != nil {
 		return 0, nil, err
@@ -121,7 +122,7 @@ func (h handlers) list(_ http.ResponseWriter, r *http.Request, q map[string]stri
 	if detail && fields != nil {
 		return 0, nil, errs.Invalidf("Can not specify ?detail=True and fields in the same request.")
 	}
-	opts := templates.ListOptions{Marker: q["marker"], SortKey: q["sort_key"], SortDir: q["sort_dir"], Limit: templates.MaxPage}
+	opts := templates.ListOptions{Marker: q.String("marker"), SortKey: q.String("sort_key"), SortDir: q.String("sort_dir"), Limit: templates.MaxPage}
 	if n, ok := query.Integer("limit"); ok {
 		opts.Limit = min(n, templates.MaxPage)
 	}
@@ -148,7 +149,8 @@ func (h handlers) list(_ http.ResponseWriter, r *http.Request, q map[string]stri
 	return http.StatusOK, body, nil
 }
 
-func (h handlers) show(_ http.ResponseWriter, r *http.Request, q map[string]string) (int, any, error) {
+func (h handlers) show(_ http.ResponseWriter, r *http.Request) (int, any, error) {
+	q := routes.QueryOf(r)
 	fields, err := parseFields(q)
 	if err != nil {
 		return 0, nil, err
@@ -163,7 +165,7 @@ func (h handlers) show(_ http.ResponseWriter, r *http.Request, q map[string]stri
 	return http.StatusOK, fullView(t), nil
 }
 
-func (h handlers) patch(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h handlers) patch(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	body, err := httpapi.ReadBody(r)
 	if err != nil {
 		return 0, nil, err
@@ -175,7 +177,7 @@ func (h handlers) patch(_ http.ResponseWriter, r *http.Request, _ map[string]str
 	return http.StatusOK, fullView(t), nil
 }
 
-func (h handlers) delete(_ http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {
+func (h handlers) delete(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	if err := h.svc.Delete(r.Context(), r.PathValue("ident")); err != nil {
 		return 0, nil, err
 	}

@@ -86,7 +86,7 @@ func WithUUIDs(gen func() string) Option { return func(s *Service) { s.newUUID =
 // parsed documents 4/9, encoded answers 2/9, merges 2/9, and 1/9 for the
 // entities (which environment, definition and node placement a reference
 // names, parsed items and document heads, the writers of versions, compiled
-// schemas, loaded snapshots).
+// schemas, loaded snapshots, the writers' contention).
 // An entry larger than its cache's share is not cached.
 func WithCacheBytes(total int64) Option {
 	return func(s *Service) {
@@ -103,6 +103,7 @@ func WithCacheBytes(total int64) Option {
 		s.schemas = cache.New[[32]byte](entities, func(c *compiledSchema) int64 { return c.size })
 		s.heads = cache.New[store.Key](entities, func(p parsedItem[Version]) int64 { return p.cost() + 64 })
 		s.snapshots = cache.New[string](entities, generationSnapshot.cost)
+		s.docContention.Limit(entities)
 	}
 }
 

@@ -138,26 +138,49 @@ func (s *Service) cachedExplain(ctx context.Context, sn *snapshot, layers []laye
 
 func (s *Service) explain(ctx context.Context, sn *snapshot, layers []layer, labels []string, mode MergeMode, key string) (*Document, error) {
 	deep := mode == MergeDeep
-	docs := make([]map[string]any, len(layers))
+	docs := make([]*parsedDoc, len(layers))
 	root := make(map[string]*origin)
 	for i, l := range layers {
 		d, err := s.layerDocument(ctx, l)
 		if err != nil {
 			return nil, err
 		}
-		v, err := decodeJSON(d.raw)
-		if err != nil {
-			return nil, err
+		docs[i] = d
+		// The shallow merge places top-level values as stored, undecoded.
+		fields := map[string]any{}
+		for k, raw := range d.fields {
+			fields[k] = raw
 		}
-		docs[i] = v.(map[string]any)
-		// A second decoding: the merge may modify what it is given, the shadows read docs[i].
-		v, err = decodeJSON(d.raw)
-		if err != nil {
-			return nil, err
+		if deep {
+			v, err := decodeJSON(d.raw)
+			if err != nil {
+				return nil, err
+			}
+			fields = v.(map[string]any)
 		}
-		for k, c := range v.(map[string]any) {
+		for k, c := range fields {
 			root[k] = place(root[k], c, i, deep)
 		}
+	}
+	// shadowed is layer i's own value at path: as stored at a top-level key,
+	// else looked up in that key's value, decoded once per explain.
+	decoded := map[string]any{}
+	shadowed := func(i int, path []string) any {
+		raw, ok := docs[i].fields[path[0]]
+		if !ok {
+			return nil
+		}
+		if len(path) == 1 {
+			return raw
+		}
+		memo := strconv.Itoa(i) + "\x00" + path[0]
+		v, ok := decoded[memo]
+		if !ok {
+			v, _ = decodeJSON(raw) // stored documents are valid JSON
+			decoded[memo] = v
+		}
+		v, _ = lookupPath(v, path[1:])
+		return v
 	}
 	views := make([]*explainedLayer, len(layers))
 	view := func(i int) (explainedLayer, error) {
@@ -206,7 +229,7 @@ func (s *Service) explain(ctx context.Context, sn *snapshot, layers []layer, lab
 			if err != nil {
 				return err
 			}
-			v.Value, _ = lookupPath(docs[i], path)
+			v.Value = shadowed(i, path)
 			e.Shadows = append(e.Shadows, v)
 		}
 		keys[dotted] = e

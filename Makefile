@@ -92,7 +92,7 @@ agent:
 # serve's anonymous memory under large reads (memory/): a real server with the
 # default 256 MiB cache budget, 30 versions of a 7 MB document read as versions,
 # as_of, explain and diffs by 3 clients; RssAnon must stay within 1.25 x the
-# budget + 64 MiB. About 2 minutes of both cores on a quiet machine.
+# budget + 64 MiB. About a minute of both cores.
 memory:
 	TUNINGBOX_MEMORY_TEST=1 $(GO) test -count=1 -v -timeout 20m ./memory/
 

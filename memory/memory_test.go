@@ -3,7 +3,7 @@
 // clients as versions, as_of reads, explain answers and diffs. The process's
 // RssAnon (/proc/PID/status) must stay within 1.25 x its cache budget plus
 // 64 MiB. It runs only with TUNINGBOX_MEMORY_TEST=1 (make memory, part of make
-// test): it takes a few minutes of both cores.
+// test): it takes about a minute of both cores.
 package memorytest
 
 import (

@@ -158,9 +158,10 @@ type verification struct {
 	hashDigest [32]byte
 }
 
-// cost approximates the memory v takes in the cache, its key included.
+// cost approximates the memory v takes in the cache: the entry, its key (an
+// HMAC-SHA256), v itself and what its principal holds beyond its struct.
 func (v verification) cost() int64 {
-	return cache.EntryOverhead + int64(unsafe.Sizeof(v)) + 32 + v.principal.Size() - int64(unsafe.Sizeof(v.principal))
+	return cache.EntryOverhead + sha256.Size + int64(unsafe.Sizeof(v)-unsafe.Sizeof(v.principal)) + v.principal.Size()
 }
 
 // Option configures a Service.

@@ -146,17 +146,19 @@ func (s *Service) explain(ctx context.Context, sn *snapshot, layers []layer, lab
 			return nil, err
 		}
 		docs[i] = d
-		// The shallow merge places top-level values as stored, undecoded.
-		fields := map[string]any{}
-		for k, raw := range d.fields {
-			fields[k] = raw
-		}
+		var fields map[string]any
 		if deep {
 			v, err := decodeJSON(d.raw)
 			if err != nil {
 				return nil, err
 			}
 			fields = v.(map[string]any)
+		} else {
+			// The shallow merge places top-level values as stored, undecoded.
+			fields = make(map[string]any, len(d.fields))
+			for k, raw := range d.fields {
+				fields[k] = raw
+			}
 		}
 		for k, c := range fields {
 			root[k] = place(root[k], c, i, deep)
@@ -164,7 +166,11 @@ func (s *Service) explain(ctx context.Context, sn *snapshot, layers []layer, lab
 	}
 	// shadowed is layer i's own value at path: as stored at a top-level key,
 	// else looked up in that key's value, decoded once per explain.
-	decoded := map[string]any{}
+	type layerField struct {
+		layer int
+		key   string
+	}
+	decoded := map[layerField]any{}
 	shadowed := func(i int, path []string) any {
 		raw, ok := docs[i].fields[path[0]]
 		if !ok {
@@ -173,11 +179,10 @@ func (s *Service) explain(ctx context.Context, sn *snapshot, layers []layer, lab
 		if len(path) == 1 {
 			return raw
 		}
-		memo := strconv.Itoa(i) + "\x00" + path[0]
-		v, ok := decoded[memo]
+		v, ok := decoded[layerField{i, path[0]}]
 		if !ok {
 			v, _ = decodeJSON(raw) // stored documents are valid JSON
-			decoded[memo] = v
+			decoded[layerField{i, path[0]}] = v
 		}
 		v, _ = lookupPath(v, path[1:])
 		return v

@@ -78,7 +78,11 @@ func TestLargeReadsStayWithinTheBudget(t *testing.T) {
 				at := instants[v-1]
 				srv.call(t, "GET", global+"?version="+strconv.Itoa(v), "", nil)
 				srv.call(t, "GET", role+"?effective&as_of="+at, "", nil)
-				srv.call(t, "GET", role+"?effective&explain&as_of="+at, "", nil)
+				var explained struct{ Keys map[string]json.RawMessage }
+				srv.call(t, "GET", role+"?effective&explain&as_of="+at, "", &explained)
+				if len(explained.Keys) != sections+1 {
+					t.Errorf("explain at version %d: %d keys, want %d", v, len(explained.Keys), sections+1)
+				}
 				from := max(v-1, 1)
 				diff := fmt.Sprintf(`{"from":{"environment":%q,"levels":{},"resource":"big","version":%d},"to":{"version":%d}}`, env.ID, from, v)
 				var changes struct{ Changed map[string]any }
@@ -100,8 +104,9 @@ func TestLargeReadsStayWithinTheBudget(t *testing.T) {
 }
 
 // document is version v of the large document: sections objects of about
-// documentBytes/sections bytes each; version v changes every tenth section
-// from v on, so consecutive versions differ.
+// documentBytes/sections bytes each; version v writes its number into every
+// tenth section (and into each of its hosts), so consecutive versions differ
+// in a fifth of the sections.
 func document(v int) []byte {
 	var b bytes.Buffer
 	b.Grow(documentBytes + documentBytes/10)

@@ -5,7 +5,7 @@ LISTEN ?= 127.0.0.1:8080
 DATA ?= ./data
 FUNCTIONS := $(notdir $(wildcard functions/*))
 
-.PHONY: run build test unit vet bench fmt integration hiera keystone synth cdk-test deploy fuzz agent python3-yaql
+.PHONY: run build test unit vet bench fmt integration hiera keystone synth cdk-test deploy fuzz agent memory python3-yaql
 
 # A local development administrator (admin/admin-password) unless the environment names
 # another; it is created only when missing. Never use these defaults on a shared server.
@@ -89,12 +89,19 @@ keystone:
 agent:
 	agent/test/run.sh
 
+# serve's anonymous memory under large reads (memory/): a real server with the
+# default 256 MiB cache budget, 30 versions of a 7 MB document read as versions,
+# as_of, explain and diffs by 3 clients; RssAnon must stay within 1.25 x the
+# budget + 64 MiB. About a minute of both cores.
+memory:
+	TUNINGBOX_MEMORY_TEST=1 $(GO) test -count=1 -v -timeout 20m ./memory/
+
 # Every fuzz target of the tree for FUZZTIME each (`unit` already runs their seed corpora).
 FUZZTIME ?= 10s
 fuzz:
 	FUZZTIME=$(FUZZTIME) .ci/fuzz.sh
 
-test: vet unit cdk-test integration hiera keystone agent fuzz
+test: vet unit cdk-test integration hiera keystone agent memory fuzz
 
 bench:
 	bash .ci/bench.sh

@@ -101,12 +101,14 @@ uses a DynamoDB table and an S3 bucket (endpoints from AWS_ENDPOINT_URL*).`,
 
 // serveMemoryLimit is the Go runtime's soft memory limit of a server whose
 // caches hold cacheBytes (unless GOMEMLIMIT sets one; "off" for none): the
-// caches twice over and 64 MiB for the rest. Without a limit the collector
-// lets the heap grow to twice what is live: reads of 7 MB documents
-// (versions, diffs, explain, as_of) peaked at 1,035 MB of anonymous memory
-// for a 256 MiB budget, 590 MB at this limit, for 45 % more CPU. Ordinary
-// loads stay far below it and pay nothing.
-func serveMemoryLimit(cacheBytes int64) int64 { return 2*cacheBytes + 64<<20 }
+// caches and 64 MiB for the rest. Without a limit the collector lets the heap
+// grow to twice what is live, so a server with full caches held twice its
+// budget; at this limit it collects sooner instead. The limit is soft: while
+// large answers are built (7 MB documents explained) the heap runs past it
+// between collections, and a quarter of the budget is left for that, below
+// the bound of 1.25 x the budget + 64 MiB (memory/). Ordinary loads stay far
+// below it and pay nothing.
+func serveMemoryLimit(cacheBytes int64) int64 { return cacheBytes + 64<<20 }
 
 // newServerTLSConfig is the TLS configuration of an HTTPS listener before any client CA.
 func newServerTLSConfig() *tls.Config { return &tls.Config{MinVersion: tls.VersionTLS12} }

@@ -59,7 +59,7 @@ func TestGCIntervalZeroKeepsTheRoute(t *testing.T) {
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// serve also set the runtime's soft memory limit from the cache budget.
-		if got, want := debug.SetMemoryLimit(-1), 2*cfg.CacheBytes+64<<20; got != want {
+		if got, want := debug.SetMemoryLimit(-1), cfg.CacheBytes+64<<20; got != want {
 			t.Errorf("memory limit %d, want %d", got, want)
 		}
 	}

@@ -19,7 +19,9 @@ import (
 // newGuard builds the authentication middleware over idx and creates the
 // bootstrap administrator that cfg names, unless that user exists.
 func newGuard(idx store.Index, s *services, cfg Config, logger *slog.Logger) (*authapi.Middleware, error) {
-	users := auth.NewService(idx, auth.WithNodeNames(registryNodeNames{s}), auth.WithServerCertnames(cfg.ServerCertnames))
+	shares := cfg.cacheShares()
+	users := auth.NewService(idx, auth.WithNodeNames(registryNodeNames{s}), auth.WithServerCertnames(cfg.ServerCertnames),
+		auth.WithCacheBytes(shares.auth))
 	if cfg.AdminUser != "" {
 		created, err := users.EnsureUser(context.Background(), auth.NewUser{Name: cfg.AdminUser, Password: cfg.AdminPassword, Role: auth.Admin})
 		if err != nil {
@@ -31,7 +33,9 @@ func newGuard(idx store.Index, s *services, cfg Config, logger *slog.Logger) (*a
 	}
 	m := authapi.New(users, audit.New(idx, nil), configEnvironmentIDs{s}, logger)
 	if cfg.Keystone.URL != "" {
-		v, err := keystone.New(cfg.Keystone, &http.Client{Timeout: 10 * time.Second}, time.Now)
+		ks := cfg.Keystone
+		ks.CacheBytes = shares.keystone
+		v, err := keystone.New(ks, &http.Client{Timeout: 10 * time.Second}, time.Now)
 		if err != nil {
 			return nil, err
 		}

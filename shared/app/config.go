@@ -153,13 +153,16 @@ const lambdaMemoryPerCacheByte = 4
 
 // cacheShares splits the budget between the caches, in sixteenths: immutable
 // blobs 4, the ConfigDB 9 (parsed documents, merges, encoded answers,
-// entities), the graphs' decoded tasks and plans 2, compressed answers 1 less
-// a sixteenth of it for the routes requests took.
-type cacheShares struct{ blobs, configdb, graphs, gzip, routes int64 }
+// entities, the writers' contention), the graphs 2 (decoded tasks and plans,
+// deadline checks), and the last sixteenth in sixteenths again: compressed
+// answers 8, credentials 6 (verifications and failed-login buckets), Keystone's
+// answers 1 and the routes requests took 1.
+type cacheShares struct{ blobs, configdb, graphs, gzip, auth, keystone, routes int64 }
 
 func (c Config) cacheShares() cacheShares {
 	part := c.CacheBytes / 16
-	return cacheShares{blobs: 4 * part, configdb: 9 * part, graphs: 2 * part, gzip: part - part/16, routes: part / 16}
+	small := part / 16
+	return cacheShares{blobs: 4 * part, configdb: 9 * part, graphs: 2 * part, gzip: 8 * small, auth: 6 * small, keystone: small, routes: small}
 }
 
 // Validate checks that the settings fit together.

@@ -26,6 +26,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -85,8 +86,35 @@ type NodeIdentity struct {
 
 // Defaults of the verification cache.
 const (
-	DefaultCacheTTL     = 30 * time.Second
-	DefaultCacheEntries = 10000
+	DefaultCacheTTL = 30 * time.Second
+	// DefaultCacheBytes bounds what a service made without WithCacheBytes
+	// remembers of credentials: verifications and failed-login buckets.
+	DefaultCacheBytes = 4 << 20
+)
+
+// Size approximates the bytes p takes, its strings, slices and map included,
+// for the caches that hold principals.
+func (p Principal) Size() int64 {
+	n := int(unsafe.Sizeof(p)) + len(p.User) + len(p.Role) + len(p.TokenID)
+	for _, names := range [][]string{p.NodeNames, p.NodeEnvironment} {
+		for _, name := range names {
+			n += int(unsafe.Sizeof(name)) + len(name)
+		}
+	}
+	for level, value := range p.NodeLevels {
+		n += mapSlotBytes + len(level) + len(value)
+	}
+	if p.NodeLevels != nil {
+		n += mapHeaderBytes
+	}
+	return int64(n)
+}
+
+// The approximate memory of a small map of strings: its header and groups
+// once, and per entry a slot (two string headers and a control byte, rounded up).
+const (
+	mapHeaderBytes = 48 + 8*mapSlotBytes
+	mapSlotBytes   = 40
 )
 
 // ErrBadCredentials is the answer to any failed verification; it never says
@@ -113,6 +141,8 @@ type Service struct {
 	// certificates read as observers.
 	serverCertnames []string
 	throttle        *throttle
+	// cacheBytes bounds verified and throttle together (WithCacheBytes).
+	cacheBytes int64
 	// dummyHash is compared against for unknown users, so that timing does not
 	// reveal which users exist; made on first use, to keep start-up fast.
 	dummyHash func() []byte
@@ -128,6 +158,12 @@ type verification struct {
 	hashDigest [32]byte
 }
 
+// cost approximates the memory v takes in the cache: the entry, its key (an
+// HMAC-SHA256), v itself and what its principal holds beyond its struct.
+func (v verification) cost() int64 {
+	return cache.EntryOverhead + sha256.Size + int64(unsafe.Sizeof(v)-unsafe.Sizeof(v.principal)) + v.principal.Size()
+}
+
 // Option configures a Service.
 type Option func(*Service)
 
@@ -139,6 +175,12 @@ func WithBcryptCost(cost int) Option { return func(s *Service) { s.bcryptCost = 
 
 // WithCacheTTL sets how long a successful verification is remembered; 0 disables the cache.
 func WithCacheTTL(ttl time.Duration) Option { return func(s *Service) { s.ttl = ttl } }
+
+// WithCacheBytes bounds what the service remembers of credentials to total
+// bytes: half for cached verifications, a quarter each for the failed-login
+// buckets of user names and of client addresses. The least recently used go
+// first.
+func WithCacheBytes(total int64) Option { return func(s *Service) { s.cacheBytes = total } }
 
 // WithNodeNames sets the resolver of node references for Node principals.
 func WithNodeNames(n NodeNames) Option { return func(s *Service) { s.nodes = n } }
@@ -160,12 +202,13 @@ func NewService(idx store.Index, opts ...Option) *Service {
 		now:        func() time.Time { return time.Now().UTC() },
 		bcryptCost: bcrypt.DefaultCost,
 		ttl:        DefaultCacheTTL,
-		verified:   cache.New[[32]byte, verification](DefaultCacheEntries, func(verification) int64 { return 1 }),
+		cacheBytes: DefaultCacheBytes,
 	}
 	for _, o := range opts {
 		o(s)
 	}
-	s.throttle = newThrottle(s.now)
+	s.verified = cache.New[[32]byte](s.cacheBytes/2, verification.cost)
+	s.throttle = newThrottle(s.now, s.cacheBytes/4)
 	if _, err := rand.Read(s.cacheKey[:]); err != nil {
 		panic("auth: no randomness for the cache key: " + err.Error())
 	}

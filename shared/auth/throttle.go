@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/tuningbox/tuningbox/shared/cache"
 	"github.com/tuningbox/tuningbox/shared/errs"
@@ -25,9 +26,6 @@ const (
 	// NAT), then one per addressEvery.
 	addressBurst = 30
 	addressEvery = time.Second
-	// throttleEntries bounds the buckets kept per kind; the least recently
-	// failed are forgotten first.
-	throttleEntries = 50000
 )
 
 type clientAddrKey struct{}
@@ -50,11 +48,13 @@ type throttle struct {
 	addresses *buckets
 }
 
-func newThrottle(now func() time.Time) *throttle {
+// newThrottle keeps at most kindBytes of buckets of each kind; the least
+// recently failed are forgotten first.
+func newThrottle(now func() time.Time, kindBytes int64) *throttle {
 	return &throttle{
 		now:       now,
-		users:     newBuckets(userBurst, userEvery),
-		addresses: newBuckets(addressBurst, addressEvery),
+		users:     newBuckets(userBurst, userEvery, kindBytes),
+		addresses: newBuckets(addressBurst, addressEvery, kindBytes),
 	}
 }
 
@@ -87,10 +87,17 @@ type buckets struct {
 type bucket struct {
 	level float64
 	at    time.Time
+	// keyBytes is the length of the bucket's key, which its cost counts.
+	keyBytes int
 }
 
-func newBuckets(burst int, every time.Duration) *buckets {
-	return &buckets{burst: float64(burst), every: every, level: cache.New[string](throttleEntries, func(*bucket) int64 { return 1 })}
+// cost approximates the memory b takes in the cache, its key included.
+func (b *bucket) cost() int64 {
+	return cache.EntryOverhead + int64(unsafe.Sizeof(*b)+unsafe.Sizeof("")) + int64(b.keyBytes)
+}
+
+func newBuckets(burst int, every time.Duration, maxBytes int64) *buckets {
+	return &buckets{burst: float64(burst), every: every, level: cache.New[string](maxBytes, (*bucket).cost)}
 }
 
 // drained returns the level of b at now.
@@ -124,7 +131,7 @@ func (bs *buckets) add(key string, now time.Time) {
 	defer bs.mu.Unlock()
 	b, ok := bs.level.Get(key)
 	if !ok {
-		b = &bucket{}
+		b = &bucket{keyBytes: len(key)}
 		bs.level.Add(key, b)
 	}
 	b.level, b.at = bs.drained(b, now)+1, now

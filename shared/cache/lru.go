@@ -23,6 +23,12 @@ type LRU[K comparable, V any] struct {
 	hits, misses uint64
 }
 
+// EntryOverhead approximates what the cache itself spends on an entry beyond
+// its key and value: the map slot, the list links, the cost and the
+// allocation. Cost functions of small entries add it, so that a budget in
+// bytes also bounds caches of many small values.
+const EntryOverhead = 96
+
 type entry[K comparable, V any] struct {
 	key        K
 	value      V

@@ -52,9 +52,13 @@ func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = 
 func WithUUIDs(gen func() string) Option { return func(s *Service) { s.newUUID = gen } }
 
 // WithCacheBytes bounds every cache of the service together to total bytes
-// (see newReadCache for the shares).
+// (see newReadCache for the shares; the writers' contention state takes an
+// entity cache's share).
 func WithCacheBytes(total int64) Option {
-	return func(s *Service) { s.cache = newReadCache(s.idx, total) }
+	return func(s *Service) {
+		s.cache = newReadCache(s.idx, total)
+		s.docWriters.contention.Limit(entityShare(total))
+	}
 }
 
 // DefaultCacheBytes is the cache budget of a service made without WithCacheBytes.

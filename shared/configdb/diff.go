@@ -1,7 +1,9 @@
 package configdb
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
@@ -24,17 +26,18 @@ type DiffSide struct {
 }
 
 // Diff is what changed from one document to another, by dot key path: objects
-// are compared key by key, lists and scalars (and empty objects) as whole values.
+// are compared key by key, lists and scalars (and empty objects) as whole
+// values. Values are the documents' canonical JSON, undecoded.
 type Diff struct {
-	Added   map[string]any    `json:"added"`
-	Removed map[string]any    `json:"removed"`
-	Changed map[string]Change `json:"changed"`
+	Added   map[string]json.RawMessage `json:"added"`
+	Removed map[string]json.RawMessage `json:"removed"`
+	Changed map[string]Change          `json:"changed"`
 }
 
 // Change is one changed value.
 type Change struct {
-	From any `json:"from"`
-	To   any `json:"to"`
+	From json.RawMessage `json:"from"`
+	To   json.RawMessage `json:"to"`
 }
 
 // Empty reports whether the two documents were equal.
@@ -50,11 +53,11 @@ func (s *Service) Diff(ctx context.Context, from, to DiffSide) (Diff, error) {
 	if err != nil {
 		return Diff{}, err
 	}
-	return diffValues(a, b), nil
+	return diffJSON(a, b)
 }
 
-// sideDocument reads and decodes one side's document.
-func (s *Service) sideDocument(ctx context.Context, side DiffSide) (any, error) {
+// sideDocument reads one side's document, undecoded.
+func (s *Service) sideDocument(ctx context.Context, side DiffSide) ([]byte, error) {
 	env, err := s.GetEnvironment(ctx, side.Env)
 	if err != nil {
 		return nil, err
@@ -73,7 +76,7 @@ func (s *Service) sideDocument(ctx context.Context, side DiffSide) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	return decodeJSON(d.Body)
+	return d.Body, nil
 }
 
 // orderLevels puts named level values in the environment's hierarchy order.
@@ -101,45 +104,67 @@ func orderLevels(env Environment, named map[string]string) ([]LevelValue, error)
 	return levels, nil
 }
 
-// diffValues compares a and b.
-func diffValues(a, b any) Diff {
-	d := Diff{Added: map[string]any{}, Removed: map[string]any{}, Changed: map[string]Change{}}
-	var walk func(path string, a, b any)
-	walk = func(path string, a, b any) {
-		am, aObj := a.(map[string]any)
-		bm, bObj := b.(map[string]any)
+// diffJSON compares the JSON documents a and b, both in the canonical form,
+// where equal values have equal bytes. It decodes no value: documents are
+// walked one object level at a time, and the values in the answer are slices
+// of a and b (decoding both 7 MB documents whole took several times their size).
+func diffJSON(a, b []byte) (Diff, error) {
+	d := Diff{Added: map[string]json.RawMessage{}, Removed: map[string]json.RawMessage{}, Changed: map[string]Change{}}
+	var walk func(path string, a, b []byte) error
+	walk = func(path string, a, b []byte) error {
+		if bytes.Equal(a, b) {
+			return nil
+		}
+		am, aObj, err := objectFields(a)
+		if err != nil {
+			return err
+		}
+		bm, bObj, err := objectFields(b)
+		if err != nil {
+			return err
+		}
 		if aObj && bObj && (len(am) > 0 && len(bm) > 0 || path == "") {
 			for _, k := range slices.Sorted(maps.Keys(am)) {
 				if bv, ok := bm[k]; ok {
-					walk(join(path, k), am[k], bv)
+					err = walk(join(path, k), am[k], bv)
 				} else {
-					leaves(join(path, k), am[k], d.Removed)
+					err = leaves(join(path, k), am[k], d.Removed)
+				}
+				if err != nil {
+					return err
 				}
 			}
 			for k, bv := range bm {
 				if _, ok := am[k]; !ok {
-					leaves(join(path, k), bv, d.Added)
+					if err := leaves(join(path, k), bv, d.Added); err != nil {
+						return err
+					}
 				}
 			}
-			return
+			return nil
 		}
-		if string(encodeJSON(a)) != string(encodeJSON(b)) {
-			d.Changed[path] = Change{From: a, To: b}
-		}
+		d.Changed[path] = Change{From: a, To: b}
+		return nil
 	}
-	walk("", a, b)
-	return d
+	return d, walk("", a, b)
 }
 
-// leaves adds every leaf of v under path to out.
-func leaves(path string, v any, out map[string]any) {
-	if m, ok := v.(map[string]any); ok && len(m) > 0 {
-		for k, c := range m {
-			leaves(join(path, k), c, out)
+// leaves adds every leaf of the JSON value v under path to out.
+func leaves(path string, v []byte, out map[string]json.RawMessage) error {
+	fields, isObject, err := objectFields(v)
+	if err != nil {
+		return err
+	}
+	if isObject && len(fields) > 0 {
+		for k, c := range fields {
+			if err := leaves(join(path, k), c, out); err != nil {
+				return err
+			}
 		}
-		return
+		return nil
 	}
 	out[path] = v
+	return nil
 }
 
 func join(path, key string) string {

@@ -343,12 +343,17 @@ func (s *Service) document(ctx context.Context, sha string) (*parsedDoc, error) 
 	return d, nil
 }
 
-// parseDocument parses a stored document's canonical bytes.
+// parseDocument parses a stored document's canonical bytes; its fields are
+// slices of raw, so a cached document holds its bytes once.
 func parseDocument(raw []byte, sha string) (*parsedDoc, error) {
-	d := &parsedDoc{raw: raw, etag: quote(sha)}
-	if err := json.Unmarshal(raw, &d.fields); err != nil {
+	fields, isObject, err := objectFields(raw)
+	if err != nil {
 		return nil, err
 	}
+	if !isObject {
+		return nil, errs.Invalidf("a stored document is not a JSON object")
+	}
+	d := &parsedDoc{raw: raw, etag: quote(sha), fields: fields}
 	d.asDocument = &Document{Body: raw, ETag: d.etag}
 	return d, nil
 }

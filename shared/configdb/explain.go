@@ -122,26 +122,54 @@ func (s *Service) cachedExplain(ctx context.Context, layers []layer, labels []st
 
 func (s *Service) explain(ctx context.Context, layers []layer, labels []string, mode MergeMode, key string) (*Document, error) {
 	deep := mode == MergeDeep
-	docs := make([]map[string]any, len(layers))
+	docs := make([]*parsedDoc, len(layers))
 	root := make(map[string]*origin)
 	for i, l := range layers {
 		d, err := s.layerDocument(ctx, l)
 		if err != nil {
 			return nil, err
 		}
-		v, err := decodeJSON(d.raw)
-		if err != nil {
-			return nil, err
+		docs[i] = d
+		var fields map[string]any
+		if deep {
+			v, err := decodeJSON(d.raw)
+			if err != nil {
+				return nil, err
+			}
+			fields = v.(map[string]any)
+		} else {
+			// The shallow merge places top-level values as stored, undecoded.
+			fields = make(map[string]any, len(d.fields))
+			for k, raw := range d.fields {
+				fields[k] = raw
+			}
 		}
-		docs[i] = v.(map[string]any)
-		// A second decoding: the merge may modify what it is given, the shadows read docs[i].
-		v, err = decodeJSON(d.raw)
-		if err != nil {
-			return nil, err
-		}
-		for k, c := range v.(map[string]any) {
+		for k, c := range fields {
 			root[k] = place(root[k], c, i, deep)
 		}
+	}
+	// shadowed is layer i's own value at path: as stored at a top-level key,
+	// else looked up in that key's value, decoded once per explain.
+	type layerField struct {
+		layer int
+		key   string
+	}
+	decoded := map[layerField]any{}
+	shadowed := func(i int, path []string) any {
+		raw, ok := docs[i].fields[path[0]]
+		if !ok {
+			return nil
+		}
+		if len(path) == 1 {
+			return raw
+		}
+		v, ok := decoded[layerField{i, path[0]}]
+		if !ok {
+			v, _ = decodeJSON(raw) // stored documents are valid JSON
+			decoded[layerField{i, path[0]}] = v
+		}
+		v, _ = lookupPath(v, path[1:])
+		return v
 	}
 	view := func(i int) explainedLayer {
 		l := layers[i]
@@ -171,7 +199,7 @@ func (s *Service) explain(ctx context.Context, layers []layer, labels []string, 
 		}
 		for _, i := range o.shadows {
 			v := view(i)
-			v.Value, _ = lookupPath(docs[i], path)
+			v.Value = shadowed(i, path)
 			e.Shadows = append(e.Shadows, v)
 		}
 		keys[dotted] = e

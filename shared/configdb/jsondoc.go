@@ -38,6 +38,45 @@ func encodeJSON(v any) []byte {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
+// objectFields splits a JSON object into its fields, each value a slice of v
+// rather than a copy (a document's fields share its bytes); isObject is false
+// (and fields nil) for any other JSON value.
+func objectFields(v []byte) (fields map[string]json.RawMessage, isObject bool, err error) {
+	invalid := func(err error) error {
+		return errs.Wrap(errs.Invalid, err, "invalid JSON: "+strings.TrimPrefix(err.Error(), "json: "))
+	}
+	dec := json.NewDecoder(bytes.NewReader(v))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, false, invalid(err)
+	}
+	if tok != json.Delim('{') {
+		return nil, false, nil
+	}
+	fields = make(map[string]json.RawMessage)
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil, false, invalid(err)
+		}
+		start := dec.InputOffset() // before the colon
+		if err := dec.Decode(&skippedValue{}); err != nil {
+			return nil, false, invalid(err)
+		}
+		end := dec.InputOffset()
+		fields[key.(string)] = bytes.TrimLeft(v[start:end:end], " \t\r\n:")
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, false, invalid(err)
+	}
+	return fields, true, nil
+}
+
+// skippedValue is decoded into to pass over a JSON value without keeping it.
+type skippedValue struct{}
+
+func (*skippedValue) UnmarshalJSON([]byte) error { return nil }
+
 // canonicalJSON returns the canonical form of any JSON value.
 func canonicalJSON(b []byte) ([]byte, error) {
 	v, err := decodeJSON(b)

@@ -124,19 +124,21 @@ func (s *Service) nodeChanges(ctx context.Context, written *snapshot, n Node, w 
 			after = sn.addLayer(after, d, k, Values)
 		}
 	}
-	a, err := s.mergedValue(ctx, before, mode)
+	a, err := s.mergedBody(ctx, before, mode)
 	if err != nil {
 		return Diff{}, false, err
 	}
-	b, err := s.mergedValue(ctx, after, mode)
+	b, err := s.mergedBody(ctx, after, mode)
 	if err != nil {
 		return Diff{}, false, err
 	}
-	return diffValues(a, b), true, nil
+	d, err := diffJSON(a, b)
+	return d, err == nil, err
 }
 
-// mergedValue merges layers (no caches: a dry run's merge is never asked again) and decodes the result.
-func (s *Service) mergedValue(ctx context.Context, layers []layer, mode MergeMode) (any, error) {
+// mergedBody merges layers and encodes the result (no caches: a dry run's
+// merge is never asked again).
+func (s *Service) mergedBody(ctx context.Context, layers []layer, mode MergeMode) ([]byte, error) {
 	merge := s.merge
 	if mode == MergeDeep {
 		merge = s.deepMerge
@@ -145,9 +147,5 @@ func (s *Service) mergedValue(ctx context.Context, layers []layer, mode MergeMod
 	if err != nil {
 		return nil, err
 	}
-	body, err := m.encode(layers, nil, "")
-	if err != nil {
-		return nil, err
-	}
-	return decodeJSON(body)
+	return m.encode(layers, nil, "")
 }

@@ -56,7 +56,7 @@ type readCache struct {
 // entry larger than its cache's share is not cached.
 func newReadCache(idx store.Index, total int64) *readCache {
 	part := total / 9
-	entities := part / 8
+	entities := entityShare(total)
 	c := &readCache{
 		docs:       cache.New[string](4*part, func(d *parsedDoc) int64 { return d.cost() }),
 		responses:  cache.New[[32]byte](2*part, func(d *Document) int64 { return int64(len(d.Body)+len(d.ETag)) + entryOverhead }),
@@ -72,6 +72,10 @@ func newReadCache(idx store.Index, total int64) *readCache {
 	c.generational, _ = idx.(store.Generational)
 	return c
 }
+
+// entityShare is what each cache of entities gets of a budget of total
+// bytes: an eighth of its ninth.
+func entityShare(total int64) int64 { return total / 9 / 8 }
 
 // entryOverhead approximates what a cache entry costs beyond its bytes (map
 // slot, list links, key, struct headers).

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unsafe"
 
 	"github.com/tuningbox/tuningbox/shared/cache"
 	"github.com/tuningbox/tuningbox/shared/errs"
@@ -49,10 +50,15 @@ func WithHeartbeat(d time.Duration) Option {
 	return func(s *Service) { s.heartbeat = d }
 }
 
-// deadlineChecks remembers, per transaction, when this process last checked its deadlines.
-func newDeadlineChecks() *cache.LRU[string, time.Time] {
-	return cache.New[string](4096, func(time.Time) int64 { return 1 })
+// newDeadlineChecks remembers, per transaction, when this process last
+// checked its deadlines, within maxBytes.
+func newDeadlineChecks(maxBytes int64) *cache.LRU[string, time.Time] {
+	return cache.New[string](maxBytes, func(time.Time) int64 { return deadlineCheckBytes })
 }
+
+// deadlineCheckBytes is what one remembered check takes: the entry, its key
+// (a transaction's UUID) and the time.
+const deadlineCheckBytes = cache.EntryOverhead + 16 + 36 + int64(unsafe.Sizeof(time.Time{}))
 
 // claimTimeoutOf validates an execution's claim_timeout (seconds).
 func claimTimeoutOf(seconds *float64) (time.Duration, error) {

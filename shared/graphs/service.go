@@ -69,13 +69,17 @@ const DefaultCacheBytes = 64 << 20
 // Option configures a Service.
 type Option func(*Service)
 
-// WithCacheBytes bounds the caches of decoded task lists and frozen plans
-// together to total bytes, half each; an entry counts twice the JSON it was
-// decoded from (the decoded form is about as large again).
+// WithCacheBytes bounds the service's caches together to total bytes: a
+// sixty-fourth for when each transaction's deadlines were last checked, the
+// rest halved between decoded task lists and frozen plans, whose entries
+// count twice the JSON they were decoded from (the decoded form is about as
+// large again).
 func WithCacheBytes(total int64) Option {
 	return func(s *Service) {
-		s.decoded = cache.New[[sha256.Size]byte](total/2, func(d decodedTasks) int64 { return 2 * d.size })
-		s.plans = cache.New[string](total/2, func(d decodedPlan) int64 { return 2 * d.size })
+		checks := total / 64
+		s.deadlineChecks = newDeadlineChecks(checks)
+		s.decoded = cache.New[[sha256.Size]byte]((total-checks)/2, func(d decodedTasks) int64 { return 2 * d.size })
+		s.plans = cache.New[string]((total-checks)/2, func(d decodedPlan) int64 { return 2 * d.size })
 	}
 }
 
@@ -84,7 +88,7 @@ func NewService(idx store.Index, blobs store.Blobs, clusters Clusters, opts ...O
 	s := &Service{
 		idx: idx, blobs: blobs, clusters: clusters,
 		now:       func() time.Time { return time.Now().UTC() },
-		heartbeat: DefaultHeartbeat, deadlineChecks: newDeadlineChecks(),
+		heartbeat: DefaultHeartbeat,
 	}
 	WithCacheBytes(DefaultCacheBytes)(s)
 	for _, o := range opts {

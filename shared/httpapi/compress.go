@@ -13,6 +13,10 @@ import (
 // minCompressBytes: smaller answers gain too little from gzip to be worth it.
 const minCompressBytes = 1024
 
+// etagKeyBytes is what the key of a compressed answer takes: a quoted SHA-256
+// in hex and its string header.
+const etagKeyBytes = 66 + 16
+
 // Compressed holds gzip encodings of answers by their strong ETag, within a
 // byte bound: a version is compressed once, however often it is read.
 type Compressed struct {
@@ -21,7 +25,7 @@ type Compressed struct {
 
 // NewCompressed returns a cache of compressed answers of at most maxBytes.
 func NewCompressed(maxBytes int64) *Compressed {
-	return &Compressed{lru: cache.New[string](maxBytes, func(b []byte) int64 { return int64(len(b)) + 128 })}
+	return &Compressed{lru: cache.New[string](maxBytes, func(b []byte) int64 { return int64(cap(b)) + cache.EntryOverhead + etagKeyBytes })}
 }
 
 // Stats returns the lookups of compressed answers that found one and that did not.
@@ -66,13 +70,18 @@ func (c *Compressed) ServeJSON(w http.ResponseWriter, r *http.Request, etag stri
 	RawJSON(w, http.StatusOK, gz)
 }
 
-// Gzip compresses b at the default level.
+// Gzip compresses b at the default level. The result has no spare capacity
+// worth keeping: JSON often shrinks 10 to 100 times, and what a cache keeps is
+// the whole array, not its length.
 func Gzip(b []byte) []byte {
 	var buf bytes.Buffer
 	buf.Grow(len(b)/4 + 64)
 	zw := gzip.NewWriter(&buf)
 	_, _ = zw.Write(b) // writes to a bytes.Buffer do not fail
 	_ = zw.Close()
+	if gz := buf.Bytes(); cap(gz)-len(gz) > len(gz)/8 {
+		return bytes.Clone(gz)
+	}
 	return buf.Bytes()
 }
 

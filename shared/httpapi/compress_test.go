@@ -112,3 +112,24 @@ func TestWrapRecoversPanics(t *testing.T) {
 	httpapi.Wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic(http.ErrAbortHandler) }), httpapi.Options{}).
 		ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
 }
+
+// TestGzipKeepsNoSpareCapacity: a cache of compressed answers counts what it
+// holds, so a 7 MB answer that shrinks 100 times must not keep the buffer
+// sized for a quarter of it.
+func TestGzipKeepsNoSpareCapacity(t *testing.T) {
+	body := bytes.Repeat([]byte(`{"name":"host","enabled":true},`), 7<<20/31)
+	gz := httpapi.Gzip(body)
+	if len(gz) > len(body)/50 {
+		t.Fatalf("compressed %d bytes to %d", len(body), len(gz))
+	}
+	if cap(gz) > len(gz)+len(gz)/8 {
+		t.Errorf("compressed answer of %d bytes holds %d bytes of capacity", len(gz), cap(gz))
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain, err := io.ReadAll(zr); err != nil || !bytes.Equal(plain, body) {
+		t.Fatalf("decompressed %d bytes (%v), want the %d given", len(plain), err, len(body))
+	}
+}

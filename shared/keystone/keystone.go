@@ -32,6 +32,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sync/singleflight"
 
@@ -56,6 +57,9 @@ type Config struct {
 	Roles map[string]auth.Role
 	// CacheBound is the longest a validation is trusted without asking Keystone again.
 	CacheBound time.Duration
+	// CacheBytes bounds the cached answers (0: DefaultCacheBytes); the least
+	// recently used go first.
+	CacheBytes int64
 }
 
 // Defaults.
@@ -63,7 +67,7 @@ const (
 	DefaultDomain     = "Default"
 	DefaultRoles      = "admin=admin,member=observer,reader=observer"
 	DefaultCacheBound = 60 * time.Second
-	cacheEntries      = 10000
+	DefaultCacheBytes = 1 << 20
 	// maxTokenLen bounds what is forwarded to Keystone (Fernet tokens are about 200 bytes).
 	maxTokenLen = 4096
 	// serviceTokenMargin renews the service token this long (at most a tenth
@@ -118,6 +122,15 @@ type answer struct {
 	until     time.Time
 }
 
+// cost approximates the memory a cached answer takes, its key (a SHA-256) included.
+func (a answer) cost() int64 {
+	n := cache.EntryOverhead + int64(unsafe.Sizeof(a)-unsafe.Sizeof(a.principal)) + sha256.Size + a.principal.Size()
+	if a.err != nil {
+		n += int64(len(a.err.Error()))
+	}
+	return n
+}
+
 // New checks cfg and returns a validator that talks to Keystone through client.
 func New(cfg Config, client *http.Client, now func() time.Time) (*Validator, error) {
 	u, err := url.Parse(cfg.URL)
@@ -137,8 +150,11 @@ func New(cfg Config, client *http.Client, now func() time.Time) (*Validator, err
 	if !strings.HasSuffix(base, "/v3") {
 		base += "/v3"
 	}
+	if cfg.CacheBytes <= 0 {
+		cfg.CacheBytes = DefaultCacheBytes
+	}
 	return &Validator{cfg: cfg, base: base, client: client, now: now,
-		answers: cache.New[[32]byte, answer](cacheEntries, func(answer) int64 { return 1 })}, nil
+		answers: cache.New[[32]byte](cfg.CacheBytes, answer.cost)}, nil
 }
 
 // ClientLimiter throttles clients whose tokens fail (auth.Service's per-address rule).

@@ -14,6 +14,9 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+	"unsafe"
+
+	"github.com/tuningbox/tuningbox/shared/cache"
 )
 
 // Policy says how often and how patiently to retry.
@@ -91,11 +94,13 @@ func (p Policy) Wait(ctx context.Context, n int) error {
 // spread, instead of colliding anew at every operation (with independent
 // backoffs alone, each operation starts at step 0 while the contention
 // lasts). The step falls by one per stepDecay, so a key no longer contended
-// soon starts at 0 again: no wait. The zero value is ready; it remembers at
-// most maxContendedKeys keys.
+// soon starts at 0 again: no wait. The zero value is ready; it remembers keys
+// within DefaultContentionBytes unless Limit says otherwise.
 type Contention struct {
 	mu    sync.Mutex
 	steps map[string]carriedStep
+	// bytes is what steps holds (contendedKeyBytes each); maxBytes bounds it.
+	bytes, maxBytes int64
 }
 
 type carriedStep struct {
@@ -104,11 +109,27 @@ type carriedStep struct {
 }
 
 const (
-	maxContendedKeys = 4096
+	// DefaultContentionBytes bounds what a Contention remembers without Limit
+	// (a few thousand keys).
+	DefaultContentionBytes = 512 << 10
 	// maxCarriedStep bounds the wait before a first attempt (step 6: up to 32 x Base).
 	maxCarriedStep = 6
 	stepDecay      = time.Second
 )
+
+// Limit bounds what c remembers to maxBytes: its keys, their steps and the
+// map's overhead. A key that does not fit is left out while every key kept is
+// still contended (its step not decayed to 0).
+func (c *Contention) Limit(maxBytes int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.maxBytes = maxBytes
+}
+
+// contendedKeyBytes approximates what remembering key takes.
+func contendedKeyBytes(key string) int64 {
+	return cache.EntryOverhead + int64(unsafe.Sizeof(key)+unsafe.Sizeof(carriedStep{})) + int64(len(key))
+}
 
 // Step is the backoff step the next operation on key starts at.
 func (c *Contention) Step(key string) int { return c.stepAt(key, time.Now()) }
@@ -135,15 +156,24 @@ func (c *Contention) doneAt(key string, first, failed int, now time.Time) {
 	if c.steps == nil {
 		c.steps = make(map[string]carriedStep)
 	}
-	if _, known := c.steps[key]; !known && len(c.steps) >= maxContendedKeys {
-		for k, s := range c.steps { // make room: forget the keys decayed to 0
-			if c.decayed(s, now) == 0 {
-				delete(c.steps, k)
+	if _, known := c.steps[key]; !known {
+		limit := c.maxBytes
+		if limit <= 0 {
+			limit = DefaultContentionBytes
+		}
+		cost := contendedKeyBytes(key)
+		if c.bytes+cost > limit {
+			for k, s := range c.steps { // make room: forget the keys decayed to 0
+				if c.decayed(s, now) == 0 {
+					delete(c.steps, k)
+					c.bytes -= contendedKeyBytes(k)
+				}
+			}
+			if c.bytes+cost > limit {
+				return
 			}
 		}
-		if len(c.steps) >= maxContendedKeys {
-			return
-		}
+		c.bytes += cost
 	}
 	c.steps[key] = carriedStep{step: min(first+failed, maxCarriedStep), at: now}
 }

@@ -96,8 +96,12 @@ func TestContentionCarriesTheStep(t *testing.T) {
 		t.Fatalf("step %d, want the bound %d", got, maxCarriedStep)
 	}
 	// A full table makes room by forgetting decayed keys only.
-	for i := range maxContendedKeys - 1 {
-		c.doneAt(fmt.Sprint("old", i), 0, 1, now)
+	c.Limit(contendedKeyBytes("doc") + 100*contendedKeyBytes("old-00"))
+	for i := range 100 {
+		c.doneAt(fmt.Sprintf("old-%02d", i), 0, 1, now)
+	}
+	if len(c.steps) != 101 {
+		t.Fatalf("%d keys kept, want all 101 that fit", len(c.steps))
 	}
 	c.doneAt("new", 0, 2, now)
 	if got := c.stepAt("new", now); got != 0 {
@@ -107,6 +111,29 @@ func TestContentionCarriesTheStep(t *testing.T) {
 	c.doneAt("new", 0, 2, later)
 	if got, size := c.stepAt("new", later), len(c.steps); got != 2 || size != 2 {
 		t.Fatalf("after the old keys decayed: new at %d with %d keys kept, want 2 with 2 (doc and new)", got, size)
+	}
+	if want := contendedKeyBytes("doc") + contendedKeyBytes("new"); c.bytes != want {
+		t.Fatalf("the table counts %d bytes, want %d", c.bytes, want)
+	}
+}
+
+// The bound is in bytes: the longer the keys, the fewer are remembered.
+func TestContentionCountsBytes(t *testing.T) {
+	now := time.Now()
+	kept := func(keyBytes int) int {
+		var c Contention
+		c.Limit(64 << 10)
+		for i := range 2000 {
+			c.doneAt(fmt.Sprintf("%0*d", keyBytes, i), 0, 1, now)
+		}
+		if c.bytes > 64<<10 {
+			t.Fatalf("%d bytes remembered, over the 64 KiB limit", c.bytes)
+		}
+		return len(c.steps)
+	}
+	short, long := kept(8), kept(1000)
+	if short >= 2000 || long == 0 || long*4 > short {
+		t.Errorf("64 KiB kept %d keys of 8 bytes and %d of 1,000: want a bound in bytes", short, long)
 	}
 }
 

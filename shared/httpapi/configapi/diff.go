@@ -58,14 +58,27 @@ func (h *handlers) diff(_ http.ResponseWriter, r *http.Request) (int, any, error
 	return http.StatusOK, diffView(d), nil
 }
 
-// diffView is d as the API shows it.
+// diffView is d as the API shows it: its values are the documents' own
+// JSON (json.RawMessage), written as they are.
 func diffView(d configdb.Diff) wire.Diff {
-	out := wire.Diff{Added: d.Added, Removed: d.Removed}
+	out := wire.Diff{Added: values(d.Added), Removed: values(d.Removed)}
 	if d.Changed != nil {
 		out.Changed = make(map[string]wire.Change, len(d.Changed))
 	}
 	for k, c := range d.Changed {
-		out.Changed[k] = wire.Change(c)
+		out.Changed[k] = wire.Change{From: c.From, To: c.To}
+	}
+	return out
+}
+
+// values holds raw JSON values as wire.Diff's any (nil stays nil).
+func values(raw map[string]json.RawMessage) map[string]any {
+	if raw == nil {
+		return nil
+	}
+	out := make(map[string]any, len(raw))
+	for k, v := range raw {
+		out[k] = v
 	}
 	return out
 }

@@ -51,7 +51,7 @@ deploy: build $(CDK)
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) vet ./...
-	$(GO) vet $(addprefix ./,$(dir $(wildcard .ci/*/main.go)))
+	$(GO) vet $(addprefix ./,$(sort $(dir $(wildcard .ci/*/*.go))))
 	cd infra && $(GO) vet ./...
 
 # The root module: no Node needed (the CDK app in infra/ is tested by cdk-test).
@@ -89,12 +89,12 @@ keystone:
 agent:
 	agent/test/run.sh
 
-# serve's anonymous memory under large reads (memory/): a real server with the
+# serve's anonymous memory under large reads (.ci/memory): a real server with the
 # default 256 MiB cache budget, 30 versions of a 7 MB document read as versions,
 # as_of, explain and diffs by 3 clients; RssAnon must stay within 1.25 x the
 # budget + 64 MiB. About a minute of both cores.
 memory:
-	TUNINGBOX_MEMORY_TEST=1 $(GO) test -count=1 -v -timeout 20m ./memory/
+	TUNINGBOX_MEMORY_TEST=1 $(GO) test -count=1 -v -timeout 20m ./.ci/memory/
 
 # Every fuzz target of the tree for FUZZTIME each (`unit` already runs their seed corpora).
 FUZZTIME ?= 10s

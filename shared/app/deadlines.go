@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/graphs"
@@ -28,9 +30,21 @@ func EnforceRunDeadlinesEvery(ctx context.Context, b store.Backend, interval tim
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := svc.EnforceDeadlines(ctx); err != nil && ctx.Err() == nil {
-				logger.WarnContext(ctx, "run deadline check failed", "err", err)
-			}
+			enforceRecovering(ctx, svc, logger)
 		}
+	}
+}
+
+// enforceRecovering is one background deadline check: no request's handler
+// is around it to recover a panic, so it logs the panic with its stack and
+// the server, and the next check, go on.
+func enforceRecovering(ctx context.Context, svc *graphs.Service, logger *slog.Logger) {
+	defer func() {
+		if r := recover(); r != nil {
+			logger.ErrorContext(ctx, "run deadline check panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		}
+	}()
+	if err := svc.EnforceDeadlines(ctx); err != nil && ctx.Err() == nil {
+		logger.WarnContext(ctx, "run deadline check failed", "err", err)
 	}
 }

@@ -86,3 +86,37 @@ func TestBackgroundSweepSurvivesPanic(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// panickyIndex panics when queried, as a broken store client might.
+type panickyIndex struct{ store.Index }
+
+func (panickyIndex) Query(context.Context, store.Query) ([]store.Item, error) {
+	panic("the store's client broke")
+}
+
+// TestBackgroundDeadlineCheckSurvivesPanic: a panic in a background check of
+// the runs' deadlines is logged and the checks go on, instead of ending the server.
+func TestBackgroundDeadlineCheckSurvivesPanic(t *testing.T) {
+	b, err := bolt.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	b.Index = panickyIndex{b.Index}
+	var logs syncBuffer
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		app.EnforceRunDeadlinesEvery(ctx, b, 10*time.Millisecond, slog.New(slog.NewJSONHandler(&logs, nil)))
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for strings.Count(logs.String(), `"msg":"run deadline check panicked"`) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than two recovered checks in 5 s; log: %s", logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+}

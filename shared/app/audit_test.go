@@ -96,8 +96,9 @@ func TestAuditRecordInTheVersionsWrite(t *testing.T) {
 }
 
 // TestAuditEnvironmentFromTheWriter: writes under an environment that do not
-// name it in their path (a node registered with an environment_id, a cluster's
-// graphs and its execution, an environment addressed by UUID) are recorded
+// name it in their path (a node registered with an environment_id and deleted
+// by id, a cluster's graphs, changed and deleted by graph id, its execution
+// and its agent's claim and result, an environment addressed by UUID) are recorded
 // under it, as the code that made the write noted it, and listed by
 // ?environment; a write under no environment is not.
 func TestAuditEnvironmentFromTheWriter(t *testing.T) {
@@ -110,8 +111,19 @@ func TestAuditEnvironmentFromTheWriter(t *testing.T) {
 	c.do("POST", "/api/v1/releases", `{"name":"mitaka","version":"9.0"}`, 201, "")
 	c.do("POST", "/api/v1/nodes", `{"id":5,"fqdn":"node-5.example.com","environment_id":1}`, 201, "")
 	c.do("PUT", "/api/v1/clusters/1", `{"release_id":1}`, 200, "")
-	c.do("POST", "/api/v1/clusters/1/deployment_graphs/default", `{"tasks":[{"id":"ntp","type":"shell"}]}`, 201, "")
-	c.do("POST", "/api/v1/graphs/execute", `{"cluster":1,"graphs":[{"type":"default"}]}`, 202, "")
+	c.do("POST", "/api/v1/clusters/1/deployment_graphs/default", `{"tasks":[{"id":"ntp","type":"shell"}]}`, 201, `"id":1,`)
+	executed := c.do("POST", "/api/v1/graphs/execute", `{"cluster":1,"graphs":[{"type":"default"}]}`, 202, "")
+	var tx struct{ UUID string }
+	if err := json.Unmarshal([]byte(executed), &tx); err != nil || tx.UUID == "" {
+		t.Fatalf("execute: %s (%v)", executed, err)
+	}
+	agent := "/api/v1/transactions/" + tx.UUID + "/nodes/5"
+	c.do("POST", agent+"/claim", "", 200, `"id":"ntp"`)
+	c.do("POST", agent+"/result", `{"task":"ntp","status":"ready"}`, 200, "")
+	c.do("PATCH", "/api/v1/graphs/1", `{"name":"renamed"}`, 200, "")
+	c.do("PUT", "/api/v1/graphs/1", `{"name":"again"}`, 200, "")
+	c.do("DELETE", "/api/v1/graphs/1", "", 204, "")
+	c.do("DELETE", "/api/v1/nodes/5", "", 204, "")
 	c.do("PUT", "/api/v1/config/environments/"+env.UUID, `{"hierarchy_levels":["nodes","extra"]}`, 204, "")
 
 	var page struct {
@@ -134,6 +146,12 @@ func TestAuditEnvironmentFromTheWriter(t *testing.T) {
 	}
 	want := []string{ // newest first
 		"PUT /api/v1/config/environments/" + env.UUID,
+		"DELETE /api/v1/nodes/5",
+		"DELETE /api/v1/graphs/1",
+		"PUT /api/v1/graphs/1",
+		"PATCH /api/v1/graphs/1",
+		"POST " + agent + "/result",
+		"POST " + agent + "/claim",
 		"POST /api/v1/graphs/execute",
 		"POST /api/v1/clusters/1/deployment_graphs/default",
 		"PUT /api/v1/clusters/1",

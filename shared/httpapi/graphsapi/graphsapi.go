@@ -358,7 +358,9 @@ func (h *handlers) updateGraph(_ http.ResponseWriter, r *http.Request, q map[str
 }
 
 func (h *handlers) deleteGraph(_ http.ResponseWriter, r *http.Request, _ map[string]string, id int64) (int, any, error) {
-	return http.StatusNoContent, nil, h.svc.DeleteGraph(r.Context(), id)
+	owner, err := h.svc.DeleteGraph(r.Context(), id)
+	noteOwner(r, owner)
+	return http.StatusNoContent, nil, err
 }
 
 func (h *handlers) execute(w http.ResponseWriter, r *http.Request, _ map[string]string) (int, any, error) {

@@ -15,7 +15,16 @@ import (
 // DefaultMaxBody is the default cap on request bodies (10 MiB).
 const DefaultMaxBody = 10 << 20
 
-type maxBodyKey struct{}
+// bodyLimitsKey marks the request's bodyLimits: one value per Wrap, shared
+// by its requests, so carrying it costs no allocation.
+type bodyLimitsKey struct{}
+
+// bodyLimits are Wrap's bounds of a request body: its size (applied by Wrap)
+// and its JSON nesting (LimitBodyDepth, applied after the route's policy).
+type bodyLimits struct {
+	maxBody  int64
+	maxDepth int
+}
 
 type loggerKey struct{}
 
@@ -28,19 +37,26 @@ func LoggerFrom(ctx context.Context) *slog.Logger {
 	return slog.Default()
 }
 
-func maxBodyOf(r *http.Request) int64 {
-	if n, ok := r.Context().Value(maxBodyKey{}).(int64); ok {
-		return n
+// unwrapped are the limits of a request outside Wrap: the default size, no depth bound.
+var unwrapped = &bodyLimits{maxBody: DefaultMaxBody}
+
+func limitsOf(r *http.Request) *bodyLimits {
+	if l, ok := r.Context().Value(bodyLimitsKey{}).(*bodyLimits); ok {
+		return l
 	}
-	return DefaultMaxBody
+	return unwrapped
 }
+
+func maxBodyOf(r *http.Request) int64 { return limitsOf(r).maxBody }
 
 // Options configure the middleware chain around a group's routes.
 type Options struct {
 	// MaxBody caps request bodies; 0 means DefaultMaxBody.
 	MaxBody int64
 	// MaxDepth, when positive, is the deepest nesting of arrays and objects a
-	// JSON request body may have (checked after Authenticate); 0: unchecked.
+	// JSON request body may have: the router checks it (LimitBodyDepth) after
+	// the route's policy, so a caller without the right is refused (403)
+	// before its body is read; 0: unchecked.
 	MaxDepth int
 	// Logger receives one structured line per request; nil disables request logs.
 	Logger *slog.Logger
@@ -61,12 +77,12 @@ type Options struct {
 const DefaultTimeout = 50 * time.Second
 
 // Wrap applies the shared middleware to h: path safety, body cap, microversion
-// negotiation and echo, authentication, the nesting bound of JSON bodies, and
-// request logging.
+// negotiation and echo, authentication, and request logging; it carries the
+// nesting bound of JSON bodies to the router (LimitBodyDepth).
 func Wrap(h http.Handler, opts Options) http.Handler {
-	maxBody := opts.MaxBody
-	if maxBody <= 0 {
-		maxBody = DefaultMaxBody
+	limits := &bodyLimits{maxBody: opts.MaxBody, maxDepth: opts.MaxDepth}
+	if limits.maxBody <= 0 {
+		limits.maxBody = DefaultMaxBody
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -98,7 +114,7 @@ func Wrap(h http.Handler, opts Options) http.Handler {
 			return
 		}
 		setVersionHeaders(header, v)
-		ctx := context.WithValue(WithVersion(r.Context(), v), maxBodyKey{}, maxBody)
+		ctx := context.WithValue(WithVersion(r.Context(), v), bodyLimitsKey{}, limits)
 		if opts.Timeout > 0 {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
@@ -109,16 +125,10 @@ func Wrap(h http.Handler, opts Options) http.Handler {
 		}
 		r = r.WithContext(ctx)
 		if r.Body != nil && r.Body != http.NoBody { // net/http's mark of no body, which the depth check skips
-			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+			r.Body = http.MaxBytesReader(w, r.Body, limits.maxBody)
 		}
 		if opts.Authenticate != nil {
 			if r, err = opts.Authenticate(r); err != nil {
-				Error(w, r, err)
-				return
-			}
-		}
-		if opts.MaxDepth > 0 {
-			if err := limitBodyDepth(r, opts.MaxDepth); err != nil {
 				Error(w, r, err)
 				return
 			}

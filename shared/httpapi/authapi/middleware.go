@@ -66,8 +66,8 @@ func PrincipalFrom(ctx context.Context) (auth.Principal, bool) {
 }
 
 // Check is the httpapi.Options.Authenticate hook: it authenticates the caller
-// of every route that is not public (401), before httpapi.Wrap bounds the
-// nesting of JSON bodies (400). The router authorizes at dispatch (Route, Miss: 403).
+// of every route that is not public (401). The router authorizes at dispatch
+// (Route, Miss: 403), before it bounds the nesting of JSON bodies (400).
 func (m *Middleware) Check(r *http.Request) (*http.Request, error) {
 	r = routes.WithMatch(r) // the authentication, the policy and the router use this one match
 	if IsPublic(r) {

@@ -202,19 +202,15 @@ func (m *Middleware) logFailure(ctx context.Context, remote string, cred Credent
 }
 
 // audited serves a write with its audit record: every successful write (2xx)
-// is recorded with the principal, a request id and what the code that made
+// is recorded with the principal, the request's id (httpapi.RequestID) and what the code that made
 // the write noted on the request's context (audit.Note: the environment it was
 // under; a document version and its record commit in one atomic write,
 // audit.CommitOps); any other write is recorded after it succeeded.
 func (m *Middleware) audited(w http.ResponseWriter, r *http.Request, p auth.Principal, h http.HandlerFunc) {
-	ctx, write, err := m.audit.Begin(r.Context(), audit.Record{
+	ctx, write := m.audit.Begin(r.Context(), audit.Record{
 		Principal: p.User, Role: string(p.Role), TokenID: p.TokenID,
-		Method: r.Method, Path: r.URL.EscapedPath(),
+		RequestID: httpapi.RequestID(r.Context()), Method: r.Method, Path: r.URL.EscapedPath(),
 	})
-	if err != nil {
-		httpapi.Error(w, r, err) // no write goes unrecorded
-		return
-	}
 	rec := &httpapi.StatusRecorder{ResponseWriter: w}
 	h(rec, r.WithContext(ctx))
 	if rec.Status == 0 {

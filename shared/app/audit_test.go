@@ -49,7 +49,8 @@ func TestAuditRecordInTheVersionsWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.AdminUser, cfg.AdminPassword = "admin", "wiring-test-password"
-	h, err := app.NewHandler(b, cfg, slog.New(slog.DiscardHandler))
+	logs := &syncBuffer{}
+	h, err := app.NewHandler(b, cfg, slog.New(slog.NewJSONHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,10 +69,25 @@ func TestAuditRecordInTheVersionsWrite(t *testing.T) {
 		t.Fatalf("an audit record of the failed write: %s", body)
 	}
 
-	c.do("PUT", doc, `{"a":2}`, http.StatusNoContent, "")
+	put, err := http.NewRequest("PUT", srv.URL+doc, strings.NewReader(`{"a":2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	put.SetBasicAuth("admin", "wiring-test-password")
+	put.Header.Set("Content-Type", "application/json")
+	resp, err := srv.Client().Do(put)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	requestID := resp.Header.Get("X-Openstack-Request-Id")
+	if resp.StatusCode != http.StatusNoContent || requestID == "" {
+		t.Fatalf("PUT %s: %d, request id %q", doc, resp.StatusCode, requestID)
+	}
 	audited := c.do("GET", "/api/v1/audit?environment=1", "", http.StatusOK, `"path":"`+doc+`","status":204,"environment":"1","version":1`)
 
-	// The version names its writer and the request, as its audit record does.
+	// The version names its writer and the request, as its audit record, the
+	// answer and the request's log line do.
 	var records struct {
 		Records []struct {
 			RequestID string `json:"request_id"`
@@ -90,14 +106,21 @@ func TestAuditRecordInTheVersionsWrite(t *testing.T) {
 	if err := json.Unmarshal([]byte(listed), &versions); err != nil || len(versions) != 1 {
 		t.Fatalf("versions: %s (%v)", listed, err)
 	}
-	if w := versions[0].WrittenBy; w == nil || w.Principal != "admin" || w.RequestID == "" || w.RequestID != records.Records[0].RequestID {
-		t.Errorf("version 1 written by %+v; its audit record's request is %q", w, records.Records[0].RequestID)
+	if w := versions[0].WrittenBy; w == nil || w.Principal != "admin" || w.RequestID != requestID || records.Records[0].RequestID != requestID {
+		t.Errorf("version 1 written by %+v; its audit record's request is %q, the answer's %q", w, records.Records[0].RequestID, requestID)
+	}
+	logged := slices.ContainsFunc(strings.Split(logs.String(), "\n"), func(line string) bool {
+		return strings.Contains(line, `"method":"PUT","path":"`+doc+`","status":204`) && strings.Contains(line, `"request_id":"`+requestID+`"`)
+	})
+	if !logged {
+		t.Errorf("no log line of request %s: %s", requestID, logs.String())
 	}
 }
 
 // TestAuditEnvironmentFromTheWriter: writes under an environment that do not
-// name it in their path (a node registered with an environment_id, a cluster's
-// graphs and its execution, an environment addressed by UUID) are recorded
+// name it in their path (a node registered with an environment_id and deleted
+// by id, a cluster's graphs, changed and deleted by graph id, its execution
+// and its agent's claim and result, an environment addressed by UUID) are recorded
 // under it, as the code that made the write noted it, and listed by
 // ?environment; a write under no environment is not.
 func TestAuditEnvironmentFromTheWriter(t *testing.T) {
@@ -110,8 +133,19 @@ func TestAuditEnvironmentFromTheWriter(t *testing.T) {
 	c.do("POST", "/api/v1/releases", `{"name":"mitaka","version":"9.0"}`, 201, "")
 	c.do("POST", "/api/v1/nodes", `{"id":5,"fqdn":"node-5.example.com","environment_id":1}`, 201, "")
 	c.do("PUT", "/api/v1/clusters/1", `{"release_id":1}`, 200, "")
-	c.do("POST", "/api/v1/clusters/1/deployment_graphs/default", `{"tasks":[{"id":"ntp","type":"shell"}]}`, 201, "")
-	c.do("POST", "/api/v1/graphs/execute", `{"cluster":1,"graphs":[{"type":"default"}]}`, 202, "")
+	c.do("POST", "/api/v1/clusters/1/deployment_graphs/default", `{"tasks":[{"id":"ntp","type":"shell"}]}`, 201, `"id":1,`)
+	executed := c.do("POST", "/api/v1/graphs/execute", `{"cluster":1,"graphs":[{"type":"default"}]}`, 202, "")
+	var tx struct{ UUID string }
+	if err := json.Unmarshal([]byte(executed), &tx); err != nil || tx.UUID == "" {
+		t.Fatalf("execute: %s (%v)", executed, err)
+	}
+	agent := "/api/v1/transactions/" + tx.UUID + "/nodes/5"
+	c.do("POST", agent+"/claim", "", 200, `"id":"ntp"`)
+	c.do("POST", agent+"/result", `{"task":"ntp","status":"ready"}`, 200, "")
+	c.do("PATCH", "/api/v1/graphs/1", `{"name":"renamed"}`, 200, "")
+	c.do("PUT", "/api/v1/graphs/1", `{"name":"again"}`, 200, "")
+	c.do("DELETE", "/api/v1/graphs/1", "", 204, "")
+	c.do("DELETE", "/api/v1/nodes/5", "", 204, "")
 	c.do("PUT", "/api/v1/config/environments/"+env.UUID, `{"hierarchy_levels":["nodes","extra"]}`, 204, "")
 
 	var page struct {
@@ -128,12 +162,18 @@ func TestAuditEnvironmentFromTheWriter(t *testing.T) {
 	var got []string
 	for _, r := range page.Records {
 		got = append(got, r.Method+" "+r.Path)
-		if r.Environment != "1" || len(r.RequestID) != 32 {
+		if r.Environment != "1" || !strings.HasPrefix(r.RequestID, "req-") {
 			t.Errorf("%s %s: environment %q, request id %q", r.Method, r.Path, r.Environment, r.RequestID)
 		}
 	}
 	want := []string{ // newest first
 		"PUT /api/v1/config/environments/" + env.UUID,
+		"DELETE /api/v1/nodes/5",
+		"DELETE /api/v1/graphs/1",
+		"PUT /api/v1/graphs/1",
+		"PATCH /api/v1/graphs/1",
+		"POST " + agent + "/result",
+		"POST " + agent + "/claim",
 		"POST /api/v1/graphs/execute",
 		"POST /api/v1/clusters/1/deployment_graphs/default",
 		"PUT /api/v1/clusters/1",

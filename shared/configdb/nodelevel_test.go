@@ -92,7 +92,7 @@ func TestWarmNodeReadIsOneIndexCall(t *testing.T) {
 	if _, err := s.Effective(ctx, short); !errs.Is(err, errs.NotFound) {
 		t.Fatalf("the old FQDN: %v, want not found", err)
 	}
-	if err := reg.Delete(ctx, "3"); err != nil {
+	if _, err := reg.Delete(ctx, "3"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Effective(ctx, EffectiveQuery{Env: "1", Levels: lv("role", "compute", "nodes", "3"), Resource: "astute"}); !errs.Is(err, errs.NotFound) {

@@ -263,7 +263,8 @@ func (s *Service) DeleteGraphOf(ctx context.Context, o Owner, graphType string) 
 	if err != nil {
 		return err
 	}
-	return s.DeleteGraph(ctx, id)
+	_, err = s.DeleteGraph(ctx, id)
+	return err
 }
 
 // GraphsOf lists the owner's graphs by id.
@@ -337,9 +338,11 @@ func (s *Service) UpdateGraph(ctx context.Context, id int64, in GraphInput, vali
 	return g, err
 }
 
-// DeleteGraph deletes a graph by id.
-func (s *Service) DeleteGraph(ctx context.Context, id int64) error {
-	return store.RetryConflicts(ctx, "delete graph", func() error {
+// DeleteGraph deletes a graph by id and returns the owner it had (a
+// cluster's graph is a write under the cluster's environment).
+func (s *Service) DeleteGraph(ctx context.Context, id int64) (Owner, error) {
+	var owner Owner
+	err := store.RetryConflicts(ctx, "delete graph", func() error {
 		it, err := s.idx.Get(ctx, graphKey(id))
 		if err != nil {
 			return notFoundIf(err, graphNotFound(id))
@@ -348,11 +351,16 @@ func (s *Service) DeleteGraph(ctx context.Context, id int64) error {
 		if err := decodeItem(it, &rec); err != nil {
 			return err
 		}
+		owner = Owner{Kind: rec.OwnerKind, ID: rec.OwnerID}
 		return s.idx.Write(ctx, append([]store.Op{
 			store.DeleteAt(graphKey(id), it.Revision),
-			store.Delete(ownerGraphKey(Owner{Kind: rec.OwnerKind, ID: rec.OwnerID}, rec.Type))},
+			store.Delete(ownerGraphKey(owner, rec.Type))},
 			uuidDelete(rec.UUID)...)...)
 	})
+	if err != nil {
+		return Owner{}, err
+	}
+	return owner, nil
 }
 
 // GraphFilter selects graphs: those of the named owners (all graphs when no

@@ -146,11 +146,16 @@ func TestGraphCRUD(t *testing.T) {
 	}
 	_, err = s.Graph(ctx, g.ID)
 	wantKind(t, err, errs.NotFound, fmt.Sprintf("Graph %d not found", g.ID))
-	wantKind(t, s.DeleteGraph(ctx, g.ID), errs.NotFound, "")
+	_, err = s.DeleteGraph(ctx, g.ID)
+	wantKind(t, err, errs.NotFound, "")
 	// The (owner, type) is free again and the new graph gets a new id.
 	again := must[graphs.Graph](t)(s.CreateGraph(ctx, cluster, "fixes", graphs.GraphInput{}, false))
 	if again.ID == g.ID {
 		t.Fatal("graph ids must not be reused")
+	}
+	// Deleted by id, a graph tells whose it was.
+	if owner := must[graphs.Owner](t)(s.DeleteGraph(ctx, again.ID)); owner != cluster {
+		t.Errorf("DeleteGraph returned owner %+v, want %+v", owner, cluster)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/ident"
 	"github.com/tuningbox/tuningbox/shared/store"
@@ -516,6 +517,7 @@ func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, ag
 	if err != nil {
 		return Claim{}, false, err
 	}
+	audit.Note(ctx, st.parent.ClusterID, 0) // the agent's write is under its cluster's environment
 	if !st.involves(node) {
 		return Claim{}, false, errs.NotFoundf("Node %s is not part of transaction %s", node, txID)
 	}
@@ -670,6 +672,7 @@ func (s *Service) Report(ctx context.Context, txID, node string, rep TaskReport)
 		if err != nil {
 			return err
 		}
+		audit.Note(ctx, st.parent.ClusterID, 0) // the agent's write is under its cluster's environment
 		if !st.involves(node) {
 			return errs.NotFoundf("Node %s is not part of transaction %s", node, txID)
 		}

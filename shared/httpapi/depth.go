@@ -8,21 +8,24 @@ import (
 	"github.com/tuningbox/tuningbox/shared/errs"
 )
 
-// limitBodyDepth reads a JSON request body (already capped by Wrap), after
-// authentication, so no stranger makes the server read a body,
-// and refuses nesting deeper than maxDepth, before any decoder recurses into it.
-func limitBodyDepth(r *http.Request, maxDepth int) error {
-	if r.Body == nil || r.Body == http.NoBody || requireJSONContentType(r) != nil {
+// LimitBodyDepth reads a JSON request body (already capped by Wrap) and
+// refuses nesting deeper than Wrap's Options.MaxDepth, before any decoder
+// recurses into it. The router calls it once the route's policy let the
+// request in, so neither a stranger nor a caller without the right makes the
+// server read a body; outside Wrap, or without a bound, it does nothing.
+func LimitBodyDepth(r *http.Request) error {
+	limits := limitsOf(r)
+	if limits.maxDepth <= 0 || r.Body == nil || r.Body == http.NoBody || requireJSONContentType(r) != nil {
 		return nil
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		if isMaxBytes(err) {
-			return errs.New(errs.TooLarge, "request body is larger than %d bytes", maxBodyOf(r))
+			return errs.New(errs.TooLarge, "request body is larger than %d bytes", limits.maxBody)
 		}
 		return errs.Wrap(errs.Invalid, err, "cannot read request body")
 	}
-	if err := CheckDepth(body, maxDepth); err != nil {
+	if err := CheckDepth(body, limits.maxDepth); err != nil {
 		return err
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))

@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -15,32 +17,106 @@ import (
 // DefaultMaxBody is the default cap on request bodies (10 MiB).
 const DefaultMaxBody = 10 << 20
 
-type maxBodyKey struct{}
+// RequestIDHeader names every answer's request id (OpenStack's header, as
+// Nova and Ironic answer it); the audit record of a write, the document
+// version it created and the request's log line name the request by it too.
+const RequestIDHeader = "X-Openstack-Request-Id"
 
-type loggerKey struct{}
+// wrapping is what Wrap's requests share: the bounds of a request body (its
+// size, applied by Wrap; its JSON nesting, LimitBodyDepth, applied after the
+// route's policy) and the request logger.
+type wrapping struct {
+	maxBody  int64
+	maxDepth int
+	logger   *slog.Logger
+}
+
+// exchange is one request's state in Wrap, in one allocation: the writer
+// that records its answer, and what its context carries under exchangeKey
+// (one context value for all of it).
+type exchange struct {
+	statusRecorder
+	*wrapping
+	requestID string
+	// idHeader is the RequestIDHeader's value, kept here so that setting it allocates nothing.
+	idHeader [1]string
+}
+
+type exchangeKey struct{}
+
+func exchangeOf(ctx context.Context) *exchange {
+	ex, _ := ctx.Value(exchangeKey{}).(*exchange)
+	return ex
+}
 
 // LoggerFrom returns the logger of the request's middleware (Options.Logger),
 // or slog's default outside of it.
 func LoggerFrom(ctx context.Context) *slog.Logger {
-	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
-		return l
+	if ex := exchangeOf(ctx); ex != nil && ex.logger != nil {
+		return ex.logger
 	}
 	return slog.Default()
 }
 
-func maxBodyOf(r *http.Request) int64 {
-	if n, ok := r.Context().Value(maxBodyKey{}).(int64); ok {
-		return n
+// RequestID returns the id of the request Wrap serves under ctx ("" outside Wrap).
+func RequestID(ctx context.Context) string {
+	if ex := exchangeOf(ctx); ex != nil {
+		return ex.requestID
 	}
-	return DefaultMaxBody
+	return ""
 }
+
+type upstreamIDKey struct{}
+
+// WithUpstreamRequestID returns ctx carrying the id a gateway in front of the
+// handler gave the request (API Gateway's requestContext.requestId): Wrap
+// names the request by it instead of a new one, so API Gateway's logs and
+// ours name a request alike.
+func WithUpstreamRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, upstreamIDKey{}, id)
+}
+
+// requestIDOf is the upstream id of r, or a new one: "req-" and a random
+// (version 4) UUID, as OpenStack services name their requests.
+func requestIDOf(r *http.Request) string {
+	if id, ok := r.Context().Value(upstreamIDKey{}).(string); ok && id != "" {
+		return id
+	}
+	var u [16]byte
+	_, _ = rand.Read(u[:]) // crypto/rand.Read never fails
+	u[6], u[8] = u[6]&0x0f|0x40, u[8]&0x3f|0x80
+	var id [40]byte
+	n := copy(id[:], "req-")
+	for i := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			id[n] = '-'
+			n++
+		}
+		n += hex.Encode(id[n:], u[i:i+1])
+	}
+	return string(id[:])
+}
+
+// unwrapped are the bounds of a request outside Wrap: the default size, no depth bound.
+var unwrapped = &wrapping{maxBody: DefaultMaxBody}
+
+func limitsOf(r *http.Request) *wrapping {
+	if ex := exchangeOf(r.Context()); ex != nil {
+		return ex.wrapping
+	}
+	return unwrapped
+}
+
+func maxBodyOf(r *http.Request) int64 { return limitsOf(r).maxBody }
 
 // Options configure the middleware chain around a group's routes.
 type Options struct {
 	// MaxBody caps request bodies; 0 means DefaultMaxBody.
 	MaxBody int64
 	// MaxDepth, when positive, is the deepest nesting of arrays and objects a
-	// JSON request body may have (checked after Authenticate); 0: unchecked.
+	// JSON request body may have: the router checks it (LimitBodyDepth) after
+	// the route's policy, so a caller without the right is refused (403)
+	// before its body is read; 0: unchecked.
 	MaxDepth int
 	// Logger receives one structured line per request; nil disables request logs.
 	Logger *slog.Logger
@@ -60,17 +136,23 @@ type Options struct {
 // local server's 60 s write timeout.
 const DefaultTimeout = 50 * time.Second
 
-// Wrap applies the shared middleware to h: path safety, body cap, microversion
-// negotiation and echo, authentication, the nesting bound of JSON bodies, and
-// request logging.
+// Wrap applies the shared middleware to h: the request's id (answered in
+// RequestIDHeader), path safety, body cap, microversion negotiation and echo,
+// authentication, and request logging; it carries the nesting bound of JSON
+// bodies to the router (LimitBodyDepth).
 func Wrap(h http.Handler, opts Options) http.Handler {
-	maxBody := opts.MaxBody
-	if maxBody <= 0 {
-		maxBody = DefaultMaxBody
+	shared := &wrapping{maxBody: opts.MaxBody, maxDepth: opts.MaxDepth, logger: opts.Logger}
+	if shared.maxBody <= 0 {
+		shared.maxBody = DefaultMaxBody
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, conn: coalescingOf(r)}
+		ex := &exchange{
+			statusRecorder: statusRecorder{ResponseWriter: w, status: http.StatusOK, conn: coalescingOf(r)},
+			wrapping:       shared,
+			requestID:      requestIDOf(r),
+		}
+		rec := &ex.statusRecorder
 		defer func() {
 			elapsed := time.Since(start)
 			if opts.Observe != nil {
@@ -80,12 +162,14 @@ func Wrap(h http.Handler, opts Options) http.Handler {
 				opts.Logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
 					slog.String("method", r.Method), slog.String("path", r.URL.Path),
 					slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes),
-					slog.Duration("duration", elapsed))
+					slog.Duration("duration", elapsed), slog.String("request_id", ex.requestID))
 			}
 		}()
 		defer recoverPanic(rec, r, opts.Logger)
 		w = rec
 		header := w.Header()
+		ex.idHeader[0] = ex.requestID
+		header[RequestIDHeader] = ex.idHeader[:]
 		header["Vary"] = append(make([]string, 0, 3), versionHeader, legacyVersionHeader) // room for Accept-Encoding
 		if err := checkPath(r); err != nil {
 			Error(w, r, err)
@@ -98,27 +182,18 @@ func Wrap(h http.Handler, opts Options) http.Handler {
 			return
 		}
 		setVersionHeaders(header, v)
-		ctx := context.WithValue(WithVersion(r.Context(), v), maxBodyKey{}, maxBody)
+		ctx := context.WithValue(WithVersion(r.Context(), v), exchangeKey{}, ex)
 		if opts.Timeout > 0 {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 			defer cancel()
 		}
-		if opts.Logger != nil {
-			ctx = context.WithValue(ctx, loggerKey{}, opts.Logger)
-		}
 		r = r.WithContext(ctx)
 		if r.Body != nil && r.Body != http.NoBody { // net/http's mark of no body, which the depth check skips
-			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+			r.Body = http.MaxBytesReader(w, r.Body, shared.maxBody)
 		}
 		if opts.Authenticate != nil {
 			if r, err = opts.Authenticate(r); err != nil {
-				Error(w, r, err)
-				return
-			}
-		}
-		if opts.MaxDepth > 0 {
-			if err := limitBodyDepth(r, opts.MaxDepth); err != nil {
 				Error(w, r, err)
 				return
 			}

@@ -1,7 +1,8 @@
 // Package httpapi holds what every endpoint group shares: the one shape of a
 // route's handler (Handler, served by Serve), JSON decoding and encoding, the
 // one mapping from domain errors to HTTP status codes, API
-// microversions, the middleware chain and the request-context key that carries
+// microversions, the middleware chain (Wrap: it names every request,
+// RequestID, in every answer's X-Openstack-Request-Id) and the request-context key that carries
 // an API Gateway authorizer's answer, and the local server's connections that
 // send an answer in one system call (CoalescingListener). Each group mounts its
 // routes on a routes.Router from its own package (configapi, graphsapi, ...).

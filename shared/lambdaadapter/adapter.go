@@ -2,7 +2,9 @@
 // API Gateway, accepting both payload formats: REST API (v1) and HTTP API (v2).
 // It builds on aws-lambda-go-api-proxy and corrects what the API needs beyond it:
 // HTTP API stage prefixes are stripped, headers such as If-Match keep their commas,
-// every response carries a status code, and the context of API Gateway's request
+// every response carries a status code, API Gateway's request id names the
+// request (httpapi.WithUpstreamRequestID: the handler answers it in
+// X-Openstack-Request-Id), and the context of API Gateway's request
 // authorizer reaches the handler through httpapi.AuthorizerContext. The
 // authorizer function itself is the subpackage authorizer.
 package lambdaadapter
@@ -122,7 +124,7 @@ func (a *Adapter) fit(r *response, reqHeaders map[string]string, resp any) (json
 	}
 	a.logger.Warn("answer over the Lambda response limit", "status", *r.status, "bytes", size, "answered", status)
 	*r.status = status
-	*r.headers = map[string]string{"Content-Type": "application/json"}
+	*r.headers = errorHeaders(r.header(httpapi.RequestIDHeader))
 	clear(r.multi)
 	*r.base64 = false
 	errBody, _ := json.Marshal(httpapi.ErrorBody{Error: httpapi.ErrorDetail{Code: status, Message: msg}})
@@ -175,9 +177,10 @@ func (a *Adapter) ServeV2(ctx context.Context, ev events.APIGatewayV2HTTPRequest
 		ev.RawPath = ev.RequestContext.HTTP.Path
 	}
 	ev.RawPath = stripStage(ev.RawPath, ev.RequestContext.Stage)
-	req, err := a.v2.EventToRequestWithContext(ctx, ev)
+	id := ev.RequestContext.RequestID
+	req, err := a.v2.EventToRequestWithContext(httpapi.WithUpstreamRequestID(ctx, id), ev)
 	if err != nil {
-		return events.APIGatewayV2HTTPResponse{StatusCode: http.StatusBadRequest, Headers: jsonHeader, Body: badEventBody}
+		return events.APIGatewayV2HTTPResponse{StatusCode: http.StatusBadRequest, Headers: errorHeaders(id), Body: badEventBody}
 	}
 	keepHeadersWhole(req, ev.Headers)
 	if ev.RequestContext.Authorizer != nil {
@@ -187,25 +190,37 @@ func (a *Adapter) ServeV2(ctx context.Context, ev events.APIGatewayV2HTTPRequest
 	a.serve(w, req)
 	resp, err := w.GetProxyResponse()
 	if err != nil {
-		return events.APIGatewayV2HTTPResponse{StatusCode: http.StatusInternalServerError, Headers: jsonHeader, Body: internalBody}
+		return events.APIGatewayV2HTTPResponse{StatusCode: http.StatusInternalServerError, Headers: errorHeaders(id), Body: internalBody}
 	}
 	return resp
 }
 
 // ServeV1 handles a REST API (payload 1.0) event.
 func (a *Adapter) ServeV1(ctx context.Context, ev events.APIGatewayProxyRequest) events.APIGatewayProxyResponse {
-	req, err := a.v1.EventToRequestWithContext(ctx, ev)
+	id := ev.RequestContext.RequestID
+	req, err := a.v1.EventToRequestWithContext(httpapi.WithUpstreamRequestID(ctx, id), ev)
 	if err != nil {
-		return events.APIGatewayProxyResponse{StatusCode: http.StatusBadRequest, Headers: jsonHeader, Body: badEventBody}
+		return events.APIGatewayProxyResponse{StatusCode: http.StatusBadRequest, Headers: errorHeaders(id), Body: badEventBody}
 	}
 	req = withAuthorizer(req, ev.RequestContext.Authorizer)
 	w := core.NewProxyResponseWriter()
 	a.serve(w, req)
 	resp, err := w.GetProxyResponse()
 	if err != nil {
-		return events.APIGatewayProxyResponse{StatusCode: http.StatusInternalServerError, Headers: jsonHeader, Body: internalBody}
+		return events.APIGatewayProxyResponse{StatusCode: http.StatusInternalServerError, Headers: errorHeaders(id), Body: internalBody}
 	}
 	return resp
+}
+
+// errorHeaders are the headers of an error the adapter answers itself for
+// the request API Gateway named id: as every answer of the handler, it names
+// the request (httpapi.RequestIDHeader).
+func errorHeaders(id string) map[string]string {
+	h := map[string]string{"Content-Type": "application/json"}
+	if id != "" {
+		h[httpapi.RequestIDHeader] = id
+	}
+	return h
 }
 
 var (

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/lambdaadapter"
 )
 
@@ -21,13 +22,16 @@ func v2Event(t *testing.T, path string, headers map[string]string) json.RawMessa
 	t.Helper()
 	ev, err := json.Marshal(map[string]any{
 		"version": "2.0", "rawPath": path, "headers": headers,
-		"requestContext": map[string]any{"http": map[string]any{"method": "GET", "path": path}, "stage": "$default"},
+		"requestContext": map[string]any{"http": map[string]any{"method": "GET", "path": path}, "stage": "$default", "requestId": gatewayRequestID},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ev
 }
+
+// gatewayRequestID is API Gateway's id of the requests v2Event makes.
+const gatewayRequestID = "JKJaXmPLvHcESHA="
 
 type v2Response struct {
 	StatusCode      int               `json:"statusCode"`
@@ -63,10 +67,10 @@ func TestAnswersOverTheResponseLimit(t *testing.T) {
 	rand.Read(random)
 	incompressible := []byte(`{"v":"` + base64.StdEncoding.EncodeToString(random) + `"}`) // 8 MB that gzip shrinks by a quarter
 	handler := func(body []byte) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		return httpapi.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.Write(body)
-		})
+		}), httpapi.Options{})
 	}
 
 	var logs bytes.Buffer
@@ -103,7 +107,8 @@ func TestAnswersOverTheResponseLimit(t *testing.T) {
 			} `json:"error"`
 		}
 		if json.Unmarshal([]byte(resp.Body), &e) != nil || resp.StatusCode != c.status || e.Error.Code != c.status ||
-			!strings.Contains(e.Error.Message, c.message) || resp.Headers["Content-Type"] != "application/json" || size > 1024 {
+			!strings.Contains(e.Error.Message, c.message) || resp.Headers["Content-Type"] != "application/json" || size > 1024 ||
+			resp.Headers[httpapi.RequestIDHeader] != gatewayRequestID { // the answer replaced still names the request
 			t.Errorf("%s: %d %v %.300s", c.name, resp.StatusCode, resp.Headers, resp.Body)
 		}
 		line := logLine(t, &logs)

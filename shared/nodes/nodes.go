@@ -508,9 +508,11 @@ func (n Node) Supports(iface, step string) bool {
 	return ok && (slices.Contains(steps, AllSteps) || slices.Contains(steps, step))
 }
 
-// Delete removes the node named by ref. Its legacy id is never handed out again.
-func (s *Service) Delete(ctx context.Context, ref string) error {
-	return store.RetryConflicts(ctx, "delete node "+ref, func() error {
+// Delete removes the node named by ref and returns it as it was (its
+// environment is what the write was under). Its legacy id is never handed out again.
+func (s *Service) Delete(ctx context.Context, ref string) (Node, error) {
+	var deleted Node
+	err := store.RetryConflicts(ctx, "delete node "+ref, func() error {
 		n, rev, err := s.resolve(ctx, ref)
 		if err != nil {
 			return err
@@ -524,8 +526,13 @@ func (s *Service) Delete(ctx context.Context, ref string) error {
 		if err != nil && !errors.Is(err, store.ErrConflict) {
 			return fmt.Errorf("delete node %s: %w", n.FQDN, err)
 		}
+		deleted = n
 		return err
 	})
+	if err != nil {
+		return Node{}, err
+	}
+	return deleted, nil
 }
 
 func decodeNodes(items []store.Item) ([]Node, error) {

@@ -281,15 +281,19 @@ func TestDelete(t *testing.T) {
 	s := newService(t)
 	ctx := context.Background()
 	n := mustCreate(t, s, nodes.NewNode{FQDN: "node.example.com", Environment: "1"})
-	if err := s.Delete(ctx, "1"); err != nil {
+	deleted, err := s.Delete(ctx, "1")
+	if err != nil {
 		t.Fatal(err)
+	}
+	if deleted.UUID != n.UUID || deleted.EnvironmentID != n.EnvironmentID {
+		t.Errorf("Delete returned %+v, want the node %+v", deleted, n)
 	}
 	for _, ref := range []string{n.UUID, "1", n.FQDN} {
 		if _, err := s.Resolve(ctx, ref); !errs.Is(err, errs.NotFound) {
 			t.Errorf("Resolve(%q) after delete: %v", ref, err)
 		}
 	}
-	if err := s.Delete(ctx, n.UUID); !errs.Is(err, errs.NotFound) {
+	if _, err := s.Delete(ctx, n.UUID); !errs.Is(err, errs.NotFound) {
 		t.Errorf("second delete: %v", err)
 	}
 	again := mustCreate(t, s, nodes.NewNode{FQDN: "node.example.com", Environment: "1"})

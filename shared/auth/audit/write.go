@@ -2,9 +2,6 @@ package audit
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
 	"strconv"
 	"sync"
 
@@ -31,16 +28,11 @@ type Write struct {
 type writeKey struct{}
 
 // Begin starts the record of a write made under the returned context: rec
-// names the principal and the request (method, path); it is given a request
-// id, which the writes that record who made them (document versions) store too.
-func (l *Log) Begin(ctx context.Context, rec Record) (context.Context, *Write, error) {
-	var id [16]byte
-	if _, err := rand.Read(id[:]); err != nil {
-		return ctx, nil, fmt.Errorf("audit request id randomness: %w", err)
-	}
-	rec.RequestID = hex.EncodeToString(id[:])
+// names the principal and the request (method, path, and its request id,
+// which the writes that record who made them, document versions, store too).
+func (l *Log) Begin(ctx context.Context, rec Record) (context.Context, *Write) {
 	w := &Write{log: l, rec: rec}
-	return context.WithValue(ctx, writeKey{}, w), w, nil
+	return context.WithValue(ctx, writeKey{}, w), w
 }
 
 // writeOf returns the write begun under ctx, nil outside one.

@@ -63,12 +63,10 @@ func VersionWriters(t *testing.T, b store.Backend) {
 	if _, err := svc.PutDocument(ctx, global, configdb.Values, []byte(`{"a":1,"b":1}`), ""); err != nil {
 		t.Fatal(err)
 	}
+	requests := 0
 	audited := func() (context.Context, *audit.Write) {
-		actx, w, err := log.Begin(ctx, audit.Record{Principal: "ops", Role: "admin", Method: "PUT", Path: "/role/compute"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return actx, w
+		requests++
+		return log.Begin(ctx, audit.Record{Principal: "ops", Role: "admin", RequestID: fmt.Sprintf("req-%d", requests), Method: "PUT", Path: "/role/compute"})
 	}
 
 	// A failed atomic write leaves neither the version nor its record.

@@ -66,8 +66,8 @@ func PrincipalFrom(ctx context.Context) (auth.Principal, bool) {
 }
 
 // Check is the httpapi.Options.Authenticate hook: it authenticates the caller
-// of every route that is not public (401), before httpapi.Wrap bounds the
-// nesting of JSON bodies (400). The router authorizes at dispatch (Route, Miss: 403).
+// of every route that is not public (401). The router authorizes at dispatch
+// (Route, Miss: 403), before it bounds the nesting of JSON bodies (400).
 func (m *Middleware) Check(r *http.Request) (*http.Request, error) {
 	r = routes.WithMatch(r) // the authentication, the policy and the router use this one match
 	if IsPublic(r) {
@@ -202,19 +202,15 @@ func (m *Middleware) logFailure(ctx context.Context, remote string, cred Credent
 }
 
 // audited serves a write with its audit record: every successful write (2xx)
-// is recorded with the principal, a request id and what the code that made
+// is recorded with the principal, the request's id (httpapi.RequestID) and what the code that made
 // the write noted on the request's context (audit.Note: the environment it was
 // under; a document version and its record commit in one atomic write,
 // audit.CommitOps); any other write is recorded after it succeeded.
 func (m *Middleware) audited(w http.ResponseWriter, r *http.Request, p auth.Principal, h http.HandlerFunc) {
-	ctx, write, err := m.audit.Begin(r.Context(), audit.Record{
+	ctx, write := m.audit.Begin(r.Context(), audit.Record{
 		Principal: p.User, Role: string(p.Role), TokenID: p.TokenID,
-		Method: r.Method, Path: r.URL.EscapedPath(),
+		RequestID: httpapi.RequestID(r.Context()), Method: r.Method, Path: r.URL.EscapedPath(),
 	})
-	if err != nil {
-		httpapi.Error(w, r, err) // no write goes unrecorded
-		return
-	}
 	rec := &httpapi.StatusRecorder{ResponseWriter: w}
 	h(rec, r.WithContext(ctx))
 	if rec.Status == 0 {

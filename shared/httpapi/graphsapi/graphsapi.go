@@ -361,7 +361,9 @@ func (h *handlers) updateGraph(_ http.ResponseWriter, r *http.Request, id int64)
 }
 
 func (h *handlers) deleteGraph(_ http.ResponseWriter, r *http.Request, id int64) (int, any, error) {
-	return http.StatusNoContent, nil, h.svc.DeleteGraph(r.Context(), id)
+	owner, err := h.svc.DeleteGraph(r.Context(), id)
+	noteOwner(r, owner)
+	return http.StatusNoContent, nil, err
 }
 
 func (h *handlers) execute(w http.ResponseWriter, r *http.Request) (int, any, error) {

@@ -228,8 +228,10 @@ func (h handlers) delete(_ http.ResponseWriter, r *http.Request) (int, any, erro
 	if err := httpapi.CheckPathID(r, ref); err != nil {
 		return 0, nil, err
 	}
-	if err := h.svc.Delete(r.Context(), ref); err != nil {
+	n, err := h.svc.Delete(r.Context(), ref)
+	if err != nil {
 		return 0, nil, err
 	}
+	audit.Note(r.Context(), n.EnvironmentID, 0)
 	return http.StatusNoContent, nil, nil
 }

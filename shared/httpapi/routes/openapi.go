@@ -82,12 +82,19 @@ func document() object {
 				"bearer": object{"type": "http", "scheme": "bearer", "description": "An API token (POST /api/v1/tokens)."},
 			},
 			"schemas":   schemas,
-			"responses": object{"Error": object{"description": "An error.", "content": jsonContent("Error")}},
+			"responses": object{"Error": object{"description": "An error.", "content": jsonContent("Error"), "headers": requestIDHeader}},
+			"headers": object{"RequestId": object{
+				"description": "The request's id: API Gateway's on AWS, else req-<uuid>. Its audit record, log line and the document version it wrote name it too.",
+				"schema":      object{"type": "string"},
+			}},
 		},
 	}
 }
 
 func ref(schema string) object { return object{"$ref": "#/components/schemas/" + schema} }
+
+// requestIDHeader is every answer's header that names its request.
+var requestIDHeader = object{httpapi.RequestIDHeader: object{"$ref": "#/components/headers/RequestId"}}
 
 func jsonContent(schema string) object {
 	return object{"application/json": object{"schema": ref(schema)}}
@@ -152,7 +159,7 @@ func operation(r Route) object {
 	}
 	responses := object{"default": object{"$ref": "#/components/responses/Error"}}
 	for _, status := range r.successStatuses() {
-		resp := object{"description": http.StatusText(status)}
+		resp := object{"description": http.StatusText(status), "headers": requestIDHeader}
 		if status != http.StatusNoContent && r.Response != "" {
 			contentType := r.ContentType
 			if contentType == "" {

@@ -308,9 +308,16 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// serve is h behind the route's checks of the request: its query
+// parameters, the nesting of its JSON body (httpapi.LimitBodyDepth) and its
+// microversion. The guard (Use) runs before them: the policy answers first.
 func (r Route) serve(h http.HandlerFunc) http.HandlerFunc {
 	checked := func(w http.ResponseWriter, req *http.Request) {
 		if err := r.CheckQuery(req); err != nil {
+			httpapi.Error(w, req, err)
+			return
+		}
+		if err := httpapi.LimitBodyDepth(req); err != nil {
 			httpapi.Error(w, req, err)
 			return
 		}

@@ -447,6 +447,9 @@ func TestConfigNodeForms(t *testing.T) {
 	mustCLI(t, url, `{"role": "compute"}`, "config", "set", "--env", "2", "--level", "role=compute", "--resource", "astute")
 	mustCLI(t, url, `{"node": 9}`, "config", "set", "--env", "2", "--level", "role=compute,nodes=9", "--resource", "astute")
 	assertJSON(t, mustCLI(t, url, "", "config", "get", "--env", "2", "--level", "nodes=node-3.domain.tld", "--resource", "astute"), `{"node": 9, "role": "compute"}`)
+	// A repeated --level adds a level, as a comma does (it used to replace the
+	// first): this full path is not the node's placement, and reads nothing.
+	assertJSON(t, mustCLI(t, url, "", "config", "get", "--env", "2", "--level", "role=controller", "--level", "nodes=9", "--resource", "astute"), `{}`)
 	mustCLI(t, url, "", "node", "set", "node-3.domain.tld", "--levels", "role=controller")
 	assertJSON(t, mustCLI(t, url, "", "config", "get", "--env", "2", "--level", "nodes=node-3.domain.tld", "--resource", "astute"), `{}`)
 	if _, err := cli(t, url, "", "config", "get", "--env", "2", "--level", "nodes=node-1.domain.tld", "--resource", "astute"); exitCode(err) != 3 || !strings.Contains(err.Error(), "not assigned to environment 2") {

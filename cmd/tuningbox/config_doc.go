@@ -36,13 +36,15 @@ func parseLevels(s string) (client.LevelPath, error) {
 
 // docFlags are the flags that address a document: --env, --level, --resource.
 type docFlags struct {
-	env, level, resource string
+	env, resource string
+	// level holds every --level given: repeating it adds levels, as a comma does.
+	level []string
 }
 
 func (f *docFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVarP(&f.env, "env", "e", "", "environment id or UUID (required)")
-	fl.StringVarP(&f.level, "level", "l", "", "level path, e.g. nodes=7 or nodes=node-1.example.com; global when omitted")
+	fl.StringSliceVarP(&f.level, "level", "l", nil, "level path, e.g. nodes=7, nodes=node-1.example.com or role=controller,nodes=7 (repeatable); global when omitted")
 	fl.StringVarP(&f.resource, "resource", "r", "", "resource (data source) name or id, e.g. astute or override/plugins (required)")
 }
 
@@ -55,7 +57,7 @@ func (f *docFlags) connect(ctx context.Context) (*client.Client, client.Document
 	if f.resource == "" {
 		return nil, client.DocumentRef{}, usagef("--resource is required")
 	}
-	levels, err := parseLevels(f.level)
+	levels, err := parseLevels(strings.Join(f.level, ","))
 	if err != nil {
 		return nil, client.DocumentRef{}, err
 	}

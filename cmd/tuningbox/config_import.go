@@ -20,8 +20,9 @@ import (
 
 func newConfigImportCmd() *cobra.Command {
 	var (
-		env, node, level string
-		dryRun           bool
+		env, node string
+		level     []string
+		dryRun    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "import --env ID --node FQDN [--level lvl=val,...] DIR",
@@ -59,7 +60,7 @@ Each data source must be defined in a component of the environment.`,
 			if err != nil {
 				return err
 			}
-			levels, err := parseLevels(level)
+			levels, err := parseLevels(strings.Join(level, ","))
 			if err != nil {
 				return err
 			}
@@ -74,7 +75,7 @@ Each data source must be defined in a component of the environment.`,
 	f := cmd.Flags()
 	f.StringVarP(&env, "env", "e", "", "environment id (required)")
 	f.StringVar(&node, "node", "", "FQDN (or id) of the node the files come from (required)")
-	f.StringVarP(&level, "level", "l", "", "levels before the node's, e.g. role=controller")
+	f.StringSliceVarP(&level, "level", "l", nil, "levels before the node's, e.g. role=controller (repeatable)")
 	f.BoolVar(&dryRun, "dry-run", false, "store nothing: report what would be uploaded and how each affected node's effective document would change")
 	return cmd
 }

@@ -24,7 +24,10 @@ func newOverrideCmd() *cobra.Command {
 }
 
 func newOverrideApplyCmd() *cobra.Command {
-	var catalogFile, dataFile, env, level, resource string
+	var (
+		catalogFile, dataFile, env, resource string
+		level                                []string
+	)
 	var knownTypes []string
 	cmd := &cobra.Command{
 		Use:   "apply --catalog FILE (--env ID [--level NAME=VALUE,...] --resource NAME | --data FILE) [--known-types T,...]",
@@ -41,14 +44,14 @@ catalog is then an error (without it the report lists the unchecked types).`,
 			if catalogFile == "" {
 				return usagef("--catalog is required")
 			}
-			fromDB := env != "" || level != "" || resource != ""
+			fromDB := env != "" || len(level) > 0 || resource != ""
 			if (dataFile != "") == fromDB {
 				return usagef("give either --data FILE or --env ID [--level NAME=VALUE,...] --resource NAME")
 			}
 			if fromDB && (env == "" || resource == "") {
 				return usagef("--env and --resource are both required to read the data from the ConfigDB")
 			}
-			levels, err := parseLevels(level)
+			levels, err := parseLevels(strings.Join(level, ","))
 			if err != nil {
 				return err
 			}
@@ -91,7 +94,7 @@ catalog is then an error (without it the report lists the unchecked types).`,
 	f.StringVar(&catalogFile, "catalog", "", "catalog file: a list of resources {type, title, parameters}")
 	f.StringVar(&dataFile, "data", "", "override data file with configuration and configuration_options")
 	f.StringVarP(&env, "env", "e", "", "environment id whose values hold the override data")
-	f.StringVarP(&level, "level", "l", "", "level path, e.g. role=compute,nodes=7 or nodes=node-1.example.com; global when omitted")
+	f.StringSliceVarP(&level, "level", "l", nil, "level path, e.g. role=compute,nodes=7 or nodes=node-1.example.com (repeatable); global when omitted")
 	f.StringVarP(&resource, "resource", "r", "", "resource (data source) name or id holding the override data")
 	f.StringSliceVar(&knownTypes, "known-types", nil, "resource types that exist, e.g. file,package,service (spec 001's unknown-type check)")
 	return cmd

@@ -120,7 +120,11 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	err = req.respond(sw, out)
 	if sw.Status != 0 {
 		g.mu.Lock()
-		g.answered[answerLine(sw.Status, r.Method, reqPath)] = true
+		target := reqPath
+		if r.URL.RawQuery != "" {
+			target += "?" + r.URL.RawQuery
+		}
+		g.answered[answerLine(sw.Status, r.Method, target)] = true
 		g.mu.Unlock()
 	}
 	if err != nil {

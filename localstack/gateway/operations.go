@@ -9,14 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-)
 
-// The OpenAPI extensions of the served document (shared/httpapi/routes):
-// a parameter that spans several path segments, and an operation also
-// served with a trailing slash.
-const (
-	multiSegmentExtension  = "x-tuningbox-multi-segment"
-	trailingSlashExtension = "x-tuningbox-trailing-slash"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 )
 
 // operation is one operation of the API's OpenAPI document.
@@ -26,12 +20,12 @@ type operation struct {
 	statuses []int
 }
 
-// operations route requests to the document's operations as the server
-// routes them: http.ServeMux patterns built back from the document's paths.
+// operations are the document's operations, found for a request as the
+// server finds them: by the route table's matcher (routes.Find), whose route
+// ids are the document's operation ids.
 type operations struct {
-	all       []operation
-	byPattern map[string]int // mux pattern -> index in all
-	mux       *http.ServeMux
+	all  []operation
+	byID map[string]int // operation id -> index in all
 }
 
 // loadOperations reads the OpenAPI document (as GET /api/v1/openapi.json serves it).
@@ -42,20 +36,14 @@ func loadOperations(file string) (*operations, error) {
 	}
 	var doc struct {
 		Paths map[string]map[string]struct {
-			OperationID string `json:"operationId"`
-			Parameters  []struct {
-				Name         string `json:"name"`
-				In           string `json:"in"`
-				MultiSegment bool   `json:"x-tuningbox-multi-segment"`
-			} `json:"parameters"`
-			TrailingSlash bool                       `json:"x-tuningbox-trailing-slash"`
-			Responses     map[string]json.RawMessage `json:"responses"`
+			OperationID string                     `json:"operationId"`
+			Responses   map[string]json.RawMessage `json:"responses"`
 		} `json:"paths"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	ops := &operations{byPattern: map[string]int{}, mux: http.NewServeMux()}
+	ops := &operations{byID: map[string]int{}}
 	for path, item := range doc.Paths {
 		for method, o := range item {
 			op := operation{id: o.OperationID, method: strings.ToUpper(method), path: path}
@@ -64,43 +52,36 @@ func loadOperations(file string) (*operations, error) {
 					op.statuses = append(op.statuses, status)
 				}
 			}
-			pattern := path
-			for _, p := range o.Parameters {
-				if p.In == "path" && p.MultiSegment {
-					pattern = strings.Replace(pattern, "{"+p.Name+"}", "{"+p.Name+"...}", 1)
-				}
-			}
-			patterns := []string{op.method + " " + pattern}
-			if o.TrailingSlash {
-				patterns = append(patterns, op.method+" "+pattern+"/{$}")
-			}
-			for _, p := range patterns {
-				ops.byPattern[p] = len(ops.all)
-				ops.mux.HandleFunc(p, func(http.ResponseWriter, *http.Request) {})
-			}
+			ops.byID[op.id] = len(ops.all)
 			ops.all = append(ops.all, op)
 		}
 	}
 	return ops, nil
 }
 
-// find returns the index of the operation a request of method on the escaped path takes, -1 for none.
-func (o *operations) find(method, escapedPath string) int {
-	r, err := http.NewRequest(method, "http://gateway"+escapedPath, nil)
+// find returns the index of the operation a request of method on target (the
+// escaped path and its query, which tells an effective read from a plain
+// one) takes, -1 for none.
+func (o *operations) find(method, target string) int {
+	r, err := http.NewRequest(method, "http://gateway"+target, nil)
 	if err != nil {
 		return -1
 	}
-	_, pattern := o.mux.Handler(r)
-	if i, ok := o.byPattern[pattern]; ok {
+	m, ok := routes.Find(r)
+	if !ok {
+		return -1
+	}
+	if i, ok := o.byID[m.ID]; ok {
 		return i
 	}
 	return -1
 }
 
 // answerLine is how a gateway logs an answer of a function to the routes log:
-// "STATUS METHOD PATH" (the escaped path, without the REST API's stage).
-func answerLine(status int, method, escapedPath string) string {
-	return fmt.Sprintf("%d %s %s", status, method, escapedPath)
+// "STATUS METHOD TARGET" (the escaped path, without the REST API's stage, and
+// its query).
+func answerLine(status int, method, target string) string {
+	return fmt.Sprintf("%d %s %s", status, method, target)
 }
 
 // printCoverage prints "gateway: N of M operations": the operations of the

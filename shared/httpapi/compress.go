@@ -43,7 +43,7 @@ type compressedBody struct {
 	body []byte
 }
 
-func (b compressedBody) WriteTo(w http.ResponseWriter, r *http.Request, _ int) {
+func (b compressedBody) WriteAnswer(w http.ResponseWriter, r *http.Request, _ int) {
 	b.c.ServeJSON(w, r, b.etag, b.body)
 }
 

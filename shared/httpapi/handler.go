@@ -13,7 +13,7 @@ type Handler func(w http.ResponseWriter, r *http.Request) (status int, body any,
 // Writer is a body that writes itself: one that is not JSON (Text), or JSON
 // already encoded and compressed (Compressed's documents).
 type Writer interface {
-	WriteTo(w http.ResponseWriter, r *http.Request, status int)
+	WriteAnswer(w http.ResponseWriter, r *http.Request, status int)
 }
 
 // Text is a body that is not JSON: Graphviz DOT, Prometheus text.
@@ -22,8 +22,8 @@ type Text struct {
 	Body        []byte
 }
 
-// WriteTo sends the text as it is.
-func (t Text) WriteTo(w http.ResponseWriter, _ *http.Request, status int) {
+// WriteAnswer sends the text as it is.
+func (t Text) WriteAnswer(w http.ResponseWriter, _ *http.Request, status int) {
 	w.Header().Set("Content-Type", t.ContentType)
 	w.WriteHeader(status)
 	_, _ = w.Write(t.Body)
@@ -39,7 +39,7 @@ func Serve(h Handler) http.HandlerFunc {
 		case status == http.StatusNoContent || status == http.StatusNotModified:
 			w.WriteHeader(status)
 		case writes:
-			writer.WriteTo(w, r, status)
+			writer.WriteAnswer(w, r, status)
 		default:
 			JSON(w, status, body)
 		}

@@ -139,12 +139,13 @@ type server struct {
 	pid int
 }
 
+// repoRoot is the module's root: this file is in .ci/memory.
 func repoRoot(t *testing.T) string {
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
 		t.Fatal("no caller information")
 	}
-	return filepath.Join(filepath.Dir(file), "..")
+	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
 // startServer builds tuningbox, starts `serve` with the default cache budget

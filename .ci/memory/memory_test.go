@@ -7,23 +7,20 @@
 package memorytest
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tuningbox/tuningbox/shared/app/apptest"
 )
 
 const (
@@ -139,76 +136,17 @@ type server struct {
 	pid int
 }
 
-// repoRoot is the module's root: this file is in .ci/memory.
-func repoRoot(t *testing.T) string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("no caller information")
-	}
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
-
-// startServer builds tuningbox, starts `serve` with the default cache budget
-// on a free loopback port over a temporary store, and stops it by its PID
-// when the test ends.
+// startServer builds tuningbox and starts `serve` with the default cache
+// budget (apptest.StartServe), its memory limit its own: none inherited.
 func startServer(t *testing.T) *server {
 	t.Helper()
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "tuningbox")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/tuningbox")
-	build.Dir = repoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--data", filepath.Join(tmp, "data"),
-		"--cache-bytes", strconv.Itoa(cacheBudget), "--gc-interval", "0")
-	// The server's own memory limit, from its budget: none inherited.
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
 		return name == "GOMEMLIMIT" || name == "GOGC"
 	})
-	cmd.Env = append(env, "TUNINGBOX_BACKEND=embedded", "TUNINGBOX_ADMIN_USER="+adminUser, "TUNINGBOX_ADMIN_PASSWORD="+adminPassword)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	t.Cleanup(func() {
-		_ = syscall.Kill(cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-	})
-	listening := make(chan string, 1)
-	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			var line struct{ Msg, URL string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
-				listening <- line.URL
-			}
-		}
-		_ = cmd.Wait()
-	}()
-	s := &server{pid: cmd.Process.Pid}
-	select {
-	case s.url = <-listening:
-	case <-done:
-		t.Fatal("tuningbox serve exited before listening")
-	case <-time.After(60 * time.Second):
-		t.Fatal("tuningbox serve did not listen within 60 s")
-	}
-	if !strings.HasPrefix(s.url, "http://127.0.0.1:") {
-		t.Fatalf("server listens on %s, want loopback", s.url)
-	}
-	return s
+	p := apptest.StartServe(t, apptest.Build(t), apptest.ServeOptions{Admin: adminUser, Password: adminPassword, Env: env,
+		Args: []string{"--cache-bytes", strconv.Itoa(cacheBudget), "--gc-interval", "0"}})
+	return &server{url: p.URL, pid: p.PID}
 }
 
 // sampleAnon reads the server's RssAnon every 20 ms until the test ends; the

@@ -7,7 +7,6 @@
 package agenttest
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -16,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,6 +24,7 @@ import (
 	"time"
 
 	"github.com/tuningbox/tuningbox/client"
+	"github.com/tuningbox/tuningbox/shared/app/apptest"
 	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
@@ -53,75 +52,19 @@ type server struct {
 	requests []string // "METHOD path" of every request, from the server's log
 }
 
-func repoRoot(t *testing.T) string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("no caller information")
-	}
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
-
-// startServer builds tuningbox, starts `serve` on a free loopback port over a
-// temporary data directory, and stops it (by its PID) when the test ends.
+// startServer builds tuningbox and starts `serve` (apptest.StartServe),
+// keeping the requests its log names.
 func startServer(t *testing.T) *server {
 	t.Helper()
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "tuningbox")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/tuningbox")
-	build.Dir = repoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--data", filepath.Join(tmp, "data"))
-	cmd.Env = append(os.Environ(), "TUNINGBOX_BACKEND=embedded", "TUNINGBOX_ADMIN_USER="+adminUser, "TUNINGBOX_ADMIN_PASSWORD="+adminPassword)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
+	s := &server{bin: apptest.Build(t)}
+	s.url = apptest.StartServe(t, s.bin, apptest.ServeOptions{Admin: adminUser, Password: adminPassword, OnLog: func(b []byte) {
+		var line struct{ Msg, Method, Path string }
+		if json.Unmarshal(b, &line) == nil && line.Msg == "request" {
+			s.mu.Lock()
+			s.requests = append(s.requests, line.Method+" "+line.Path)
+			s.mu.Unlock()
 		}
-	})
-	s := &server{bin: bin}
-	listening := make(chan string, 1)
-	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			var line struct{ Msg, URL, Method, Path string }
-			if json.Unmarshal(sc.Bytes(), &line) != nil {
-				continue
-			}
-			switch line.Msg {
-			case "listening":
-				listening <- line.URL
-			case "request":
-				s.mu.Lock()
-				s.requests = append(s.requests, line.Method+" "+line.Path)
-				s.mu.Unlock()
-			}
-		}
-		_ = cmd.Wait()
-	}()
-	select {
-	case s.url = <-listening:
-	case <-done:
-		t.Fatal("tuningbox serve exited before listening")
-	case <-time.After(30 * time.Second):
-		t.Fatal("tuningbox serve did not listen within 30 s")
-	}
-	if !strings.HasPrefix(s.url, "http://127.0.0.1:") {
-		t.Fatalf("server listens on %s, want loopback", s.url)
-	}
+	}}).URL
 	return s
 }
 

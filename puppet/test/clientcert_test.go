@@ -28,7 +28,7 @@ func TestPuppetLookupWithClientCertificate(t *testing.T) {
 	root := repoRoot(t)
 	ca := clientcerttest.New(t, "puppet.example.com")
 	tlsCert := ca.Issue("127.0.0.1")
-	srv := startServer(t, root, "--tls-cert", tlsCert.CertPEM, "--tls-key", tlsCert.KeyPEM,
+	srv := startServer(t, "--tls-cert", tlsCert.CertPEM, "--tls-key", tlsCert.KeyPEM,
 		"--client-ca", ca.CertPEM, "--client-crl", ca.CRLPEM, "--server-certname", "puppet.example.com")
 	srv.caFile = ca.CertPEM
 	seed(t, srv)

@@ -5,7 +5,6 @@
 package puppettest
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -19,7 +18,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -96,71 +94,18 @@ func repoRoot(t *testing.T) string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
-// startServer builds tuningbox, starts `serve` on a free loopback port over a
-// temporary data directory with the extra serve arguments, and stops it (by
-// its PID) when the test ends.
-func startServer(t *testing.T, root string, serveArgs ...string) *server {
+// startServer builds tuningbox and starts `serve` (apptest.StartServe) with
+// the extra serve arguments, or, when run-integration.sh asks for it and
+// there are none, the local API Gateway in front of the Lambda functions.
+func startServer(t *testing.T, serveArgs ...string) *server {
 	t.Helper()
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "tuningbox")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/tuningbox")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	s := &server{bin: bin}
-	// Through the local API Gateway and the Lambda functions when run-integration.sh asks for it.
+	s := &server{bin: apptest.Build(t)}
 	if len(serveArgs) == 0 {
 		if s.url = apptest.StartGateway(t, adminUser, adminPassword, s.logLine); s.url != "" {
 			return s
 		}
 	}
-	cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--data", filepath.Join(tmp, "data")}, serveArgs...)...)
-	cmd.Env = append(os.Environ(), "TUNINGBOX_BACKEND=embedded",
-		"TUNINGBOX_ADMIN_USER="+adminUser, "TUNINGBOX_ADMIN_PASSWORD="+adminPassword)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	listening := make(chan string, 1)
-	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			var line struct {
-				URL string `json:"url"`
-				Msg string `json:"msg"`
-			}
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
-				listening <- line.URL
-			}
-			s.logLine(sc.Bytes())
-		}
-		_ = cmd.Wait()
-	}()
-	select {
-	case s.url = <-listening:
-	case <-done:
-		t.Fatal("tuningbox serve exited before listening")
-	case <-time.After(30 * time.Second):
-		t.Fatal("tuningbox serve did not start listening within 30 s")
-	}
-	if !strings.HasPrefix(s.url, "http://127.0.0.1:") && !strings.HasPrefix(s.url, "https://127.0.0.1:") {
-		t.Fatalf("server listens on %s, want loopback", s.url)
-	}
+	s.url = apptest.StartServe(t, s.bin, apptest.ServeOptions{Admin: adminUser, Password: adminPassword, Args: serveArgs, OnLog: s.logLine}).URL
 	return s
 }
 
@@ -378,7 +323,7 @@ func TestPuppetLookupThroughTuningbox(t *testing.T) {
 		t.Fatal("puppet is not on the PATH: run puppet/test/run.sh, which installs puppet-agent")
 	}
 	root := repoRoot(t)
-	srv := startServer(t, root)
+	srv := startServer(t)
 	seed(t, srv)
 	p := newPuppet(t, root, fmt.Sprintf(hieraYAML, srv.url, hieraUser, hieraPassword))
 	node1 := p.facts(t, "node-1.domain.tld", "controller")

@@ -72,7 +72,7 @@ func TestOverrideResourcesInPuppetApply(t *testing.T) {
 		t.Fatal("puppet is not on the PATH: run puppet/test/run.sh, which installs puppet-agent")
 	}
 	root := repoRoot(t)
-	srv := startServer(t, root)
+	srv := startServer(t)
 	srv.createUser(t, client.NewUser{Name: hieraUser, Password: hieraPassword, Role: "observer"})
 	validated := json.RawMessage(`{"validator": "puppet-resource-overrides"}`)
 	if _, err := srv.api(t).CreateComponent(t.Context(), client.NewComponent{Name: "puppet", ResourceDefinitions: []client.NewResourceDefinition{

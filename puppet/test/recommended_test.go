@@ -54,7 +54,7 @@ func TestRecommendedHierarchyReadsAnImportedTree(t *testing.T) {
 		}
 	}
 
-	srv := startServer(t, root)
+	srv := startServer(t)
 	srv.createUser(t, client.NewUser{Name: hieraUser, Password: hieraPassword, Role: "observer"})
 	srv.cli(t, "", args...)
 	srv.cli(t, "", "env", "create", "--id", "1", "--components", "fuel", "--levels", "nodes")

@@ -128,7 +128,7 @@ func TestYAMLAsPuppetReadsIt(t *testing.T) {
 		writeFile(t, filepath.Join(tree, path), content)
 	}
 
-	srv := startServer(t, root)
+	srv := startServer(t)
 	srv.createUser(t, client.NewUser{Name: hieraUser, Password: hieraPassword, Role: "observer"})
 	srv.cli(t, "", "comp", "create", "--name", "fuel",
 		"--definition", "astute", "--definition", "globals", "--definition", "override/plugins", "--definition", "override/node")

@@ -217,7 +217,19 @@ func fnGet(c call) (any, error) {
 	return nil, nil
 }
 
-func fnKeys(c call) (any, error) {
+// keys(), values() and items() list a dict's entries in key order.
+func fnKeys(c call) (any, error) { return listDict(c, 1, func(k string, _ any) any { return k }) }
+
+func fnValues(c call) (any, error) { return listDict(c, 1, func(_ string, v any) any { return v }) }
+
+// items() is [key, value] pairs.
+func fnItems(c call) (any, error) {
+	return listDict(c, 3, func(k string, v any) any { return []any{k, v} })
+}
+
+// listDict lists the dict argument's entries in key order, each as
+// entry(key, value), which costs the budget cost values.
+func listDict(c call, cost int, entry func(k string, v any) any) (any, error) {
 	if err := c.wantArgs(1, 1); err != nil {
 		return nil, err
 	}
@@ -225,50 +237,13 @@ func fnKeys(c call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.ev.alloc(len(d)); err != nil {
+	if err := c.ev.alloc(cost * len(d)); err != nil {
 		return nil, err
 	}
 	keys := c.ev.sortedKeys(d)
 	out := make([]any, len(keys))
 	for i, k := range keys {
-		out[i] = k
-	}
-	return out, nil
-}
-
-func fnValues(c call) (any, error) {
-	if err := c.wantArgs(1, 1); err != nil {
-		return nil, err
-	}
-	d, err := c.dict(0)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.ev.alloc(len(d)); err != nil {
-		return nil, err
-	}
-	out := make([]any, 0, len(d))
-	for _, k := range c.ev.sortedKeys(d) {
-		out = append(out, d[k])
-	}
-	return out, nil
-}
-
-// items() is [key, value] pairs.
-func fnItems(c call) (any, error) {
-	if err := c.wantArgs(1, 1); err != nil {
-		return nil, err
-	}
-	d, err := c.dict(0)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.ev.alloc(3 * len(d)); err != nil {
-		return nil, err
-	}
-	out := make([]any, 0, len(d))
-	for _, k := range c.ev.sortedKeys(d) {
-		out = append(out, []any{k, d[k]})
+		out[i] = entry(k, d[k])
 	}
 	return out, nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/auth/clientcert"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/keystone"
+	"github.com/tuningbox/tuningbox/shared/logwriter"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
 
@@ -110,11 +111,17 @@ uses a DynamoDB table and an S3 bucket (endpoints from AWS_ENDPOINT_URL*).`,
 // below it and pay nothing.
 func serveMemoryLimit(cacheBytes int64) int64 { return cacheBytes + 64<<20 }
 
+// logFlushInterval is how late serve's log lines may come out.
+const logFlushInterval = 100 * time.Millisecond
+
 // newServerTLSConfig is the TLS configuration of an HTTPS listener before any client CA.
 func newServerTLSConfig() *tls.Config { return &tls.Config{MinVersion: tls.VersionTLS12} }
 
 func serve(ctx context.Context, cfg app.Config, listen, tlsCert, tlsKey string, tlsCfg *tls.Config, shutdownDeadline time.Duration) error {
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	// Log lines go out in batches (at most logFlushInterval late), not a write each.
+	logs := logwriter.New(os.Stderr, logFlushInterval)
+	defer logs.Close()
+	logger := slog.New(slog.NewJSONHandler(logs, nil))
 	slog.SetDefault(logger) // lines of libraries that log through the log or slog defaults, in the same JSON format
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(serveMemoryLimit(cfg.CacheBytes))

@@ -139,5 +139,9 @@ func (c *coalescingConn) CloseWrite() error {
 // wholeBody reports whether b is the whole body the header announces.
 func wholeBody(h http.Header, b []byte) bool {
 	n, ok := h["Content-Length"]
-	return ok && len(n) == 1 && n[0] == strconv.Itoa(len(b))
+	if !ok || len(n) != 1 {
+		return false
+	}
+	length, err := strconv.Atoi(n[0]) // not Itoa(len(b)): that allocates on every answer
+	return err == nil && length == len(b)
 }

@@ -56,7 +56,7 @@ func (c *Compressed) ServeJSON(w http.ResponseWriter, r *http.Request, etag stri
 		RawJSON(w, http.StatusOK, body)
 		return
 	}
-	h.Add("Vary", "Accept-Encoding")
+	varyOnEncoding(h)
 	if !AcceptsGzip(r.Header) {
 		RawJSON(w, http.StatusOK, body)
 		return
@@ -66,7 +66,7 @@ func (c *Compressed) ServeJSON(w http.ResponseWriter, r *http.Request, etag stri
 		gz = Gzip(body)
 		c.lru.Add(etag, gz)
 	}
-	h.Set("Content-Encoding", "gzip")
+	h["Content-Encoding"] = gzipEncoding
 	RawJSON(w, http.StatusOK, gz)
 }
 
@@ -87,7 +87,7 @@ func Gzip(b []byte) []byte {
 
 // AcceptsGzip reports whether Accept-Encoding admits gzip (not with q=0).
 func AcceptsGzip(h http.Header) bool {
-	for _, v := range h.Values("Accept-Encoding") {
+	for _, v := range h["Accept-Encoding"] {
 		for part := range strings.SplitSeq(v, ",") {
 			coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
 			coding = strings.TrimSpace(coding)

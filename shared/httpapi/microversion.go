@@ -40,22 +40,43 @@ var (
 
 // setVersionHeaders echoes microversion v in both version headers.
 func setVersionHeaders(h http.Header, v Version) {
+	if echo, ok := versionEchoes[v]; ok {
+		h[versionHeaderKey], h[legacyVersionHeaderKey] = echo[0], echo[1]
+		return
+	}
 	s := v.String()
 	h[versionHeaderKey] = []string{ServiceType + " " + s}
 	h[legacyVersionHeaderKey] = []string{s}
 }
 
+// versionEchoes are the version headers' values of the supported
+// microversions of MinVersion's major (all of them today), shared by every
+// answer: nothing changes a header's value in place (net/http copies them
+// before it writes them).
+var versionEchoes = func() map[Version][2][]string {
+	m := map[Version][2][]string{}
+	for v := MinVersion; v.Major == MinVersion.Major && !MaxVersion.Less(v); v.Minor++ {
+		m[v] = [2][]string{{ServiceType + " " + v.String()}, {v.String()}}
+	}
+	return m
+}()
+
 type versionKey struct{}
 
-// RequestVersion returns the microversion negotiated for r (MinVersion outside the middleware).
+// RequestVersion returns the microversion Wrap negotiated for r; outside Wrap,
+// the one WithVersion gave its context, or MinVersion.
 func RequestVersion(r *http.Request) Version {
+	if ex := exchangeOf(r.Context()); ex != nil {
+		return ex.version
+	}
 	if v, ok := r.Context().Value(versionKey{}).(Version); ok {
 		return v
 	}
 	return MinVersion
 }
 
-// WithVersion returns ctx carrying microversion v (for tests and internal calls).
+// WithVersion returns ctx carrying microversion v, for a request served
+// without Wrap (tests).
 func WithVersion(ctx context.Context, v Version) context.Context {
 	return context.WithValue(ctx, versionKey{}, v)
 }
@@ -72,7 +93,7 @@ func ParseVersion(s string) (Version, error) {
 // negotiateVersion reads the requested microversion from r's headers.
 func negotiateVersion(r *http.Request) (Version, error) {
 	requested := ""
-	for _, h := range r.Header.Values(versionHeader) {
+	for _, h := range r.Header[versionHeaderKey] {
 		for part := range strings.SplitSeq(h, ",") {
 			service, ver, ok := strings.Cut(strings.TrimSpace(part), " ")
 			if ok && strings.EqualFold(service, ServiceType) {
@@ -80,8 +101,8 @@ func negotiateVersion(r *http.Request) (Version, error) {
 			}
 		}
 	}
-	if requested == "" {
-		requested = r.Header.Get(legacyVersionHeader)
+	if legacy := r.Header[legacyVersionHeaderKey]; requested == "" && len(legacy) > 0 {
+		requested = legacy[0]
 	}
 	if requested == "" {
 		return MinVersion, nil

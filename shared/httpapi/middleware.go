@@ -38,6 +38,7 @@ type exchange struct {
 	statusRecorder
 	*wrapping
 	requestID string
+	version   Version // the negotiated microversion (RequestVersion)
 	// idHeader is the RequestIDHeader's value, kept here so that setting it allocates nothing.
 	idHeader [1]string
 }
@@ -154,15 +155,19 @@ func Wrap(h http.Handler, opts Options) http.Handler {
 		}
 		rec := &ex.statusRecorder
 		defer func() {
-			elapsed := time.Since(start)
+			end := time.Now()
+			elapsed := end.Sub(start)
 			if opts.Observe != nil {
 				opts.Observe(r, rec.status, elapsed)
 			}
-			if opts.Logger != nil {
-				opts.Logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
-					slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			if opts.Logger != nil && opts.Logger.Enabled(r.Context(), slog.LevelInfo) {
+				// A record of its own rather than Logger.LogAttrs: that looks up
+				// the caller's stack for every line, which no handler here prints.
+				line := slog.NewRecord(end, slog.LevelInfo, "request", 0)
+				line.AddAttrs(slog.String("method", r.Method), slog.String("path", r.URL.Path),
 					slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes),
 					slog.Duration("duration", elapsed), slog.String("request_id", ex.requestID))
+				_ = opts.Logger.Handler().Handle(r.Context(), line)
 			}
 		}()
 		defer recoverPanic(rec, r, opts.Logger)
@@ -170,7 +175,7 @@ func Wrap(h http.Handler, opts Options) http.Handler {
 		header := w.Header()
 		ex.idHeader[0] = ex.requestID
 		header[RequestIDHeader] = ex.idHeader[:]
-		header["Vary"] = append(make([]string, 0, 3), versionHeader, legacyVersionHeader) // room for Accept-Encoding
+		header["Vary"] = versionVary
 		if err := checkPath(r); err != nil {
 			Error(w, r, err)
 			return
@@ -182,7 +187,8 @@ func Wrap(h http.Handler, opts Options) http.Handler {
 			return
 		}
 		setVersionHeaders(header, v)
-		ctx := context.WithValue(WithVersion(r.Context(), v), exchangeKey{}, ex)
+		ex.version = v
+		ctx := context.WithValue(r.Context(), exchangeKey{}, ex)
 		if opts.Timeout > 0 {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, opts.Timeout)

@@ -109,8 +109,9 @@ func JSON(w http.ResponseWriter, status int, v any) {
 
 // RawJSON writes an already encoded JSON body, with its Content-Length.
 func RawJSON(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	h := w.Header()
+	h["Content-Type"] = jsonContentType
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

@@ -3,6 +3,7 @@ package routes
 import (
 	"math"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -79,13 +80,26 @@ func QueryOf(r *http.Request) Query {
 	return q
 }
 
+// parseQuery reads the pairs of req's raw query in order, as url.ParseQuery
+// splits and unescapes them (a pair with a semicolon, or that does not
+// unescape, is skipped), without building its map: the router and the
+// handler each read the query of Hiera's every read.
 func (r Route) parseQuery(req *http.Request, strict bool) (Query, error) {
-	if req.URL.RawQuery == "" {
-		return Query{}, nil
-	}
-	values := req.URL.Query()
 	var q Query
-	for name, raw := range values {
+	var seen [maxParams]bool // the declared parameters given so far, by index in r.Query
+	for pair := range strings.SplitSeq(req.URL.RawQuery, "&") {
+		if pair == "" || strings.Contains(pair, ";") {
+			continue
+		}
+		rawName, rawValue, _ := strings.Cut(pair, "=")
+		name, err := url.QueryUnescape(rawName)
+		if err != nil {
+			continue
+		}
+		value, err := url.QueryUnescape(rawValue)
+		if err != nil {
+			continue
+		}
 		i := slices.IndexFunc(r.Query, func(p Param) bool { return p.Name == name })
 		if i < 0 {
 			if !strict {
@@ -96,17 +110,21 @@ func (r Route) parseQuery(req *http.Request, strict bool) (Query, error) {
 			}
 			return Query{}, errs.Invalidf("unknown query parameter %q (%s %s takes %s)", name, r.Method, r.Path, strings.Join(r.queryNames(), ", "))
 		}
-		p := r.Query[i]
-		if strict && len(raw) > 1 && !r.FirstOfRepeated {
-			return Query{}, errs.Invalidf("query parameter %q is given more than once", name)
+		if seen[i] {
+			if strict && !r.FirstOfRepeated {
+				return Query{}, errs.Invalidf("query parameter %q is given more than once", name)
+			}
+			continue // read by its first value
 		}
+		seen[i] = true
+		p := r.Query[i]
 		if strict && p.Since != (httpapi.Version{}) && !httpapi.RequestVersion(req).AtLeast(p.Since) {
 			return Query{}, errs.Invalidf("the %s parameter needs API microversion %s (OpenStack-API-Version: %s %s)", name, p.Since, httpapi.ServiceType, p.Since)
 		}
-		v, ok := p.read(raw[0])
+		v, ok := p.read(value)
 		switch {
 		case !ok && strict:
-			return Query{}, errs.Invalidf("query parameter %s=%q: expected %s (%s)", name, raw[0], p.Type.expected(), p.Description)
+			return Query{}, errs.Invalidf("query parameter %s=%q: expected %s (%s)", name, value, p.Type.expected(), p.Description)
 		case ok && !strict:
 			q.values[q.n] = v
 			q.n++

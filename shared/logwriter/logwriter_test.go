@@ -1,0 +1,99 @@
+package logwriter_test
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tuningbox/tuningbox/shared/logwriter"
+)
+
+// destination records each write it gets.
+type destination struct {
+	mu     sync.Mutex
+	writes []string
+}
+
+func (d *destination) Write(p []byte) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.writes = append(d.writes, string(p))
+	return len(p), nil
+}
+
+func (d *destination) snapshot() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.writes...)
+}
+
+func TestLinesGoOutTogetherWithinTheInterval(t *testing.T) {
+	var d destination
+	w := logwriter.New(&d, 50*time.Millisecond)
+	for i := range 3 {
+		fmt.Fprintf(w, "line %d\n", i)
+	}
+	if got := d.snapshot(); len(got) != 0 {
+		t.Fatalf("written before the interval: %q", got)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(d.snapshot()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := d.snapshot(); len(got) != 1 || got[0] != "line 0\nline 1\nline 2\n" {
+		t.Fatalf("writes %q, want the three lines in one", got)
+	}
+}
+
+func TestCloseWritesWhatWaitsAndLaterLinesAtOnce(t *testing.T) {
+	var d destination
+	w := logwriter.New(&d, time.Hour)
+	fmt.Fprintln(w, "before")
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(w, "after")
+	if got := d.snapshot(); len(got) != 2 || got[0] != "before\n" || got[1] != "after\n" {
+		t.Fatalf("writes %q", got)
+	}
+}
+
+// A burst larger than the buffer goes out in bounded writes, in order, and
+// nothing is lost or split inside a line.
+func TestBurstsGoOutInBoundedWholeWrites(t *testing.T) {
+	var d destination
+	w := logwriter.New(&d, time.Hour)
+	var want bytes.Buffer
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 2000 {
+				line := fmt.Sprintf("{\"g\":%d,\"i\":%d,\"pad\":%q}\n", g, i, strings.Repeat("x", 40))
+				mu.Lock()
+				want.WriteString(line)
+				_, _ = w.Write([]byte(line))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	got := d.snapshot()
+	if len(got) < 2 {
+		t.Fatalf("%d writes for %d bytes: the burst waited whole", len(got), want.Len())
+	}
+	for _, write := range got {
+		if len(write) > 64<<10 || !strings.HasSuffix(write, "\n") {
+			t.Fatalf("a write of %d bytes, ending %q", len(write), write[len(write)-1:])
+		}
+	}
+	if strings.Join(got, "") != want.String() {
+		t.Fatal("the lines came out otherwise than they were written")
+	}
+}

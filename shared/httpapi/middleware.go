@@ -127,11 +127,17 @@ type Options struct {
 	// handler saw it last (with what Authenticate recorded), its status and how
 	// long it took. It runs on every request: it must not allocate.
 	Observe func(r *http.Request, status int, elapsed time.Duration)
-	// Timeout, when positive, is the deadline of every request's context: retries
-	// stop and no write starts after it (answered 503), so nothing commits once
-	// the server has given the client up (http.Server.WriteTimeout must be longer).
+	// Timeout, when positive, is the deadline of the context of every request
+	// that may write (IsSafeMethod's are reads): retries stop and no write
+	// starts after it (answered 503), so nothing commits once the server has
+	// given the client up (http.Server.WriteTimeout must be longer). A read
+	// has nothing to stop (a long poll bounds itself, ?wait), and a deadline,
+	// a timer per request, was a fair part of the cost of Hiera's reads.
 	Timeout time.Duration
 }
+
+// IsSafeMethod reports whether method only reads (RFC 9110's safe methods the API serves).
+func IsSafeMethod(method string) bool { return method == http.MethodGet || method == http.MethodHead }
 
 // DefaultTimeout is the request deadline of the server's handler, below the
 // local server's 60 s write timeout.
@@ -189,7 +195,7 @@ func Wrap(h http.Handler, opts Options) http.Handler {
 		setVersionHeaders(header, v)
 		ex.version = v
 		ctx := context.WithValue(r.Context(), exchangeKey{}, ex)
-		if opts.Timeout > 0 {
+		if opts.Timeout > 0 && !IsSafeMethod(r.Method) {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 			defer cancel()

@@ -31,13 +31,11 @@ func required(r *http.Request) (need routes.Access, m routes.Match, ok bool) {
 	if m, ok = routes.MatchOf(r); ok {
 		return m.Access, m, true
 	}
-	if isSafeMethod(r.Method) {
+	if httpapi.IsSafeMethod(r.Method) {
 		return routes.Read, m, false
 	}
 	return routes.Write, m, false
 }
-
-func isSafeMethod(method string) bool { return method == http.MethodGet || method == http.MethodHead }
 
 // IsPublic reports whether r may be answered without credentials.
 func IsPublic(r *http.Request) bool {
@@ -55,7 +53,7 @@ func IsWrite(r *http.Request) bool {
 }
 
 func writes(need routes.Access, method string) bool {
-	return need == routes.Write || need == routes.Admin && !isSafeMethod(method)
+	return need == routes.Write || need == routes.Admin && !httpapi.IsSafeMethod(method)
 }
 
 // Authorize decides whether p may make request r: nil, or a Forbidden error.

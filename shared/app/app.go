@@ -65,7 +65,9 @@ func newHandler(b store.Backend, cfg Config, logger *slog.Logger, groups ...stri
 	// Every request is authenticated before any route; the router authorizes
 	// it at dispatch, by the route it takes, and audits every write (mount).
 	// They use one match, from the routes the router keeps.
-	authenticate := func(r *http.Request) (*http.Request, error) { return svc.guard.Check(router.WithMatch(r)) }
+	authenticate := func(ctx context.Context, r *http.Request) (context.Context, error) {
+		return svc.guard.Check(router.MatchContext(ctx, r), r)
+	}
 	var served http.Handler = router
 	if cfg.MaxWait > 0 {
 		served = capWait(router, cfg.MaxWait)

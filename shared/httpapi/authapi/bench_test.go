@@ -29,7 +29,7 @@ func BenchmarkCheckBasicCached(b *testing.B) {
 	r.SetBasicAuth("hiera", "hiera-secret")
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := m.Check(r); err != nil {
+		if _, err := m.Check(r.Context(), r); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -66,18 +66,20 @@ func PrincipalFrom(ctx context.Context) (auth.Principal, bool) {
 }
 
 // Check is the httpapi.Options.Authenticate hook: it authenticates the caller
-// of every route that is not public (401). The router authorizes at dispatch
-// (Route, Miss: 403), before it bounds the nesting of JSON bodies (400).
-func (m *Middleware) Check(r *http.Request) (*http.Request, error) {
-	r = routes.WithMatch(r) // the authentication, the policy and the router use this one match
-	if IsPublic(r) {
-		return r, nil
+// of every route that is not public (401), and returns ctx, the context r
+// goes on with, with the route r takes (routes.MatchContext) and its
+// principal (PrincipalFrom). The router authorizes at dispatch (Route, Miss:
+// 403), before it bounds the nesting of JSON bodies (400).
+func (m *Middleware) Check(ctx context.Context, r *http.Request) (context.Context, error) {
+	ctx = routes.MatchContext(ctx, r) // the authentication, the policy and the router use this one match
+	if need, _, _ := required(ctx, r); need == routes.Public {
+		return ctx, nil
 	}
-	p, err := m.authenticate(r)
+	p, err := m.authenticate(ctx, r)
 	if err != nil {
-		return r, err
+		return ctx, err
 	}
-	return r.WithContext(context.WithValue(r.Context(), principalKey{}, p)), nil
+	return context.WithValue(ctx, principalKey{}, p), nil
 }
 
 // Route is the policy of route, bound once when the router mounts it
@@ -114,23 +116,23 @@ func (m *Middleware) Miss(r *http.Request) error {
 
 // authenticate finds the principal: from the API Gateway authorizer that
 // already verified the request, or from the Authorization header.
-func (m *Middleware) authenticate(r *http.Request) (auth.Principal, error) {
-	if p, ok := authorizerPrincipal(r.Context()); ok {
+func (m *Middleware) authenticate(ctx context.Context, r *http.Request) (auth.Principal, error) {
+	if p, ok := authorizerPrincipal(ctx); ok {
 		return p, nil
 	}
 	header := r.Header.Get("Authorization")
 	if header == "" {
 		if token := r.Header.Get(KeystoneHeader); token != "" {
-			return m.verifyKeystone(r.Context(), token, r.RemoteAddr)
+			return m.verifyKeystone(ctx, token, r.RemoteAddr)
 		}
 		if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 {
-			return m.verifyCertificate(r.Context(), r.TLS.VerifiedChains[0][0], r.RemoteAddr)
+			return m.verifyCertificate(ctx, r.TLS.VerifiedChains[0][0], r.RemoteAddr)
 		}
 		return auth.Principal{}, errs.New(errs.Unauthenticated, "authentication required: use Basic auth, a Bearer token, a Keystone token (X-Auth-Token) or a client certificate")
 	}
-	p, cred, err := m.verify(r.Context(), header, r.RemoteAddr)
+	p, cred, err := m.verify(ctx, header, r.RemoteAddr)
 	if errs.Is(err, errs.Unauthenticated) {
-		m.logFailure(r.Context(), r.RemoteAddr, cred, err)
+		m.logFailure(ctx, r.RemoteAddr, cred, err)
 	}
 	return p, err
 }

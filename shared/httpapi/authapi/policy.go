@@ -1,6 +1,7 @@
 package authapi
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"slices"
@@ -26,9 +27,10 @@ import (
 // in its environment at its placement, its own registry entry, and, as the
 // deployment agent on that node, claiming its tasks and reporting their results.
 
-// required returns what r needs, and the route it takes (ok false when none does).
-func required(r *http.Request) (need routes.Access, m routes.Match, ok bool) {
-	if m, ok = routes.MatchOf(r); ok {
+// required returns what r needs, and the route it takes (ok false when none
+// does), by the match recorded in ctx, r's context (routes.MatchIn).
+func required(ctx context.Context, r *http.Request) (need routes.Access, m routes.Match, ok bool) {
+	if m, ok = routes.MatchIn(ctx, r); ok {
 		return m.Access, m, true
 	}
 	if httpapi.IsSafeMethod(r.Method) {
@@ -39,7 +41,7 @@ func required(r *http.Request) (need routes.Access, m routes.Match, ok bool) {
 
 // IsPublic reports whether r may be answered without credentials.
 func IsPublic(r *http.Request) bool {
-	need, _, _ := required(r)
+	need, _, _ := required(r.Context(), r)
 	return need == routes.Public
 }
 
@@ -48,7 +50,7 @@ func IsPublic(r *http.Request) bool {
 // needs its rights; the code that answers it says it wrote nothing
 // (audit.NothingWritten).
 func IsWrite(r *http.Request) bool {
-	need, _, _ := required(r)
+	need, _, _ := required(r.Context(), r)
 	return writes(need, r.Method)
 }
 
@@ -59,7 +61,7 @@ func writes(need routes.Access, method string) bool {
 // Authorize decides whether p may make request r: nil, or a Forbidden error.
 // The router applies the same decision at dispatch (Middleware.Route, Miss).
 func Authorize(p auth.Principal, r *http.Request) error {
-	need, m, matched := required(r)
+	need, m, matched := required(r.Context(), r)
 	rule := routes.NodeNone
 	if matched {
 		rule = m.Node

@@ -224,10 +224,16 @@ func NewRouter(matchBytes int64) *Router {
 	}
 }
 
-// WithMatch is WithMatch from the matches the router keeps. Only routes found
-// are kept: the mux's other answers (a redirect keeps the query) are not.
+// WithMatch is WithMatch from the matches the router keeps.
 func (rt *Router) WithMatch(r *http.Request) *http.Request {
-	return withMatch(r, func(r *http.Request) *recordedMatch {
+	return requestWith(r, rt.MatchContext(r.Context(), r))
+}
+
+// MatchContext is MatchContext from the matches the router keeps. Only
+// routes found are kept: the mux's other answers (a redirect keeps the
+// query) are not.
+func (rt *Router) MatchContext(ctx context.Context, r *http.Request) context.Context {
+	return withMatch(ctx, r, func(r *http.Request) *recordedMatch {
 		key := r.Method + " " + r.URL.EscapedPath() + whenKey(r)
 		rec, ok := rt.matches.Get(key)
 		if !ok {
@@ -437,18 +443,33 @@ func (rec *recordedMatch) cost() int64 {
 // part of a cached read. A request that has its match already is returned as
 // it is.
 func WithMatch(r *http.Request) *http.Request {
-	return withMatch(r, func(r *http.Request) *recordedMatch {
+	return requestWith(r, MatchContext(r.Context(), r))
+}
+
+// MatchContext returns ctx, the context r goes on with, with the route r
+// takes recorded (WithMatch), unless ctx has one: the middleware records it
+// while it builds the request's context, without a request of its own.
+func MatchContext(ctx context.Context, r *http.Request) context.Context {
+	return withMatch(ctx, r, func(r *http.Request) *recordedMatch {
 		m, ok := Find(r)
 		return &recordedMatch{match: m, ok: ok}
 	})
 }
 
-// withMatch records on r the match find gives, unless r has one.
-func withMatch(r *http.Request, find func(*http.Request) *recordedMatch) *http.Request {
-	if _, recorded := r.Context().Value(matchKey{}).(*recordedMatch); recorded {
+// withMatch records in ctx the match find gives for r, unless ctx has one.
+func withMatch(ctx context.Context, r *http.Request, find func(*http.Request) *recordedMatch) context.Context {
+	if _, recorded := ctx.Value(matchKey{}).(*recordedMatch); recorded {
+		return ctx
+	}
+	return context.WithValue(ctx, matchKey{}, find(r))
+}
+
+// requestWith is r on ctx: r itself when ctx is its context already.
+func requestWith(r *http.Request, ctx context.Context) *http.Request {
+	if ctx == r.Context() {
 		return r
 	}
-	return r.WithContext(context.WithValue(r.Context(), matchKey{}, find(r)))
+	return r.WithContext(ctx)
 }
 
 // RecordedMatch returns the match recorded on r (WithMatch), without
@@ -462,8 +483,12 @@ func RecordedMatch(r *http.Request) (Match, bool) {
 }
 
 // MatchOf returns the route r takes: the match recorded by WithMatch, or Find's.
-func MatchOf(r *http.Request) (Match, bool) {
-	if rec, ok := r.Context().Value(matchKey{}).(*recordedMatch); ok {
+func MatchOf(r *http.Request) (Match, bool) { return MatchIn(r.Context(), r) }
+
+// MatchIn returns the route r takes: the match recorded in ctx (MatchContext),
+// or Find's.
+func MatchIn(ctx context.Context, r *http.Request) (Match, bool) {
+	if rec, ok := ctx.Value(matchKey{}).(*recordedMatch); ok {
 		return rec.match, rec.ok
 	}
 	return Find(r)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/errs"
@@ -92,8 +93,11 @@ func (s *Service) load(ctx context.Context, ref DocRef, version int, vk Kind) (*
 	if !s.cache.keepsSnapshots() {
 		return s.loadFresh(ctx, ref, version, vk)
 	}
-	key := snapshotKey(ref, version, vk)
-	sn, generation, ok := s.cache.snapshot(key)
+	// The lookup reads the key where it was built, with no string made for
+	// it: the cache keeps no key it is asked for, and key is not changed after.
+	var buf [128]byte
+	key := appendSnapshotKey(buf[:0], ref, version, vk)
+	sn, generation, ok := s.cache.snapshot(unsafe.String(unsafe.SliceData(key), len(key)))
 	if ok {
 		return sn, nil
 	}
@@ -101,14 +105,13 @@ func (s *Service) load(ctx context.Context, ref DocRef, version int, vk Kind) (*
 	if err != nil {
 		return nil, err
 	}
-	s.cache.keepSnapshot(key, generation, sn)
+	s.cache.keepSnapshot(string(key), generation, sn)
 	return sn, nil
 }
 
-// snapshotKey names what load reads, unambiguously (every string
-// length-prefixed, the version terminated).
-func snapshotKey(ref DocRef, version int, vk Kind) string {
-	b := make([]byte, 0, 64)
+// appendSnapshotKey appends the name of what load reads to b, unambiguously
+// (every string length-prefixed, the version terminated).
+func appendSnapshotKey(b []byte, ref DocRef, version int, vk Kind) []byte {
 	part := func(s string) {
 		b = strconv.AppendInt(b, int64(len(s)), 10)
 		b = append(b, ':')
@@ -122,7 +125,7 @@ func snapshotKey(ref DocRef, version int, vk Kind) string {
 		part(lv.Name)
 		part(lv.Value)
 	}
-	return string(b)
+	return b
 }
 
 // loadFresh is load with fresh reads.

@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -156,6 +158,12 @@ func (s *Service) render(ctx context.Context, layers []layer, labels []string, k
 	if d, ok := s.cache.responses.Get(responseKey); ok {
 		return d, nil
 	}
+	return s.renderMissed(ctx, layers, labels, key, mode, mergeKey, responseKey)
+}
+
+// renderMissed is render once the response cache missed responseKey: the
+// merge comes from its cache or is made, and the answer is encoded and kept.
+func (s *Service) renderMissed(ctx context.Context, layers []layer, labels []string, key string, mode MergeMode, mergeKey, responseKey [32]byte) (*Document, error) {
 	m, ok := s.cache.merges.Get(mergeKey)
 	if !ok {
 		var err error
@@ -181,26 +189,46 @@ func (s *Service) render(ctx context.Context, layers []layer, labels []string, k
 // answer (the merge, the lookup labels and the key); the latter is the ETag.
 // A shallow merge's identities are those of tuning-box's merge (no mode written).
 func identities(layers []layer, labels []string, key string, mode MergeMode) (merge, response [32]byte) {
-	h := sha256.New()
+	ih := identityHashers.Get().(*identityHasher)
+	defer identityHashers.Put(ih)
+	in := ih.in[:0]
 	if mode == MergeDeep {
-		h.Write([]byte("merge=deep\x00"))
+		in = append(in, "merge=deep\x00"...)
 	}
 	for _, l := range layers {
-		h.Write([]byte(l.sha))
-		h.Write([]byte{0})
+		in = append(in, l.sha...)
+		in = append(in, 0)
 	}
-	h.Sum(merge[:0])
-	h.Write([]byte("key\x00" + key + "\x00"))
+	mergeLen := len(in)
+	in = append(in, "key\x00"...)
+	in = append(in, key...)
+	in = append(in, 0)
 	if labels != nil {
-		h.Write([]byte("show_lookup\x00"))
+		in = append(in, "show_lookup\x00"...)
 		for _, l := range layers {
-			h.Write([]byte(labels[l.depth]))
-			h.Write([]byte{0})
+			in = append(in, labels[l.depth]...)
+			in = append(in, 0)
 		}
 	}
-	h.Sum(response[:0])
+	ih.in = in
+	ih.h.Reset()
+	ih.h.Write(in[:mergeLen])
+	ih.sum = ih.h.Sum(ih.sum[:0])
+	copy(merge[:], ih.sum)
+	ih.h.Write(in[mergeLen:])
+	ih.sum = ih.h.Sum(ih.sum[:0])
+	copy(response[:], ih.sum)
 	return merge, response
 }
+
+// identityHasher is a SHA-256 with buffers for its input and sums, reused
+// (identityHashers) because identities runs on most effective reads.
+type identityHasher struct {
+	h       hash.Hash
+	in, sum []byte
+}
+
+var identityHashers = sync.Pool{New: func() any { return &identityHasher{h: sha256.New()} }}
 
 // merged is an effective document: each top-level key with its value and the layer that set it last.
 type merged struct {

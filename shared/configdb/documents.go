@@ -50,6 +50,8 @@ type snapshot struct {
 	version *Version
 	// placement is what a path naming a node resolved to (nil: it names none).
 	placement *placement
+	// plain, on a snapshot load keeps, identifies its plain effective answer.
+	plain plainAnswer
 }
 
 // head is a document's current version with the revision of its head item.
@@ -104,6 +106,9 @@ func (s *Service) load(ctx context.Context, ref DocRef, version int, vk Kind) (*
 	sn, err := s.loadFresh(ctx, ref, version, vk)
 	if err != nil {
 		return nil, err
+	}
+	if vk != "" {
+		sn.plain = sn.plainAnswerOf(vk)
 	}
 	s.cache.keepSnapshot(string(key), generation, sn)
 	return sn, nil

@@ -72,6 +72,12 @@ func (s *Service) Read(ctx context.Context, q ReadQuery) (*Document, error) {
 			return nil, err
 		}
 	}
+	if plain, ok := sn.plainFor(q); ok {
+		if d, ok := s.cache.responses.Get(plain.response); ok {
+			return d, nil
+		}
+		return s.renderMissed(ctx, sn.effectiveLayers(q.Kind), nil, "", plain.mode, plain.merge, plain.response)
+	}
 	var layers []layer
 	if q.Effective {
 		layers = sn.effectiveLayers(q.Kind)
@@ -183,6 +189,32 @@ func (s *Service) renderMissed(ctx context.Context, layers []layer, labels []str
 	d := &Document{Body: body, ETag: quote(hex.EncodeToString(responseKey[:]))}
 	s.cache.responses.Add(responseKey, d)
 	return d, nil
+}
+
+// plainAnswer identifies a snapshot's effective answer without key or lookup
+// labels, under its definition's merge: the read Hiera makes again and again.
+// load works it out once for a snapshot it keeps, so that a warm read finds
+// its answer without listing layers or hashing them.
+type plainAnswer struct {
+	// kind is the kind the snapshot was loaded for; "" when none was worked out.
+	kind            Kind
+	mode            MergeMode
+	merge, response [32]byte
+}
+
+// plainAnswerOf works out sn's plain answer of kind k.
+func (sn *snapshot) plainAnswerOf(k Kind) plainAnswer {
+	mode := mergeMode(MergeDefault, sn.resdef)
+	merge, response := identities(sn.effectiveLayers(k), nil, "", mode)
+	return plainAnswer{kind: k, mode: mode, merge: merge, response: response}
+}
+
+// plainFor returns sn's plain answer when q asks for exactly that one.
+func (sn *snapshot) plainFor(q ReadQuery) (plainAnswer, bool) {
+	p := sn.plain
+	ok := p.kind != "" && p.kind == q.Kind && q.Effective && !q.ShowLookup && !q.Explain && q.Key == "" &&
+		(q.Merge == MergeDefault || q.Merge == p.mode)
+	return p, ok
 }
 
 // identities returns the identity of a merge (its ordered documents) and of an

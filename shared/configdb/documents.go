@@ -89,8 +89,9 @@ func (sn *snapshot) addressed(k Kind) *head { return sn.heads[sn.depth()][kindIn
 // and (version > 0) one version of the addressed document of kind vk.
 // Over an index that is its items' only writer (store.Generational), the
 // snapshot is kept with the generation read before it: until anything is
-// written, reading the same reference again costs no index call. The snapshot
-// returned is shared: callers must not change it.
+// written, reading the same reference again costs no index call; a kept
+// snapshot of a kind knows its plain effective answer (plainAnswer). The
+// snapshot returned is shared: callers must not change it.
 func (s *Service) load(ctx context.Context, ref DocRef, version int, vk Kind) (*snapshot, error) {
 	if !s.cache.keepsSnapshots() {
 		return s.loadFresh(ctx, ref, version, vk)

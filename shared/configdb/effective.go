@@ -254,7 +254,9 @@ func identities(layers []layer, labels []string, key string, mode MergeMode) (me
 }
 
 // identityHasher is a SHA-256 with buffers for its input and sums, reused
-// (identityHashers) because identities runs on most effective reads.
+// (identityHashers): identities runs on every effective read that no kept
+// snapshot's plainAnswer answers (over an index others write too, with a
+// key, show_lookup or explain).
 type identityHasher struct {
 	h       hash.Hash
 	in, sum []byte

@@ -407,16 +407,18 @@ func (s *Service) credentialKey(kind byte, parts ...string) [32]byte {
 		m.in = append(m.in, p...)
 	}
 	m.mac.Write(m.in)
-	var key [32]byte
-	m.mac.Sum(key[:0])
 	clear(m.in) // the input holds a password
+	// Summed into the reused buffer: a sum into key would move key to the heap.
+	m.sum = m.mac.Sum(m.sum[:0])
+	var key [32]byte
+	copy(key[:], m.sum)
 	return key
 }
 
-// keyedMAC is an HMAC under the service's cache key with a buffer for its input.
+// keyedMAC is an HMAC under the service's cache key with buffers for its input and sum.
 type keyedMAC struct {
-	mac hash.Hash
-	in  []byte
+	mac     hash.Hash
+	in, sum []byte
 }
 
 // cached returns the verification cached under key in the current generation

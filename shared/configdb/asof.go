@@ -36,6 +36,7 @@ const versionsPage = 16
 func (s *Service) rewind(ctx context.Context, loaded *snapshot, asOf time.Time) (*snapshot, error) {
 	sn := new(*loaded)
 	sn.heads = slices.Clone(loaded.heads)
+	sn.plain = plainAnswer{} // loaded's, not of these heads
 	for d := range sn.heads {
 		for i, k := range kinds {
 			h := sn.heads[d][i]

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/errs"
@@ -49,6 +50,8 @@ type snapshot struct {
 	version *Version
 	// placement is what a path naming a node resolved to (nil: it names none).
 	placement *placement
+	// plain, on a snapshot load keeps, identifies its plain effective answer.
+	plain plainAnswer
 }
 
 // head is a document's current version with the revision of its head item.
@@ -86,14 +89,18 @@ func (sn *snapshot) addressed(k Kind) *head { return sn.heads[sn.depth()][kindIn
 // and (version > 0) one version of the addressed document of kind vk.
 // Over an index that is its items' only writer (store.Generational), the
 // snapshot is kept with the generation read before it: until anything is
-// written, reading the same reference again costs no index call. The snapshot
-// returned is shared: callers must not change it.
+// written, reading the same reference again costs no index call; a kept
+// snapshot of a kind knows its plain effective answer (plainAnswer). The
+// snapshot returned is shared: callers must not change it.
 func (s *Service) load(ctx context.Context, ref DocRef, version int, vk Kind) (*snapshot, error) {
 	if !s.cache.keepsSnapshots() {
 		return s.loadFresh(ctx, ref, version, vk)
 	}
-	key := snapshotKey(ref, version, vk)
-	sn, generation, ok := s.cache.snapshot(key)
+	// The lookup reads the key where it was built, with no string made for
+	// it: the cache keeps no key it is asked for, and key is not changed after.
+	var buf [128]byte
+	key := appendSnapshotKey(buf[:0], ref, version, vk)
+	sn, generation, ok := s.cache.snapshot(unsafe.String(unsafe.SliceData(key), len(key)))
 	if ok {
 		return sn, nil
 	}
@@ -101,14 +108,16 @@ func (s *Service) load(ctx context.Context, ref DocRef, version int, vk Kind) (*
 	if err != nil {
 		return nil, err
 	}
-	s.cache.keepSnapshot(key, generation, sn)
+	if vk != "" {
+		sn.plain = sn.plainAnswerOf(vk)
+	}
+	s.cache.keepSnapshot(string(key), generation, sn)
 	return sn, nil
 }
 
-// snapshotKey names what load reads, unambiguously (every string
-// length-prefixed, the version terminated).
-func snapshotKey(ref DocRef, version int, vk Kind) string {
-	b := make([]byte, 0, 64)
+// appendSnapshotKey appends the name of what load reads to b, unambiguously
+// (every string length-prefixed, the version terminated).
+func appendSnapshotKey(b []byte, ref DocRef, version int, vk Kind) []byte {
 	part := func(s string) {
 		b = strconv.AppendInt(b, int64(len(s)), 10)
 		b = append(b, ':')
@@ -122,7 +131,7 @@ func snapshotKey(ref DocRef, version int, vk Kind) string {
 		part(lv.Name)
 		part(lv.Value)
 	}
-	return string(b)
+	return b
 }
 
 // loadFresh is load with fresh reads.

@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -69,6 +71,12 @@ func (s *Service) Read(ctx context.Context, q ReadQuery) (*Document, error) {
 		if sn, err = s.rewind(ctx, sn, q.AsOf); err != nil {
 			return nil, err
 		}
+	}
+	if plain, ok := sn.plainFor(q); ok {
+		if d, ok := s.cache.responses.Get(plain.response); ok {
+			return d, nil
+		}
+		return s.renderMissed(ctx, sn.effectiveLayers(q.Kind), nil, "", plain.mode, plain.merge, plain.response)
 	}
 	var layers []layer
 	if q.Effective {
@@ -156,6 +164,12 @@ func (s *Service) render(ctx context.Context, layers []layer, labels []string, k
 	if d, ok := s.cache.responses.Get(responseKey); ok {
 		return d, nil
 	}
+	return s.renderMissed(ctx, layers, labels, key, mode, mergeKey, responseKey)
+}
+
+// renderMissed is render once the response cache missed responseKey: the
+// merge comes from its cache or is made, and the answer is encoded and kept.
+func (s *Service) renderMissed(ctx context.Context, layers []layer, labels []string, key string, mode MergeMode, mergeKey, responseKey [32]byte) (*Document, error) {
 	m, ok := s.cache.merges.Get(mergeKey)
 	if !ok {
 		var err error
@@ -177,30 +191,78 @@ func (s *Service) render(ctx context.Context, layers []layer, labels []string, k
 	return d, nil
 }
 
+// plainAnswer identifies a snapshot's effective answer without key or lookup
+// labels, under its definition's merge: the read Hiera makes again and again.
+// load works it out once for a snapshot it keeps, so that a warm read finds
+// its answer without listing layers or hashing them.
+type plainAnswer struct {
+	// kind is the kind the snapshot was loaded for; "" when none was worked out.
+	kind            Kind
+	mode            MergeMode
+	merge, response [32]byte
+}
+
+// plainAnswerOf works out sn's plain answer of kind k.
+func (sn *snapshot) plainAnswerOf(k Kind) plainAnswer {
+	mode := mergeMode(MergeDefault, sn.resdef)
+	merge, response := identities(sn.effectiveLayers(k), nil, "", mode)
+	return plainAnswer{kind: k, mode: mode, merge: merge, response: response}
+}
+
+// plainFor returns sn's plain answer when q asks for exactly that one.
+func (sn *snapshot) plainFor(q ReadQuery) (plainAnswer, bool) {
+	p := sn.plain
+	ok := p.kind != "" && p.kind == q.Kind && q.Effective && !q.ShowLookup && !q.Explain && q.Key == "" &&
+		(q.Merge == MergeDefault || q.Merge == p.mode)
+	return p, ok
+}
+
 // identities returns the identity of a merge (its ordered documents) and of an
 // answer (the merge, the lookup labels and the key); the latter is the ETag.
 // A shallow merge's identities are those of tuning-box's merge (no mode written).
 func identities(layers []layer, labels []string, key string, mode MergeMode) (merge, response [32]byte) {
-	h := sha256.New()
+	ih := identityHashers.Get().(*identityHasher)
+	defer identityHashers.Put(ih)
+	in := ih.in[:0]
 	if mode == MergeDeep {
-		h.Write([]byte("merge=deep\x00"))
+		in = append(in, "merge=deep\x00"...)
 	}
 	for _, l := range layers {
-		h.Write([]byte(l.sha))
-		h.Write([]byte{0})
+		in = append(in, l.sha...)
+		in = append(in, 0)
 	}
-	h.Sum(merge[:0])
-	h.Write([]byte("key\x00" + key + "\x00"))
+	mergeLen := len(in)
+	in = append(in, "key\x00"...)
+	in = append(in, key...)
+	in = append(in, 0)
 	if labels != nil {
-		h.Write([]byte("show_lookup\x00"))
+		in = append(in, "show_lookup\x00"...)
 		for _, l := range layers {
-			h.Write([]byte(labels[l.depth]))
-			h.Write([]byte{0})
+			in = append(in, labels[l.depth]...)
+			in = append(in, 0)
 		}
 	}
-	h.Sum(response[:0])
+	ih.in = in
+	ih.h.Reset()
+	ih.h.Write(in[:mergeLen])
+	ih.sum = ih.h.Sum(ih.sum[:0])
+	copy(merge[:], ih.sum)
+	ih.h.Write(in[mergeLen:])
+	ih.sum = ih.h.Sum(ih.sum[:0])
+	copy(response[:], ih.sum)
 	return merge, response
 }
+
+// identityHasher is a SHA-256 with buffers for its input and sums, reused
+// (identityHashers): identities runs on every effective read that no kept
+// snapshot's plainAnswer answers (over an index others write too, with a
+// key, show_lookup or explain).
+type identityHasher struct {
+	h       hash.Hash
+	in, sum []byte
+}
+
+var identityHashers = sync.Pool{New: func() any { return &identityHasher{h: sha256.New()} }}
 
 // merged is an effective document: each top-level key with its value and the layer that set it last.
 type merged struct {

@@ -1,10 +1,12 @@
 package configdb
 
 import (
+	"context"
 	"sync/atomic"
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/store"
+	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
 
 // generationalIndex is an index that says it is its items' only writer.
@@ -46,5 +48,48 @@ func TestReadCacheSnapshots(t *testing.T) {
 	idx.generation.Add(1)
 	if _, _, ok := c.snapshot(key); ok {
 		t.Fatal("a snapshot given back after a write")
+	}
+}
+
+// TestPlainAnswerOfAKeptSnapshot: the answer a kept snapshot's plain answer
+// finds (plainAnswer) is the one the layers give, with the same ETag, as over
+// an index that keeps no snapshot; any other read of the snapshot (another
+// merge, a key, show_lookup, another version) is not taken for it.
+func TestPlainAnswerOfAKeptSnapshot(t *testing.T) {
+	b, err := bolt.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	kept, node := warmReadService(t, b.Index, b.Blobs)
+	fresh := NewService(struct{ store.Index }{b.Index}, b.Blobs)
+	if !kept.cache.keepsSnapshots() || fresh.cache.keepsSnapshots() {
+		t.Fatal("want one service keeping snapshots and one not")
+	}
+	ctx := context.Background()
+	ref := DocRef{Env: "1", Levels: node, Resource: "override/plugins"}
+	for _, q := range []ReadQuery{
+		{DocRef: ref, Kind: Values, Effective: true},
+		{DocRef: ref, Kind: Values, Effective: true, Merge: MergeShallow},
+		{DocRef: ref, Kind: Values, Effective: true, Merge: MergeDeep},
+		{DocRef: ref, Kind: Values, Effective: true, Key: "c"},
+		{DocRef: ref, Kind: Values, Effective: true, ShowLookup: true},
+		{DocRef: ref, Kind: Overrides, Effective: true},
+		{DocRef: ref, Kind: Values, Effective: true, Version: 1},
+		{DocRef: ref, Kind: Values},
+	} {
+		want, err := fresh.Read(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 { // cold, then warm
+			got, err := kept.Read(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.ETag != want.ETag || string(got.Body) != string(want.Body) {
+				t.Errorf("%+v: %s %s over a kept snapshot, %s %s without", q, got.ETag, got.Body, want.ETag, want.Body)
+			}
+		}
 	}
 }

@@ -85,7 +85,8 @@ func (h *handlers) getDocument(w http.ResponseWriter, r *http.Request) (int, any
 		return 0, nil, err
 	}
 	var doc *configdb.Document
-	if inm := r.Header.Get("If-None-Match"); wait > 0 && inm != "" {
+	inm := r.Header.Get("If-None-Match")
+	if wait > 0 && inm != "" {
 		doc, err = h.svc.Wait(r.Context(), rq, inm, wait)
 	} else {
 		doc, err = h.svc.Read(r.Context(), rq)
@@ -93,13 +94,21 @@ func (h *handlers) getDocument(w http.ResponseWriter, r *http.Request) (int, any
 	if err != nil {
 		return 0, nil, err
 	}
-	w.Header().Set("ETag", doc.ETag)
-	w.Header().Set("Cache-Control", "no-cache")
-	if inm := r.Header.Get("If-None-Match"); inm != "" && configdb.ETagMatches(inm, doc.ETag) {
+	// Set by their canonical keys: Header.Set would canonicalize them and
+	// make a new value slice on every read.
+	header := w.Header()
+	header["Etag"] = []string{doc.ETag}
+	header["Cache-Control"] = noCache
+	if inm != "" && configdb.ETagMatches(inm, doc.ETag) {
 		return http.StatusNotModified, nil, nil
 	}
 	return http.StatusOK, h.compressed.Body(doc.ETag, doc.Body), nil
 }
+
+// noCache is the Cache-Control value of every document answer, one slice
+// shared by all of them: nothing writes into a header's value slice (Add
+// appends to this full one, which copies it; Del drops the key).
+var noCache = []string{"no-cache"}
 
 func (h *handlers) putDocument(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	ref, kind, err := docRef(r)

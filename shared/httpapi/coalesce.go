@@ -15,8 +15,10 @@ import (
 const maxHeldWrite = 16 << 10
 
 // maxCopiedWrite: up to this size, a held write and the next one are copied
-// into one buffer for one write(2); above it they go out with one writev(2)
-// (net.Buffers), where copying would cost more than the second buffer does.
+// into one buffer for one write(2); above it, or over a TCP connection, they
+// go out with one writev(2) (net.Buffers), where copying would cost more than
+// the second buffer does: copying a 30 KB gzip answer was a fair part of
+// serving it.
 const maxCopiedWrite = 64 << 10
 
 // CoalescingListener wraps l so that an answer written whole leaves in one
@@ -118,7 +120,7 @@ func (c *coalescingConn) sendHeld(p []byte) (err error) {
 	held := c.held
 	c.held = nil
 	defer heldBuffers.Put(held)
-	if len(*held)+len(p) <= maxCopiedWrite {
+	if _, vectored := c.Conn.(*net.TCPConn); !vectored && len(*held)+len(p) <= maxCopiedWrite {
 		*held = append(*held, p...)
 		_, err = c.Conn.Write(*held)
 	} else {

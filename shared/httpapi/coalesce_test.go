@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -126,5 +127,40 @@ func TestStreamedAnswerIsNotHeld(t *testing.T) {
 		}
 		proceed <- struct{}{}
 		resp.Body.Close()
+	}
+}
+
+// TestCoalescedAnswerOverTCP: over a TCP connection the held write and the
+// body go out together with writev(2): answers of every size arrive intact,
+// one after another on the same connection.
+func TestCoalescedAnswerOverTCP(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies := map[string][]byte{}
+	mux := http.NewServeMux()
+	for _, n := range []int{100, 5000, 30400, 200000} {
+		path := "/" + strconv.Itoa(n)
+		bodies[path] = bytes.Repeat([]byte("x"), n)
+		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, r *http.Request) { RawJSON(w, http.StatusOK, bodies[path]) })
+	}
+	srv := &http.Server{Handler: Wrap(mux, Options{}), ConnContext: ConnContext}
+	go func() { _ = srv.Serve(CoalescingListener(ln)) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	defer client.CloseIdleConnections()
+	for range 3 {
+		for path, want := range bodies {
+			resp, err := client.Get("http://" + ln.Addr().String() + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("GET %s: %d bytes (want %d), %v", path, len(got), len(want), err)
+			}
+		}
 	}
 }

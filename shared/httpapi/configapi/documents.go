@@ -3,35 +3,26 @@ package configapi
 import (
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
-	"github.com/tuningbox/tuningbox/shared/levelpath"
 	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
-// docRef reads the document a document route names (routes: the level
-// matcher has read its kind and resource name):
+// docRef reads the document a document route names (the level matcher of
+// routes has read its environment, level path, kind and resource name):
 //
 //	/environments/{env}/{lvl}/{val}/.../resources/{id, UUID or name...}/{values|overrides|override}[/versions | /keys/{set|delete}]
 //
 // The level path is read on the escaped path, so that an escaped "/" inside a
 // level value stays inside it.
 func docRef(r *http.Request) (configdb.DocRef, configdb.Kind, error) {
-	segs, err := httpapi.PathSegments(strings.TrimPrefix(r.URL.EscapedPath(), Prefix+"/environments/"))
-	if err != nil {
-		return configdb.DocRef{}, "", err
-	}
 	m, _ := routes.MatchOf(r)
 	v := idsFor(r)
-	ref := configdb.DocRef{Env: segs[0], Resource: m.Values["resource"]}
+	ref := configdb.DocRef{Env: m.Values["env"], Levels: m.Levels, Resource: m.Values["resource"]}
 	if err := v.pathRef(ref.Env, false); err != nil {
-		return configdb.DocRef{}, "", err
-	}
-	if ref.Levels, _, err = levelpath.Split(segs[1:]); err != nil {
 		return configdb.DocRef{}, "", err
 	}
 	kind, ok := configdb.ParseKind(m.Values["kind"])

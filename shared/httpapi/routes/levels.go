@@ -76,7 +76,7 @@ func (h levelMatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		mw.WriteHeader(http.StatusNotFound)
 		return
 	}
-	_, name, err := levelpath.Split(segs[depth:])
+	levels, name, err := levelpath.Split(segs[depth:])
 	if err != nil {
 		mw.WriteHeader(http.StatusNotFound)
 		return
@@ -90,7 +90,7 @@ func (h levelMatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"env":      segs[depth-1],
 			"resource": strings.Join(name[:n], "/"),
 			"kind":     name[n],
-		}}
+		}, Levels: slices.Clip(levels)}
 		return
 	}
 	status, allow := levelMiss(*h.all, depth, h.routes[0].Method, name)

@@ -18,6 +18,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/cache"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/levelpath"
 )
 
 // Access is what a principal needs to use a route.
@@ -342,6 +343,11 @@ type Match struct {
 	// gives them. A route behind a level path has env, resource and kind (its
 	// kind segment as given, "values" on the route that spells it out too).
 	Values map[string]string
+	// Levels is the level path of a route behind one (Route.Levels), as
+	// levelpath.Split reads it from the escaped path (an escaped "/" stays
+	// inside its value). Shared by every request that takes the match: read
+	// it, never change it (appending copies it).
+	Levels []levelpath.Level
 	// miss, when no route matches, is the status http.ServeMux answers (404,
 	// 405, or a redirect to location); allow is its Allow header.
 	miss            int

@@ -441,6 +441,9 @@ func (rec *recordedMatch) cost() int64 {
 	for k, v := range rec.match.Values {
 		n += len(k) + len(v) + 32
 	}
+	for _, lv := range rec.match.Levels {
+		n += len(lv.Name) + len(lv.Value) + 32
+	}
 	return int64(n)
 }
 

@@ -46,25 +46,13 @@ var nodes = []node{
 }
 
 // server is a running `tuningbox serve`.
-type server struct {
-	url, bin string
-	mu       sync.Mutex
-	requests []string // "METHOD path" of every request, from the server's log
-}
+type server struct{ url, bin string }
 
-// startServer builds tuningbox and starts `serve` (apptest.StartServe),
-// keeping the requests its log names.
+// startServer builds tuningbox and starts `serve` (apptest.StartServe).
 func startServer(t *testing.T) *server {
 	t.Helper()
 	s := &server{bin: apptest.Build(t)}
-	s.url = apptest.StartServe(t, s.bin, apptest.ServeOptions{Admin: adminUser, Password: adminPassword, OnLog: func(b []byte) {
-		var line struct{ Msg, Method, Path string }
-		if json.Unmarshal(b, &line) == nil && line.Msg == "request" {
-			s.mu.Lock()
-			s.requests = append(s.requests, line.Method+" "+line.Path)
-			s.mu.Unlock()
-		}
-	}}).URL
+	s.url = apptest.StartServe(t, s.bin, apptest.ServeOptions{Admin: adminUser, Password: adminPassword}).URL
 	return s
 }
 

@@ -61,17 +61,33 @@ func (s *server) requests() []requestLog {
 }
 
 // requestsSince returns the request lines logged after the first before ones,
-// once enough has arrived or 5 s have passed. The server logs a request after
-// answering it, so a client can exit before its last request's line is read.
+// once enough has arrived (or 5 s have passed) and the log is quiet. The
+// server logs a request after answering it, and writes its lines in batches
+// at most 100 ms late (shared/logwriter), so a client can exit before its
+// last request's line is read: waiting for quiet also catches the lines of
+// requests beyond enough.
 func (s *server) requestsSince(before int, enough func([]requestLog) bool) []requestLog {
 	deadline := time.Now().Add(5 * time.Second)
-	for {
-		since := s.requests()[before:]
-		if enough(since) || time.Now().After(deadline) {
-			return since
-		}
+	for !enough(s.requests()[before:]) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
+	return s.quietRequests()[before:]
+}
+
+// logQuiet is how long no request line must come for the log to be quiet:
+// past the server's 100 ms batching of log lines.
+const logQuiet = 300 * time.Millisecond
+
+// quietRequests returns the request lines once none has come for logQuiet:
+// every request answered before the call is in them.
+func (s *server) quietRequests() []requestLog {
+	last := s.requests()
+	for quiet := time.Now(); time.Since(quiet) < logQuiet; time.Sleep(20 * time.Millisecond) {
+		if now := s.requests(); len(now) != len(last) {
+			last, quiet = now, time.Now()
+		}
+	}
+	return last
 }
 
 // logLine records a request line of the server's JSON log.
@@ -348,7 +364,7 @@ func TestPuppetLookupThroughTuningbox(t *testing.T) {
 	}
 	var walls []time.Duration
 	for _, tt := range tests {
-		before := len(srv.requests())
+		before := len(srv.quietRequests())
 		got, found, wall := p.lookup(t, tt.node, tt.facts, tt.key)
 		walls = append(walls, wall)
 		requests := len(srv.requestsSince(before, func(r []requestLog) bool { return len(r) >= dataSources }))
@@ -469,7 +485,7 @@ start = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 fetched = (Process.clock_gettime(Process::CLOCK_MONOTONIC) - start) / %d
 puts first['deployment_id'], (fetched * 1e6).round, (revalidated * 1e6).round
 `, srv.url, hieraUser, hieraPassword, reads, reads, reads, reads)
-	before := len(srv.requests())
+	before := len(srv.quietRequests())
 	cmd := exec.Command("ruby", "-I", filepath.Join(root, "puppet", "tuningbox", "lib"), "-e", script)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -237,7 +237,7 @@ func runOverrideScenario(t *testing.T, root string, srv *server, env int64, sc o
 		writeTestFile(t, filepath.Join(dir, "a"), "pre-existing\n")
 	}
 
-	before := len(srv.requests())
+	before := len(srv.quietRequests())
 	stdout, stderr, wall, err := p.apply(manifest)
 	summary := firstLine(stdout, "Notice: tuningbox::override_resources:")
 	if len(sc.wantError) == 0 {

@@ -17,10 +17,12 @@ BASE="http://127.0.0.1:$PORT"
 SERVER_PID=""
 NGINX_PID=""
 CEILING_PID=""
+HEADERS_CEILING_PID=""
 cleanup() {
   [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null || true
   [ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null && wait "$NGINX_PID" 2>/dev/null || true
   [ -n "$CEILING_PID" ] && kill "$CEILING_PID" 2>/dev/null && wait "$CEILING_PID" 2>/dev/null || true
+  [ -n "$HEADERS_CEILING_PID" ] && kill "$HEADERS_CEILING_PID" 2>/dev/null && wait "$HEADERS_CEILING_PID" 2>/dev/null || true
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -129,6 +131,15 @@ CEILING_PID=$!
 CEILING_URL="http://127.0.0.1:$CEILING_PORT/doc.json"
 for _ in $(seq 1 50); do curl -fs -o /dev/null -H "$AUTH" "$CEILING_URL" && break; sleep 0.1; done
 cmp <(curl -fs -H "$AUTH" -H 'Accept-Encoding: gzip' "$CEILING_URL") "$WORK/nginx/www/doc.json.gz"
+# The same handler sending tuningbox's answer headers too (its gzip answer's,
+# as curl dumps them): the same bytes on the wire, headers included.
+curl -fs -o /dev/null -D "$WORK/tuningbox-headers.txt" -H "$AUTH" -H 'Accept-Encoding: gzip' "$URL_520"
+"$WORK/httpceiling" -listen "127.0.0.1:$((CEILING_PORT + 1))" -file "$WORK/nginx/www/doc.json" \
+  -user "$TUNINGBOX_ADMIN_USER" -password "$TUNINGBOX_ADMIN_PASSWORD" -headers "$WORK/tuningbox-headers.txt" &
+HEADERS_CEILING_PID=$!
+HEADERS_CEILING_URL="http://127.0.0.1:$((CEILING_PORT + 1))/doc.json"
+for _ in $(seq 1 50); do curl -fs -o /dev/null -H "$AUTH" "$HEADERS_CEILING_URL" && break; sleep 0.1; done
+cmp <(curl -fs -H "$AUTH" -H 'Accept-Encoding: gzip' "$HEADERS_CEILING_URL") "$WORK/nginx/www/doc.json.gz"
 
 # cpu_ticks PID...: the CPU time (user and system, in clock ticks) the processes used so far.
 cpu_ticks() {
@@ -163,7 +174,7 @@ NGINX_WORKERS=$(pgrep -P "$NGINX_PID" | xargs)
 # round, the ratios are taken within a round, and the rounds are repeated.
 ROUNDS=${NGINX_ROUNDS:-3}
 printf 'load average before: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-6s %10s %10s %10s %10s %10s %10s\n' round nginx tuningbox net/http 'nginx gz' 'tb gz' 'net/http gz'
+printf '%-6s %10s %10s %10s %10s %10s %10s %10s\n' round nginx tuningbox net/http 'nginx gz' 'tb gz' 'net/http gz' '+headers gz'
 : >"$WORK/rounds.txt"
 : >"$WORK/cpu.txt"
 for round in $(seq 1 "$ROUNDS"); do
@@ -171,7 +182,8 @@ for round in $(seq 1 "$ROUNDS"); do
   row+=("$(rate 'nginx gzip' "$NGINX_URL" "$NGINX_WORKERS" 'Accept-Encoding: gzip')")
   row+=("$(rate 'tuningbox gzip' "$URL_520" "$SERVER_PID" 'Accept-Encoding: gzip')")
   row+=("$(rate 'net/http gzip' "$CEILING_URL" "$CEILING_PID" 'Accept-Encoding: gzip')")
-  printf '%-6s %10s %10s %10s %10s %10s %10s\n' "$round" "${row[@]}"
+  row+=("$(rate 'net/http with the headers gzip' "$HEADERS_CEILING_URL" "$HEADERS_CEILING_PID" 'Accept-Encoding: gzip')")
+  printf '%-6s %10s %10s %10s %10s %10s %10s %10s\n' "$round" "${row[@]}"
   echo "${row[*]}" >>"$WORK/rounds.txt"
 done
 printf 'load average after: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -185,8 +197,8 @@ for line in open(sys.argv[1]):
     by_name.setdefault(name, []).append(float(us))
 print("server CPU per request (median of the rounds): " + ", ".join(f"{n} {statistics.median(v):.1f} us" for n, v in by_name.items()))
 PY
-kill "$CEILING_PID" && wait "$CEILING_PID" 2>/dev/null || true
-CEILING_PID=""
+kill "$CEILING_PID" "$HEADERS_CEILING_PID" && wait "$CEILING_PID" "$HEADERS_CEILING_PID" 2>/dev/null || true
+CEILING_PID="" HEADERS_CEILING_PID=""
 python3 - "$WORK/rounds.txt" <<'PY'
 import statistics, sys
 rounds = [list(map(float, line.split())) for line in open(sys.argv[1])]
@@ -202,6 +214,7 @@ ratio("plain net/http / nginx, plain", 2, 0)
 ratio("plain net/http / nginx, gzip", 5, 3)
 ratio("tuningbox / plain net/http, plain", 1, 2, 0.9)
 ratio("tuningbox / plain net/http, gzip", 4, 5, 0.9)
+ratio("tuningbox / net/http sending tuningbox's headers too, gzip", 4, 6)
 PY
 
 echo "== kill -9 rounds: acknowledged writes vs versions vs audit records"

@@ -6,6 +6,10 @@
 // and nginx, so the ratios show what net/http itself costs and what tuningbox
 // adds to it, or saves: tuningbox's own connections send an answer in one
 // system call (httpapi.CoalescingListener), net/http's in two.
+// With -headers, it also sends the header lines of that file (as curl -D
+// writes them: tuningbox's own answer headers), so that it answers the same
+// bytes as tuningbox, headers included: what net/http costs to send
+// tuningbox's answer, beside what it costs to send the body alone.
 // It listens on -listen (127.0.0.1) only.
 package main
 
@@ -26,7 +30,12 @@ func main() {
 	file := flag.String("file", "", "the answer (plain); FILE.gz is the gzip answer")
 	user := flag.String("user", "bench", "the accepted user")
 	password := flag.String("password", "", "the accepted user's password")
+	headersFile := flag.String("headers", "", "answer headers to send too (curl -D output; its status line, Date and the content headers are left out)")
 	flag.Parse()
+	extra, err := readHeaders(*headersFile)
+	if err != nil {
+		log.Fatal(err)
+	}
 	plain, err := os.ReadFile(*file)
 	if err != nil {
 		log.Fatal(err)
@@ -49,6 +58,9 @@ func main() {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
+		for name, values := range extra {
+			w.Header()[name] = values
+		}
 		body := plain
 		if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
 			body = gz
@@ -59,4 +71,27 @@ func main() {
 		_, _ = w.Write(body)
 	}
 	log.Fatal(http.ListenAndServe(*listen, http.HandlerFunc(handler)))
+}
+
+// readHeaders reads the header lines of a curl -D dump ("" reads none): every
+// line "Name: value" but the status line, Date and the headers the handler
+// sets itself.
+func readHeaders(file string) (http.Header, error) {
+	h := http.Header{}
+	if file == "" {
+		return h, nil
+	}
+	dump, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	for _, line := range strings.Split(string(dump), "\n") {
+		name, value, ok := strings.Cut(strings.TrimRight(line, "\r"), ": ")
+		switch name = http.CanonicalHeaderKey(name); {
+		case !ok, name == "Date", name == "Content-Length", name == "Content-Type", name == "Content-Encoding":
+			continue
+		}
+		h.Add(name, value)
+	}
+	return h, nil
 }

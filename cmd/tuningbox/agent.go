@@ -8,6 +8,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/client"
 	"github.com/tuningbox/tuningbox/shared/agent"
+	"github.com/tuningbox/tuningbox/shared/logjson"
 )
 
 func newAgentCmd() *cobra.Command {
@@ -42,7 +43,7 @@ SIGKILL after --stop-grace), report it failed and exit.`,
 			}
 			// The agent speaks the base microversion: its node's legacy integer
 			// ids name it in claims and reports, whatever --api-version says.
-			return agent.New(c.At(""), opts, slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))).Run(cmd.Context())
+			return agent.New(c.At(""), opts, slog.New(logjson.New(cmd.ErrOrStderr(), nil))).Run(cmd.Context())
 		},
 	}
 	f := cmd.Flags()

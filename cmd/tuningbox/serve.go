@@ -21,6 +21,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/auth/clientcert"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/keystone"
+	"github.com/tuningbox/tuningbox/shared/logjson"
 	"github.com/tuningbox/tuningbox/shared/logwriter"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
@@ -121,7 +122,7 @@ func serve(ctx context.Context, cfg app.Config, listen, tlsCert, tlsKey string, 
 	// Log lines go out in batches (at most logFlushInterval late), not a write each.
 	logs := logwriter.New(os.Stderr, logFlushInterval)
 	defer logs.Close()
-	logger := slog.New(slog.NewJSONHandler(logs, nil))
+	logger := slog.New(logjson.New(logs, nil))
 	slog.SetDefault(logger) // lines of libraries that log through the log or slog defaults, in the same JSON format
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(serveMemoryLimit(cfg.CacheBytes))

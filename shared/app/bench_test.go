@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/app/apptest"
+	"github.com/tuningbox/tuningbox/shared/logjson"
 )
 
 // BenchmarkEffectiveRead is what the whole handler costs on Hiera's hot path,
@@ -19,7 +20,7 @@ import (
 // compressed answer and the request log (JSON, discarded).
 func BenchmarkEffectiveRead(b *testing.B) {
 	const admin, password = "bench", "bench-secret"
-	stack := apptest.New(b, admin, password, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	stack := apptest.New(b, admin, password, slog.New(logjson.New(io.Discard, nil)))
 	call := func(method, path, body string) {
 		r := httptest.NewRequest(method, path, strings.NewReader(body))
 		r.SetBasicAuth(admin, password)

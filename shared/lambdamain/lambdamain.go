@@ -14,6 +14,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/app"
 	"github.com/tuningbox/tuningbox/shared/lambdaadapter"
+	"github.com/tuningbox/tuningbox/shared/logjson"
 )
 
 // Group serves one endpoint group's routes to API Gateway (payload v1 or v2).
@@ -60,7 +61,7 @@ func GC() {
 // start builds the invocation handler and hands it to the runtime; a failed
 // start-up exits non-zero so Lambda reports an init error.
 func start(build func(context.Context, *slog.Logger) (any, error)) {
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	logger := slog.New(logjson.New(os.Stderr, nil))
 	slog.SetDefault(logger) // lines of libraries that log through the log or slog defaults, in the same JSON format
 	handler, err := build(context.Background(), logger)
 	if err != nil {

@@ -72,6 +72,11 @@ type coalescingConn struct {
 	mu      sync.Mutex
 	holding bool
 	held    *[]byte // the write kept back, in a buffer of heldBuffers (nil: none)
+	// vector and buffers are the writev(2) of a held write and the next
+	// one: kept with the connection, as a net.Buffers made per answer
+	// escapes to the heap.
+	vector  [2][]byte
+	buffers net.Buffers
 }
 
 // heldBuffers keeps the buffers of held writes: only connections in the
@@ -124,8 +129,10 @@ func (c *coalescingConn) sendHeld(p []byte) (err error) {
 		*held = append(*held, p...)
 		_, err = c.Conn.Write(*held)
 	} else {
-		bufs := net.Buffers{*held, p}
-		_, err = bufs.WriteTo(c.Conn)
+		c.vector = [2][]byte{*held, p}
+		c.buffers = c.vector[:]
+		_, err = c.buffers.WriteTo(c.Conn)
+		c.vector, c.buffers = [2][]byte{}, nil // keeps no answer alive
 	}
 	return err
 }

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/tuningbox/tuningbox/shared/cache"
 	"github.com/tuningbox/tuningbox/shared/errs"
@@ -235,13 +236,16 @@ func (rt *Router) WithMatch(r *http.Request) *http.Request {
 // query) are not.
 func (rt *Router) MatchContext(ctx context.Context, r *http.Request) context.Context {
 	return withMatch(ctx, r, func(r *http.Request) *recordedMatch {
-		key := r.Method + " " + r.URL.EscapedPath() + whenKey(r)
-		rec, ok := rt.matches.Get(key)
+		// Looked up through a view of a stack buffer: a hit, the usual case,
+		// makes no string (LRU.Get keeps no key); a miss makes the kept one.
+		var buf [256]byte
+		k := append(append(append(append(buf[:0], r.Method...), ' '), r.URL.EscapedPath()...), whenKey(r)...)
+		rec, ok := rt.matches.Get(unsafe.String(unsafe.SliceData(k), len(k)))
 		if !ok {
 			m, found := Find(r)
-			rec = &recordedMatch{match: m, ok: found, key: key}
+			rec = &recordedMatch{match: m, ok: found, key: string(k)}
 			if found {
-				rt.matches.Add(key, rec)
+				rt.matches.Add(rec.key, rec)
 			}
 		}
 		return rec

@@ -63,7 +63,8 @@ vet:
 # variables (a race of the test, not of the server). shared/yaql's and
 # shared/graphs' differential tests need Debian's python3-yaql, the reference engine.
 RACE_PKGS := ./shared/configdb/... ./shared/store/... ./shared/cache/... ./shared/retry/... \
-	./shared/httpapi ./shared/auth ./shared/app ./shared/keystone/... ./shared/graphs/... ./shared/nodes/... ./shared/agent
+	./shared/httpapi ./shared/auth ./shared/app ./shared/keystone/... ./shared/graphs/... ./shared/nodes/... ./shared/agent \
+	./shared/logwriter ./shared/logjson
 unit: python3-yaql
 	$(GO) test -count=1 $$($(GO) list ./... | grep -vxF "$$($(GO) list $(RACE_PKGS))")
 	$(GO) test -race -count=1 $(RACE_PKGS)

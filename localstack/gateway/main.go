@@ -45,9 +45,10 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/tuningbox/tuningbox/shared/logwriter"
 )
 
 func main() {
@@ -101,8 +102,9 @@ func run() error {
 	logger := log.New(os.Stderr, "", 0)
 	g := &gateway{api: a, functions: map[string]*function{}, logger: logger, apiID: "local0gw", exercised: map[string]int{}, answered: map[string]bool{}, authCache: map[string]authResult{}}
 	base := functionBaseEnv()
+	functionLogs := logwriter.Locked(os.Stderr) // the lines of concurrent function processes, each whole
 	for id, spec := range a.functions {
-		fn, err := newFunction(spec, *binDir, base, &lockedWriter{w: os.Stderr})
+		fn, err := newFunction(spec, *binDir, base, functionLogs)
 		if err != nil {
 			return err
 		}
@@ -225,16 +227,4 @@ func (g *gateway) appendRoutes(name string) error {
 	}
 	_, err = f.WriteString(b.String()) // one write: concurrent gateways do not interleave lines
 	return errors.Join(err, f.Close())
-}
-
-// lockedWriter serializes the log lines of concurrent function processes.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/tuningbox/tuningbox/shared/logwriter"
 )
 
 // New returns a handler writing JSON lines to w, as slog.NewJSONHandler(w,
@@ -29,7 +31,7 @@ func New(w io.Writer, opts *slog.HandlerOptions) slog.Handler {
 	}
 	// One lock for both paths, as slog.JSONHandler takes for its own writes:
 	// lines never interleave, whatever w is.
-	locked := &lockedWriter{w: w}
+	locked := logwriter.Locked(w)
 	level := opts.Level
 	if level == nil {
 		level = slog.LevelInfo
@@ -39,7 +41,7 @@ func New(w io.Writer, opts *slog.HandlerOptions) slog.Handler {
 
 type handler struct {
 	slow  slog.Handler
-	out   *lockedWriter
+	out   io.Writer
 	level slog.Leveler
 }
 
@@ -141,14 +143,3 @@ var plainByte = func() (set [256]bool) {
 	}
 	return set
 }()
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}

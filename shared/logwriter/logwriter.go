@@ -1,5 +1,5 @@
 // Package logwriter batches a long-running server's log lines into few
-// writes. A request log line per request, each its own write(2), was a
+// writes, and serializes the writes of concurrent loggers (Locked). A request log line per request, each its own write(2), was a
 // sizeable part of serving a cached read at thousands of reads a second
 // (make bench); batched, a line waits at most the flush interval, and Flush
 // (at shutdown) writes what waits. Not for Lambda, whose process is frozen
@@ -86,4 +86,20 @@ func (w *Writer) flushLocked() error {
 		w.buf = w.buf[:0]
 	}
 	return err
+}
+
+// Locked returns w with its writes serialized: writers sharing it (loggers
+// of one process, or processes whose lines one process relays) never
+// interleave the lines they each write with one Write.
+func Locked(w io.Writer) io.Writer { return &locked{w: w} }
+
+type locked struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *locked) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -3,6 +3,7 @@ package logwriter_test
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -96,4 +97,54 @@ func TestBurstsGoOutInBoundedWholeWrites(t *testing.T) {
 	if strings.Join(got, "") != want.String() {
 		t.Fatal("the lines came out otherwise than they were written")
 	}
+}
+
+// TestLockedWritesWhole: writers sharing a Locked writer never interleave
+// their writes, over a destination that takes each in small pieces.
+func TestLockedWritesWhole(t *testing.T) {
+	var dst piecewise
+	out := logwriter.Locked(&dst)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			line := strings.Repeat(string(rune('a'+g)), 500) + "\n"
+			for range 100 {
+				if _, err := out.Write([]byte(line)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	lines := strings.Split(strings.TrimSuffix(dst.String(), "\n"), "\n")
+	if len(lines) != 800 {
+		t.Fatalf("%d lines, want 800", len(lines))
+	}
+	for _, l := range lines {
+		if len(l) != 500 || strings.Trim(l, l[:1]) != "" {
+			t.Fatalf("an interleaved line: %.80s...", l)
+		}
+	}
+}
+
+// piecewise takes a write in pieces of 16 bytes, yielding between them.
+type piecewise struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (p *piecewise) Write(b []byte) (int, error) {
+	for i := 0; i < len(b); i += 16 {
+		p.mu.Lock()
+		p.buf.Write(b[i:min(i+16, len(b))])
+		p.mu.Unlock()
+		runtime.Gosched()
+	}
+	return len(b), nil
+}
+
+func (p *piecewise) String() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.buf.String()
 }

@@ -1,9 +1,10 @@
 // Package logwriter batches a long-running server's log lines into few
-// writes, and serializes the writes of concurrent loggers (Locked). A request log line per request, each its own write(2), was a
-// sizeable part of serving a cached read at thousands of reads a second
-// (make bench); batched, a line waits at most the flush interval, and Flush
-// (at shutdown) writes what waits. Not for Lambda, whose process is frozen
-// between invocations with the lines still waiting.
+// writes, and serializes the writes of concurrent loggers (Locked). A request
+// log line per request, each its own write(2), was a sizeable part of serving
+// a cached read at thousands of reads a second (make bench); batched, a line
+// waits at most the flush interval, and Flush (at shutdown) writes what
+// waits. Not for Lambda, whose process is frozen between invocations with the
+// lines still waiting.
 package logwriter
 
 import (

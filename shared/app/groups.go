@@ -206,3 +206,22 @@ func (c environmentClusters) NodeData(ctx context.Context, cluster, resource str
 	}
 	return out, nil
 }
+
+// NodeParts reads each node's own document of the resource (the node level,
+// not merged) and the effective document of its placement above it.
+func (c environmentClusters) NodeParts(ctx context.Context, cluster, resource string, ids []string, at time.Time) (map[string]graphs.NodeParts, error) {
+	out := make(map[string]graphs.NodeParts, len(ids))
+	for _, id := range ids {
+		ref := configdb.DocRef{Env: cluster, Levels: []configdb.LevelValue{{Name: configdb.NodeLevel, Value: id}}, Resource: resource}
+		own, err := c.db.Read(ctx, configdb.ReadQuery{DocRef: ref, Kind: configdb.Values, AsOf: at})
+		if err != nil {
+			return nil, err
+		}
+		common, err := c.db.Read(ctx, configdb.ReadQuery{DocRef: ref, Kind: configdb.Values, Effective: true, Above: true, AsOf: at})
+		if err != nil {
+			return nil, err
+		}
+		out[id] = graphs.NodeParts{Own: own.Body, Common: common.Body}
+	}
+	return out, nil
+}

@@ -17,6 +17,8 @@ func (q ReadQuery) checkOptions() error {
 		return errs.Invalidf("explain needs effective")
 	case q.Merge != MergeDefault && !q.Effective:
 		return errs.Invalidf("merge needs effective")
+	case q.Above && !q.Effective:
+		return errs.Invalidf("above needs effective")
 	case q.Explain && q.ShowLookup:
 		return errs.Invalidf("explain and show_lookup exclude each other")
 	case q.Version > 0 && !q.AsOf.IsZero():

@@ -37,6 +37,10 @@ type ReadQuery struct {
 	Explain bool
 	// AsOf, when set, reads every document as it was at that instant.
 	AsOf time.Time
+	// Above (effective only) merges the levels above the addressed one and
+	// leaves the addressed level out: what a node's data shares with its
+	// placement (Fuel's common data, a task's $common).
+	Above bool
 }
 
 // Effective returns the effective values document: what Hiera reads.
@@ -81,6 +85,9 @@ func (s *Service) Read(ctx context.Context, q ReadQuery) (*Document, error) {
 	var layers []layer
 	if q.Effective {
 		layers = sn.effectiveLayers(q.Kind)
+		if q.Above {
+			layers = slices.DeleteFunc(layers, func(l layer) bool { return l.depth == sn.depth() })
+		}
 	} else {
 		layers = sn.addLayer(layers, sn.depth(), q.Kind, q.Kind)
 		if q.Key == "" {
@@ -212,7 +219,7 @@ func (sn *snapshot) plainAnswerOf(k Kind) plainAnswer {
 // plainFor returns sn's plain answer when q asks for exactly that one.
 func (sn *snapshot) plainFor(q ReadQuery) (plainAnswer, bool) {
 	p := sn.plain
-	ok := p.kind != "" && p.kind == q.Kind && q.Effective && !q.ShowLookup && !q.Explain && q.Key == "" &&
+	ok := p.kind != "" && p.kind == q.Kind && q.Effective && !q.ShowLookup && !q.Explain && !q.Above && q.Key == "" &&
 		(q.Merge == MergeDefault || q.Merge == p.mode)
 	return p, ok
 }

@@ -201,6 +201,10 @@ func (oneNodeCluster) NodeData(context.Context, string, string, []string, time.T
 	return nil, errs.NotFoundf("no deployment data")
 }
 
+func (oneNodeCluster) NodeParts(context.Context, string, string, []string, time.Time) (map[string]NodeParts, error) {
+	return nil, errs.NotFoundf("no deployment data")
+}
+
 func largeService(b *testing.B) *Service {
 	ctx := context.Background()
 	be, err := bolt.Open(b.TempDir())
@@ -273,7 +277,7 @@ func BenchmarkClaimAndReport300(b *testing.B) {
 			tx = execute()
 			continue
 		}
-		if _, err := s.Report(ctx, tx, "n1", TaskReport{Task: c.Task.ID, Status: StatusReady}); err != nil {
+		if _, err := s.Report(ctx, tx, "n1", TaskReport{Task: c.Task.ID(), Status: StatusReady}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -29,6 +29,16 @@ type Clusters interface {
 	// it was at that instant; an errs.NotFound error when the cluster has no
 	// such resource. A node with no document at that instant is left out.
 	NodeData(ctx context.Context, cluster, resource string, nodes []string, at time.Time) (map[string]NodeDocument, error)
+	// NodeParts returns each node's deployment data split as Fuel split it:
+	// the node level's own document of resource ($node in a task's yaql) and
+	// the effective document of the levels above it ($common), now (zero at)
+	// or as they were at that instant.
+	NodeParts(ctx context.Context, cluster, resource string, nodes []string, at time.Time) (map[string]NodeParts, error)
+}
+
+// NodeParts is a node's deployment data as two documents (JSON; empty: none).
+type NodeParts struct {
+	Own, Common []byte
 }
 
 // Service implements the deployment graph domain over the index and blobs.

@@ -64,6 +64,12 @@ func (c Clusters) NodeData(ctx context.Context, id, resource string, _ []string,
 	return nil, errs.NotFoundf("resource %s not found in cluster %s", resource, id)
 }
 
+// NodeParts implements graphs.Clusters: these clusters hold no deployment data.
+func (c Clusters) NodeParts(ctx context.Context, id, resource string, _ []string, _ time.Time) (map[string]graphs.NodeParts, error) {
+	_, err := c.NodeData(ctx, id, resource, nil, time.Time{})
+	return nil, err
+}
+
 // Clock is a fake clock for graphs.WithClock: it stands still until Advance.
 type Clock struct {
 	mu  sync.Mutex

@@ -83,28 +83,55 @@ type fuelCluster struct {
 		Roles []string        `json:"roles"`
 		Data  json.RawMessage `json:"data"`
 		Old   json.RawMessage `json:"old"`
+		// Own is the node's own part of Data ($node): what the environment level's Common lacks.
+		Own json.RawMessage `json:"own"`
 	} `json:"nodes"`
+	Common json.RawMessage `json:"common"`
 }
 
-// nailgunRuns returns, per node, the tasks Nailgun's plan runs for an old-data state.
-func nailgunRuns(t *testing.T, state string) (fuelCluster, map[string][]string) {
+// ownPart is what a node's document holds of its data: the top-level keys
+// the cluster-wide part lacks or holds with another value (nailgun_cluster.py's own_part).
+func ownPart(t *testing.T, data, common json.RawMessage) string {
 	t.Helper()
-	input := runPython(t, nil, graphsTestdata+"/nailgun_cluster.py", "--old", state)
+	var d, c map[string]json.RawMessage
+	if err := json.Unmarshal(data, &d); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(common, &c); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range c {
+		if bytes.Equal(d[k], v) {
+			delete(d, k)
+		}
+	}
+	return mustJSON(t, d)
+}
+
+// nailgunNode is what Nailgun's plan does on a node: the tasks it runs, and
+// what the node's agent gets of each (parameters, fail_on_error).
+type nailgunNode struct {
+	Run    []string                   `json:"run"`
+	Bodies map[string]json.RawMessage `json:"bodies"`
+}
+
+// nailgunRuns returns, per node, what Nailgun's plan runs for an old-data state.
+func nailgunRuns(t *testing.T, state string, flags ...string) (fuelCluster, map[string]nailgunNode) {
+	t.Helper()
+	input := runPython(t, nil, append([]string{graphsTestdata + "/nailgun_cluster.py", "--old", state}, flags...)...)
 	var cluster fuelCluster
 	if err := json.Unmarshal(input, &cluster); err != nil {
 		t.Fatal(err)
 	}
 	var plan struct {
-		Nodes map[string]struct {
-			Run []string `json:"run"`
-		} `json:"nodes"`
+		Nodes map[string]nailgunNode `json:"nodes"`
 	}
 	if err := json.Unmarshal(runPython(t, input, graphsTestdata+"/nailgun_plan.py"), &plan); err != nil {
 		t.Fatal(err)
 	}
-	runs := map[string][]string{}
+	runs := map[string]nailgunNode{}
 	for _, n := range cluster.Nodes {
-		runs[n.UID] = plan.Nodes[n.UID].Run
+		runs[n.UID] = plan.Nodes[n.UID]
 	}
 	return cluster, runs
 }
@@ -126,10 +153,12 @@ func TestFuelGraphsPlanAsNailgun(t *testing.T) {
 	c.do("PUT", "/api/v1/clusters/1", `{"release_id":1,"plugins":[]}`, 200, "")
 
 	first, want := nailgunRuns(t, "first")
+	// The data as Nailgun split it: the cluster-wide part at the environment level, each node's own below.
+	c.do("PUT", "/api/v1/config/environments/1/resources/astute/values", string(first.Common), 204, "")
 	for _, n := range first.Nodes {
 		body, _ := json.Marshal(map[string]any{"id": json.Number(n.UID), "fqdn": "node-" + n.UID + ".test.domain.local", "environment_id": 1, "roles": n.Roles})
 		c.do("POST", "/api/v1/nodes", string(body), 201, "")
-		c.do("PUT", "/api/v1/config/environments/1/nodes/"+n.UID+"/resources/astute/values", string(n.Data), 204, "")
+		c.do("PUT", "/api/v1/config/environments/1/nodes/"+n.UID+"/resources/astute/values", string(n.Own), 204, "")
 	}
 	c.checkRuns("before the first run", want)
 
@@ -149,39 +178,59 @@ func TestFuelGraphsPlanAsNailgun(t *testing.T) {
 		// The operator changes the glance settings: the side of the reference's change that is not what ran.
 		for _, side := range []json.RawMessage{n.Data, n.Old} {
 			if side != nil && !bytes.Equal(side, first.Nodes[i].Data) {
-				c.do("PUT", "/api/v1/config/environments/1/nodes/"+n.UID+"/resources/astute/values", string(side), 204, "")
+				c.do("PUT", "/api/v1/config/environments/1/nodes/"+n.UID+"/resources/astute/values", ownPart(t, side, first.Common), 204, "")
 			}
 		}
 	}
 	c.checkRuns("after the glance settings changed", want)
 
-	// force ignores the old data: the plan is the first run's again.
-	_, want = nailgunRuns(t, "first")
+	// force ignores the old data: every node's plan is a first run's, on the changed data.
+	_, want = nailgunRuns(t, "glance", "--force")
 	c.checkRunsQuery("with force", "&force", want)
 }
 
-func (c *client) checkRuns(when string, want map[string][]string) {
+func (c *client) checkRuns(when string, want map[string]nailgunNode) {
 	c.t.Helper()
 	c.checkRunsQuery(when, "", want)
 }
 
-func (c *client) checkRunsQuery(when, query string, want map[string][]string) {
+// checkRunsQuery compares serialized_tasks with Nailgun's plan: the tasks
+// each node runs, and every task's parameters and fail_on_error as its
+// agent gets them (placeholders formatted, yaql evaluated, defaults set).
+func (c *client) checkRunsQuery(when, query string, want map[string]nailgunNode) {
 	c.t.Helper()
 	var got graphs.ClusterTasks
 	if err := json.Unmarshal([]byte(c.do("GET", "/api/v1/clusters/1/serialized_tasks?graph_type=default"+query, "", 200, "")), &got); err != nil {
 		c.t.Fatal(err)
 	}
+	compared := 0
 	for _, n := range got.Nodes {
 		var run []string
 		for _, task := range n.Tasks {
-			run = append(run, task.Task.ID)
+			id := task.Task.ID()
+			run = append(run, id)
+			var body, nailgun map[string]any
+			if err := json.Unmarshal(task.Task, &body); err != nil {
+				c.t.Fatal(err)
+			}
+			if err := json.Unmarshal(want[n.Node].Bodies[id], &nailgun); err != nil {
+				c.t.Errorf("%s: node %s: nailgun does not run %s", when, n.Node, id)
+				continue
+			}
+			for _, field := range []string{"parameters", "fail_on_error"} {
+				compared++
+				if g, w := mustJSON(c.t, yamlParsed(body[field])), mustJSON(c.t, yamlParsed(nailgun[field])); g != w {
+					c.t.Errorf("%s: node %s task %s %s:\n got %s\nwant %s", when, n.Node, id, field, g, w)
+				}
+			}
 		}
 		slices.Sort(run)
-		c.t.Logf("%s: node %s runs %d, skips %d (nailgun runs %d)", when, n.Node, len(run), len(n.Skipped), len(want[n.Node]))
-		if !slices.Equal(run, want[n.Node]) {
-			c.t.Errorf("%s: node %s runs %v\nnailgun runs %v", when, n.Node, run, want[n.Node])
+		c.t.Logf("%s: node %s runs %d, skips %d (nailgun runs %d)", when, n.Node, len(run), len(n.Skipped), len(want[n.Node].Run))
+		if !slices.Equal(run, want[n.Node].Run) {
+			c.t.Errorf("%s: node %s runs %v\nnailgun runs %v", when, n.Node, run, want[n.Node].Run)
 		}
 	}
+	c.t.Logf("%s: %d task fields compared with nailgun's", when, compared)
 	if len(got.Nodes) != len(want) {
 		c.t.Errorf("%s: nodes %d, want %d", when, len(got.Nodes), len(want))
 	}
@@ -210,7 +259,7 @@ func (c *client) drive(tx string, cluster fuelCluster) map[string]int {
 			case graphs.ActionDone:
 				done[n.UID] = true
 			case graphs.ActionTask:
-				report, _ := json.Marshal(graphs.TaskReport{Task: claim.Task.ID, Status: graphs.StatusReady})
+				report, _ := json.Marshal(graphs.TaskReport{Task: claim.Task.ID(), Status: graphs.StatusReady})
 				c.do("POST", "/api/v1/transactions/"+tx+"/nodes/"+n.UID+"/result", string(report), 200, "")
 				ran[n.UID]++
 			}
@@ -220,4 +269,31 @@ func (c *client) drive(tx string, cluster fuelCluster) map[string]int {
 		c.t.Fatalf("transaction: %s", status)
 	}
 	return ran
+}
+
+// yamlParsed replaces the YAML documents of parameters (upload_file's data,
+// from toYaml()) by the data they hold: tuningbox's YAML must parse to what
+// PyYAML's does, not quote alike.
+func yamlParsed(v any) any {
+	params, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	out := maps.Clone(params)
+	if doc, ok := params["data"].(string); ok {
+		if parsed, err := puppetyaml.Decode([]byte(doc)); err == nil {
+			out["data"] = parsed
+		}
+	}
+	return out
+}
+
+// mustJSON is v as canonical JSON (sorted keys), for comparing decoded documents.
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -55,7 +55,7 @@ func claimFor(t *testing.T, s *Service, tx, node, action, task string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Action != action || (task != "" && (c.Task == nil || c.Task.ID != task)) {
+	if c.Action != action || (task != "" && (c.Task == nil || c.Task.ID() != task)) {
 		t.Fatalf("claim of %s = %+v, want %s %s", node, c, action, task)
 	}
 }

@@ -110,7 +110,7 @@ func TestLostHeartbeat(t *testing.T) {
 	wantAction(t, s, tx.UUID, "n2", graphs.ActionTask)
 	for range 3 {
 		clock.Advance(10 * time.Second)
-		if c := wantAction(t, s, tx.UUID, "n1", graphs.ActionTask); c.Task.ID != "a" {
+		if c := wantAction(t, s, tx.UUID, "n1", graphs.ActionTask); c.Task.ID() != "a" {
 			t.Fatalf("heartbeat claim = %+v", c)
 		}
 	}

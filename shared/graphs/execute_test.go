@@ -29,7 +29,7 @@ func drive(t *testing.T, s *graphs.Service, tx, node, wantTask, status string) {
 	t.Helper()
 	ctx := context.Background()
 	c := must[graphs.Claim](t)(s.Claim(ctx, tx, node))
-	if c.Action != graphs.ActionTask || c.Task.ID != wantTask {
+	if c.Action != graphs.ActionTask || c.Task.ID() != wantTask {
 		t.Fatalf("claim for %s = %+v, want task %s", node, c, wantTask)
 	}
 	must[graphs.NodeProgress](t)(s.Report(ctx, tx, node, graphs.TaskReport{Task: wantTask, Status: status, Message: "boom"}))
@@ -69,11 +69,11 @@ func TestExecutionRunsSubTransactionsInOrder(t *testing.T) {
 	wantKind(t, err, errs.Invalid, "top-level")
 
 	c := wantAction(t, s, tx.UUID, "n1", graphs.ActionTask)
-	if c.Task.ID != "a" || !c.NoopRun || c.SubTransaction != first.UUID || c.Position == nil || *c.Position != 0 {
+	if c.Task.ID() != "a" || !c.NoopRun || c.SubTransaction != first.UUID || c.Position == nil || *c.Position != 0 {
 		t.Fatalf("first claim = %+v", c)
 	}
 	// Claiming again before reporting hands out the same task.
-	if again := wantAction(t, s, tx.UUID, "n1", graphs.ActionTask); again.Task.ID != "a" {
+	if again := wantAction(t, s, tx.UUID, "n1", graphs.ActionTask); again.Task.ID() != "a" {
 		t.Fatalf("second claim = %+v", again)
 	}
 	_, err = s.Report(ctx, tx.UUID, "n1", graphs.TaskReport{Task: "b", Status: "ready"})
@@ -126,7 +126,7 @@ func TestFailureAbortsTheRest(t *testing.T) {
 	}))
 	drive(t, s, tx.UUID, "n1", "u", "ready")
 	c := wantAction(t, s, tx.UUID, "n2", graphs.ActionTask)
-	must[graphs.NodeProgress](t)(s.Report(ctx, tx.UUID, "n2", graphs.TaskReport{Task: c.Task.ID, Status: "error", Message: "exit 1"}))
+	must[graphs.NodeProgress](t)(s.Report(ctx, tx.UUID, "n2", graphs.TaskReport{Task: c.Task.ID(), Status: "error", Message: "exit 1"}))
 	view := must[graphs.Transaction](t)(s.Transaction(ctx, tx.UUID))
 	want := "Task u failed on node n2: exit 1"
 	if view.Status != graphs.StatusError || view.Message != want {
@@ -290,7 +290,7 @@ func TestConcurrentAgents(t *testing.T) {
 				case graphs.ActionDone:
 					return
 				case graphs.ActionTask:
-					if _, err := s.Report(ctx, tx.UUID, node, graphs.TaskReport{Task: c.Task.ID, Status: "ready"}); err != nil {
+					if _, err := s.Report(ctx, tx.UUID, node, graphs.TaskReport{Task: c.Task.ID(), Status: "ready"}); err != nil {
 						t.Error(err)
 						return
 					}

@@ -34,6 +34,10 @@ type PlanNode struct {
 type placement struct {
 	nodes []PlanNode
 	tags  [][]string
+	// master[n]: node n is the Fuel master (MasterRole), which only names
+	// "master" take: Nailgun's master was no cluster node, so "*", patterns
+	// and tasks without a placement leave it out.
+	master []bool
 	// applies[n][i]: task i is in node n's plan (group and stage tasks are in every node's).
 	applies [][]bool
 	// skip[n][i]: why node n does not run task i ("" when it does, or the task only structures the graph).
@@ -65,7 +69,7 @@ func (p *placement) matcher(name string) nameMatcher {
 func needsData(tasks []Task) bool {
 	return slices.ContainsFunc(tasks, func(t Task) bool {
 		return t.Condition != nil && t.Condition.Expr != nil || t.CrossDepends.Expr != nil || t.CrossDependedBy.Expr != nil ||
-			t.Strategy != nil && t.Strategy.AmountExpr != nil
+			t.Strategy != nil && t.Strategy.AmountExpr != nil || !t.noop() && t.perNode()
 	})
 }
 
@@ -89,6 +93,10 @@ func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode,
 		cluster[n] = nodes[n].ClusterNode
 	}
 	p.tags = rules.nodeTags(cluster)
+	p.master = make([]bool, len(nodes))
+	for n := range nodes {
+		p.master[n] = slices.Contains(nodes[n].Roles, MasterRole)
+	}
 	nt := len(tasks)
 	p.applies = make([][]bool, len(nodes))
 	p.skip = make([][]string, len(nodes))
@@ -106,7 +114,8 @@ func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode,
 		for _, name := range names {
 			found := false
 			for n := range nodes {
-				if name == AnyRole && (len(p.tags[n]) > 0 || len(nodes[n].Roles) > 0) || p.carries(n, p.matcher(name)) {
+				if p.master[n] && name == MasterRole || !p.master[n] &&
+					(name == AnyRole && (len(p.tags[n]) > 0 || len(nodes[n].Roles) > 0) || p.carries(n, p.matcher(name))) {
 					on[n], found = true, true
 				}
 			}
@@ -128,7 +137,7 @@ func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode,
 		}
 		if names == nil {
 			for n := range on {
-				on[n] = true
+				on[n] = !p.master[n]
 			}
 		}
 		return on
@@ -352,6 +361,10 @@ func (p *placement) crossSelection(cd CrossDependency, n int) (takes []bool, sel
 	if !ok {
 		takes = make([]bool, len(p.nodes))
 		for k := range p.nodes {
+			if p.master[k] {
+				takes[k] = slices.Contains(names, MasterRole)
+				continue
+			}
 			takes[k] = len(names) == 0
 			for _, name := range names {
 				if name == AnyRole || name != SelfRole && p.carries(k, p.matcher(name)) {
@@ -363,4 +376,39 @@ func (p *placement) crossSelection(cd CrossDependency, n int) (takes []bool, sel
 		p.selections[key] = takes
 	}
 	return takes, slices.Contains(names, SelfRole)
+}
+
+// MasterRole is the role of the node that stands for the Fuel master: the
+// master's own tasks (role: master, such as generate_keys) run there, by a
+// `tuningbox agent` on the master.
+const MasterRole = "master"
+
+// masterWarnings says, when no node of the plan is the master, which tasks
+// name the master (and so run nowhere) and which tasks wait for them there:
+// the operator learns it before the run, not from a failed copy mid-run.
+func masterWarnings(tasks []Task, p *placement) []string {
+	if slices.Contains(p.master, true) {
+		return nil
+	}
+	var onMaster, waiting []string
+	for _, t := range tasks {
+		if _, names := placementNames(t); !t.noop() && slices.Contains(names, MasterRole) {
+			onMaster = append(onMaster, t.ID)
+		}
+	}
+	if len(onMaster) == 0 {
+		return nil
+	}
+	for _, t := range tasks {
+		for _, cd := range t.CrossDepends.List {
+			if slices.Contains(cd.Role, MasterRole) && slices.Contains(onMaster, cd.Name) && !slices.Contains(waiting, t.ID) {
+				waiting = append(waiting, t.ID)
+			}
+		}
+	}
+	msg := fmt.Sprintf("no node has the role %s: %s will not run", MasterRole, strings.Join(onMaster, ", "))
+	if len(waiting) > 0 {
+		msg += fmt.Sprintf(", and %s, which wait for them on the master, will run without them", strings.Join(waiting, ", "))
+	}
+	return []string{msg + "; register the Fuel master as a node with the role master and run `tuningbox agent` on it"}
 }

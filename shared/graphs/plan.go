@@ -45,7 +45,11 @@ func (s *Service) plan(ctx context.Context, req planRequest) (*frozenPlan, error
 	if err != nil {
 		return nil, err
 	}
-	meta, err := s.clusterMetadata(ctx, req.cluster)
+	settings, err := s.clusterSettings(ctx, req.cluster)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := s.clusterMetadata(ctx, settings)
 	if err != nil {
 		return nil, err
 	}
@@ -53,10 +57,10 @@ func (s *Service) plan(ctx context.Context, req planRequest) (*frozenPlan, error
 	for n, node := range req.nodes {
 		nodes[n].ClusterNode = node
 	}
-	var pins map[string]DataPin
+	frozen := &frozenPlan{Tasks: tasks, Resource: deploymentInfoResource(meta)}
 	var warnings []string
 	if needsData(tasks) {
-		if pins, warnings, err = s.loadNodeData(ctx, req, meta, nodes); err != nil {
+		if warnings, err = s.loadNodeData(ctx, req, frozen, nodes); err != nil {
 			return nil, err
 		}
 	}
@@ -64,21 +68,20 @@ func (s *Service) plan(ctx context.Context, req planRequest) (*frozenPlan, error
 	if err != nil {
 		return nil, err
 	}
-	steps, err := resolveNodes(tasks, p)
-	if err != nil {
+	if frozen.Nodes, err = resolveNodes(tasks, p); err != nil {
 		return nil, err
 	}
-	warnings = append(append(slices.Clone(req.merged.deps.warnings), warnings...), p.warnings...)
-	return &frozenPlan{Tasks: tasks, Nodes: steps, Limits: p.limits, Data: pins, Warnings: warnings, Unplaced: p.unplaced}, nil
+	frozen.Limits, frozen.Unplaced = p.limits, p.unplaced
+	frozen.Warnings = append(append(slices.Clone(req.merged.deps.warnings), warnings...), p.warnings...)
+	frozen.Warnings = append(frozen.Warnings, masterWarnings(tasks, p)...)
+	frozen.setPlaceholders(nodes, settings.MasterIP)
+	frozen.planned = nodes
+	return frozen, nil
 }
 
 // clusterMetadata returns the role metadata of a cluster's release, then of
 // its plugins in plugin order.
-func (s *Service) clusterMetadata(ctx context.Context, cluster int64) ([]EntryMetadata, error) {
-	settings, err := s.clusterSettings(ctx, cluster)
-	if err != nil {
-		return nil, err
-	}
+func (s *Service) clusterMetadata(ctx context.Context, settings ClusterSettings) ([]EntryMetadata, error) {
 	var keys []store.Key
 	if settings.ReleaseID != nil {
 		keys = append(keys, entryKey(Release, *settings.ReleaseID))
@@ -103,17 +106,24 @@ func (s *Service) clusterMetadata(ctx context.Context, cluster int64) ([]EntryMe
 	return out, nil
 }
 
-// loadNodeData reads each node's deployment data ($) and, unless forced, its
-// old data ($%old): the data its last successful run of the graph type read.
-// A node whose data did not change since gets the same value as both, so
-// comparing them costs nothing.
-func (s *Service) loadNodeData(ctx context.Context, req planRequest, meta []EntryMetadata, nodes []PlanNode) (map[string]DataPin, []string, error) {
+// deploymentInfoResource is the resource holding the nodes' deployment
+// data: the last that the release and the plugins name.
+func deploymentInfoResource(meta []EntryMetadata) string {
 	resource := DefaultDeploymentInfoResource
 	for _, m := range meta {
 		if m.DeploymentInfoResource != "" {
 			resource = m.DeploymentInfoResource
 		}
 	}
+	return resource
+}
+
+// loadNodeData reads each node's deployment data ($) and, unless forced, its
+// old data ($%old): the data its last successful run of the graph type read.
+// A node whose data did not change since gets the same value as both, so
+// comparing them costs nothing.
+func (s *Service) loadNodeData(ctx context.Context, req planRequest, frozen *frozenPlan, nodes []PlanNode) ([]string, error) {
+	resource := frozen.Resource
 	ids := make([]string, len(nodes))
 	for n := range nodes {
 		ids[n] = nodes[n].ID
@@ -123,27 +133,28 @@ func (s *Service) loadNodeData(ctx context.Context, req planRequest, meta []Entr
 		for n := range nodes {
 			nodes[n].Data, nodes[n].Old = map[string]any{}, map[string]any{}
 		}
-		return nil, []string{fmt.Sprintf("conditions read no data: %s", errs.Message(err))}, nil
+		return []string{fmt.Sprintf("conditions read no data: %s", errs.Message(err))}, nil
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	at := s.now()
 	pins := make(map[string]DataPin, len(nodes))
 	for n := range nodes {
 		doc := docs[nodes[n].ID]
 		if nodes[n].Data, err = decodeData(doc.Body); err != nil {
-			return nil, nil, fmt.Errorf("deployment data of node %s: %w", nodes[n].ID, err)
+			return nil, fmt.Errorf("deployment data of node %s: %w", nodes[n].ID, err)
 		}
 		nodes[n].Old = map[string]any{}
 		pins[nodes[n].ID] = DataPin{At: at, ETag: doc.ETag}
 	}
+	frozen.Data = pins
 	if req.force {
-		return pins, nil, nil
+		return nil, nil
 	}
 	last, err := s.lastDeployed(ctx, req.cluster, req.graphType)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	// Nodes whose data changed since their last run read it back as it was then, grouped by instant.
 	changed := map[time.Time][]int{}
@@ -153,6 +164,7 @@ func (s *Service) loadNodeData(ctx context.Context, req planRequest, meta []Entr
 		case !ok:
 		case pin.ETag == pins[nodes[n].ID].ETag:
 			nodes[n].Old = nodes[n].Data
+			frozen.setOld(nodes[n].ID, pin)
 		default:
 			changed[pin.At] = append(changed[pin.At], n)
 		}
@@ -164,18 +176,19 @@ func (s *Service) loadNodeData(ctx context.Context, req planRequest, meta []Entr
 		}
 		docs, err := s.clusters.NodeData(ctx, clusterName(req.cluster), resource, ids, at)
 		if err != nil && !errs.Is(err, errs.NotFound) {
-			return nil, nil, err
+			return nil, err
 		}
 		for _, n := range group {
 			// Read back exactly what the run read, or treat the node as never deployed.
 			if doc, ok := docs[nodes[n].ID]; ok && doc.ETag == last[nodes[n].ID].ETag {
 				if nodes[n].Old, err = decodeData(doc.Body); err != nil {
-					return nil, nil, err
+					return nil, err
 				}
+				frozen.setOld(nodes[n].ID, last[nodes[n].ID])
 			}
 		}
 	}
-	return pins, nil, nil
+	return nil, nil
 }
 
 // decodeData decodes a deployment data document ({} when empty).

@@ -28,7 +28,8 @@ func TestLegacyPlanRunsWholeOnEveryNode(t *testing.T) {
 	if len(steps) != 3 || steps[2].Task != 2 || steps[0].waits() || plan.nextRunnable(steps, 1) != 2 {
 		t.Fatalf("steps = %+v", steps)
 	}
-	if got := serialize(plan, "n"); len(got) != 2 || got[1].Task.ID != "b" {
-		t.Fatalf("serialized = %+v", got)
+	got, err := serialize(context.Background(), plan, "n", s.pinnedRenderer(1, plan))
+	if err != nil || len(got) != 2 || got[1].Task.ID() != "b" {
+		t.Fatalf("serialized = %+v, %v", got, err)
 	}
 }

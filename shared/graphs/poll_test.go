@@ -35,7 +35,7 @@ func TestClaimInClusterWaitsForWork(t *testing.T) {
 	tx := must[graphs.Transaction](t)(s.Execute(ctx, graphs.ExecuteRequest{Cluster: cluster1(), Graphs: []graphs.GraphRun{{Type: "upgrade", Nodes: []graphs.NodeID{"n1"}}}}))
 	select {
 	case c := <-claims:
-		if c.Action != graphs.ActionTask || c.Task.ID != "u" || c.Transaction != tx.UUID {
+		if c.Action != graphs.ActionTask || c.Task.ID() != "u" || c.Transaction != tx.UUID {
 			t.Fatalf("claim = %+v", c)
 		}
 	case <-time.After(5 * time.Second):

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -225,12 +226,16 @@ type ClusterSettings struct {
 	ReleaseID *int64 `json:"release_id"`
 	// Plugins are the ids of the enabled plugins, ascending; their graphs merge in this order.
 	Plugins []int64 `json:"plugins"`
+	// MasterIP is the Fuel master's address, which tasks name as {MASTER_IP};
+	// empty: each node's deployment data's master_ip.
+	MasterIP string `json:"master_ip,omitempty"`
 }
 
 // ClusterInput replaces a cluster's settings.
 type ClusterInput struct {
 	ReleaseID *int64  `json:"release_id"`
 	Plugins   []int64 `json:"plugins"`
+	MasterIP  string  `json:"master_ip"`
 }
 
 // Cluster returns a cluster's settings (no release and no plugins until set).
@@ -255,7 +260,12 @@ func (s *Service) SetCluster(ctx context.Context, id int64, in ClusterInput) (Cl
 	if err := s.clusters.Exists(ctx, clusterName(id)); err != nil {
 		return ClusterSettings{}, err
 	}
-	c := ClusterSettings{ID: id, ReleaseID: in.ReleaseID, Plugins: slices.Clone(in.Plugins)}
+	if in.MasterIP != "" {
+		if _, err := netip.ParseAddr(in.MasterIP); err != nil {
+			return ClusterSettings{}, errs.Invalidf("master_ip: %q is not an IP address", in.MasterIP)
+		}
+	}
+	c := ClusterSettings{ID: id, ReleaseID: in.ReleaseID, Plugins: slices.Clone(in.Plugins), MasterIP: in.MasterIP}
 	if c.Plugins == nil {
 		c.Plugins = []int64{}
 	}

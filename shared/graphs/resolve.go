@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // ClusterNode is a member of a cluster as a deployment sees it: the node
@@ -430,7 +431,8 @@ func checkNodeCycles(tasks []Task, nodes []ClusterNode, steps map[string][]NodeS
 // SerializedTask is a task of a node's list as the node's agent gets it,
 // with the tasks of other nodes it waits for.
 type SerializedTask struct {
-	Task       Task            `json:"task"`
+	// Task is the task as the node's agent gets it (see Claim.Task).
+	Task       wire.TaskDocument `json:"task"`
 	WaitFor    []NodeTaskRef   `json:"wait_for,omitempty"`
 	WaitForAny [][]NodeTaskRef `json:"wait_for_any,omitempty"`
 }
@@ -472,7 +474,7 @@ type ClusterTasks struct {
 // serialize lists the tasks a node's agent runs, in order. The waits of the
 // group, stage and skipped steps before a task are the task's own: the agent
 // passes them when it claims the task.
-func serialize(plan *frozenPlan, node string) []SerializedTask {
+func serialize(ctx context.Context, plan *frozenPlan, node string, r *nodeRenderer) ([]SerializedTask, error) {
 	name := func(r StepRef) NodeTaskRef {
 		return NodeTaskRef{Node: r.Node, Task: plan.Tasks[plan.steps(r.Node)[r.Step].Task].ID}
 	}
@@ -492,12 +494,16 @@ func serialize(plan *frozenPlan, node string) []SerializedTask {
 			item.WaitForAny = append(item.WaitForAny, refs)
 		}
 		if plan.handedOut(step) {
-			item.Task = plan.Tasks[step.Task]
+			body, err := r.body(ctx, node, step.Task)
+			if err != nil {
+				return nil, err
+			}
+			item.Task = body
 			out = append(out, item)
 			item = SerializedTask{}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // SerializedTasks returns each node's task list of a cluster's merged graph
@@ -522,16 +528,16 @@ func (s *Service) SerializedTasks(ctx context.Context, clusterID int64, graphTyp
 	if err != nil {
 		return ClusterTasks{}, err
 	}
+	r := s.liveRenderer(clusterID, plan, plan.planned)
 	for _, n := range nodes {
-		out.Nodes = append(out.Nodes, plan.nodeTasks(n))
+		tasks, err := serialize(ctx, plan, n.ID, r)
+		if err != nil {
+			return ClusterTasks{}, err
+		}
+		out.Nodes = append(out.Nodes, NodeTasks{Node: n.ID, Roles: orEmpty(n.Roles), Tasks: tasks, Skipped: plan.skipped(n.ID)})
 	}
 	out.Warnings, out.Unplaced = plan.Warnings, plan.Unplaced
 	return out, nil
-}
-
-// nodeTasks is a node's part of the plan as serialized_tasks and the plan show it.
-func (p *frozenPlan) nodeTasks(n ClusterNode) NodeTasks {
-	return NodeTasks{Node: n.ID, Roles: orEmpty(n.Roles), Tasks: serialize(p, n.ID), Skipped: p.skipped(n.ID)}
 }
 
 // skipped lists the tasks placed on a node that it does not run, with the reason.

@@ -36,7 +36,7 @@ func cluster3() *int64 { id := int64(3); return &id }
 func nodeTaskIDs(n graphs.NodeTasks) []string {
 	var ids []string
 	for _, t := range n.Tasks {
-		ids = append(ids, t.Task.ID)
+		ids = append(ids, t.Task.ID())
 	}
 	return ids
 }
@@ -67,7 +67,7 @@ func TestSerializedTasksSelectByRole(t *testing.T) {
 	if string(waits) != wantWaits {
 		t.Errorf("compute waits:\n%s\nwant\n%s", waits, wantWaits)
 	}
-	if r := got.Nodes[0].Tasks[4]; r.Task.ID != "report" || !slices.Equal(r.WaitFor, []graphs.NodeTaskRef{{Node: "3", Task: "ping"}}) {
+	if r := got.Nodes[0].Tasks[4]; r.Task.ID() != "report" || !slices.Equal(r.WaitFor, []graphs.NodeTaskRef{{Node: "3", Task: "ping"}}) {
 		t.Errorf("report = %+v", r)
 	}
 	only := must[graphs.ClusterTasks](t)(s.SerializedTasks(ctx, 3, "default", []graphs.NodeID{"3"}, false))
@@ -206,20 +206,20 @@ func TestRandomGraphsRunWithoutDeadlock(t *testing.T) {
 				case graphs.ActionDone:
 					done[node] = true
 				case graphs.ActionTask:
-					i := slices.IndexFunc(plan.NodeTasks[node], func(st graphs.SerializedTask) bool { return st.Task.ID == c.Task.ID })
+					i := slices.IndexFunc(plan.NodeTasks[node], func(st graphs.SerializedTask) bool { return st.Task.ID() == c.Task.ID() })
 					st := plan.NodeTasks[node][i]
 					for _, w := range st.WaitFor {
 						if !passed(w) {
-							t.Fatalf("seed %d: %s on %s handed out before %+v\n%s", seed, c.Task.ID, node, w, raw)
+							t.Fatalf("seed %d: %s on %s handed out before %+v\n%s", seed, c.Task.ID(), node, w, raw)
 						}
 					}
 					for _, group := range st.WaitForAny {
 						if !slices.ContainsFunc(group, passed) {
-							t.Fatalf("seed %d: %s on %s handed out before any of %+v\n%s", seed, c.Task.ID, node, group, raw)
+							t.Fatalf("seed %d: %s on %s handed out before any of %+v\n%s", seed, c.Task.ID(), node, group, raw)
 						}
 					}
-					must[graphs.NodeProgress](t)(s.Report(ctx, tx.UUID, node, graphs.TaskReport{Task: c.Task.ID, Status: "ready"}))
-					reported[graphs.NodeTaskRef{Node: node, Task: c.Task.ID}] = true
+					must[graphs.NodeProgress](t)(s.Report(ctx, tx.UUID, node, graphs.TaskReport{Task: c.Task.ID(), Status: "ready"}))
+					reported[graphs.NodeTaskRef{Node: node, Task: c.Task.ID()}] = true
 				}
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/yaql"
 )
 
 // Task types. Group, stage and skipped tasks only structure the graph: no
@@ -67,6 +68,9 @@ type Task struct {
 	ReexecuteOn []string
 	RefreshOn   []string
 	Extra       map[string]json.RawMessage
+	// fieldExprs are the {yaql_exp: ...} of Parameters and Extra, compiled
+	// when the task is read, by source: each node's body evaluates them.
+	fieldExprs map[string]*yaql.Expr
 }
 
 // CrossDependency is one entry of cross-depends / cross-depended-by.
@@ -527,7 +531,66 @@ func (t *Task) UnmarshalJSON(b []byte) error {
 	case t.Type == "":
 		return fieldErrorf("type", "is required")
 	}
+	if len(t.Parameters) > 0 {
+		if err := t.compileFieldExprs("parameters", t.Parameters); err != nil {
+			return err
+		}
+	}
+	for _, key := range sortedKeys(t.Extra) {
+		if err := t.compileFieldExprs(key, t.Extra[key]); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// compileFieldExprs compiles every {yaql_exp: ...} of a free-form field, so
+// that an expression that does not compile is refused when the task is read.
+func (t *Task) compileFieldExprs(field string, raw json.RawMessage) error {
+	if !bytes.Contains(raw, []byte("yaql_exp")) {
+		return nil
+	}
+	v, err := decodeFieldValue(raw)
+	if err != nil {
+		return fieldErrorf(field, "%v", err)
+	}
+	var walk func(path string, v any) error
+	walk = func(path string, v any) error {
+		switch v := v.(type) {
+		case map[string]any:
+			if src, ok := v["yaql_exp"]; ok {
+				text, isString := src.(string)
+				if !isString || len(v) != 1 {
+					return fieldErrorf(path, "must be {yaql_exp: \"...\"} and nothing else")
+				}
+				e, err := yaql.Compile(text)
+				if err != nil {
+					return fieldErrorf(path+".yaql_exp", "%v", err)
+				}
+				if t.fieldExprs == nil {
+					t.fieldExprs = map[string]*yaql.Expr{}
+				}
+				t.fieldExprs[text] = e
+				return nil
+			}
+			for _, k := range sortedKeys(v) {
+				if k == "regex" {
+					continue
+				}
+				if err := walk(path+"."+k, v[k]); err != nil {
+					return err
+				}
+			}
+		case []any:
+			for i, item := range v {
+				if err := walk(fmt.Sprintf("%s[%d]", path, i), item); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk(field, v)
 }
 
 // MarshalJSON writes the task with its known fields normalised (lists for

@@ -15,6 +15,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/ident"
 	"github.com/tuningbox/tuningbox/shared/store"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // Transaction is a transaction as the API shows it: a top-level one with its
@@ -102,10 +103,18 @@ type frozenPlan struct {
 	Limits map[string]int `json:"limits,omitempty"`
 	// Data: node -> the deployment data its conditions read.
 	Data map[string]DataPin `json:"data,omitempty"`
+	// Old: node -> the deployment data of its last successful run ($%old), when it had one.
+	Old map[string]DataPin `json:"old,omitempty"`
+	// Resource is the ConfigDB resource Data and Old name versions of.
+	Resource string `json:"resource,omitempty"`
+	// Vars: node -> its placeholder values, for the nodes with a task whose body renders per node.
+	Vars map[string]map[string]string `json:"vars,omitempty"`
 	// Warnings name what the graph refers to and the cluster does not have.
 	Warnings []string `json:"warnings,omitempty"`
 	// Unplaced are the tasks placed on no node.
 	Unplaced []string `json:"unplaced,omitempty"`
+	// planned are the nodes as the plan read them (their data), while the plan is being made.
+	planned []PlanNode
 }
 
 // handedOut says whether a step's task is given to an agent: not a group,
@@ -151,8 +160,10 @@ type Claim struct {
 	SubTransaction    string `json:"sub_transaction,omitempty"`
 	GraphType         string `json:"graph_type,omitempty"`
 	// Position is the task's index in the sub-transaction's plan.
-	Position *int  `json:"position,omitempty"`
-	Task     *Task `json:"task,omitempty"`
+	Position *int `json:"position,omitempty"`
+	// Task is the task as the node runs it: rendered with the node's data
+	// (placeholders, yaql in parameters), as Nailgun sent it.
+	Task wire.TaskDocument `json:"task,omitempty"`
 	// Heartbeat, with a task, is how often (seconds) the agent claims again
 	// while it runs the task, to show it is alive (see Service.Claim).
 	Heartbeat float64 `json:"heartbeat,omitempty"`
@@ -543,11 +554,12 @@ func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, ag
 	now := s.now()
 	if p.CurrentTask != "" {
 		// A heartbeat: recorded unless the node was seen lately.
-		if s.seenLately(p, now) {
-			return s.taskClaim(st, node, plan, steps[p.Next]), false, nil
+		c, err := s.taskClaim(ctx, st, node, plan, steps[p.Next])
+		if err != nil || s.seenLately(p, now) {
+			return c, false, err
 		}
 		p.LastSeen = &now
-		return s.taskClaim(st, node, plan, steps[p.Next]), false, s.idx.Write(ctx, progressOp(sub.UUID, p, rev), st.guardOp())
+		return c, false, s.idx.Write(ctx, progressOp(sub.UUID, p, rev), st.guardOp())
 	}
 	// The next task, and the group, stage and skipped steps passed on the way,
 	// must have what they wait for on other nodes done.
@@ -573,12 +585,16 @@ func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, ag
 	}
 	p.LastSeen = &now
 	if i < len(steps) {
+		c, err := s.taskClaim(ctx, st, node, plan, steps[i])
+		if err != nil {
+			return Claim{}, false, err
+		}
 		p.Status, p.Next, p.CurrentTask, p.CurrentStart = StatusRunning, i, plan.Tasks[steps[i].Task].ID, &now
 		if err := s.idx.Write(ctx, append(slot, progressOp(sub.UUID, p, rev), st.guardOp())...); err != nil {
 			return Claim{}, false, err
 		}
 		s.states.count(tasksFamily, StatusRunning)
-		return s.taskClaim(st, node, plan, steps[i]), false, nil
+		return c, false, nil
 	}
 	p.Status, p.Next = StatusReady, len(steps)
 	if err := s.idx.Write(ctx, st.finishNodeOps(progressOp(sub.UUID, p, rev), now)...); err != nil {
@@ -595,10 +611,14 @@ func (s *Service) countEnd(st *txState) {
 	}
 }
 
-func (s *Service) taskClaim(st *txState, node string, plan *frozenPlan, step NodeStep) Claim {
+func (s *Service) taskClaim(ctx context.Context, st *txState, node string, plan *frozenPlan, step NodeStep) (Claim, error) {
+	body, err := s.pinnedRenderer(st.parent.ClusterID, plan).body(ctx, node, step.Task)
+	if err != nil {
+		return Claim{}, err
+	}
 	c := st.claim(ActionTask, node)
-	c.Position, c.Task, c.Heartbeat = &step.Task, &plan.Tasks[step.Task], s.heartbeat.Seconds()
-	return c
+	c.Position, c.Task, c.Heartbeat = &step.Task, body, s.heartbeat.Seconds()
+	return c, nil
 }
 
 // taskSlots lists the nodes running a task whose plan limits how many may run it at once.
@@ -848,8 +868,11 @@ func (s *Service) Plan(ctx context.Context, id string) (Plan, error) {
 	}
 	out := Plan{Transaction: rec.UUID, GraphType: rec.GraphType, Nodes: rec.Nodes, Tasks: plan.Tasks,
 		NodeTasks: map[string][]SerializedTask{}, Skipped: map[string][]SkippedTask{}, Warnings: plan.Warnings, Unplaced: plan.Unplaced}
+	r := s.pinnedRenderer(rec.ClusterID, plan)
 	for _, n := range rec.Nodes {
-		out.NodeTasks[n] = serialize(plan, n)
+		if out.NodeTasks[n], err = serialize(ctx, plan, n, r); err != nil {
+			return Plan{}, err
+		}
 		out.Skipped[n] = plan.skipped(n)
 	}
 	return out, nil

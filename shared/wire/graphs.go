@@ -110,12 +110,16 @@ type Cluster struct {
 	ID        ID   `json:"id"`
 	ReleaseID *ID  `json:"release_id"`
 	Plugins   []ID `json:"plugins"`
+	// MasterIP is the Fuel master's address ({MASTER_IP} in tasks); absent:
+	// each node's deployment data's master_ip.
+	MasterIP string `json:"master_ip,omitempty"`
 }
 
 // ClusterUpdate sets a cluster's release and plugins (PUT: both are replaced).
 type ClusterUpdate struct {
-	ReleaseID *ID   `json:"release_id,omitempty" nullable:"true"`
-	Plugins   *[]ID `json:"plugins,omitempty"`
+	ReleaseID *ID    `json:"release_id,omitempty" nullable:"true"`
+	Plugins   *[]ID  `json:"plugins,omitempty"`
+	MasterIP  string `json:"master_ip,omitempty"`
 }
 
 // ExecuteRequest runs graphs on a cluster (POST /api/v1/graphs/execute).

@@ -213,7 +213,7 @@ func TestFunctions(t *testing.T) {
 		{"bool([])", "false"},
 		{"$.d.toJson()", `"{\"x\":1,\"y\":null}"`},
 		{"$node.toYaml()", `"k: v\n"`},
-		{"{'old' => $.l}.toYaml()", `"old:\n    - 1\n    - 2\n"`},
+		{"{'old' => $.l}.toYaml()", `"old:\n- 1\n- 2\n"`},
 		{"unknown(1)", "error"},
 		{"$.l.len(1)", "error"},
 		{"let(x => 1) -> $x", "error"}, // not supported: no task of Fuel's uses it

@@ -3,7 +3,8 @@
 
 Nodes: the three real nodes of ../shared/fuel/hiera/ (ceph-osd uid 100, compute 102,
 primary-controller 103) plus a non-primary controller, uid 104: a copy of the primary
-controller's data with uid "104" and roles ["controller"]. The master node's data is the
+controller's data with uid "104" and roles ["controller"]. Each node's data is also given split as Nailgun split it: "common" (the top-level keys every
+node has with the same value: $common) and each node's "own" part ($node). The master node's data is the
 primary controller's data with uid "master" and roles ["master"] (Nailgun's DeploymentLCMSerializer
 gives the master {uid: master, roles: [master]} over the cluster's common attributes; the
 node-specific keys left in the copy are not read by the master's tasks).
@@ -14,6 +15,7 @@ node-specific keys left in the copy are not read by the master's tasks).
   glance  the same data, except that the operator has since changed the glance settings of the
           controllers (103, 104) and so of the master: their current data has
           glance.image_cache_max_size changed, their old data is the original
+--force drops the old data (an execution with force): every condition sees a first deployment.
 
 The shared files are found at --shared DIR, else $TUNINGBOX_SHARED, else ../shared beside the
 repository checkout (CI lays shared/ out there; a worktree looks further up).
@@ -65,7 +67,19 @@ def change_glance(data):
     return changed
 
 
-def build(shared, graph, old_state):
+def split_common(datas):
+    """The cluster-wide part of the nodes' data (Nailgun's common attributes, a task's $common):
+    the top-level keys every node has with the same value."""
+    first, rest = datas[0], datas[1:]
+    return {k: v for k, v in first.items() if all(k in d and d[k] == v for d in rest)}
+
+
+def own_part(data, common):
+    """A node's own part of its data ($node): what the common part does not hold as it is."""
+    return {k: v for k, v in data.items() if k not in common or common[k] != v}
+
+
+def build(shared, graph, old_state, force=False):
     fuel = os.path.join(shared, 'fuel')
     metadata = load_yaml(os.path.join(fuel, 'release', 'release-metadata.yaml'))
     tasks = load_yaml(os.path.join(fuel, 'release', 'tasks-%s.yaml' % graph))
@@ -76,28 +90,33 @@ def build(shared, graph, old_state):
     extra['uid'] = EXTRA_CONTROLLER_UID
     extra['roles'] = ['controller']
     datas.append(extra)
+    common = split_common(datas)
     master = copy.deepcopy(primary)
     master['uid'] = 'master'
     master['roles'] = ['master']
 
     def with_old(uid, current):
-        if old_state == 'first':
-            return current, None
         if old_state == 'glance' and (uid in CONTROLLER_UIDS or uid == 'master'):
-            return change_glance(current), current
-        return current, current
+            new, old = change_glance(current), current
+        else:
+            new, old = current, current
+        if old_state == 'first' or force:
+            return new, None
+        return new, old
 
     nodes = []
     for data in sorted(datas, key=lambda d: int(d['uid'])):
         uid = str(data['uid'])
         new, old = with_old(uid, data)
-        nodes.append({'uid': uid, 'roles': list(new['roles']), 'data': new, 'old': old})
+        nodes.append({'uid': uid, 'roles': list(new['roles']), 'data': new, 'old': old,
+                      'own': own_part(new, common)})
     master_new, master_old = with_old('master', master)
     return {
         'tasks': tasks,
         'roles_metadata': metadata['roles_metadata'],
         'tags_metadata': metadata['tags_metadata'],
         'nodes': nodes,
+        'common': common,
         'master': {'data': master_new, 'old': master_old},
     }
 
@@ -106,9 +125,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--old', choices=('first', 'same', 'glance'), default='first')
     parser.add_argument('--graph', choices=('default', 'provision', 'deletion'), default='default')
+    parser.add_argument('--force', action='store_true', help='no old data, as an execution with force plans')
     parser.add_argument('--shared', default=None, help='default: $TUNINGBOX_SHARED or ../shared')
     args = parser.parse_args()
-    json.dump(build(args.shared or default_shared(), args.graph, args.old), sys.stdout)
+    json.dump(build(args.shared or default_shared(), args.graph, args.old, args.force), sys.stdout)
     sys.stdout.write('\n')
 
 

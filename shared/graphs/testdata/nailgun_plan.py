@@ -15,12 +15,16 @@ Input (JSON, stdin or the file named by the first argument):
      "nodes": [{"uid": "1",
                 "roles": [...],   # optional, default data["roles"] (astute.yaml: ["primary-controller"])
                 "data": {...},    # the node's deployment data (astute.yaml): yaql's $
-                "old": {...}}],   # its data at the last successful run; null or {} = first deployment
+                "old": {...},     # its data at the last successful run; null or {} = first deployment
+                "own": {...}}],   # optional: its own part of the data ($node), default data
+     "common": {...},             # optional: the cluster-wide part of the data ($common), default {}
+     "master_ip": "10.20.0.2",    # optional: {MASTER_IP}, default each node's data's master_ip
      "master": {"data": {...}, "old": {...}}}   # optional: $ of the tasks placed on the master node
 
 Output (JSON, stdout): see README.md beside this file; in short
 
-    {"nodes": {uid: {"tags", "placed", "run", "skipped": {id: reason}, "strategy", "cross_depends",
+    {"nodes": {uid: {"tags", "placed", "run", "bodies": {id: {parameters, fail_on_error}},
+                     "skipped": {id: reason}, "strategy", "cross_depends",
                      "cross_depended_by", "requires", "required_for"}},   # uids, "master", "null"
      "fault_tolerance_groups": [...], "unplaced": [...], "errors": [...]}
 
@@ -193,11 +197,15 @@ class PlanError(Exception):
 
 
 class Context(object):
-    """task_serializer.Context.get_yaql_interpreter: $ = $%new, $%old per node."""
+    """task_serializer.Context: yaql's $ = $%new, $%old, $node and $common per node
+    (get_yaql_interpreter), and the placeholders strings are formatted with (get_formatter_context)."""
 
-    def __init__(self, data_by_uid, old_by_uid):
+    def __init__(self, data_by_uid, old_by_uid, own_by_uid=None, common=None, master_ip=None):
         self.data = data_by_uid
         self.old = old_by_uid
+        self.own = own_by_uid or {}
+        self.common = common or {}
+        self.master_ip = master_ip
         self.root = create_yaql_context()
         self.engine = yaql.YaqlFactory().create(ENGINE_OPTIONS)
         self.cache = {}
@@ -206,6 +214,8 @@ class Context(object):
         context = self.root.create_child_context()
         context['$%new'] = self.data.get(uid, {})
         context['$%old'] = self.old.get(uid) or {}
+        context['$node'] = self.own.get(uid, self.data.get(uid, {}))
+        context['$common'] = self.common
         context['$'] = context['$%new']
 
         def evaluate(expression):
@@ -215,16 +225,40 @@ class Context(object):
             return parsed.evaluate(context=context)
         return evaluate
 
+    def formatter_context(self, uid):
+        """get_formatter_context. A value the data lacks is left out (Nailgun formatted it as "None";
+        tuningbox leaves such a placeholder as written), and so is SETTINGS (Nailgun's own settings)."""
+        data = self.data.get(uid, {})
+        context = {
+            'CLUSTER_ID': data.get('cluster', {}).get('id'),
+            'OPENSTACK_VERSION': data.get('openstack_version'),
+            'MASTER_IP': self.master_ip or data.get('master_ip'),
+            'CN_HOSTNAME': data.get('public_ssl', {}).get('hostname'),
+        }
+        return {k: v for k, v in context.items() if v is not None}
 
-def traverse(data, keywords):
-    """utils.traverse: a mapping holding a keyword (yaql_exp) is replaced by the keyword's value."""
+
+def text_format_safe(data, context):
+    """utils.text_format_safe: str.format, or the string as it is when it cannot be formatted."""
+    try:
+        return data.format(**context)
+    except Exception:
+        return data
+
+
+def traverse(data, keywords, formatter_context=None):
+    """utils.traverse: a mapping holding a keyword (yaql_exp) is replaced by the keyword's value,
+    strings are formatted with formatter_context, values under a key named regex are left as they are."""
     if isinstance(data, dict):
         for keyword, handler in keywords.items():
             if keyword in data:
                 return handler(data[keyword])
-        return {key: value if key == 'regex' else traverse(value, keywords) for key, value in data.items()}
+        return {key: value if key == 'regex' else traverse(value, keywords, formatter_context)
+                for key, value in data.items()}
     if isinstance(data, list):
-        return [traverse(item, keywords) for item in data]
+        return [traverse(item, keywords, formatter_context) for item in data]
+    if isinstance(data, str) and formatter_context:
+        return text_format_safe(data, formatter_context)
     return data
 
 
@@ -246,7 +280,7 @@ def serialize_task(context, template, uid):
         except Exception as e:
             raise PlanError('yaql %r: %s: %s' % (expression.strip(), type(e).__name__, e))
 
-    task = traverse(template, {'yaql_exp': evaluate})
+    task = traverse(template, {'yaql_exp': evaluate}, context.formatter_context(uid))
     reason = None
     if task['type'] in NOOP_TYPES:
         reason = 'stage' if task['type'] == 'stage' else 'skipped_type'
@@ -431,10 +465,13 @@ def edge_list(pairs):
 
 
 def node_entry(tags, tasks, skipped):
+    run = sorted(t for t in tasks if t not in skipped)
     return {
         'tags': sorted(tags),
         'placed': sorted(tasks),
-        'run': sorted(t for t in tasks if t not in skipped),
+        'run': run,
+        # what the node's agent gets of each task it runs (DeploymentTaskSerializer.serialize)
+        'bodies': {t: {k: tasks[t][k] for k in ('parameters', 'fail_on_error') if k in tasks[t]} for t in run},
         'skipped': dict(sorted(skipped.items())),
         'strategy': {},
         'cross_depends': {},
@@ -459,7 +496,9 @@ def plan(spec):
     data[MASTER_NODE_UID], old[MASTER_NODE_UID] = master.get('data') or {}, master.get('old') or {}
     data[None], old[None] = {}, {}
 
-    serializer = TransactionSerializer(Context(data, old), TagResolver(tags))
+    own = {str(n['uid']): n['own'] for n in spec['nodes'] if 'own' in n}
+    context = Context(data, old, own, spec.get('common'), spec.get('master_ip'))
+    serializer = TransactionSerializer(context, TagResolver(tags))
     serializer.process_tasks([stored_task(t) for t in spec['tasks']])
     edges = serializer.resolve_dependencies()
 

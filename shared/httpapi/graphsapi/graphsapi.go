@@ -284,11 +284,12 @@ func (h *handlers) putCluster(_ http.ResponseWriter, r *http.Request, id int64) 
 	var body struct {
 		ReleaseID json.RawMessage   `json:"release_id"`
 		Plugins   []json.RawMessage `json:"plugins"`
+		MasterIP  string            `json:"master_ip"`
 	}
 	if err := httpapi.Decode(r, &body); err != nil {
 		return 0, nil, err
 	}
-	var in graphs.ClusterInput
+	in := graphs.ClusterInput{MasterIP: body.MasterIP}
 	if len(body.ReleaseID) > 0 && string(body.ReleaseID) != "null" {
 		rel, err := h.bodyID(r, body.ReleaseID, string(graphs.Release))
 		if err != nil {

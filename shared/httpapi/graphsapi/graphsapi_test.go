@@ -462,7 +462,7 @@ func TestSpec002Endpoints(t *testing.T) {
 	a.expect("GET", "/api/v1/releases/9/deployment_tasks", "", 404, "Release 9 not found")
 	a.expect("PUT", "/api/v1/clusters/1", `{"release_id":1}`, 200, "")
 
-	a.expect("GET", "/api/v1/clusters/1/serialized_tasks/?nodes=2", "", 200, `"nodes":[{"node":"2","roles":[],"tasks":[{"task":{"id":"a"`)
+	a.expect("GET", "/api/v1/clusters/1/serialized_tasks/?nodes=2", "", 200, `"nodes":[{"node":"2","roles":[],"tasks":[{"task":{"fail_on_error":true,"id":"a","parameters":{"cwd":"/"},"type":"shell"`)
 	a.expect("GET", "/api/v1/clusters/1/serialized_tasks?graph_type=x", "", 404, "Graph with type: x is not defined")
 
 	// Idle: no transaction runs on the cluster.

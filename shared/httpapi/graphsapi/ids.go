@@ -134,7 +134,7 @@ func (v *views) clusterSettings(c graphs.ClusterSettings) (wire.Cluster, error) 
 	if err != nil {
 		return wire.Cluster{}, err
 	}
-	out := wire.Cluster{ID: id}
+	out := wire.Cluster{ID: id, MasterIP: c.MasterIP}
 	if c.ReleaseID != nil {
 		rel, err := v.ownerID(graphs.Owner{Kind: graphs.Release, ID: *c.ReleaseID})
 		if err != nil {
@@ -225,11 +225,7 @@ func serializedTasks(tasks []graphs.SerializedTask) ([]wire.SerializedTask, erro
 	}
 	out := make([]wire.SerializedTask, len(tasks))
 	for i, t := range tasks {
-		doc, err := taskDocument(t.Task)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = wire.SerializedTask{Task: doc, WaitFor: taskRefs(t.WaitFor), WaitForAny: httpapi.Convert(t.WaitForAny, taskRefs)}
+		out[i] = wire.SerializedTask{Task: t.Task, WaitFor: taskRefs(t.WaitFor), WaitForAny: httpapi.Convert(t.WaitForAny, taskRefs)}
 	}
 	return out, nil
 }
@@ -286,11 +282,6 @@ func claimView(c graphs.Claim) (wire.Claim, error) {
 		SubTransaction: c.SubTransaction, GraphType: c.GraphType, Position: c.Position, Heartbeat: c.Heartbeat,
 		DryRun: c.DryRun, NoopRun: c.NoopRun, Force: c.Force, Debug: c.Debug,
 	}
-	if c.Task != nil {
-		var err error
-		if out.Task, err = taskDocument(*c.Task); err != nil {
-			return wire.Claim{}, err
-		}
-	}
+	out.Task = c.Task
 	return out, nil
 }

@@ -227,9 +227,9 @@ func operatorsDay(t *testing.T, run func(stdin string, args ...string) string) {
 	run("", "graph", "run", "list", "-e", "1")
 	run("", "graph", "run", "show", first)
 	run("", "graph", "run", "wait", first, "--timeout", "10s")
-	// A dry run prints each node's plan; nobody runs it, so it is stopped.
-	dry := run("", "graph", "execute", "-e", "1", "--dry-run", "--format", "json")
-	run("", "graph", "run", "stop", runID(dry))
+	// A dry run prints each node's plan and ends at once; a run no agent takes is stopped.
+	run("", "graph", "execute", "-e", "1", "--dry-run")
+	run("", "graph", "run", "stop", runID(run("", "graph", "execute", "-e", "1", "--format", "json")))
 	for _, owner := range [][]string{{"-r", "mitaka"}, {"-p", "ldap"}, {"-e", "1"}} {
 		run("", append([]string{"graph", "delete", "-t", "default"}, owner...)...)
 	}

@@ -115,17 +115,18 @@ func newEnvShowCmd() *cobra.Command {
 
 func newEnvUpdateCmd() *cobra.Command {
 	var (
-		components, levels, release string
-		plugins                     []string
+		components, levels, release, masterIP string
+		plugins                               []string
 	)
 	cmd := &cobra.Command{
-		Use:   "update ID|UUID [--components ID|NAME,...] [--levels LEVEL,...] [--release R] [--plugin P]...",
+		Use:   "update ID|UUID [--components ID|NAME,...] [--levels LEVEL,...] [--release R] [--plugin P]... [--master-ip IP]",
 		Short: "Change an environment's components or hierarchy levels, or its release and plugins",
 		Long: `Change an environment's components or hierarchy levels (the ConfigDB), or
 the release and the enabled plugins its deployment graphs come from (the
 environment as a cluster, spec 002). A release or plugin is named by id, UUID,
 name-version or name; --plugin replaces the enabled plugins with the ones
-given (--plugin "" enables none).`,
+given (--plugin "" enables none). --master-ip is the Fuel master's address,
+which tasks name as {MASTER_IP} (without it, each node's data's master_ip).`,
 		Args: exactArgs("ID|UUID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var in client.EnvironmentUpdate
@@ -137,9 +138,9 @@ given (--plugin "" enables none).`,
 				names := nameList(levels)
 				in.HierarchyLevels = &names
 			}
-			changesCluster := cmd.Flags().Changed("release") || cmd.Flags().Changed("plugin")
+			changesCluster := cmd.Flags().Changed("release") || cmd.Flags().Changed("plugin") || cmd.Flags().Changed("master-ip")
 			if in == (client.EnvironmentUpdate{}) && !changesCluster {
-				return usagef("nothing to update: give --components, --levels, --release or --plugin")
+				return usagef("nothing to update: give --components, --levels, --release, --plugin or --master-ip")
 			}
 			c, err := newAPIClient()
 			if err != nil {
@@ -150,7 +151,7 @@ given (--plugin "" enables none).`,
 				return err
 			}
 			if changesCluster {
-				if err := updateCluster(cmd, c, env, release, plugins); err != nil {
+				if err := updateCluster(cmd, c, env, release, plugins, masterIP); err != nil {
 					return err
 				}
 			}
@@ -172,21 +173,25 @@ given (--plugin "" enables none).`,
 	f.StringVarP(&levels, "levels", "l", "", "hierarchy level names, least specific first")
 	f.StringVarP(&release, "release", "r", "", "the environment's release: id, UUID, name-version or name")
 	f.StringArrayVarP(&plugins, "plugin", "p", nil, "an enabled plugin: id, UUID, name-version or name (repeatable; replaces the enabled ones)")
+	f.StringVar(&masterIP, "master-ip", "", "the Fuel master's address, {MASTER_IP} in tasks (\"\" for each node's data's master_ip)")
 	return cmd
 }
 
 // clusterColumns are what `env update --release/--plugin` prints.
-var clusterColumns = []string{"id", "release_id", "plugins"}
+var clusterColumns = []string{"id", "release_id", "plugins", "master_ip"}
 
 // updateCluster sets the release or the plugins of environment env (named
 // as c's microversion takes it) and prints the result. The API replaces
 // both, so the one not given is sent as it is.
-func updateCluster(cmd *cobra.Command, c *client.Client, env, release string, plugins []string) error {
+func updateCluster(cmd *cobra.Command, c *client.Client, env, release string, plugins []string, masterIP string) error {
 	current, err := c.Cluster(cmd.Context(), env)
 	if err != nil {
 		return err
 	}
-	in := client.ClusterUpdate{ReleaseID: current.ReleaseID, Plugins: &current.Plugins}
+	in := client.ClusterUpdate{ReleaseID: current.ReleaseID, Plugins: &current.Plugins, MasterIP: current.MasterIP}
+	if cmd.Flags().Changed("master-ip") {
+		in.MasterIP = masterIP
+	}
 	if cmd.Flags().Changed("release") {
 		ref, err := c.Ref(cmd.Context(), client.KindRelease, release)
 		if err != nil {

@@ -533,7 +533,7 @@ start fails the run as unreachable.`,
 	f.StringSliceVar(&nodes, "nodes", nil, "the same as --node")
 	f.StringSliceVarP(&tasks, "tasks", "T", nil, "task ids to run; the others are skipped")
 	f.BoolVar(&force, "force", false, "ask agents to run tasks even when nothing changed")
-	f.BoolVar(&dryRun, "dry-run", false, "ask agents to report tasks without running them, and print each node's tasks to run and to skip")
+	f.BoolVar(&dryRun, "dry-run", false, "plan the run and print each node's tasks to run and to skip; nothing runs and the environment is not held")
 	f.BoolVar(&noop, "noop", false, "ask agents to run tasks in no-op mode")
 	f.BoolVar(&debug, "debug", false, "ask agents for debug output")
 	f.DurationVar(&claimTimeout, "claim-timeout", graphs.DefaultClaimTimeout, "fail the run when a node has not claimed within this long of its graph's start")

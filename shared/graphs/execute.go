@@ -19,7 +19,9 @@ import (
 type ExecuteRequest struct {
 	Cluster *int64     `json:"cluster"`
 	Graphs  []GraphRun `json:"graphs"`
-	// DryRun asks the agent to report tasks without running them; NoopRun to run them in no-op mode.
+	// DryRun plans and stores the plans, and ends at once: no node runs
+	// anything and the cluster is not held (Astute's dry run never touched
+	// the nodes). NoopRun has the agents run the tasks in no-op mode.
 	DryRun  bool `json:"dry_run"`
 	NoopRun bool `json:"noop_run"`
 	// Force and Debug are passed on to the agent with every task.
@@ -174,12 +176,13 @@ func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (Transaction,
 		return Transaction{}, err
 	}
 	cid := *req.Cluster
+	dryRun := req.DryRun && !req.NoopRun
 	// Nodes doubles as the existence check: an unknown cluster is a 404 before any 409.
 	clusterNodes, err := s.clusters.Nodes(ctx, clusterName(cid))
 	if err != nil {
 		return Transaction{}, err
 	}
-	if err := s.runningOn(ctx, cid); err != nil {
+	if err := s.runningOn(ctx, cid); err != nil && !dryRun {
 		return Transaction{}, err
 	}
 	now := s.now()
@@ -224,11 +227,17 @@ func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (Transaction,
 			info.Status, info.TimeStart = StatusRunning, &now
 		}
 		idle := frozen.idleNodes(nodeIDs(nodes))
+		if dryRun {
+			idle = nodeIDs(nodes)
+		}
 		subs[i] = txRecord{TransactionInfo: info, Nodes: nodeIDs(nodes), Idle: idle, Finished: len(idle), Plan: hash}
 		parent.Subs = append(parent.Subs, info.UUID)
 	}
-	// Sub-transactions whose nodes all have nothing to do are done at once.
+	// Sub-transactions whose nodes all have nothing to do are done at once (a dry run's all are).
 	settle(&parent, subs, now)
+	if dryRun {
+		parent.Message = DryRunMessage
+	}
 	var ops []store.Op
 	if parent.Status == StatusRunning {
 		ops = append(ops, store.Create(lockKey(cid), mustJSON(clusterLock{Transaction: parent.UUID})))

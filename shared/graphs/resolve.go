@@ -433,8 +433,8 @@ func checkNodeCycles(tasks []Task, nodes []ClusterNode, steps map[string][]NodeS
 type SerializedTask struct {
 	// Task is the task as the node's agent gets it (see Claim.Task).
 	Task       wire.TaskDocument `json:"task"`
-	WaitFor    []NodeTaskRef   `json:"wait_for,omitempty"`
-	WaitForAny [][]NodeTaskRef `json:"wait_for_any,omitempty"`
+	WaitFor    []NodeTaskRef     `json:"wait_for,omitempty"`
+	WaitForAny [][]NodeTaskRef   `json:"wait_for_any,omitempty"`
 }
 
 // NodeTaskRef names a task on a node.

@@ -173,6 +173,9 @@ type Claim struct {
 	Debug     bool    `json:"debug"`
 }
 
+// DryRunMessage is the message of a dry run, which ends as soon as it is planned.
+const DryRunMessage = "Dry run: planned; no node ran anything"
+
 // Claim actions.
 const (
 	ActionTask = "task"

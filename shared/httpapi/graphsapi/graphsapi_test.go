@@ -324,7 +324,17 @@ func TestExecute(t *testing.T) {
 	a.expect("POST", exec, `{"cluster":1,"graphs":[{"type":"nope"}]}`, 404, "Graph with type: nope is not defined")
 	a.expect("POST", exec, `{"cluster":1,"graphs":[{"type":"default"}],"claim_timeout":"10m"}`, 400, "claim_timeout")
 
-	r := a.expect("POST", exec, `{"cluster":1,"graphs":[{"type":"default","nodes":["2"],"tasks":["ntp"]},{"type":"upgrade"}],"dry_run":true}`, 202, "")
+	// A dry run plans, stores the plans and ends at once: no agent, no lock.
+	dry := decode[transaction](t, a.expect("POST", exec, `{"cluster":1,"graphs":[{"type":"default"},{"type":"upgrade"}],"dry_run":true}`, 202, ""))
+	if dry.Status != "ready" || !dry.DryRun || dry.SubTransactions[0].Status != "ready" || dry.SubTransactions[1].Status != "ready" {
+		t.Fatalf("dry run = %+v", dry)
+	}
+	a.expect("GET", "/api/v1/transactions/"+dry.SubTransactions[0].UUID+"/plan", "", 200, `"ntp"`)
+	if c := a.claim(dry.UUID, "2"); c.Action != "done" {
+		t.Fatalf("a dry run hands out nothing: %+v", c)
+	}
+
+	r := a.expect("POST", exec, `{"cluster":1,"graphs":[{"type":"default","nodes":["2"],"tasks":["ntp"]},{"type":"upgrade"}],"noop_run":true}`, 202, "")
 	tx := decode[transaction](t, r)
 	if r.header.Get("Location") != "/api/v1/transactions/"+tx.UUID {
 		t.Fatalf("Location = %q", r.header.Get("Location"))
@@ -380,8 +390,8 @@ func TestExecute(t *testing.T) {
 	}
 	a.expect("GET", "/api/v1/transactions/"+tx.SubTransactions[0].UUID, "", 200, `"nodes":[{"node":"2","status":"ready"`)
 	history := decode[[]transaction](t, a.expect("GET", "/api/v1/transactions?cluster_id=1", "", 200, ""))
-	if len(history) != 1 || history[0].UUID != tx.UUID {
-		t.Fatalf("history = %+v", history)
+	if len(history) != 2 || history[0].UUID != tx.UUID || history[1].UUID != dry.UUID || history[1].Message != graphs.DryRunMessage {
+		t.Fatalf("history (newest first: the run, the dry run) = %+v", history)
 	}
 	running := decode[[]transaction](t, a.expect("GET", "/api/v1/transactions?status=running", "", 200, ""))
 	if len(running) != 1 || running[0].UUID != other.UUID {

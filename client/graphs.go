@@ -143,17 +143,9 @@ func (c *Client) Execute(ctx context.Context, in ExecuteRequest) (*Transaction, 
 func (c *Client) executeBody(ctx context.Context, in ExecuteRequest) (ExecuteRequest, error) {
 	in.Graphs = slices.Clone(in.Graphs)
 	for i, g := range in.Graphs {
-		nodes := make([]NodeID, len(g.Nodes))
-		for j, n := range g.Nodes {
-			if ident.IsIntegerID(string(n)) {
-				nodes[j] = n
-				continue
-			}
-			id, err := c.Resolve(ctx, KindNode, string(n))
-			if err != nil {
-				return in, err
-			}
-			nodes[j] = NodeID(id.ID)
+		nodes, err := c.nodeIDs(ctx, g.Nodes)
+		if err != nil {
+			return in, err
 		}
 		in.Graphs[i].Nodes = nodes
 	}
@@ -165,6 +157,23 @@ func (c *Client) executeBody(ctx context.Context, in ExecuteRequest) (ExecuteReq
 		in.Cluster = (*ID)(&ref)
 	}
 	return in, nil
+}
+
+// nodeIDs gives nodes named by id, UUID or FQDN by their integer ids, as runs take them.
+func (c *Client) nodeIDs(ctx context.Context, refs []NodeID) ([]NodeID, error) {
+	nodes := make([]NodeID, len(refs))
+	for j, n := range refs {
+		if ident.IsIntegerID(string(n)) {
+			nodes[j] = n
+			continue
+		}
+		id, err := c.Resolve(ctx, KindNode, string(n))
+		if err != nil {
+			return nil, err
+		}
+		nodes[j] = NodeID(id.ID)
+	}
+	return nodes, nil
 }
 
 // Transaction reads a transaction by UUID.
@@ -181,6 +190,38 @@ type Plan = wire.Plan
 func (c *Client) TransactionPlan(ctx context.Context, uuid string) (*Plan, error) {
 	var out Plan
 	_, err := c.call(ctx, http.MethodGet, graphsBase+"/transactions/"+esc(uuid)+"/plan", nil, nil, &out)
+	return &out, err
+}
+
+// ClusterTasks is each node's task list of a cluster's graph, as a run would hand it out.
+type ClusterTasks = wire.ClusterTasks
+
+// SerializedTasks previews what a run of graphType on cluster would do on
+// nodes (all the cluster's when none are given): each node's tasks as its
+// agent would get them, the tasks it would skip and why, and the plan's
+// warnings. Nothing is stored and nothing runs. force plans as a forced run.
+func (c *Client) SerializedTasks(ctx context.Context, cluster, graphType string, nodes []NodeID, force bool) (*ClusterTasks, error) {
+	env, err := c.Ref(ctx, KindEnvironment, cluster)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := c.nodeIDs(ctx, nodes)
+	if err != nil {
+		return nil, err
+	}
+	q := url.Values{"graph_type": {graphType}}
+	if len(ids) > 0 {
+		names := make([]string, len(ids))
+		for i, id := range ids {
+			names[i] = string(id)
+		}
+		q.Set("nodes", strings.Join(names, ","))
+	}
+	if force {
+		q.Set("force", "true")
+	}
+	var out ClusterTasks
+	_, err = c.call(ctx, http.MethodGet, graphsBase+"/clusters/"+esc(env)+"/serialized_tasks", q, nil, &out)
 	return &out, err
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/client"
 	"github.com/tuningbox/tuningbox/shared/graphs"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // graphColumns are what `graph list` prints in table form.
@@ -32,7 +33,7 @@ type (-t, default "default"). An environment's tasks are its release's graph,
 overridden by its enabled plugins' graphs, overridden by its own.`,
 	}
 	cmd.SetFlagErrorFunc(flagError)
-	cmd.AddCommand(newGraphListCmd(), newGraphUploadCmd(), newGraphDownloadCmd(), newGraphDeleteCmd(), newGraphExecuteCmd(), newGraphRunCmd())
+	cmd.AddCommand(newGraphListCmd(), newGraphUploadCmd(), newGraphDownloadCmd(), newGraphDeleteCmd(), newGraphPlanCmd(), newGraphExecuteCmd(), newGraphRunCmd())
 	return cmd
 }
 
@@ -537,6 +538,60 @@ start fails the run as unreachable.`,
 	f.BoolVar(&noop, "noop", false, "ask agents to run tasks in no-op mode")
 	f.BoolVar(&debug, "debug", false, "ask agents for debug output")
 	f.DurationVar(&claimTimeout, "claim-timeout", graphs.DefaultClaimTimeout, "fail the run when a node has not claimed within this long of its graph's start")
+	addListFormat(cmd, &format)
+	return cmd
+}
+
+func newGraphPlanCmd() *cobra.Command {
+	var (
+		env, graphType, format string
+		nodes                  []string
+		force                  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "plan -e ENV [-t TYPE] [-n NODE]... [--force]",
+		Short: "Show what a run would do on each node, without running or storing anything",
+		Long: `Show what executing a graph on an environment would do now: for each node,
+the tasks it would run in order and the ones it would skip with the reason,
+and the plan's warnings (such as master tasks with no master node). Nothing is
+stored, nothing runs and the environment is not held. --force plans as a
+forced run would (every condition sees a first deployment). --format json
+prints each task as the node's agent would get it.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if env == "" {
+				return usagef("--env is required")
+			}
+			c, err := newAPIClient()
+			if err != nil {
+				return err
+			}
+			refs := make([]client.NodeID, len(nodes))
+			for i, n := range nodes {
+				refs[i] = client.NodeID(n)
+			}
+			tasks, err := c.SerializedTasks(cmd.Context(), env, graphType, refs, force)
+			if err != nil {
+				return err
+			}
+			if format != formatTable {
+				return renderObject(cmd.OutOrStdout(), format, toObject(tasks), nil)
+			}
+			plan := &client.Plan{GraphType: tasks.GraphType, Warnings: tasks.Warnings, Unplaced: tasks.Unplaced,
+				NodeTasks: map[string][]wire.SerializedTask{}, Skipped: map[string][]wire.SkippedTask{}}
+			for _, n := range tasks.Nodes {
+				plan.Nodes = append(plan.Nodes, n.Node)
+				plan.NodeTasks[n.Node], plan.Skipped[n.Node] = n.Tasks, n.Skipped
+			}
+			printPlans(cmd.OutOrStdout(), []*client.Plan{plan})
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&env, "env", "e", "", "environment (cluster): id or UUID")
+	f.StringVarP(&graphType, "type", "t", "default", "graph type")
+	f.StringSliceVarP(&nodes, "node", "n", nil, "nodes to plan for, by id or FQDN (default: all the environment's)")
+	f.BoolVar(&force, "force", false, "plan as a forced run: every node's old data unknown")
 	addListFormat(cmd, &format)
 	return cmd
 }

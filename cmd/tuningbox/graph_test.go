@@ -199,3 +199,30 @@ func TestGraphUploadTreeAndDryRun(t *testing.T) {
 		}
 	}
 }
+
+// graph plan previews a run without one: the same lists as a dry run, each
+// task as its agent would get it in JSON, and no transaction left behind.
+func TestGraphPlan(t *testing.T) {
+	url := graphServer(t)
+	mustCLI(t, url, "", "graph", "upload", "-e", "1", "-t", "default",
+		"-f", writeFile(t, "own.yaml", "- {id: everywhere, type: shell, parameters: {cmd: 'ls /etc/{CLUSTER_ID}'}}\n- {id: never, type: shell, condition: false}\n"))
+	out := mustCLI(t, url, "", "graph", "plan", "-e", "1", "--node", "2")
+	for _, want := range []string{"graph default:", "node 2: 1 to run, 1 skipped", "    run  everywhere", "    skip never (condition)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "node 1:") {
+		t.Errorf("--node 2 plans node 2 only:\n%s", out)
+	}
+	js := jsonOut(t, mustCLI(t, url, "", "graph", "plan", "-e", "1", "--force", "--format", "json")).(map[string]any)
+	nodes, _ := js["nodes"].([]any)
+	if len(nodes) != 2 || !strings.Contains(mustCLI(t, url, "", "graph", "plan", "-e", "1", "--format", "json"), `"fail_on_error": true`) {
+		t.Fatalf("plan --format json: %v", js)
+	}
+	// The run list holds the dry run alone: the plans started nothing.
+	mustCLI(t, url, "", "graph", "execute", "-e", "1", "--dry-run")
+	if runs, _ := jsonOut(t, mustCLI(t, url, "", "graph", "run", "list", "-e", "1", "--format", "json")).([]any); len(runs) != 1 || runs[0].(map[string]any)["status"] != "ready" {
+		t.Fatalf("runs after three plans and a dry run: %v", runs)
+	}
+}

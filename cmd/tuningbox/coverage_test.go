@@ -36,7 +36,6 @@ var operationsWithoutCommand = map[string]string{
 	"graphs.plugins.graphs.patch":     "graph upload replaces a graph with PUT; PATCH is fuel2's partial update",
 	"graphs.clusters.graphs.patch":    "graph upload replaces a graph with PUT; PATCH is fuel2's partial update",
 	"graphs.clusters.tasks.merged":    "graph download -a reads the same tasks; listed for fuel2 compatibility",
-	"graphs.clusters.serializedTasks": "fuel2's per-node task view for debugging a plan: curl",
 	"graphs.clusters.deploy":          "spec 002's PUT /clusters/{id}/deploy: graph execute starts the same transaction through /graphs/execute",
 	"graphs.clusters.graphviz":        "a Graphviz drawing of the task graph: curl .../deploy_tasks/graph.gv | dot",
 	"graphs.graphs.get":               "graphs by their own id: the CLI names a graph by its owner and type",
@@ -228,6 +227,7 @@ func operatorsDay(t *testing.T, run func(stdin string, args ...string) string) {
 	run("", "graph", "run", "show", first)
 	run("", "graph", "run", "wait", first, "--timeout", "10s")
 	// A dry run prints each node's plan and ends at once; a run no agent takes is stopped.
+	run("", "graph", "plan", "-e", "1")
 	run("", "graph", "execute", "-e", "1", "--dry-run")
 	run("", "graph", "run", "stop", runID(run("", "graph", "execute", "-e", "1", "--format", "json")))
 	for _, owner := range [][]string{{"-r", "mitaka"}, {"-p", "ldap"}, {"-e", "1"}} {

@@ -53,6 +53,8 @@ SIGKILL after --stop-grace), report it failed and exit.`,
 	f.DurationVar(&opts.Wait, "wait", 20*time.Second, "how long one request waits for work on the server (long poll; 0 polls)")
 	f.BoolVar(&opts.AllowReboot, "allow-reboot", false, "really reboot for reboot tasks (otherwise they are reported, not performed)")
 	f.StringVar(&opts.Puppet, "puppet", "puppet", "the puppet command puppet tasks run")
+	f.StringVar(&opts.Root, "root", "", "take the files tasks write, sync's destination and the working directory below this directory (staging and tests)")
+	f.StringVar(&opts.CopyFrom, "copy-from", "", "the Fuel master's files as this node sees them, where copy_files reads its sources (default: --root, or /)")
 	f.DurationVar(&opts.StopGrace, "stop-grace", 5*time.Second, "how long a stopped task may take to exit after SIGTERM before SIGKILL")
 	return cmd
 }

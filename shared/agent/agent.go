@@ -8,6 +8,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,6 +48,15 @@ type Options struct {
 	Puppet string
 	// StopGrace is how long a stopped task may take to exit after SIGTERM before SIGKILL.
 	StopGrace time.Duration
+	// Root, when set, is where the tasks' absolute paths lead: the files
+	// upload_file and copy_files write, sync's destination and the working
+	// directory are taken below it (a staging or test sandbox, not a
+	// security boundary: commands still see the whole machine).
+	Root string
+	// CopyFrom is the Fuel master's file tree as this node sees it, where
+	// copy_files reads its sources (Astute read them on the master): "" is
+	// Root, or / without one.
+	CopyFrom string
 }
 
 // Agent runs one node's tasks through api.
@@ -357,6 +368,7 @@ func (a *Agent) execute(ctx context.Context, c *claimed) client.TaskReport {
 			return client.TaskReport{Status: "error", Message: "parameters: " + err.Error()}
 		}
 	}
+	p = a.sandboxed(p)
 	switch {
 	case c.DryRun && !c.NoopRun:
 		return client.TaskReport{Status: "ready", Message: "dry run: not run"}
@@ -408,6 +420,24 @@ func (a *Agent) execute(ctx context.Context, c *claimed) client.TaskReport {
 }
 
 func isZero(code int) bool { return code == 0 }
+
+// sandboxed returns the task's paths as this agent uses them: below Root,
+// and copy_files' sources below CopyFrom.
+func (a *Agent) sandboxed(p taskParams) taskParams {
+	below := func(dir, path string) string {
+		if dir == "" || !filepath.IsAbs(path) {
+			return path
+		}
+		return filepath.Join(dir, path)
+	}
+	from := cmp.Or(a.opts.CopyFrom, a.opts.Root)
+	p.Path, p.Dst, p.Cwd = below(a.opts.Root, p.Path), below(a.opts.Root, p.Dst), below(a.opts.Root, p.Cwd)
+	p.Files = slices.Clone(p.Files)
+	for i := range p.Files {
+		p.Files[i].Src, p.Files[i].Dst = below(from, p.Files[i].Src), below(a.opts.Root, p.Files[i].Dst)
+	}
+	return p
+}
 
 func fileReport(msg string, err error) client.TaskReport {
 	if err != nil {

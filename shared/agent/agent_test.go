@@ -131,6 +131,33 @@ func TestTaskKinds(t *testing.T) {
 	}
 }
 
+// With --root, the files tasks write land below it and copy_files reads its
+// sources below --copy-from (the master's tree), never the machine's own.
+func TestSandboxRoot(t *testing.T) {
+	root, master := t.TempDir(), t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(master, "var/lib/fuel/keys/7"), 0o700))
+	must(t, os.WriteFile(filepath.Join(master, "var/lib/fuel/keys/7/nova"), []byte("key"), 0o600))
+	a := New(nil, Options{Workdir: t.TempDir(), Root: root, CopyFrom: master}, slog.New(slog.DiscardHandler))
+	a.node = &client.Node{ID: "1"}
+	claim := func(typ, params string) *claimed {
+		return &claimed{Claim: &client.Claim{Transaction: "tx"}, Task: task{ID: "t", Type: typ, Parameters: json.RawMessage(params)}}
+	}
+	for _, c := range []*claimed{
+		claim("upload_file", `{"path":"/etc/fuel/cluster/7/node.yaml","data":"uid: 1\n"}`),
+		claim("copy_files", `{"files":[{"src":"/var/lib/fuel/keys/7/nova","dst":"/var/lib/astute/nova/nova"}],"permissions":"0600"}`),
+		claim("shell", `{"cmd":"pwd > here","cwd":"/"}`),
+	} {
+		if rep := a.execute(context.Background(), c); rep.Status != "ready" {
+			t.Fatalf("%s: %+v", c.Task.Type, rep)
+		}
+	}
+	for path, want := range map[string]string{"etc/fuel/cluster/7/node.yaml": "uid: 1\n", "var/lib/astute/nova/nova": "key", "here": root + "\n"} {
+		if got, err := os.ReadFile(filepath.Join(root, path)); err != nil || string(got) != want {
+			t.Errorf("%s: %q, %v; want %q", path, got, err, want)
+		}
+	}
+}
+
 // An agent running a task claims it again every heartbeat; when the run is
 // stopped meanwhile, the next heartbeat ends the task.
 func TestHeartbeatStopsTaskOfEndedRun(t *testing.T) {

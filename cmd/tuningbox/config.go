@@ -12,11 +12,11 @@ import (
 func newConfigCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
-		Short: "Read and change resource values and overrides (spec 000's fuel config)",
+		Short: "Read and change resource values and overrides, like fuel config",
 		Long: `Read and change the documents of a resource (data source) at a level of an environment.
 
---level names the level path, e.g. nodes=7. The node level (nodes, or node as
-spec 000 writes it) takes a registered node by id, FQDN or UUID: the server
+--level names the level path, e.g. nodes=7. The node level (nodes, or node)
+takes a registered node by id, FQDN or UUID: the server
 resolves it, so every form addresses the same documents. In an environment
 with levels above the node (role, ...), --level nodes=FQDN alone reads the
 node's placement from the registry. Without --level the environment-wide

@@ -26,7 +26,7 @@ func newGraphCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "graph",
 		Short: "Manage and execute deployment graphs (releases, plugins, environments)",
-		Long: `Manage and execute deployment graphs (spec 002), like fuel2's graph commands.
+		Long: `Manage and execute deployment graphs, like fuel2's graph commands.
 A graph belongs to one environment (-e), release (-r) or plugin (-p) under a
 type (-t, default "default"). An environment's tasks are its release's graph,
 overridden by its enabled plugins' graphs, overridden by its own.`,

@@ -181,8 +181,9 @@ Every change is a new version of the document (see config history).`,
 
 // setKey sets one key of the document of kind at ref's level and returns the
 // version it created. A level that has no document yet gets one holding just
-// that key; otherwise the API's keys/set changes the stored document
-// atomically (creating missing objects on the way, never descending into a scalar).
+// that key; otherwise the API's keys/set (at microversion 1.4) changes the
+// stored document atomically, creating missing objects on the way, never
+// descending into a scalar.
 func setKey(cmd *cobra.Command, c *client.Client, ref client.DocumentRef, kind string, path []string, v any, dry io.Writer) (int, error) {
 	current, err := getDocument(cmd.Context(), c, ref, kind, 0)
 	if err != nil {

@@ -21,13 +21,13 @@ func TestHelpNamesTheEnvironment(t *testing.T) {
 			t.Errorf("--help lacks %q:\n%s", want, out)
 		}
 	}
-	// The README says what latest is.
-	readme, err := os.ReadFile("../../README.md")
+	// The microversion history says what latest is.
+	history, err := os.ReadFile("../../docs/microversions.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "`latest` for the newest (" + httpapi.MaxVersion.String() + ")"; !strings.Contains(string(readme), want) {
-		t.Errorf("README lacks %q", want)
+	if want := "`latest` for the newest (" + httpapi.MaxVersion.String() + ")"; !strings.Contains(string(history), want) {
+		t.Errorf("docs/microversions.md lacks %q", want)
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tuningbox/tuningbox/client"
-	"github.com/tuningbox/tuningbox/shared/graphs"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // graphColumns are what `graph list` prints in table form.
@@ -536,7 +536,7 @@ start fails the run as unreachable.`,
 	f.BoolVar(&dryRun, "dry-run", false, "ask agents to report tasks without running them, and print each node's tasks to run and to skip")
 	f.BoolVar(&noop, "noop", false, "ask agents to run tasks in no-op mode")
 	f.BoolVar(&debug, "debug", false, "ask agents for debug output")
-	f.DurationVar(&claimTimeout, "claim-timeout", graphs.DefaultClaimTimeout, "fail the run when a node has not claimed within this long of its graph's start")
+	f.DurationVar(&claimTimeout, "claim-timeout", wire.DefaultClaimTimeout, "fail the run when a node has not claimed within this long of its graph's start")
 	addListFormat(cmd, &format)
 	return cmd
 }

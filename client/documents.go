@@ -165,7 +165,8 @@ func (c *Client) PutDocument(ctx context.Context, ref DocumentRef, kind string, 
 }
 
 // SetKeys sets values in the stored document of kind at ref atomically:
-// each key path with its value (every segment before the last must exist).
+// each key path with its value. Up to microversion 1.3 every segment before
+// the last must exist (else ErrConflict); from 1.4 the missing objects are created.
 func (c *Client) SetKeys(ctx context.Context, ref DocumentRef, kind string, sets []KeySet) (int, error) {
 	return c.write(ctx, ref.Path(kind)+"/keys/set", http.MethodPatch, sets)
 }

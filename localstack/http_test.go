@@ -329,8 +329,11 @@ func TestHTTPKeyOperations(t *testing.T) {
 	f.want(http.StatusNoContent, "PUT", path, `{"a":{"b":1},"l":[1,2]}`)
 	f.want(http.StatusNoContent, "PATCH", path+"/keys/set", `[["a","b",2],["c","new"]]`)
 	f.wantJSON("GET", path, `{"a":{"b":2},"c":"new","l":[1,2]}`)
-	f.want(http.StatusConflict, "PATCH", path+"/keys/set", `[["c","new","z"]]`)      // through a string
-	f.want(http.StatusNoContent, "PATCH", path+"/keys/set", `[["x","y","z"]]`)       // adds the missing objects (spec 000)
+	f.want(http.StatusConflict, "PATCH", path+"/keys/set", `[["c","new","z"]]`) // through a string
+	f.want(http.StatusConflict, "PATCH", path+"/keys/set", `[["x","y","z"]]`)   // at 1.0, as tuning-box: x must exist
+	// From 1.4 keys/set adds the missing objects (spec 000); 1.2 on name the environment by UUID.
+	byUUID := strings.Replace(path, fmt.Sprintf("/environments/%d/", f.env.ID), "/environments/"+f.env.UUID+"/", 1)
+	f.want(http.StatusNoContent, "PATCH", byUUID+"/keys/set", `[["x","y","z"]]`, "OpenStack-API-Version", "config 1.4")
 	f.want(http.StatusConflict, "PATCH", path+"/keys/delete", `[["c"],["missing"]]`) // all or nothing
 	f.want(http.StatusNoContent, "PATCH", path+"/keys/delete", `[["c"],["a","b"]]`)  // both exist
 	f.wantJSON("GET", path, `{"a":{},"l":[1,2],"x":{"y":"z"}}`)

@@ -12,11 +12,11 @@ import (
 func newConfigCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
-		Short: "Read and change resource values and overrides (spec 000's fuel config)",
+		Short: "Read and change resource values and overrides, like fuel config",
 		Long: `Read and change the documents of a resource (data source) at a level of an environment.
 
---level names the level path, e.g. nodes=7. The node level (nodes, or node as
-spec 000 writes it) takes a registered node by id, FQDN or UUID: the server
+--level names the level path, e.g. nodes=7. The node level (nodes, or node)
+takes a registered node by id, FQDN or UUID: the server
 resolves it, so every form addresses the same documents. In an environment
 with levels above the node (role, ...), --level nodes=FQDN alone reads the
 node's placement from the registry. Without --level the environment-wide
@@ -181,8 +181,9 @@ Every change is a new version of the document (see config history).`,
 
 // setKey sets one key of the document of kind at ref's level and returns the
 // version it created. A level that has no document yet gets one holding just
-// that key; otherwise the API's keys/set changes the stored document
-// atomically (creating missing objects on the way, never descending into a scalar).
+// that key; otherwise the API's keys/set (at microversion 1.4) changes the
+// stored document atomically, creating missing objects on the way, never
+// descending into a scalar.
 func setKey(cmd *cobra.Command, c *client.Client, ref client.DocumentRef, kind string, path []string, v any, dry io.Writer) (int, error) {
 	current, err := getDocument(cmd.Context(), c, ref, kind, 0)
 	if err != nil {

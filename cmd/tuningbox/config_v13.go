@@ -21,7 +21,7 @@ import (
 // v13 asks c's questions at microversion 1.3.
 func v13(c *client.Client) *client.Client { return c.At("1.3") }
 
-// at13 returns d with its environment named as 1.3 takes it: by UUID.
+// at13 returns d with its environment named as 1.3 and later take it: by UUID.
 func at13(ctx context.Context, c *client.Client, d client.DocumentRef) (client.DocumentRef, error) {
 	env, err := v13(c).Ref(ctx, client.KindEnvironment, d.Environment)
 	d.Environment = env
@@ -111,17 +111,32 @@ func (w docWrite) preview(ctx context.Context, c *client.Client, ref client.Docu
 	}
 }
 
+// keysSetVersion is the microversion a keys/set is sent at, whatever
+// --api-version says: from 1.4 it creates the objects missing on the key's
+// path, so config set adds facts under keys that do not exist yet.
+const keysSetVersion = "1.4"
+
 // sendWrite sends a document write and returns the version it created. With
 // dry (not nil) it is a dry run: nothing is stored and the preview is printed to dry.
 func sendWrite(ctx context.Context, c *client.Client, ref client.DocumentRef, kind string, w docWrite, dry io.Writer) (int, error) {
+	version, sent := "", ref
+	switch {
+	case w.sets != nil:
+		version = keysSetVersion
+	case dry != nil:
+		version = "1.3"
+	}
+	if version != "" {
+		var err error
+		if sent, err = at13(ctx, c, ref); err != nil {
+			return 0, err
+		}
+		c = c.At(version)
+	}
 	if dry == nil {
-		return w.send(ctx, c, ref, kind)
+		return w.send(ctx, c, sent, kind)
 	}
-	ref13, err := at13(ctx, c, ref)
-	if err != nil {
-		return 0, err
-	}
-	p, err := w.preview(ctx, v13(c), ref13, kind)
+	p, err := w.preview(ctx, c, sent, kind)
 	if err != nil {
 		return 0, err
 	}

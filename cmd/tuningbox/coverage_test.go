@@ -117,12 +117,13 @@ func TestRouteTableOperationsWithoutCommand(t *testing.T) {
 		len(routes.Table), len(routes.Table)-len(without), len(without), strings.Join(without, ", "))
 }
 
-// leafCommands lists the runnable commands under cmd by path ("config set").
+// leafCommands lists the runnable commands under cmd by path ("config set"); an
+// exempt group of commandsNotRun (completion) stands for its subcommands.
 func leafCommands(cmd *cobra.Command, prefix string) []string {
 	var out []string
 	for _, c := range cmd.Commands() {
 		path := strings.TrimSpace(prefix + " " + c.Name())
-		if c.HasSubCommands() {
+		if _, exempt := commandsNotRun[path]; c.HasSubCommands() && !exempt {
 			out = append(out, leafCommands(c, path)...)
 		} else {
 			out = append(out, path)

@@ -123,7 +123,7 @@ func newEnvUpdateCmd() *cobra.Command {
 		Short: "Change an environment's components or hierarchy levels, or its release and plugins",
 		Long: `Change an environment's components or hierarchy levels (the ConfigDB), or
 the release and the enabled plugins its deployment graphs come from (the
-environment as a cluster, spec 002). A release or plugin is named by id, UUID,
+environment as a cluster). A release or plugin is named by id, UUID,
 name-version or name; --plugin replaces the enabled plugins with the ones
 given (--plugin "" enables none). --master-ip is the Fuel master's address,
 which tasks name as {MASTER_IP} (without it, each node's data's master_ip).`,

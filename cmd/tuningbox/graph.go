@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tuningbox/tuningbox/client"
-	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
@@ -27,7 +26,7 @@ func newGraphCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "graph",
 		Short: "Manage and execute deployment graphs (releases, plugins, environments)",
-		Long: `Manage and execute deployment graphs (spec 002), like fuel2's graph commands.
+		Long: `Manage and execute deployment graphs, like fuel2's graph commands.
 A graph belongs to one environment (-e), release (-r) or plugin (-p) under a
 type (-t, default "default"). An environment's tasks are its release's graph,
 overridden by its enabled plugins' graphs, overridden by its own.`,
@@ -537,7 +536,7 @@ start fails the run as unreachable.`,
 	f.BoolVar(&dryRun, "dry-run", false, "plan the run and print each node's tasks to run and to skip; nothing runs and the environment is not held")
 	f.BoolVar(&noop, "noop", false, "ask agents to run tasks in no-op mode")
 	f.BoolVar(&debug, "debug", false, "ask agents for debug output")
-	f.DurationVar(&claimTimeout, "claim-timeout", graphs.DefaultClaimTimeout, "fail the run when a node has not claimed within this long of its graph's start")
+	f.DurationVar(&claimTimeout, "claim-timeout", wire.DefaultClaimTimeout, "fail the run when a node has not claimed within this long of its graph's start")
 	addListFormat(cmd, &format)
 	return cmd
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tuningbox/tuningbox/client"
-	"github.com/tuningbox/tuningbox/shared/graphs"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 func newGraphRunCmd() *cobra.Command {
@@ -98,7 +98,7 @@ func loadRun(ctx context.Context, c *client.Client, id string) (*runView, error)
 	}
 	r := &runView{Transaction: *top}
 	for _, sub := range top.SubTransactions {
-		if sub.Status == graphs.StatusPending {
+		if sub.Status == wire.StatusPending {
 			continue
 		}
 		d, err := c.Transaction(ctx, sub.UUID)
@@ -132,14 +132,14 @@ func nodeRow(sub client.Transaction, p client.NodeProgress, now time.Time) []str
 	}
 	var failures []string
 	for _, r := range p.Results {
-		if r.Status == graphs.StatusError {
+		if r.Status == wire.StatusError {
 			failures = append(failures, r.Task+": "+r.Message)
 		}
 	}
 	status := p.Status
 	switch {
-	case status != graphs.StatusRunning:
-	case sub.Status == graphs.StatusError:
+	case status != wire.StatusRunning:
+	case sub.Status == wire.StatusError:
 		status = "interrupted"
 	case p.CurrentTask == "":
 		status = "waiting"
@@ -233,9 +233,9 @@ was unreachable or lost, a task timed out), 2 when --timeout passes first.`,
 				}
 				show.update(r, time.Now())
 				switch r.Status {
-				case graphs.StatusReady:
+				case wire.StatusReady:
 					return nil
-				case graphs.StatusError:
+				case wire.StatusError:
 					return &exitStatus{code: 1, msg: r.summary()}
 				}
 				if !deadline.IsZero() && time.Now().After(deadline) {

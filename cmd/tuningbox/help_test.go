@@ -1,9 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 )
@@ -17,13 +21,13 @@ func TestHelpNamesTheEnvironment(t *testing.T) {
 			t.Errorf("--help lacks %q:\n%s", want, out)
 		}
 	}
-	// The README says what latest is.
-	readme, err := os.ReadFile("../../README.md")
+	// The microversion history says what latest is.
+	history, err := os.ReadFile("../../docs/microversions.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "`latest` for the newest (" + httpapi.MaxVersion.String() + ")"; !strings.Contains(string(readme), want) {
-		t.Errorf("README lacks %q", want)
+	if want := "`latest` for the newest (" + httpapi.MaxVersion.String() + ")"; !strings.Contains(string(history), want) {
+		t.Errorf("docs/microversions.md lacks %q", want)
 	}
 }
 
@@ -35,5 +39,41 @@ func TestUnsetPasswordNamesTheVariable(t *testing.T) {
 	_, err := cli(t, "http://127.0.0.1:1", "", "env", "list")
 	if exitCode(err) != 2 || !strings.Contains(err.Error(), "TUNINGBOX_PASSWORD is not set") {
 		t.Errorf("unset password: %v", err)
+	}
+}
+
+// A word that names no subcommand is a usage error naming it, at every level of
+// the tree, so a script does not take the group's help for success; a group
+// alone still prints its help.
+func TestUnknownSubcommandIsAnError(t *testing.T) {
+	var groups [][]string
+	var walk func(cmd *cobra.Command, path []string)
+	walk = func(cmd *cobra.Command, path []string) {
+		if cmd.HasSubCommands() {
+			groups = append(groups, path)
+		}
+		for _, sub := range cmd.Commands() {
+			walk(sub, append(slices.Clip(path), sub.Name()))
+		}
+	}
+	walk(newRootCmd(), nil)
+	if len(groups) < 10 {
+		t.Fatalf("only %d command groups found: %v", len(groups), groups)
+	}
+	for _, group := range groups {
+		out, err := cli(t, "http://127.0.0.1:1", "", append(slices.Clip(group), "no-such-command", "1")...)
+		if exitCode(err) != 2 || !strings.Contains(err.Error(), `unknown command "no-such-command"`) {
+			t.Errorf("tuningbox %v no-such-command 1: exit %d, %v\n%s", group, exitCode(err), err, out)
+		}
+	}
+	out, err := cli(t, "http://127.0.0.1:1", "", "env", "export", "1")
+	if err == nil || !strings.Contains(err.Error(), `unknown command "export" for "tuningbox env"`) {
+		t.Errorf("env export 1: %v\n%s", err, out)
+	}
+	if out, err := cli(t, "http://127.0.0.1:1", "", "env"); err != nil || !strings.Contains(out, "Available Commands") {
+		t.Errorf("env alone: %v\n%s", err, out)
+	}
+	if _, err := cli(t, "http://127.0.0.1:1", "", "evn", "list"); !strings.Contains(fmt.Sprint(err), `did you mean "env"?`) {
+		t.Errorf("evn list: %v", err)
 	}
 }

@@ -64,7 +64,34 @@ The client's settings come from flags or the environment:
 		newTokenCmd(),
 		newStoreCmd(),
 	)
+	root.InitDefaultCompletionCmd()
+	rejectUnknownSubcommands(root)
 	return root
+}
+
+// rejectUnknownSubcommands makes every command that only groups others fail,
+// as a usage error, on an argument that names none of them: cobra would print
+// the group's help and exit 0, and a script would believe it worked. Without
+// arguments a group still prints its help.
+func rejectUnknownSubcommands(cmd *cobra.Command) {
+	for _, sub := range cmd.Commands() {
+		rejectUnknownSubcommands(sub)
+	}
+	if !cmd.HasSubCommands() || cmd.Runnable() {
+		return
+	}
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.SuggestionsMinimumDistance = 2 // cobra's own default for the root's unknown commands
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if suggestions := cmd.SuggestionsFor(args[0]); len(suggestions) > 0 {
+			msg += fmt.Sprintf(" (did you mean %q?)", suggestions[0])
+		}
+		return usagef("%s", msg)
+	}
 }
 
 // exitCode maps an error to the process exit status: 2 for usage errors,

@@ -310,7 +310,7 @@ func newNodeValidateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validate UUID|ID|FQDN",
 		Short: "Validate a node: do its deploy step interfaces support every deploy template its traits enable?",
-		Long: `Validate a node as Ironic does (spec 003): each deploy step interface is
+		Long: `Validate a node as Ironic does: each deploy step interface is
 valid (true), invalid (false, with the deploy template and the step the node
 does not support), or not supported by the node and needed by nothing (empty
 result, "not supported"). The exit status is 1 when an interface is invalid.`,

@@ -96,7 +96,7 @@ catalog is then an error (without it the report lists the unchecked types).`,
 	f.StringVarP(&env, "env", "e", "", "environment id whose values hold the override data")
 	f.StringSliceVarP(&level, "level", "l", nil, "level path, e.g. role=compute,nodes=7 or nodes=node-1.example.com (repeatable); global when omitted")
 	f.StringVarP(&resource, "resource", "r", "", "resource (data source) name or id holding the override data")
-	f.StringSliceVar(&knownTypes, "known-types", nil, "resource types that exist, e.g. file,package,service (spec 001's unknown-type check)")
+	f.StringSliceVar(&knownTypes, "known-types", nil, "resource types that exist besides the catalog's, e.g. file,package,service: an override of any other type is an error")
 	return cmd
 }
 

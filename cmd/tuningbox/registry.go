@@ -38,7 +38,7 @@ func newPluginCmd() *cobra.Command  { return newRegistryCmd(pluginKind) }
 func newRegistryCmd(k registryKind) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   k.name,
-		Short: fmt.Sprintf("Manage %ss: what deployment graphs belong to (spec 002)", k.name),
+		Short: fmt.Sprintf("Manage %ss: what deployment graphs belong to", k.name),
 		Long: fmt.Sprintf(`Manage %[1]ss. A %[1]s is named by its id, its UUID, name-version
 (e.g. mitaka-9.0) or its name alone when only one version is registered.
 Its graphs are managed with tuningbox graph (-%[2]s); an environment's %[1]s is

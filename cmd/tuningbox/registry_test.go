@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -59,19 +57,11 @@ func TestReleaseAndPluginCommands(t *testing.T) {
 	}
 }
 
-// release create --metadata takes Fuel's release-metadata.yaml (../shared/fuel
-// beside the checkout) as it is; release update replaces the metadata.
+// release create --metadata takes Fuel's release-metadata.yaml (testdata/fuel
+// at the repository root) as it is; release update replaces the metadata.
 func TestReleaseMetadataCommands(t *testing.T) {
 	url := cliServer(t)
-	metadata := ""
-	for dir, _ := filepath.Abs("."); dir != "/" && metadata == ""; dir = filepath.Dir(dir) {
-		if p := filepath.Join(dir, "shared", "fuel", "release", "release-metadata.yaml"); fileExists(p) {
-			metadata = p
-		}
-	}
-	if metadata == "" {
-		t.Fatal("../shared/fuel/release/release-metadata.yaml not found beside the checkout")
-	}
+	metadata := "../../testdata/fuel/release/release-metadata.yaml"
 	mustCLI(t, url, "", "release", "create", "--name", "mitaka", "--version", "9.0", "--metadata", metadata)
 	show := jsonOut(t, mustCLI(t, url, "", "release", "show", "mitaka", "--format", "json")).(map[string]any)
 	roles, _ := show["roles_metadata"].(map[string]any)
@@ -93,11 +83,6 @@ func TestReleaseMetadataCommands(t *testing.T) {
 	if _, err := cli(t, url, "", "release", "update", "mitaka"); exitCode(err) != 2 {
 		t.Errorf("update without a change: %v", err)
 	}
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
 
 func TestTemplateDefaultsCommands(t *testing.T) {

@@ -32,7 +32,7 @@ func newTemplateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "template",
 		Short: "Manage deploy templates (a trait name mapped to deploy steps)",
-		Long: `Manage deploy templates (spec 003). A template is named by a trait
+		Long: `Manage deploy templates. A template is named by a trait
 (CUSTOM_... or a standard trait); a UUID or the name identifies it.
 --steps takes a JSON list of steps {interface, step, args, priority}: inline,
 from a file, or - for standard input.`,

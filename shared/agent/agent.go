@@ -27,7 +27,6 @@ import (
 	"time"
 
 	"github.com/tuningbox/tuningbox/client"
-	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/retry"
 	"github.com/tuningbox/tuningbox/shared/wire"
 )
@@ -547,7 +546,7 @@ func (a *Agent) runWithRetries(ctx context.Context, c *claimed, p taskParams, ar
 // keeps its whole output in the workdir's log and its tail for the report,
 // and ends the group on timeout or when the agent stops.
 func (a *Agent) runProcess(ctx context.Context, c *claimed, p taskParams, argv []string, success func(int) bool) client.TaskReport {
-	timeout := graphs.DefaultTaskTimeout
+	timeout := wire.DefaultTaskTimeout
 	if p.Timeout > 0 {
 		timeout = time.Duration(p.Timeout * float64(time.Second))
 	}

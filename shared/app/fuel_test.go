@@ -19,7 +19,7 @@ import (
 )
 
 // Fuel's real release graphs through the API, as an operator uses them: the
-// three graphs of ../shared/fuel uploaded unmodified, the release's role
+// three graphs of testdata/fuel uploaded unmodified, the release's role
 // metadata, four nodes with their astute.yaml as ConfigDB documents, and the
 // plans read back with serialized_tasks before a first run, after it with no
 // change (only the unconditioned tasks run again), and after the glance
@@ -28,22 +28,8 @@ import (
 
 const graphsTestdata = "../graphs/testdata"
 
-// fuelShared locates ../shared/fuel beside the checkout (CI lays shared/ there).
-func fuelShared(t *testing.T) string {
-	t.Helper()
-	for dir, _ := filepath.Abs("."); dir != "/"; dir = filepath.Dir(dir) {
-		if p := filepath.Join(dir, "shared", "fuel"); isDir(p) && !isDir(filepath.Join(dir, "shared", "configdb")) {
-			return p
-		}
-	}
-	t.Fatal("../shared/fuel not found beside the checkout")
-	return ""
-}
-
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
-}
+// fuelDir is Fuel's own data, copied into the repository (testdata/fuel/README.md).
+const fuelDir = "../../testdata/fuel"
 
 // yamlJSON reads a YAML file as the CLI does (anchors resolved, a repeated
 // key keeping its last value: fuel-library's tasks.yaml files have some) as JSON.
@@ -141,11 +127,10 @@ func TestFuelGraphsPlanAsNailgun(t *testing.T) {
 	// The stack's functions, each confined to its grants: planning reads the ConfigDB from the graphs function.
 	url := apptest.LambdaServer(t, "admin", "fuel-test-password")
 	c := &client{t: t, url: url, api: login(t, url, "admin", "fuel-test-password")}
-	fuel := fuelShared(t)
-	release := fmt.Sprintf(`{"name":"mitaka-9.0","version":"9.0",%s`, yamlJSON(t, filepath.Join(fuel, "release", "release-metadata.yaml"))[1:])
+	release := fmt.Sprintf(`{"name":"mitaka-9.0","version":"9.0",%s`, yamlJSON(t, filepath.Join(fuelDir, "release", "release-metadata.yaml"))[1:])
 	c.do("POST", "/api/v1/releases", release, 201, `"roles_metadata"`)
 	for _, graphType := range []string{"default", "provision", "deletion"} {
-		tasks := yamlJSON(t, filepath.Join(fuel, "release", "tasks-"+graphType+".yaml"))
+		tasks := yamlJSON(t, filepath.Join(fuelDir, "release", "tasks-"+graphType+".yaml"))
 		c.do("POST", "/api/v1/releases/1/deployment_graphs/"+graphType, `{"tasks":`+string(tasks)+`}`, 201, `"relations"`)
 	}
 	c.do("POST", "/api/v1/config/components", `{"name":"fuel","resource_definitions":[{"name":"astute"}]}`, 201, "")

@@ -425,28 +425,20 @@ func putEdit(body []byte) (documentEdit, error) {
 	return func([]byte, bool) ([]byte, error) { return doc, nil }, nil
 }
 
-// SetKeys applies a keys/set batch to the newest kind document at ref, all or nothing.
-// Nothing stored at that level is 404; a path that does not exist is 409.
-func (s *Service) SetKeys(ctx context.Context, ref DocRef, kind Kind, ops []KeyOp, ifMatch string) (Version, error) {
-	return s.editKeys(ctx, ref, kind, ops, ifMatch, true)
+// EditKeys applies a keys/set or keys/delete batch to the newest kind document
+// at ref, all or nothing. Nothing stored at that level is 404; a path that does
+// not exist is 409.
+func (s *Service) EditKeys(ctx context.Context, ref DocRef, kind Kind, edit KeyEdit, ops []KeyOp, ifMatch string) (Version, error) {
+	return s.write(ctx, ref, kind, ifMatch, keysEdit(ref, kind, edit, ops))
 }
 
-// DeleteKeys applies a keys/delete batch, like SetKeys.
-func (s *Service) DeleteKeys(ctx context.Context, ref DocRef, kind Kind, ops []KeyOp, ifMatch string) (Version, error) {
-	return s.editKeys(ctx, ref, kind, ops, ifMatch, false)
-}
-
-func (s *Service) editKeys(ctx context.Context, ref DocRef, kind Kind, ops []KeyOp, ifMatch string, set bool) (Version, error) {
-	return s.write(ctx, ref, kind, ifMatch, keysEdit(ref, kind, ops, set))
-}
-
-// keysEdit applies a keys/set (set) or keys/delete batch to the stored document.
-func keysEdit(ref DocRef, kind Kind, ops []KeyOp, set bool) documentEdit {
+// keysEdit applies a keys/set or keys/delete batch to the stored document.
+func keysEdit(ref DocRef, kind Kind, edit KeyEdit, ops []KeyOp) documentEdit {
 	return func(current []byte, exists bool) ([]byte, error) {
 		if !exists {
 			return nil, errs.NotFoundf("no %s of resource %s are stored at this level", kind, ref.Resource)
 		}
-		return applyKeyOps(current, ops, set)
+		return applyKeyOps(current, ops, edit)
 	}
 }
 

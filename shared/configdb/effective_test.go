@@ -236,7 +236,7 @@ func TestValidatorHook(t *testing.T) {
 	if _, err := s.PutDocument(ctx, ref, Overrides, []byte(`{"a":1}`), ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SetKeys(ctx, ref, Overrides, []KeyOp{{[]byte(`"a"`), []byte(`3`)}}, ""); errs.KindOf(err) != errs.Invalid {
+	if _, err := s.EditKeys(ctx, ref, Overrides, SetKey, []KeyOp{{[]byte(`"a"`), []byte(`3`)}}, ""); errs.KindOf(err) != errs.Invalid {
 		t.Fatalf("invalid keys/set: %v, want Invalid", err)
 	}
 	versions, err := s.ListVersions(ctx, ref, Overrides)

@@ -159,9 +159,24 @@ func lookupPath(node any, path []string) (any, bool) {
 // (strings, or integers for list indexes); for set, the last element is the value.
 type KeyOp []json.RawMessage
 
+// KeyEdit is what a keys batch does at each of its paths.
+type KeyEdit int
+
+const (
+	// DeleteKey removes the element at the path, which must exist.
+	DeleteKey KeyEdit = iota
+	// SetKey sets the path's last key; every key before it must exist
+	// (tuning-box's keys/set, microversions 1.0 to 1.3).
+	SetKey
+	// SetKeyCreatingPath sets the path's last key and creates the objects
+	// missing on the way (microversion 1.4; spec 000's clients add facts).
+	SetKeyCreatingPath
+)
+
 // applyKeyOps applies a whole batch to a copy of doc and returns the new canonical
 // bytes. Any bad operation fails the batch: nothing is applied.
-func applyKeyOps(doc []byte, ops []KeyOp, set bool) ([]byte, error) {
+func applyKeyOps(doc []byte, ops []KeyOp, edit KeyEdit) ([]byte, error) {
+	set := edit != DeleteKey
 	if len(ops) == 0 {
 		return nil, errs.Invalidf("the key path list is empty")
 	}
@@ -189,7 +204,7 @@ func applyKeyOps(doc []byte, ops []KeyOp, set bool) ([]byte, error) {
 			return nil, err
 		}
 		if set {
-			root, err = setPath(root, path, 0, value)
+			root, err = setPath(root, path, 0, value, edit == SetKeyCreatingPath)
 		} else {
 			root, err = deletePath(root, path, 0)
 		}
@@ -255,20 +270,20 @@ func pathSegments(raw []json.RawMessage) ([]string, error) {
 }
 
 // setPath sets the element at path[at:] below node to value and returns the
-// (possibly new) node. Missing keys of objects on the way are created as
-// objects (spec 000: a client adds or updates facts); a list element is only
-// replaced, never appended, and nothing descends into a scalar.
-func setPath(node any, path []string, at int, value any) (any, error) {
+// (possibly new) node. With createPath, missing keys of objects on the way are
+// created as objects, else they are a 409; a list element is only replaced,
+// never appended, and nothing descends into a scalar.
+func setPath(node any, path []string, at int, value any, createPath bool) (any, error) {
 	seg := path[at]
 	if at < len(path)-1 {
 		next, ok := child(node, seg)
 		if !ok {
-			if _, isObject := node.(map[string]any); !isObject {
+			if _, isObject := node.(map[string]any); !isObject || !createPath {
 				return nil, keyPathError(path, at, node)
 			}
 			next = map[string]any{}
 		}
-		updated, err := setPath(next, path, at+1, value)
+		updated, err := setPath(next, path, at+1, value, createPath)
 		if err != nil {
 			return nil, err
 		}
@@ -299,7 +314,7 @@ func deletePath(node any, path []string, at int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return setPath(node, path[:at+1], at, updated)
+		return setPath(node, path[:at+1], at, updated, false)
 	}
 	switch n := node.(type) {
 	case map[string]any:

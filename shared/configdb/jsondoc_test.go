@@ -21,26 +21,27 @@ func TestApplyKeyOps(t *testing.T) {
 	const doc = `{"a":{"b":"old","list":[1,2,3]},"n":1.50,"s":"x"}`
 	tests := []struct {
 		name string
-		set  bool
+		edit KeyEdit
 		ops  string
 		want string
 		kind errs.Kind // when the batch fails
 	}{
-		{name: "set existing nested key", set: true, ops: `[["a","b","new"]]`, want: `{"a":{"b":"new","list":[1,2,3]},"n":1.50,"s":"x"}`},
-		{name: "set adds one new key", set: true, ops: `[["a","c",{"d":1}]]`, want: `{"a":{"b":"old","c":{"d":1},"list":[1,2,3]},"n":1.50,"s":"x"}`},
-		{name: "set top-level key", set: true, ops: `[["t",true]]`, want: `{"a":{"b":"old","list":[1,2,3]},"n":1.50,"s":"x","t":true}`},
-		{name: "set replaces list element by string index", set: true, ops: `[["a","list","1",20]]`, want: `{"a":{"b":"old","list":[1,20,3]},"n":1.50,"s":"x"}`},
-		{name: "set replaces list element by integer index", set: true, ops: `[["a","list",0,10]]`, want: `{"a":{"b":"old","list":[10,2,3]},"n":1.50,"s":"x"}`},
-		{name: "several sets apply in order", set: true, ops: `[["x",{}],["x","y",1]]`, want: `{"a":{"b":"old","list":[1,2,3]},"n":1.50,"s":"x","x":{"y":1}}`},
-		{name: "big numbers round-trip", set: true, ops: `[["big",12345678901234567890123]]`, want: `{"a":{"b":"old","list":[1,2,3]},"big":12345678901234567890123,"n":1.50,"s":"x"}`},
-		{name: "set cannot append to a list", set: true, ops: `[["a","list","3",4]]`, kind: errs.Conflict},
-		{name: "set creates missing objects", set: true, ops: `[["a","x","y",1],["new","z",true]]`, want: `{"a":{"b":"old","list":[1,2,3],"x":{"y":1}},"n":1.50,"new":{"z":true},"s":"x"}`},
-		{name: "set does not create list elements", set: true, ops: `[["a","list","5","y",1]]`, kind: errs.Conflict},
-		{name: "set through a scalar", set: true, ops: `[["s","x",1]]`, kind: errs.Conflict},
-		{name: "set without a key", set: true, ops: `[["only-value"]]`, kind: errs.Conflict},
-		{name: "set batch is all or nothing", set: true, ops: `[["n",2],["s","x",1]]`, kind: errs.Conflict},
-		{name: "set path element of a wrong type", set: true, ops: `[[true,1]]`, kind: errs.Invalid},
-		{name: "empty batch", set: true, ops: `[]`, kind: errs.Invalid},
+		{name: "set existing nested key", edit: SetKey, ops: `[["a","b","new"]]`, want: `{"a":{"b":"new","list":[1,2,3]},"n":1.50,"s":"x"}`},
+		{name: "set adds one new key", edit: SetKey, ops: `[["a","c",{"d":1}]]`, want: `{"a":{"b":"old","c":{"d":1},"list":[1,2,3]},"n":1.50,"s":"x"}`},
+		{name: "set top-level key", edit: SetKey, ops: `[["t",true]]`, want: `{"a":{"b":"old","list":[1,2,3]},"n":1.50,"s":"x","t":true}`},
+		{name: "set replaces list element by string index", edit: SetKey, ops: `[["a","list","1",20]]`, want: `{"a":{"b":"old","list":[1,20,3]},"n":1.50,"s":"x"}`},
+		{name: "set replaces list element by integer index", edit: SetKey, ops: `[["a","list",0,10]]`, want: `{"a":{"b":"old","list":[10,2,3]},"n":1.50,"s":"x"}`},
+		{name: "several sets apply in order", edit: SetKey, ops: `[["x",{}],["x","y",1]]`, want: `{"a":{"b":"old","list":[1,2,3]},"n":1.50,"s":"x","x":{"y":1}}`},
+		{name: "big numbers round-trip", edit: SetKey, ops: `[["big",12345678901234567890123]]`, want: `{"a":{"b":"old","list":[1,2,3]},"big":12345678901234567890123,"n":1.50,"s":"x"}`},
+		{name: "set cannot append to a list", edit: SetKey, ops: `[["a","list","3",4]]`, kind: errs.Conflict},
+		{name: "set refuses a missing object on the path", edit: SetKey, ops: `[["a","x","y",1]]`, kind: errs.Conflict},
+		{name: "set creating the path creates missing objects", edit: SetKeyCreatingPath, ops: `[["a","x","y",1],["new","z",true]]`, want: `{"a":{"b":"old","list":[1,2,3],"x":{"y":1}},"n":1.50,"new":{"z":true},"s":"x"}`},
+		{name: "set creating the path does not create list elements", edit: SetKeyCreatingPath, ops: `[["a","list","5","y",1]]`, kind: errs.Conflict},
+		{name: "set through a scalar", edit: SetKey, ops: `[["s","x",1]]`, kind: errs.Conflict},
+		{name: "set without a key", edit: SetKey, ops: `[["only-value"]]`, kind: errs.Conflict},
+		{name: "set batch is all or nothing", edit: SetKey, ops: `[["n",2],["s","x",1]]`, kind: errs.Conflict},
+		{name: "set path element of a wrong type", edit: SetKey, ops: `[[true,1]]`, kind: errs.Invalid},
+		{name: "empty batch", edit: SetKey, ops: `[]`, kind: errs.Invalid},
 		{name: "delete nested key", ops: `[["a","b"]]`, want: `{"a":{"list":[1,2,3]},"n":1.50,"s":"x"}`},
 		{name: "delete list element", ops: `[["a","list","0"]]`, want: `{"a":{"b":"old","list":[2,3]},"n":1.50,"s":"x"}`},
 		{name: "delete several", ops: `[["n"],["s"]]`, want: `{"a":{"b":"old","list":[1,2,3]}}`},
@@ -52,7 +53,7 @@ func TestApplyKeyOps(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := applyKeyOps([]byte(doc), keyOps(t, tt.ops), tt.set)
+			got, err := applyKeyOps([]byte(doc), keyOps(t, tt.ops), tt.edit)
 			if tt.want == "" {
 				if err == nil || errs.KindOf(err) != tt.kind {
 					t.Fatalf("got %s, %v; want an error of kind %d", got, err, tt.kind)
@@ -75,9 +76,14 @@ func TestKeyOpsErrorsNameTheKey(t *testing.T) {
 		`[["a","list","3",4]]`:        "Keys path a.list.3 doesn't exist: a.list is a list of 3, with no element 3",
 		`[["a","list","x","y",true]]`: "Keys path a.list.x.y doesn't exist: a.list is a list of 3, with no element x",
 	} {
-		if _, err := applyKeyOps([]byte(doc), keyOps(t, ops), true); err == nil || err.Error() != want {
+		if _, err := applyKeyOps([]byte(doc), keyOps(t, ops), SetKeyCreatingPath); err == nil || err.Error() != want {
 			t.Errorf("set %s: %v, want %q", ops, err, want)
 		}
+	}
+	// Without creating the path (tuning-box's keys/set), the first missing object is named.
+	const want = "Keys path a.x.y doesn't exist: there is no key a.x"
+	if _, err := applyKeyOps([]byte(doc), keyOps(t, `[["a","x","y",1]]`), SetKey); err == nil || err.Error() != want {
+		t.Errorf("set a.x.y: %v, want %q", err, want)
 	}
 	for ops, want := range map[string]string{
 		`[["a","c"]]`:        "Keys path a.c doesn't exist: there is no key a.c",
@@ -85,7 +91,7 @@ func TestKeyOpsErrorsNameTheKey(t *testing.T) {
 		`[["s","x"]]`:        "Keys path s.x doesn't exist: s is a string, not an object or a list",
 		`[["a","list","9"]]`: "Keys path a.list.9 doesn't exist: a.list is a list of 3, with no element 9",
 	} {
-		if _, err := applyKeyOps([]byte(doc), keyOps(t, ops), false); err == nil || err.Error() != want {
+		if _, err := applyKeyOps([]byte(doc), keyOps(t, ops), DeleteKey); err == nil || err.Error() != want {
 			t.Errorf("delete %s: %v, want %q", ops, err, want)
 		}
 	}
@@ -96,17 +102,17 @@ func TestKeyOpsKeepDocumentsWithinTheDepthLimit(t *testing.T) {
 		return strings.Repeat("[", levels) + "1" + strings.Repeat("]", levels)
 	}
 	// The document itself is one level: a value of MaxDocumentDepth-1 levels fits.
-	if _, err := applyKeyOps([]byte(`{}`), keyOps(t, `[["k",`+nested(MaxDocumentDepth-1)+`]]`), true); err != nil {
+	if _, err := applyKeyOps([]byte(`{}`), keyOps(t, `[["k",`+nested(MaxDocumentDepth-1)+`]]`), SetKey); err != nil {
 		t.Fatalf("%d levels: %v", MaxDocumentDepth, err)
 	}
-	_, err := applyKeyOps([]byte(`{}`), keyOps(t, `[["k",`+nested(MaxDocumentDepth)+`]]`), true)
+	_, err := applyKeyOps([]byte(`{}`), keyOps(t, `[["k",`+nested(MaxDocumentDepth)+`]]`), SetKey)
 	if !errs.Is(err, errs.Invalid) || !strings.Contains(err.Error(), "more than 64 levels") {
 		t.Fatalf("%d levels: %v, want 400", MaxDocumentDepth+1, err)
 	}
 	// Step by step: each set nests one level deeper than the last.
 	doc, path := []byte(`{}`), `"k"`
 	for level := 2; ; level++ {
-		next, err := applyKeyOps(doc, keyOps(t, `[[`+path+`,{}]]`), true)
+		next, err := applyKeyOps(doc, keyOps(t, `[[`+path+`,{}]]`), SetKey)
 		if level > MaxDocumentDepth {
 			if !errs.Is(err, errs.Invalid) {
 				t.Fatalf("level %d: %v, want 400", level, err)

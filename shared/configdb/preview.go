@@ -40,9 +40,9 @@ func (s *Service) PreviewPut(ctx context.Context, ref DocRef, kind Kind, body []
 	return s.preview(ctx, ref, kind, ifMatch, edit)
 }
 
-// PreviewKeys is SetKeys (set) or DeleteKeys with nothing stored.
-func (s *Service) PreviewKeys(ctx context.Context, ref DocRef, kind Kind, ops []KeyOp, ifMatch string, set bool) (Preview, error) {
-	return s.preview(ctx, ref, kind, ifMatch, keysEdit(ref, kind, ops, set))
+// PreviewKeys is EditKeys with nothing stored.
+func (s *Service) PreviewKeys(ctx context.Context, ref DocRef, kind Kind, edit KeyEdit, ops []KeyOp, ifMatch string) (Preview, error) {
+	return s.preview(ctx, ref, kind, ifMatch, keysEdit(ref, kind, edit, ops))
 }
 
 func (s *Service) preview(ctx context.Context, ref DocRef, kind Kind, ifMatch string, edit documentEdit) (Preview, error) {

@@ -267,15 +267,15 @@ func (s *Service) UpdateResourceDefinition(ctx context.Context, ref string, upd 
 	})
 }
 
-// EditResourceDefinitionKeys applies a keys/set (set true) or keys/delete batch to
-// a definition's content, all or nothing.
-func (s *Service) EditResourceDefinitionKeys(ctx context.Context, ref string, ops []KeyOp, set bool) error {
+// EditResourceDefinitionKeys applies a keys/set or keys/delete batch to a
+// definition's content, all or nothing.
+func (s *Service) EditResourceDefinitionKeys(ctx context.Context, ref string, edit KeyEdit, ops []KeyOp) error {
 	return store.RetryConflicts(ctx, "edit resource definition", func() error {
 		d, err := s.resdefByRef(ctx, ref)
 		if err != nil {
 			return err
 		}
-		edited, err := applyKeyOps(d.rec.Content, ops, set)
+		edited, err := applyKeyOps(d.rec.Content, ops, edit)
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/cache"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/store"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // Deadlines of a running transaction. Nothing runs in the background to watch
@@ -19,12 +20,9 @@ import (
 // report of a transaction checks them first (enforceDeadlines), and the local
 // server also checks every running transaction periodically (EnforceDeadlines).
 const (
-	// DefaultClaimTimeout is how long a node has, from the start of its
-	// sub-transaction, to claim there when the execution does not say.
-	DefaultClaimTimeout = 10 * time.Minute
-	// DefaultTaskTimeout is the timeout of a task without parameters.timeout
-	// (Nailgun's for shell tasks); the agent kills the task after it.
-	DefaultTaskTimeout = 300 * time.Second
+	// DefaultClaimTimeout and DefaultTaskTimeout are wire's, which the agent shares.
+	DefaultClaimTimeout = wire.DefaultClaimTimeout
+	DefaultTaskTimeout  = wire.DefaultTaskTimeout
 	// taskTimeoutGrace is what the server adds to a task's timeout before it
 	// fails the run itself: the agent's own timeout and report come first.
 	taskTimeoutGrace = time.Minute

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/store"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // ExecuteRequest is the body of POST /graphs/execute.
@@ -68,12 +69,12 @@ func (n *NodeID) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Transaction statuses.
+// Transaction statuses: wire's, the one definition the agent and the CLI share.
 const (
-	StatusPending = "pending"
-	StatusRunning = "running"
-	StatusReady   = "ready"
-	StatusError   = "error"
+	StatusPending = wire.StatusPending
+	StatusRunning = wire.StatusRunning
+	StatusReady   = wire.StatusReady
+	StatusError   = wire.StatusError
 )
 
 // AbortedMessage is the message of the sub-transactions a failure kept from running.

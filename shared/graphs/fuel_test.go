@@ -13,7 +13,7 @@ import (
 
 // The differential test of the planner: fuel-library's default graph, its
 // release metadata and a cluster of real nodes' astute.yaml (testdata/
-// nailgun_cluster.py builds them from ../shared/fuel), planned by tuningbox
+// nailgun_cluster.py builds them from testdata/fuel at the repository root), planned by tuningbox
 // and by testdata/nailgun_plan.py, an independent port of Nailgun's LCM
 // serializer on Debian's python3-yaql. Both must place, run and skip the same
 // tasks on every node, and tuningbox's order must hold every dependency edge

@@ -11,25 +11,25 @@ import (
 	"strings"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/wire"
 	"github.com/tuningbox/tuningbox/shared/yaql"
 )
 
-// Task types. Group, stage and skipped tasks only structure the graph: no
-// agent ever runs them.
+// Task types: wire's, the one definition the agent shares without linking the planner.
 const (
-	TypePuppet          = "puppet"
-	TypeShell           = "shell"
-	TypeSync            = "sync"
-	TypeUploadFile      = "upload_file"
-	TypeGroup           = "group"
-	TypeStage           = "stage"
-	TypeSkipped         = "skipped"
-	TypeReboot          = "reboot"
-	TypeCopyFiles       = "copy_files"
-	TypeRole            = "role"
-	TypeMasterShell     = "master_shell"
-	TypeMoveToBootstrap = "move_to_bootstrap"
-	TypeEraseNode       = "erase_node"
+	TypePuppet          = wire.TaskTypePuppet
+	TypeShell           = wire.TaskTypeShell
+	TypeSync            = wire.TaskTypeSync
+	TypeUploadFile      = wire.TaskTypeUploadFile
+	TypeGroup           = wire.TaskTypeGroup
+	TypeStage           = wire.TaskTypeStage
+	TypeSkipped         = wire.TaskTypeSkipped
+	TypeReboot          = wire.TaskTypeReboot
+	TypeCopyFiles       = wire.TaskTypeCopyFiles
+	TypeRole            = wire.TaskTypeRole
+	TypeMasterShell     = wire.TaskTypeMasterShell
+	TypeMoveToBootstrap = wire.TaskTypeMoveToBootstrap
+	TypeEraseNode       = wire.TaskTypeEraseNode
 )
 
 // TaskTypes lists every valid task type.

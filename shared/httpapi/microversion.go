@@ -18,6 +18,7 @@ var (
 	V1_1 = wire.V1_1
 	V1_2 = wire.V1_2
 	V1_3 = wire.V1_3
+	V1_4 = wire.V1_4
 
 	MinVersion = wire.MinVersion
 	MaxVersion = wire.MaxVersion

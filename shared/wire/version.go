@@ -32,9 +32,12 @@ var (
 	// and POST /api/v1/config/diff exists; older versions refuse these parameters
 	// (400) rather than ignore them, so a write meant as a dry run is never stored.
 	V1_3 = Version{1, 3}
+	// V1_4: PATCH …/keys/set creates the objects missing on a key's path; before,
+	// as in tuning-box, every key but the last must exist (409 "Keys path … doesn't exist").
+	V1_4 = Version{1, 4}
 
 	MinVersion = V1_0
-	MaxVersion = V1_3
+	MaxVersion = V1_4
 )
 
 // ParseVersion parses "X.Y" or "latest" (MaxVersion).

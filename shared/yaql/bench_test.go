@@ -12,9 +12,8 @@ import (
 // controller's data, with no old data (a first run), the identical document (nothing
 // changed) and the edited copy of old_states.json; it reports ns per expression.
 func BenchmarkConditions(b *testing.B) {
-	fuel := fuelDir(b)
 	var conditions []*Expr
-	for _, e := range releaseExpressions(b, filepath.Join(fuel, "release")) {
+	for _, e := range releaseExpressions(b, filepath.Join(fuelDir, "release")) {
 		if e.File == "tasks-default.yaml" && len(e.Path) == 2 && e.Path[1] == "condition" {
 			compiled, err := Compile(e.Expr)
 			if err != nil {
@@ -23,7 +22,7 @@ func BenchmarkConditions(b *testing.B) {
 			conditions = append(conditions, compiled)
 		}
 	}
-	doc := loadYAML(b, filepath.Join(fuel, "hiera", "neut_vlan.ceph-primary-controller.yaml"))
+	doc := loadYAML(b, filepath.Join(fuelDir, "hiera", "neut_vlan.ceph-primary-controller.yaml"))
 	olds := []struct {
 		name string
 		old  any
@@ -65,9 +64,8 @@ func benchConditions(b *testing.B, ctx context.Context, conditions []*Expr, env 
 // expression; a plan is 177,000 of them.
 func BenchmarkPlan1000(b *testing.B) {
 	const nodes = 1000
-	fuel := fuelDir(b)
 	var conditions []*Expr
-	for _, e := range releaseExpressions(b, filepath.Join(fuel, "release")) {
+	for _, e := range releaseExpressions(b, filepath.Join(fuelDir, "release")) {
 		if e.File == "tasks-default.yaml" && len(e.Path) == 2 && e.Path[1] == "condition" {
 			compiled, err := Compile(e.Expr)
 			if err != nil {
@@ -76,7 +74,7 @@ func BenchmarkPlan1000(b *testing.B) {
 			conditions = append(conditions, compiled)
 		}
 	}
-	base := loadYAML(b, filepath.Join(fuel, "hiera", "neut_vlan.ceph-primary-controller.yaml")).(map[string]any)
+	base := loadYAML(b, filepath.Join(fuelDir, "hiera", "neut_vlan.ceph-primary-controller.yaml")).(map[string]any)
 	metadata := maps.Clone(base["network_metadata"].(map[string]any))
 	templates := metadata["nodes"].(map[string]any)
 	names := sortedKeys(templates)

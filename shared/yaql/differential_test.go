@@ -21,25 +21,8 @@ const referencePython = "/usr/bin/python3"
 
 const installHint = "apt-get install -y --no-install-recommends python3-yaql (make unit installs it: .ci/python3-yaql.sh)"
 
-// fuelDir finds the real Fuel data, shared/fuel, in this directory or an ancestor: CI puts
-// shared/ beside the checkout, a developer's tree may hold it above.
-func fuelDir(t testing.TB) string {
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		candidate := filepath.Join(dir, "shared", "fuel")
-		if st, err := os.Stat(filepath.Join(candidate, "release")); err == nil && st.IsDir() {
-			return candidate
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("shared/fuel (the real Fuel data) is not in this directory nor above it")
-		}
-		dir = parent
-	}
-}
+// fuelDir is Fuel's own data, copied into the repository (testdata/fuel/README.md).
+const fuelDir = "../../testdata/fuel"
 
 // extraExpressions holds more expressions for the differential test, one per line.
 const extraExpressions = "testdata/extra_expressions.txt"
@@ -187,8 +170,7 @@ func TestDifferentialPython3Yaql(t *testing.T) {
 	if out, err := exec.Command(referencePython, "-c", "import yaql, yaml").CombinedOutput(); err != nil {
 		t.Fatalf("the reference engine python3-yaql is missing (%v: %s); install it: %s", err, bytes.TrimSpace(out), installHint)
 	}
-	fuel := fuelDir(t)
-	releaseDir, hieraDir := filepath.Join(fuel, "release"), filepath.Join(fuel, "hiera")
+	releaseDir, hieraDir := filepath.Join(fuelDir, "release"), filepath.Join(fuelDir, "hiera")
 	cmd := exec.Command(referencePython, "testdata/reference.py", releaseDir, hieraDir, "testdata/old_states.json", extraExpressions)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -45,16 +45,24 @@ func New(t testing.TB, admin, password string, logger *slog.Logger) *Stack {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
-	cfg, err := app.LoadConfig(func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.AdminUser, cfg.AdminPassword = admin, password
-	h, err := app.NewHandler(b, cfg, logger)
+	h, cfg, err := Handler(b, admin, password, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &Stack{Handler: routestest.Validating(t, h), Unchecked: h, Backend: b, Config: cfg}
+}
+
+// Handler builds the whole handler over b with the default configuration and
+// admin/password as the bootstrap administrator; it needs no testing.TB, so
+// that Example functions can serve it too.
+func Handler(b store.Backend, admin, password string, logger *slog.Logger) (http.Handler, app.Config, error) {
+	cfg, err := app.LoadConfig(func(string) string { return "" })
+	if err != nil {
+		return nil, cfg, err
+	}
+	cfg.AdminUser, cfg.AdminPassword = admin, password
+	h, err := app.NewHandler(b, cfg, logger)
+	return h, cfg, err
 }
 
 // Server serves New's handler (logs discarded) on a loopback test server and

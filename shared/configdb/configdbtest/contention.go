@@ -97,7 +97,7 @@ func Contention(t testing.TB, b store.Backend, name string, writers, batches, in
 				for k := range ops {
 					ops[k] = configdb.KeyOp{[]byte(fmt.Sprintf(`"w%d"`, w)), []byte(fmt.Sprintf(`"k%d"`, k)), []byte(fmt.Sprint(n))}
 				}
-				_, err := svc.SetKeys(ctx, ref, configdb.Values, ops, "")
+				_, err := svc.EditKeys(ctx, ref, configdb.Values, configdb.SetKey, ops, "")
 				switch {
 				case errs.Is(err, errs.Conflict):
 					refused.Add(1) // too many concurrent changes: the client would try again

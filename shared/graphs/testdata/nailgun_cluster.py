@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """Builds nailgun_plan.py's input for the shared Fuel cluster (issue 22).
 
-Nodes: the three real nodes of ../shared/fuel/hiera/ (ceph-osd uid 100, compute 102,
+Nodes: the three real nodes of testdata/fuel/hiera/ (ceph-osd uid 100, compute 102,
 primary-controller 103) plus a non-primary controller, uid 104: a copy of the primary
-controller's data with uid "104" and roles ["controller"]. Each node's data is also given split as Nailgun split it: "common" (the top-level keys every
-node has with the same value: $common) and each node's "own" part ($node). The master node's data is the
+controller's data with uid "104" and roles ["controller"]. Each node's data is also given split
+as Nailgun split it: "common" (the top-level keys every node has with the same value: $common)
+and each node's "own" part ($node). The master node's data is the
 primary controller's data with uid "master" and roles ["master"] (Nailgun's DeploymentLCMSerializer
 gives the master {uid: master, roles: [master]} over the cluster's common attributes; the
 node-specific keys left in the copy are not read by the master's tasks).
@@ -17,8 +18,7 @@ node-specific keys left in the copy are not read by the master's tasks).
           glance.image_cache_max_size changed, their old data is the original
 --force drops the old data (an execution with force): every condition sees a first deployment.
 
-The shared files are found at --shared DIR, else $TUNINGBOX_SHARED, else ../shared beside the
-repository checkout (CI lays shared/ out there; a worktree looks further up).
+Fuel's files are read from --fuel DIR, by default testdata/fuel at the repository root.
 
     /usr/bin/python3 nailgun_cluster.py --old first | /usr/bin/python3 nailgun_plan.py
 """
@@ -34,20 +34,7 @@ import yaml
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def default_shared():
-    """$TUNINGBOX_SHARED, else the nearest shared/ holding fuel/ beside the checkout or above it."""
-    if os.environ.get('TUNINGBOX_SHARED'):
-        return os.environ['TUNINGBOX_SHARED']
-    repo_root = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
-    directory = os.path.dirname(repo_root)
-    while True:
-        candidate = os.path.join(directory, 'shared')
-        if os.path.isdir(os.path.join(candidate, 'fuel')):
-            return candidate
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return os.path.join(os.path.dirname(repo_root), 'shared')
-        directory = parent
+DEFAULT_FUEL = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(HERE))), 'testdata', 'fuel')
 
 HIERA_FILES = ('neut_vlan.ceph-ceph-osd.yaml', 'neut_vlan.ceph-compute.yaml',
                'neut_vlan.ceph-primary-controller.yaml')
@@ -79,8 +66,7 @@ def own_part(data, common):
     return {k: v for k, v in data.items() if k not in common or common[k] != v}
 
 
-def build(shared, graph, old_state, force=False):
-    fuel = os.path.join(shared, 'fuel')
+def build(fuel, graph, old_state, force=False):
     metadata = load_yaml(os.path.join(fuel, 'release', 'release-metadata.yaml'))
     tasks = load_yaml(os.path.join(fuel, 'release', 'tasks-%s.yaml' % graph))
 
@@ -126,9 +112,9 @@ def main():
     parser.add_argument('--old', choices=('first', 'same', 'glance'), default='first')
     parser.add_argument('--graph', choices=('default', 'provision', 'deletion'), default='default')
     parser.add_argument('--force', action='store_true', help='no old data, as an execution with force plans')
-    parser.add_argument('--shared', default=None, help='default: $TUNINGBOX_SHARED or ../shared')
+    parser.add_argument('--fuel', default=DEFAULT_FUEL, help='default: testdata/fuel at the repository root')
     args = parser.parse_args()
-    json.dump(build(args.shared or default_shared(), args.graph, args.old, args.force), sys.stdout)
+    json.dump(build(args.fuel, args.graph, args.old, args.force), sys.stdout)
     sys.stdout.write('\n')
 
 

@@ -282,7 +282,7 @@ func (h *handlers) patchDefinition(w http.ResponseWriter, r *http.Request) (int,
 	if err := httpapi.Decode(r, &ops); err != nil {
 		return 0, nil, err
 	}
-	if err := h.svc.EditResourceDefinitionKeys(r.Context(), ref, ops, op == "set"); err != nil {
+	if err := h.svc.EditResourceDefinitionKeys(r.Context(), ref, keyEdit(r, op == "set"), ops); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil

@@ -129,16 +129,27 @@ func (h *handlers) editKeys(set bool) httpapi.Handler {
 		if err := httpapi.Decode(r, &ops); err != nil {
 			return 0, nil, err
 		}
+		edit := keyEdit(r, set)
 		if IsDryRun(r) {
-			p, err := h.svc.PreviewKeys(r.Context(), ref, kind, ops, r.Header.Get("If-Match"), set)
+			p, err := h.svc.PreviewKeys(r.Context(), ref, kind, edit, ops, r.Header.Get("If-Match"))
 			return previewed(r, p, err)
 		}
-		edit := h.svc.DeleteKeys
-		if set {
-			edit = h.svc.SetKeys
-		}
-		v, err := edit(r.Context(), ref, kind, ops, r.Header.Get("If-Match"))
+		v, err := h.svc.EditKeys(r.Context(), ref, kind, edit, ops, r.Header.Get("If-Match"))
 		return stored(w, v, err)
+	}
+}
+
+// keyEdit is what a keys batch does at r's microversion: keys/set creates the
+// objects missing on a key's path from 1.4 on; before, as in tuning-box, every
+// key but the last must exist.
+func keyEdit(r *http.Request, set bool) configdb.KeyEdit {
+	switch {
+	case !set:
+		return configdb.DeleteKey
+	case httpapi.RequestVersion(r).AtLeast(httpapi.V1_4):
+		return configdb.SetKeyCreatingPath
+	default:
+		return configdb.SetKey
 	}
 }
 

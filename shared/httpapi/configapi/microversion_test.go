@@ -147,3 +147,48 @@ func TestHieraRead(t *testing.T) {
 	a.must(http.StatusNotFound, "GET", base+"no-such-source/values?effective", "", hiera...)
 	a.must(http.StatusNotFound, "GET", "/environments/3/nodes/x/resources/astute/values?effective", "", hiera...)
 }
+
+// keys/set at each microversion: up to 1.3 a missing object on a key's path is
+// tuning-box's 409 and nothing is stored; from 1.4 the missing objects are
+// created. The same holds for a resource definition's content and for a dry
+// run (which exists from 1.3); a path through existing objects works at every version.
+func TestKeysSetCreatesThePathFrom14(t *testing.T) {
+	a := newAPI(t, httpapi.Options{})
+	a.seed()
+	env, _, _ := a.envPaths() // by UUID, which every version takes
+	doc := env + "/resources/astute/values"
+	a.put(doc, `{"present":{}}`)
+	const definition = "/resource_definitions/pinned"
+	a.must(http.StatusCreated, "POST", "/resource_definitions", `{"name":"pinned","content":{"present":{}}}`)
+	for v := httpapi.MinVersion; !httpapi.MaxVersion.Less(v); v.Minor++ {
+		at := []string{"OpenStack-API-Version", "config " + v.String()}
+		key := "v" + strings.ReplaceAll(v.String(), ".", "_")
+		missing := `[["missing_` + key + `","x",1]]`
+		creates := v.AtLeast(httpapi.V1_4)
+		for _, target := range []string{doc, definition} {
+			before := a.get(target, at...)
+			if creates {
+				a.must(http.StatusNoContent, "PATCH", target+"/keys/set", missing, at...)
+				if got := a.get(target, at...); !strings.Contains(got, `"missing_`+key+`":{"x":1}`) {
+					t.Errorf("%s at %s: missing objects not created: %s", target, v, got)
+				}
+			} else {
+				msg := a.must(http.StatusConflict, "PATCH", target+"/keys/set", missing, at...).errorMessage(t)
+				if want := "Keys path missing_" + key + ".x doesn't exist"; !strings.HasPrefix(msg, want) {
+					t.Errorf("%s at %s: %q, want %q", target, v, msg, want)
+				}
+				if after := a.get(target, at...); after != before {
+					t.Errorf("%s at %s: a refused batch changed it: %s, was %s", target, v, after, before)
+				}
+			}
+			a.must(http.StatusNoContent, "PATCH", target+"/keys/set", `[["present","`+key+`",1]]`, at...)
+		}
+		if v.AtLeast(httpapi.V1_3) {
+			want := http.StatusConflict
+			if creates {
+				want = http.StatusOK
+			}
+			a.must(want, "PATCH", doc+"/keys/set?dry_run=true", `[["dry_`+key+`","x",1]]`, at...)
+		}
+	}
+}

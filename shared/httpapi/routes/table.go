@@ -110,7 +110,7 @@ func buildTable() []Route {
 		{ID: "config.overrides.put", Method: "PUT", Path: docPath + "/overrides", Levels: true, Group: GroupConfig, Access: Write,
 			Summary: "Replace the overrides document at a level path: a new version.", Request: "Document", Response: "Preview", Status: []int{http.StatusNoContent, http.StatusOK}, Query: []Param{dryRun}},
 		{ID: "config.keys.set", Method: "PATCH", Path: docPath + "/{kind}/keys/set", Levels: true, Group: GroupConfig, Access: Write,
-			Summary: "Set keys of a document: a new version.", Request: "KeyOps", Response: "Preview", Status: []int{http.StatusNoContent, http.StatusOK}, Query: []Param{dryRun}},
+			Summary: "Set keys of a document: a new version. Every key before the last must exist (409) until microversion 1.4, which creates the missing objects.", Request: "KeyOps", Response: "Preview", Status: []int{http.StatusNoContent, http.StatusOK}, Query: []Param{dryRun}},
 		{ID: "config.keys.delete", Method: "PATCH", Path: docPath + "/{kind}/keys/delete", Levels: true, Group: GroupConfig, Access: Write,
 			Summary: "Delete keys of a document: a new version.", Request: "KeyOps", Response: "Preview", Status: []int{http.StatusNoContent, http.StatusOK}, Query: []Param{dryRun}},
 		{ID: "config.diff", Method: "POST", Path: config + "/diff", Group: GroupConfig, Access: Read, Summary: "Compare two documents or versions; changes nothing.", Request: "DiffRequest", Response: "Diff"},

@@ -1,0 +1,41 @@
+package wire
+
+import "time"
+
+// Task types. Group, stage and skipped tasks only structure the graph: no
+// agent ever runs them.
+const (
+	TaskTypePuppet          = "puppet"
+	TaskTypeShell           = "shell"
+	TaskTypeSync            = "sync"
+	TaskTypeUploadFile      = "upload_file"
+	TaskTypeGroup           = "group"
+	TaskTypeStage           = "stage"
+	TaskTypeSkipped         = "skipped"
+	TaskTypeReboot          = "reboot"
+	TaskTypeCopyFiles       = "copy_files"
+	TaskTypeRole            = "role"
+	TaskTypeMasterShell     = "master_shell"
+	TaskTypeMoveToBootstrap = "move_to_bootstrap"
+	TaskTypeEraseNode       = "erase_node"
+)
+
+// Statuses of a transaction and of a node's progress through it (pending,
+// running, ready, error), and of a task's result (ready, skipped when the
+// agent decided not to run it, error).
+const (
+	StatusPending = "pending"
+	StatusRunning = "running"
+	StatusReady   = "ready"
+	StatusError   = "error"
+	StatusSkipped = "skipped"
+)
+
+const (
+	// DefaultClaimTimeout is how long a node has, from the start of its
+	// sub-transaction, to claim there when the execution does not say.
+	DefaultClaimTimeout = 10 * time.Minute
+	// DefaultTaskTimeout is the timeout of a task without parameters.timeout
+	// (Nailgun's for shell tasks); the agent kills the task after it.
+	DefaultTaskTimeout = 300 * time.Second
+)

@@ -119,9 +119,15 @@ func (b *lockedBuffer) String() string {
 // stops it by its PID when the test ends.
 func (s *server) startAgent(t *testing.T, n node, workdir string, flags ...string) *agent {
 	t.Helper()
+	return s.startAgentEnv(t, n, workdir, nil, flags...)
+}
+
+// startAgentEnv is startAgent with env added to the agent's environment (a later entry wins).
+func (s *server) startAgentEnv(t *testing.T, n node, workdir string, env []string, flags ...string) *agent {
+	t.Helper()
 	args := append([]string{"--url", s.url, "agent", "--node", n.fqdn, "--workdir", workdir}, flags...)
 	a := &agent{cmd: exec.Command(s.bin, args...), done: make(chan struct{})}
-	a.cmd.Env = append(os.Environ(), "TUNINGBOX_USER="+n.user, "TUNINGBOX_PASSWORD="+n.password)
+	a.cmd.Env = append(append(os.Environ(), "TUNINGBOX_USER="+n.user, "TUNINGBOX_PASSWORD="+n.password), env...)
 	a.cmd.Stdout, a.cmd.Stderr = &a.log, &a.log
 	if err := a.cmd.Start(); err != nil {
 		t.Fatal(err)

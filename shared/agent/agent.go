@@ -109,8 +109,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.node, err = a.api.Node(ctx, ref); err != nil {
 		return fmt.Errorf("node %s: %w", a.opts.Node, err)
 	}
-	if err := os.MkdirAll(a.opts.Workdir, 0o700); err != nil {
-		return err
+	for _, dir := range []string{a.opts.Workdir, a.opts.Root} {
+		if err := os.MkdirAll(cmp.Or(dir, "."), 0o700); err != nil {
+			return err
+		}
 	}
 	a.log.Info("agent started", "node", a.node.ID, "fqdn", a.node.FQDN, "cluster", a.node.EnvironmentID, "once", a.opts.Once)
 	failed := false

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -20,6 +21,7 @@ func fnNew(c call) (any, error) {
 	}
 	v, err := c.apply(c.lambda(0), c.ev.newData)
 	c.fix(v, err)
+	c.traced(c.lambda(0), Undefined, v, v)
 	return v, err
 }
 
@@ -34,7 +36,20 @@ func fnOld(c call) (any, error) {
 	}
 	v, err := c.old(c.lambda(0))
 	c.fix(v, err)
+	c.traced(c.lambda(0), v, Undefined, v)
 	return v, err
+}
+
+// traced tells Env.Trace of a data-diff call's comparison of arg.
+func (c call) traced(arg node, oldValue, newValue, result any) {
+	if c.ev.trace == nil {
+		return
+	}
+	text := ""
+	if i := slices.Index(c.node.args, arg); i >= 0 && i < len(c.node.argText) {
+		text = c.node.argText[i]
+	}
+	c.ev.trace(DiffCall{Func: c.node.name, Call: c.node.text, Arg: text, Old: finalize(oldValue), New: finalize(newValue), Result: finalize(result)})
 }
 
 // fixedValue is the value of this call in this evaluation, when its arguments are closed
@@ -86,6 +101,7 @@ func (c call) changed(expr node) (bool, error) {
 		return false, err
 	}
 	same := equalRoot(newValue, oldValue, true, &c.ev.meter)
+	c.traced(expr, oldValue, newValue, !same)
 	return !same, c.ev.checkSteps()
 }
 
@@ -137,14 +153,18 @@ func (c call) diff(added bool) (any, error) {
 	}
 	if isUndefined(oldValue) {
 		if added {
+			c.traced(c.lambda(0), oldValue, newValue, newValue)
 			return newValue, nil
 		}
+		c.traced(c.lambda(0), oldValue, newValue, nil)
 		return nil, nil
 	}
 	a, d, err := dataDiff(c.ev, oldValue, newValue)
 	if added {
+		c.traced(c.lambda(0), oldValue, newValue, a)
 		return a, err
 	}
+	c.traced(c.lambda(0), oldValue, newValue, d)
 	return d, err
 }
 

@@ -31,6 +31,25 @@ type Env struct {
 	Vars   map[string]any // further context variables: Vars["node"] is $node
 	Limits Limits         // zero value = defaults
 	Cache  *Cache         // shared by the evaluations of one plan; nil = one per evaluation
+	// Trace, when set, is told of every data-diff call the evaluation makes
+	// (changed, changedAny, changedAll, added, deleted, old, new): what
+	// explains a decision comes from the evaluation that made it.
+	Trace func(DiffCall)
+}
+
+// DiffCall is one data-diff call of an evaluation: the function, the text of
+// the call and of the argument compared, the argument's value on the old and
+// on the new data (Undefined when not read there), and the call's answer
+// for that argument.
+type DiffCall struct {
+	Func, Call, Arg string
+	Old, New        any
+	Result          any
+}
+
+// dataDiffFunctions are the calls Env.Trace reports.
+var dataDiffFunctions = map[string]bool{
+	"changed": true, "changedAny": true, "changedAll": true, "added": true, "deleted": true, "old": true, "new": true,
 }
 
 // Limits bound one evaluation: Steps counts the expression nodes evaluated (a lambda's body
@@ -87,6 +106,7 @@ func (e *Expr) Eval(ctx context.Context, env Env) (any, error) {
 		newData:   env.New,
 		oldData:   env.Old,
 		vars:      env.Vars,
+		trace:     env.Trace,
 		meter:     meter{cache: env.Cache},
 	}
 	if ev.maxSteps <= 0 {
@@ -120,6 +140,7 @@ type evaluator struct {
 	newData, oldData any
 	vars             map[string]any
 	fixed            []fixedValue // values of new()/old() of closed arguments
+	trace            func(DiffCall)
 }
 
 type fixedValue struct {

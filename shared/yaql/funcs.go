@@ -16,6 +16,10 @@ type callNode struct {
 	closedArgs bool
 	lookup     *lookup // where($.key = value): a lookup in an index of the receiver
 	pos        int
+	// text and argText are the source of a data-diff call and of each of its
+	// arguments, which Env.Trace reports.
+	text    string
+	argText []string
 }
 
 // function is one yaql function: method means it may be called as recv.name(...), free

@@ -243,6 +243,7 @@ var binaryPower = map[string]int{
 }
 
 type parser struct {
+	src   string
 	toks  []token
 	i     int
 	depth int
@@ -256,7 +257,7 @@ func parse(src string) (node, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &parser{toks: toks}
+	p := &parser{src: src, toks: toks}
 	n, err := p.expr(0)
 	if err != nil {
 		return nil, err
@@ -364,11 +365,17 @@ func (p *parser) prefix() (node, error) {
 	case tokDollar:
 		return &varNode{name: t.text}, nil
 	case tokFunc:
+		first := p.i
 		args, err := p.args(")")
 		if err != nil {
 			return nil, err
 		}
-		return newCall(t.text, args, t.pos), nil
+		call := newCall(t.text, args, t.pos)
+		if dataDiffFunctions[t.text] {
+			// Kept for Env.Trace: what an explanation quotes.
+			call.text, call.argText = p.src[t.pos:p.toks[p.i-1].pos+1], p.argTexts(first, p.i-1)
+		}
+		return call, nil
 	case tokOp:
 		switch t.text {
 		case "(":
@@ -409,6 +416,28 @@ func (p *parser) prefix() (node, error) {
 
 // args parses a comma-separated argument list up to the closing token; an argument may
 // be a `key => value` pair.
+// argTexts is the source of each argument of a call whose tokens after
+// the "(" run from toks[from] to the closing ")" at toks[end].
+func (p *parser) argTexts(from, end int) []string {
+	var texts []string
+	depth, start := 0, p.toks[from].pos
+	for i := from; i < end; i++ {
+		switch t := p.toks[i]; {
+		case t.kind == tokFunc || t.kind == tokOp && (t.text == "(" || t.text == "[" || t.text == "{"):
+			depth++
+		case t.kind == tokOp && (t.text == ")" || t.text == "]" || t.text == "}"):
+			depth--
+		case t.kind == tokOp && t.text == "," && depth == 0:
+			texts = append(texts, strings.TrimSpace(p.src[start:t.pos]))
+			start = t.pos + 1
+		}
+	}
+	if end > from {
+		texts = append(texts, strings.TrimSpace(p.src[start:p.toks[end].pos]))
+	}
+	return texts
+}
+
 func (p *parser) args(closing string) ([]node, error) {
 	var args []node
 	if p.isOp(closing) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -543,5 +544,33 @@ func TestWhereLookup(t *testing.T) {
 		case c.want != "error" && (err != nil || asJSON(got) != c.want):
 			t.Errorf("uid %v: %s = %s (%v), want %s", c.uid, c.src, asJSON(got), err, c.want)
 		}
+	}
+}
+
+// Env.Trace hears every data-diff comparison, with the call's and the
+// argument's text and both values: what explains a condition's value.
+func TestTraceDataDiffCalls(t *testing.T) {
+	e, err := Compile(`changedAny($.a, $.b.c) and not changed($.d) and old($.d) = 4`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls []DiffCall
+	env := Env{
+		New:   map[string]any{"a": int64(1), "b": map[string]any{"c": "new"}, "d": int64(4)},
+		Old:   map[string]any{"a": int64(1), "b": map[string]any{"c": "old"}, "d": int64(4)},
+		Trace: func(c DiffCall) { calls = append(calls, c) },
+	}
+	v, err := e.Eval(context.Background(), env)
+	if err != nil || v != true {
+		t.Fatalf("Eval = %v, %v", v, err)
+	}
+	want := []DiffCall{
+		{Func: "changedAny", Call: "changedAny($.a, $.b.c)", Arg: "$.a", Old: int64(1), New: int64(1), Result: false},
+		{Func: "changedAny", Call: "changedAny($.a, $.b.c)", Arg: "$.b.c", Old: "old", New: "new", Result: true},
+		{Func: "changed", Call: "changed($.d)", Arg: "$.d", Old: int64(4), New: int64(4), Result: false},
+		{Func: "old", Call: "old($.d)", Arg: "$.d", Old: int64(4), New: Undefined, Result: int64(4)},
+	}
+	if !reflect.DeepEqual(calls, want) {
+		t.Errorf("traced:\n%#v\nwant\n%#v", calls, want)
 	}
 }

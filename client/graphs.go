@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -193,23 +194,35 @@ func (c *Client) TransactionPlan(ctx context.Context, uuid string) (*Plan, error
 	return &out, err
 }
 
-// ClusterTasks is each node's task list of a cluster's graph, as a run would hand it out.
-type ClusterTasks = wire.ClusterTasks
+// ClusterTasks is each node's task list of a cluster's graph, as a run
+// would hand it out; Why explains one task's part in a node's plan.
+type (
+	ClusterTasks = wire.ClusterTasks
+	Why          = wire.Why
+)
 
-// SerializedTasks previews what a run of graphType on cluster would do on
-// nodes (all the cluster's when none are given): each node's tasks as its
-// agent would get them, the tasks it would skip and why, and the plan's
-// warnings. Nothing is stored and nothing runs. force plans as a forced run.
-func (c *Client) SerializedTasks(ctx context.Context, cluster, graphType string, nodes []NodeID, force bool) (*ClusterTasks, error) {
+// PlanQuery asks for a preview of a run: of the graph of Type ("default"
+// when empty), on Nodes (all the cluster's when none), as a forced run
+// (Force), with each task explained (Explain).
+type PlanQuery struct {
+	Type           string
+	Nodes          []NodeID
+	Force, Explain bool
+}
+
+// SerializedTasks previews what a run on cluster would do on each node: its
+// tasks as its agent would get them, the tasks it would skip and why, and
+// the plan's warnings. Nothing is stored and nothing runs.
+func (c *Client) SerializedTasks(ctx context.Context, cluster string, pq PlanQuery) (*ClusterTasks, error) {
 	env, err := c.Ref(ctx, KindEnvironment, cluster)
 	if err != nil {
 		return nil, err
 	}
-	ids, err := c.nodeIDs(ctx, nodes)
+	ids, err := c.nodeIDs(ctx, pq.Nodes)
 	if err != nil {
 		return nil, err
 	}
-	q := url.Values{"graph_type": {graphType}}
+	q := url.Values{"graph_type": {cmp.Or(pq.Type, "default")}}
 	if len(ids) > 0 {
 		names := make([]string, len(ids))
 		for i, id := range ids {
@@ -217,8 +230,11 @@ func (c *Client) SerializedTasks(ctx context.Context, cluster, graphType string,
 		}
 		q.Set("nodes", strings.Join(names, ","))
 	}
-	if force {
+	if pq.Force {
 		q.Set("force", "true")
+	}
+	if pq.Explain {
+		q.Set("explain", "true")
 	}
 	var out ClusterTasks
 	_, err = c.call(ctx, http.MethodGet, graphsBase+"/clusters/"+esc(env)+"/serialized_tasks", q, nil, &out)

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -522,7 +523,7 @@ start fails the run as unreachable.`,
 			if err := renderObject(cmd.OutOrStdout(), format, transactionRow(toObject(tx), format), transactionFields); err != nil {
 				return err
 			}
-			printPlans(cmd.OutOrStdout(), plans)
+			printPlans(cmd.OutOrStdout(), plans, nil)
 			return nil
 		},
 	}
@@ -544,18 +545,22 @@ start fails the run as unreachable.`,
 func newGraphPlanCmd() *cobra.Command {
 	var (
 		env, graphType, format string
-		nodes                  []string
-		force                  bool
+		nodes, only            []string
+		force, explain         bool
 	)
 	cmd := &cobra.Command{
-		Use:   "plan -e ENV [-t TYPE] [-n NODE]... [--force]",
+		Use:   "plan -e ENV [-t TYPE] [-n NODE]... [--force] [--explain [--task T]...]",
 		Short: "Show what a run would do on each node, without running or storing anything",
 		Long: `Show what executing a graph on an environment would do now: for each node,
 the tasks it would run in order and the ones it would skip with the reason,
 and the plan's warnings (such as master tasks with no master node). Nothing is
 stored, nothing runs and the environment is not held. --force plans as a
-forced run would (every condition sees a first deployment). --format json
-prints each task as the node's agent would get it.`,
+forced run would (every condition sees a first deployment). --explain says
+for each task what placed it on the node (the tag, role or group and where
+it comes from) and why it runs or is skipped: its condition's value and each
+changed(), changedAny(), old() ... call with the values it compared; --task
+limits the listing to some tasks. --format json prints each task as the
+node's agent would get it, with its explanation.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if env == "" {
@@ -569,7 +574,7 @@ prints each task as the node's agent would get it.`,
 			for i, n := range nodes {
 				refs[i] = client.NodeID(n)
 			}
-			tasks, err := c.SerializedTasks(cmd.Context(), env, graphType, refs, force)
+			tasks, err := c.SerializedTasks(cmd.Context(), env, client.PlanQuery{Type: graphType, Nodes: refs, Force: force, Explain: explain})
 			if err != nil {
 				return err
 			}
@@ -582,13 +587,15 @@ prints each task as the node's agent would get it.`,
 				plan.Nodes = append(plan.Nodes, n.Node)
 				plan.NodeTasks[n.Node], plan.Skipped[n.Node] = n.Tasks, n.Skipped
 			}
-			printPlans(cmd.OutOrStdout(), []*client.Plan{plan})
+			printPlans(cmd.OutOrStdout(), []*client.Plan{plan}, only)
 			return nil
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&env, "env", "e", "", "environment (cluster): id or UUID")
 	f.StringVarP(&graphType, "type", "t", "default", "graph type")
+	f.BoolVar(&explain, "explain", false, "say why each task is on each node and runs or is skipped")
+	f.StringSliceVar(&only, "task", nil, "list only these tasks (repeat or comma-separate)")
 	f.StringSliceVarP(&nodes, "node", "n", nil, "nodes to plan for, by id or FQDN (default: all the environment's)")
 	f.BoolVar(&force, "force", false, "plan as a forced run: every node's old data unknown")
 	addListFormat(cmd, &format)
@@ -596,8 +603,10 @@ prints each task as the node's agent would get it.`,
 }
 
 // printPlans prints, for each graph of a run, what each node runs and what
-// it skips, with the reason.
-func printPlans(out io.Writer, plans []*client.Plan) {
+// it skips, with the reason and, when the plan is explained, why; only,
+// when given, limits the tasks listed.
+func printPlans(out io.Writer, plans []*client.Plan, only []string) {
+	listed := func(id string) bool { return len(only) == 0 || slices.Contains(only, id) }
 	for _, plan := range plans {
 		fmt.Fprintf(out, "\ngraph %s:\n", plan.GraphType)
 		for _, w := range plan.Warnings {
@@ -610,13 +619,43 @@ func printPlans(out io.Writer, plans []*client.Plan) {
 			tasks, skipped := plan.NodeTasks[node], plan.Skipped[node]
 			fmt.Fprintf(out, "  node %s: %d to run, %d skipped\n", node, len(tasks), len(skipped))
 			for _, t := range tasks {
-				fmt.Fprintf(out, "    run  %s\n", t.Task.ID())
+				if listed(t.Task.ID()) {
+					fmt.Fprintf(out, "    run  %s\n", t.Task.ID())
+					printWhy(out, t.Why)
+				}
 			}
 			for _, s := range skipped {
-				fmt.Fprintf(out, "    skip %s (%s)\n", s.Task, s.Reason)
+				if listed(s.Task) {
+					fmt.Fprintf(out, "    skip %s (%s)\n", s.Task, s.Reason)
+					printWhy(out, s.Why)
+				}
 			}
 		}
 	}
+}
+
+// printWhy prints a task's explanation under its line.
+func printWhy(out io.Writer, why *client.Why) {
+	if why == nil {
+		return
+	}
+	fmt.Fprintf(out, "         placed: %s\n         %s\n", why.Placed, why.Decision)
+	if why.Data != "" {
+		fmt.Fprintf(out, "         data: %s\n", why.Data)
+	}
+	if c := why.Condition; c != nil {
+		for _, call := range c.Calls {
+			fmt.Fprintf(out, "         %s: %s %s -> %s: %v\n", call.Call, call.Arg, quoted(call.Old), quoted(call.New), call.Result)
+		}
+	}
+}
+
+// quoted is an explained value, or "(not read)".
+func quoted(v *string) string {
+	if v == nil {
+		return "(not read)"
+	}
+	return *v
 }
 
 // transactionFields are what `graph execute` prints in table form.

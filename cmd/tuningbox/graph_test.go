@@ -215,6 +215,12 @@ func TestGraphPlan(t *testing.T) {
 	if strings.Contains(out, "node 1:") {
 		t.Errorf("--node 2 plans node 2 only:\n%s", out)
 	}
+	explained := mustCLI(t, url, "", "graph", "plan", "-e", "1", "--node", "1", "--explain", "--task", "never")
+	for _, want := range []string{"    skip never (condition)\n         placed: no tags, role or groups: every node\n         skipped: its condition is false\n"} {
+		if !strings.Contains(explained, want) || strings.Contains(explained, "run  everywhere") {
+			t.Errorf("plan --explain --task never lacks %q:\n%s", want, explained)
+		}
+	}
 	js := jsonOut(t, mustCLI(t, url, "", "graph", "plan", "-e", "1", "--force", "--format", "json")).(map[string]any)
 	nodes, _ := js["nodes"].([]any)
 	if len(nodes) != 2 || !strings.Contains(mustCLI(t, url, "", "graph", "plan", "-e", "1", "--format", "json"), `"fail_on_error": true`) {

@@ -168,6 +168,7 @@ func TestFuelGraphsPlanAsNailgun(t *testing.T) {
 		}
 	}
 	c.checkRuns("after the glance settings changed", want)
+	c.checkExplained()
 
 	// force ignores the old data: every node's plan is a first run's, on the changed data.
 	_, want = nailgunRuns(t, "glance", "--force")
@@ -281,4 +282,47 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// checkExplained reads the plan after the glance change with ?explain: the
+// glance task re-runs on the primary controller because changedAny saw
+// $.glance change (old and new quoted), what placed it is the node's
+// primary-controller tag, and a skipped task says its condition is false.
+func (c *client) checkExplained() {
+	c.t.Helper()
+	var got api.ClusterTasks
+	if err := json.Unmarshal([]byte(c.do("GET", "/api/v1/clusters/1/serialized_tasks?graph_type=default&nodes=103&explain", "", 200, "")), &got); err != nil {
+		c.t.Fatal(err)
+	}
+	var glance, skipped *api.Why
+	for _, task := range got.Nodes[0].Tasks {
+		if task.Task.ID() == "glance" {
+			glance = task.Why
+		}
+	}
+	for _, task := range got.Nodes[0].Skipped {
+		if task.Task == "heat-db" {
+			skipped = task.Why
+		}
+	}
+	if glance == nil || skipped == nil {
+		c.t.Fatalf("no explanation of glance or heat-db: %+v", got.Nodes[0])
+	}
+	if glance.Decision != "runs: its condition is true" || !strings.Contains(glance.Placed, `tags "primary-controller" matches tag "primary-controller"`) ||
+		!strings.HasPrefix(glance.Data, "$%old is the data of the node's last successful run") {
+		c.t.Errorf("glance on 103: %+v", glance)
+	}
+	found := false
+	for _, call := range glance.Condition.Calls {
+		if call.Arg == "$.glance" && call.Result == true && call.Old != nil && call.New != nil && *call.Old != *call.New {
+			found = true
+		}
+	}
+	if !found {
+		c.t.Errorf("glance's changedAny($.glance) is not explained: %+v", glance.Condition)
+	}
+	if skipped.Decision != "skipped: its condition is false" || skipped.Condition == nil || len(skipped.Condition.Calls) == 0 {
+		c.t.Errorf("heat-db on 103: %+v", skipped)
+	}
+	c.t.Logf("glance on 103: %s; %s; %d data-diff calls", glance.Placed, glance.Decision, len(glance.Condition.Calls))
 }

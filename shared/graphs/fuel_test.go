@@ -96,7 +96,7 @@ func TestPlanAgreesWithNailgun(t *testing.T) {
 				}
 			}
 			rules := newTagRules(EntryMetadata{RolesMetadata: in.RolesMetadata, TagsMetadata: in.TagsMetadata})
-			p, err := place(context.Background(), ordered, make([]bool, len(ordered)), nodes, rules)
+			p, err := place(context.Background(), ordered, make([]bool, len(ordered)), nodes, rules, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -304,7 +304,7 @@ func BenchmarkPlanFuel1000(b *testing.B) {
 			b.ReportAllocs()
 			var plan frozenPlan
 			for b.Loop() {
-				p, err := place(context.Background(), ordered, make([]bool, len(ordered)), nodes, rules)
+				p, err := place(context.Background(), ordered, make([]bool, len(ordered)), nodes, rules, false)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/wire"
 	"github.com/tuningbox/tuningbox/shared/yaql"
 )
 
@@ -27,6 +28,8 @@ type PlanNode struct {
 	ClusterNode
 	Data any
 	Old  any
+	// history says whose data Old is, for explanations.
+	history string
 }
 
 // placement is the per-node part of a plan: which tasks each node takes,
@@ -53,6 +56,9 @@ type placement struct {
 	matchers map[string]nameMatcher
 	// selections: the nodes a cross dependency's names take, by the names joined.
 	selections map[string][]bool
+	rules      tagRules
+	// why[n][i], when the plan is explained, says why task i is on node n and runs or is skipped.
+	why [][]*wire.Why
 }
 
 // matcher returns the matcher of a name (compiled once per plan).
@@ -86,8 +92,14 @@ func needsData(tasks []Task) bool {
 //   - on each node, a task whose condition is false (its yaql expression
 //     evaluated with the node's data as $) is kept as skipped, as is one the
 //     execution did not select (filtered).
-func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode, rules tagRules) (*placement, error) {
-	p := &placement{nodes: nodes, limits: map[string]int{}, matchers: map[string]nameMatcher{}, selections: map[string][]bool{}}
+func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode, rules tagRules, explain bool) (*placement, error) {
+	p := &placement{nodes: nodes, limits: map[string]int{}, matchers: map[string]nameMatcher{}, selections: map[string][]bool{}, rules: rules}
+	if explain {
+		p.why = make([][]*wire.Why, len(nodes))
+		for n := range p.why {
+			p.why[n] = make([]*wire.Why, len(tasks))
+		}
+	}
 	cluster := make([]ClusterNode, len(nodes))
 	for n := range nodes {
 		cluster[n] = nodes[n].ClusterNode
@@ -105,17 +117,24 @@ func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode,
 	unmatched := map[string][]string{} // "field name" -> task ids
 	// groupOn: group task -> its nodes (by its own names, or its id as a tag without any).
 	groupOn := map[int][]bool{}
-	selectNodes := func(t Task) []bool {
+	// selectNodes gives the nodes a task's names take and, when explained, the reason on each.
+	selectNodes := func(t Task) (on []bool, why []string) {
 		field, names := placementNames(t)
 		if t.Type == TypeGroup && names == nil {
 			field, names = "role", []string{t.ID}
 		}
-		on := make([]bool, len(nodes))
+		on = make([]bool, len(nodes))
+		if p.why != nil {
+			why = make([]string, len(nodes))
+		}
 		for _, name := range names {
 			found := false
 			for n := range nodes {
 				if p.master[n] && name == MasterRole || !p.master[n] &&
 					(name == AnyRole && (len(p.tags[n]) > 0 || len(nodes[n].Roles) > 0) || p.carries(n, p.matcher(name))) {
+					if why != nil && !on[n] {
+						why[n] = p.placedBy(n, field, name)
+					}
 					on[n], found = true, true
 				}
 			}
@@ -124,6 +143,9 @@ func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode,
 				for g, gon := range groupOn {
 					if p.matcher(name).match(tasks[g].ID) {
 						for n := range on {
+							if why != nil && !on[n] && gon[n] {
+								why[n] = fmt.Sprintf("groups %q names group %q, which is on the node", name, tasks[g].ID)
+							}
 							on[n] = on[n] || gon[n]
 						}
 						found = found || slices.Contains(gon, true)
@@ -138,9 +160,12 @@ func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode,
 		if names == nil {
 			for n := range on {
 				on[n] = !p.master[n]
+				if why != nil {
+					why[n] = "no tags, role or groups: every node"
+				}
 			}
 		}
-		return on
+		return on, why
 	}
 	index := make(map[string]int, nt)
 	for i, t := range tasks {
@@ -152,7 +177,7 @@ func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode,
 	}
 	for i, t := range tasks {
 		if t.Type == TypeGroup {
-			groupOn[i] = selectNodes(t)
+			groupOn[i], _ = selectNodes(t)
 		}
 	}
 	for i, t := range tasks {
@@ -162,8 +187,12 @@ func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode,
 			}
 			continue
 		}
-		for n, on := range selectNodes(t) {
-			p.applies[n][i] = p.applies[n][i] || on
+		on, why := selectNodes(t)
+		for n := range on {
+			p.applies[n][i] = p.applies[n][i] || on[n]
+			if on[n] && why != nil {
+				p.notePlaced(n, i, why[n])
+			}
 		}
 	}
 	for g, on := range groupOn {
@@ -171,6 +200,9 @@ func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode,
 			if j, ok := index[id]; ok {
 				for n := range nodes {
 					p.applies[n][j] = p.applies[n][j] || on[n]
+					if on[n] {
+						p.notePlaced(n, j, fmt.Sprintf("listed in the tasks of group %q, which is on the node", tasks[g].ID))
+					}
 				}
 			}
 		}
@@ -210,7 +242,11 @@ func (p *placement) evaluate(ctx context.Context, tasks []Task, filtered []bool)
 	// One cache for the plan: what nodes' data share (one cluster's network_metadata) is evaluated once.
 	cache := yaql.NewCache()
 	for n, node := range p.nodes {
+		var calls []yaql.DiffCall
 		env := yaql.Env{New: node.Data, Old: node.Old, Cache: cache}
+		if p.why != nil {
+			env.Trace = func(c yaql.DiffCall) { calls = append(calls, c) }
+		}
 		eval := func(t Task, field string, e *Expression) (any, error) {
 			v, err := e.Eval(ctx, env)
 			if err != nil {
@@ -222,19 +258,31 @@ func (p *placement) evaluate(ctx context.Context, tasks []Task, filtered []bool)
 			if !p.applies[n][i] || t.Type == TypeGroup || t.Type == TypeStage {
 				continue
 			}
-			if filtered[i] {
+			switch c := t.Condition; {
+			case filtered[i]:
 				p.skip[n][i] = SkipFiltered
-			} else if c := t.Condition; c != nil {
-				run := c.Const
-				if c.Expr != nil {
-					v, err := eval(t, "condition", c.Expr)
-					if err != nil {
-						return err
-					}
-					run = yaql.Truthy(v)
+				p.decide(n, i, "skipped: the run did not select it (tasks or subgraphs)", nil)
+			case t.Type == TypeSkipped:
+				p.decide(n, i, "skipped: its type is skipped", nil)
+			case c == nil:
+				p.decide(n, i, "runs: it has no condition", nil)
+			case c.Expr == nil:
+				if !c.Const {
+					p.skip[n][i] = SkipCondition
 				}
+				p.decide(n, i, fmt.Sprintf("%s: its condition is %v", runsOrSkipped(c.Const), c.Const), nil)
+			default:
+				calls = calls[:0]
+				v, err := eval(t, "condition", c.Expr)
+				if err != nil {
+					return err
+				}
+				run := yaql.Truthy(v)
 				if !run {
 					p.skip[n][i] = SkipCondition
+				}
+				if p.why != nil {
+					p.decide(n, i, fmt.Sprintf("%s: its condition is %v", runsOrSkipped(run), run), conditionWhy(c.Expr, v, calls))
 				}
 			}
 			for _, cd := range []struct {
@@ -411,4 +459,11 @@ func masterWarnings(tasks []Task, p *placement) []string {
 		msg += fmt.Sprintf(", and %s, which wait for them on the master, will run without them", strings.Join(waiting, ", "))
 	}
 	return []string{msg + "; register the Fuel master as a node with the role master and run `tuningbox agent` on it"}
+}
+
+func runsOrSkipped(run bool) string {
+	if run {
+		return "runs"
+	}
+	return "skipped"
 }

@@ -18,7 +18,7 @@ func TestPlacementWarnings(t *testing.T) {
 		TagsMetadata:  map[string]json.RawMessage{"controller": json.RawMessage(`{"has_primary":true}`)},
 	})
 	nodes := []PlanNode{{ClusterNode: ClusterNode{ID: "1", Roles: []string{"compute"}}}}
-	p, err := place(context.Background(), tasks, make([]bool, len(tasks)), nodes, rules)
+	p, err := place(context.Background(), tasks, make([]bool, len(tasks)), nodes, rules, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/store"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // NodeDocument is a node's deployment data as the ConfigDB answers it: the
@@ -37,6 +38,8 @@ type planRequest struct {
 	nodes     []ClusterNode
 	// force ignores the nodes' old data: changed() is true everywhere (Nailgun's force).
 	force bool
+	// explain records why each task is on each node and runs or is skipped (frozenPlan.why).
+	explain bool
 }
 
 // plan makes the frozen plan of one graph of a cluster on some of its nodes.
@@ -64,7 +67,7 @@ func (s *Service) plan(ctx context.Context, req planRequest) (*frozenPlan, error
 			return nil, err
 		}
 	}
-	p, err := place(ctx, tasks, filtered, nodes, newTagRules(meta...))
+	p, err := place(ctx, tasks, filtered, nodes, newTagRules(meta...), req.explain)
 	if err != nil {
 		return nil, err
 	}
@@ -76,6 +79,12 @@ func (s *Service) plan(ctx context.Context, req planRequest) (*frozenPlan, error
 	frozen.Warnings = append(frozen.Warnings, masterWarnings(tasks, p)...)
 	frozen.setPlaceholders(nodes, settings.MasterIP)
 	frozen.planned = nodes
+	if req.explain {
+		frozen.why = make(map[string][]*wire.Why, len(nodes))
+		for n := range nodes {
+			frozen.why[nodes[n].ID] = p.why[n]
+		}
+	}
 	return frozen, nil
 }
 
@@ -146,10 +155,14 @@ func (s *Service) loadNodeData(ctx context.Context, req planRequest, frozen *fro
 			return nil, fmt.Errorf("deployment data of node %s: %w", nodes[n].ID, err)
 		}
 		nodes[n].Old = map[string]any{}
+		nodes[n].history = historyFirst
 		pins[nodes[n].ID] = DataPin{At: at, ETag: doc.ETag}
 	}
 	frozen.Data = pins
 	if req.force {
+		for n := range nodes {
+			nodes[n].history = historyForced
+		}
 		return nil, nil
 	}
 	last, err := s.lastDeployed(ctx, req.cluster, req.graphType)
@@ -164,6 +177,7 @@ func (s *Service) loadNodeData(ctx context.Context, req planRequest, frozen *fro
 		case !ok:
 		case pin.ETag == pins[nodes[n].ID].ETag:
 			nodes[n].Old = nodes[n].Data
+			nodes[n].history = historySince(pin, true)
 			frozen.setOld(nodes[n].ID, pin)
 		default:
 			changed[pin.At] = append(changed[pin.At], n)
@@ -184,6 +198,7 @@ func (s *Service) loadNodeData(ctx context.Context, req planRequest, frozen *fro
 				if nodes[n].Old, err = decodeData(doc.Body); err != nil {
 					return nil, err
 				}
+				nodes[n].history = historySince(last[nodes[n].ID], false)
 				frozen.setOld(nodes[n].ID, last[nodes[n].ID])
 			}
 		}

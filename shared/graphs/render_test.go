@@ -133,7 +133,7 @@ func TestMasterPlacement(t *testing.T) {
 		t.Fatal(err)
 	}
 	nodes := []PlanNode{{ClusterNode: ClusterNode{ID: "m", Roles: []string{MasterRole}}}, {ClusterNode: ClusterNode{ID: "1", Roles: []string{"compute"}}}}
-	p, err := place(context.Background(), tasks, make([]bool, len(tasks)), nodes, newTagRules())
+	p, err := place(context.Background(), tasks, make([]bool, len(tasks)), nodes, newTagRules(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestMasterPlacement(t *testing.T) {
 	if w := masterWarnings(tasks, p); w != nil {
 		t.Errorf("with a master: %v", w)
 	}
-	p, err = place(context.Background(), tasks, make([]bool, len(tasks)), nodes[1:], newTagRules())
+	p, err = place(context.Background(), tasks, make([]bool, len(tasks)), nodes[1:], newTagRules(), false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -433,6 +433,7 @@ func checkNodeCycles(tasks []Task, nodes []ClusterNode, steps map[string][]NodeS
 type SerializedTask struct {
 	// Task is the task as the node's agent gets it (see Claim.Task).
 	Task       wire.TaskDocument `json:"task"`
+	Why        *wire.Why         `json:"why,omitempty"`
 	WaitFor    []NodeTaskRef     `json:"wait_for,omitempty"`
 	WaitForAny [][]NodeTaskRef   `json:"wait_for_any,omitempty"`
 }
@@ -453,8 +454,9 @@ type NodeTasks struct {
 
 // SkippedTask is a task placed on a node that the node passes without running it.
 type SkippedTask struct {
-	Task   string `json:"task"`
-	Reason string `json:"reason"`
+	Task   string    `json:"task"`
+	Reason string    `json:"reason"`
+	Why    *wire.Why `json:"why,omitempty"`
 }
 
 // SkipType is the reason of a task whose type is skipped.
@@ -498,7 +500,7 @@ func serialize(ctx context.Context, plan *frozenPlan, node string, r *nodeRender
 			if err != nil {
 				return nil, err
 			}
-			item.Task = body
+			item.Task, item.Why = body, plan.whyOn(node, step.Task)
 			out = append(out, item)
 			item = SerializedTask{}
 		}
@@ -510,7 +512,7 @@ func serialize(ctx context.Context, plan *frozenPlan, node string, r *nodeRender
 // of a type, as an execution on those nodes (all the cluster's when none are
 // given) hands them to the agents, with the tasks each node skips and why.
 // force plans as an execution with force would: every node's old data unknown.
-func (s *Service) SerializedTasks(ctx context.Context, clusterID int64, graphType string, requested []NodeID, force bool) (ClusterTasks, error) {
+func (s *Service) SerializedTasks(ctx context.Context, clusterID int64, graphType string, requested []NodeID, force, explain bool) (ClusterTasks, error) {
 	m, err := s.mergedGraph(ctx, clusterID, graphType)
 	if err != nil {
 		return ClusterTasks{}, err
@@ -524,7 +526,7 @@ func (s *Service) SerializedTasks(ctx context.Context, clusterID int64, graphTyp
 	if err != nil {
 		return ClusterTasks{}, err
 	}
-	plan, err := s.plan(ctx, planRequest{cluster: clusterID, graphType: graphType, merged: m, nodes: nodes, force: force})
+	plan, err := s.plan(ctx, planRequest{cluster: clusterID, graphType: graphType, merged: m, nodes: nodes, force: force, explain: explain})
 	if err != nil {
 		return ClusterTasks{}, err
 	}
@@ -547,9 +549,9 @@ func (p *frozenPlan) skipped(node string) []SkippedTask {
 		t := p.Tasks[step.Task]
 		switch {
 		case step.Skip != "":
-			out = append(out, SkippedTask{Task: t.ID, Reason: step.Skip})
+			out = append(out, SkippedTask{Task: t.ID, Reason: step.Skip, Why: p.whyOn(node, step.Task)})
 		case t.Type == TypeSkipped:
-			out = append(out, SkippedTask{Task: t.ID, Reason: SkipType})
+			out = append(out, SkippedTask{Task: t.ID, Reason: SkipType, Why: p.whyOn(node, step.Task)})
 		}
 	}
 	return out

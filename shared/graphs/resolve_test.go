@@ -45,7 +45,7 @@ func TestSerializedTasksSelectByRole(t *testing.T) {
 	ctx := context.Background()
 	s := newService(t)
 	must[graphs.Graph](t)(s.CreateGraph(ctx, graphs.Owner{Kind: graphs.Cluster, ID: 3}, "default", tasksInput(roleGraph), true))
-	got := must[graphs.ClusterTasks](t)(s.SerializedTasks(ctx, 3, "default", nil, false))
+	got := must[graphs.ClusterTasks](t)(s.SerializedTasks(ctx, 3, "default", nil, false, false))
 	want := map[string][]string{
 		"1": {"hiera", "everywhere", "database", "keystone", "report"},
 		"2": {"hiera", "everywhere", "keystone"},
@@ -70,11 +70,11 @@ func TestSerializedTasksSelectByRole(t *testing.T) {
 	if r := got.Nodes[0].Tasks[4]; r.Task.ID() != "report" || !slices.Equal(r.WaitFor, []graphs.NodeTaskRef{{Node: "3", Task: "ping"}}) {
 		t.Errorf("report = %+v", r)
 	}
-	only := must[graphs.ClusterTasks](t)(s.SerializedTasks(ctx, 3, "default", []graphs.NodeID{"3"}, false))
+	only := must[graphs.ClusterTasks](t)(s.SerializedTasks(ctx, 3, "default", []graphs.NodeID{"3"}, false, false))
 	if len(only.Nodes) != 1 || only.Nodes[0].Tasks[2].WaitFor != nil || only.Nodes[0].Tasks[3].WaitForAny != nil {
 		t.Errorf("node 3 alone = %+v", only.Nodes)
 	}
-	_, err := s.SerializedTasks(ctx, 3, "default", []graphs.NodeID{"9"}, false)
+	_, err := s.SerializedTasks(ctx, 3, "default", []graphs.NodeID{"9"}, false, false)
 	wantKind(t, err, errs.Invalid, "Nodes 9 are not members of cluster 3")
 }
 
@@ -127,7 +127,7 @@ func TestCycleAcrossNodesRefused(t *testing.T) {
 	must[graphs.Graph](t)(s.CreateGraph(ctx, o, "default", cyclic, false))
 	_, err = s.Execute(ctx, graphs.ExecuteRequest{Cluster: cluster3(), Graphs: []graphs.GraphRun{{Type: "default"}}})
 	wantKind(t, err, errs.Invalid, "Tasks form a cycle across nodes")
-	_, err = s.SerializedTasks(ctx, 3, "default", nil, false)
+	_, err = s.SerializedTasks(ctx, 3, "default", nil, false, false)
 	wantKind(t, err, errs.Invalid, "Tasks form a cycle across nodes")
 	// A task waiting for a later task of its own node: b requires a, a waits for b.
 	must[graphs.Graph](t)(s.UpdateGraphOf(ctx, o, "default", tasksInput(`[
@@ -245,7 +245,7 @@ func TestNodeOrderFollowsCrossDependencies(t *testing.T) {
 	 {"id":"c","type":"shell","roles":"compute","cross-depends":[{"name":"d","role":"controller"}]},
 	 {"id":"d","type":"shell","roles":"controller","cross-depends":[{"name":"e","role":"compute"}]},
 	 {"id":"e","type":"shell","roles":"compute"}]`), true))
-	got := must[graphs.ClusterTasks](t)(s.SerializedTasks(ctx, 3, "default", nil, false))
+	got := must[graphs.ClusterTasks](t)(s.SerializedTasks(ctx, 3, "default", nil, false, false))
 	want := map[string][]string{"1": {"b", "a"}, "2": {"b", "a", "d"}, "3": {"b", "a", "e", "c"}}
 	for _, n := range got.Nodes {
 		if ids := nodeTaskIDs(n); !slices.Equal(ids, want[n.Node]) {

@@ -115,6 +115,8 @@ type frozenPlan struct {
 	Unplaced []string `json:"unplaced,omitempty"`
 	// planned are the nodes as the plan read them (their data), while the plan is being made.
 	planned []PlanNode
+	// why, for an explained plan: node -> why each task is on it (by task index).
+	why map[string][]*wire.Why
 }
 
 // handedOut says whether a step's task is given to an agent: not a group,

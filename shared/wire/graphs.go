@@ -284,7 +284,49 @@ type SerializedTask struct {
 	Task       TaskDocument    `json:"task"`
 	WaitFor    []NodeTaskRef   `json:"wait_for,omitempty"`
 	WaitForAny [][]NodeTaskRef `json:"wait_for_any,omitempty"`
+	// Why, with ?explain, says why the task is on the node and runs.
+	Why *Why `json:"why,omitempty"`
 }
+
+// Why explains one task's part in one node's plan: what placed it on the
+// node, and why it runs or is skipped there.
+type Why struct {
+	// Placed names the placement name that took the node and what it matched
+	// (a tag and the role it comes from, a role, a group, every node).
+	Placed string `json:"placed"`
+	// Decision says why the task runs or is skipped: its condition's value,
+	// the run's selection, its type.
+	Decision string `json:"decision"`
+	// Data says what the node's old data ($%old) is: its last successful
+	// run's, none (a first deployment) or ignored (a forced run).
+	Data string `json:"data,omitempty"`
+	// Condition is the task's yaql condition, its value on the node and the
+	// data-diff calls that gave it.
+	Condition *ConditionWhy `json:"condition,omitempty"`
+}
+
+// ConditionWhy is a condition's evaluation on one node.
+type ConditionWhy struct {
+	Expression string         `json:"expression"`
+	Value      any            `json:"value"`
+	Calls      []DataDiffCall `json:"calls,omitempty"`
+}
+
+// DataDiffCall is one comparison of old and new data a condition made:
+// the function, the call and the argument compared (the keys it read),
+// the argument's values as JSON text (cut to MaxExplainedValue bytes;
+// absent when that side was not read) and the answer.
+type DataDiffCall struct {
+	Function string  `json:"function"`
+	Call     string  `json:"call"`
+	Arg      string  `json:"arg"`
+	Old      *string `json:"old,omitempty"`
+	New      *string `json:"new,omitempty"`
+	Result   any     `json:"result"`
+}
+
+// MaxExplainedValue bounds each value an explanation quotes.
+const MaxExplainedValue = 256
 
 // NodeTaskRef names a task on a node.
 type NodeTaskRef struct {
@@ -296,6 +338,8 @@ type NodeTaskRef struct {
 type SkippedTask struct {
 	Task   string `json:"task"`
 	Reason string `json:"reason"`
+	// Why, with ?explain, says what placed the task and why it is skipped.
+	Why *Why `json:"why,omitempty"`
 }
 
 // NodeTasks is one node's task list, and the tasks placed on it that it skips.

@@ -481,8 +481,7 @@ func nodeIDs(q routes.Query) []graphs.NodeID {
 
 func (h *handlers) serializedTasks(_ http.ResponseWriter, r *http.Request, id int64) (int, any, error) {
 	q := routes.QueryOf(r)
-	force := routes.QueryOf(r).Flag("force")
-	tasks, err := h.svc.SerializedTasks(r.Context(), id, graphType(q), nodeIDs(q), force)
+	tasks, err := h.svc.SerializedTasks(r.Context(), id, graphType(q), nodeIDs(q), q.Flag("force"), q.Flag("explain"))
 	if err != nil {
 		return 0, nil, err
 	}

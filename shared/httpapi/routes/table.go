@@ -160,7 +160,8 @@ func graphRoutes() []Route {
 	add("clusters.tasks.plugins", "GET", cluster+"/deployment_tasks/plugins", Read, "The tasks of a cluster's plugins.", ok, "", "Tasks", graphType)
 	add("clusters.tasks.release", "GET", cluster+"/deployment_tasks/release", Read, "The tasks of a cluster's release.", ok, "", "Tasks", graphType)
 	add("clusters.serializedTasks", "GET", cluster+"/serialized_tasks", Read, "A cluster's tasks as the deployment would run them, per node, with the tasks each node skips and why.", ok, "", "ClusterTasks",
-		graphType, Param{Name: "nodes", Type: String, Description: "Comma-separated node ids."}, Param{Name: "force", Type: Flag, Description: "Plan as a forced run: every node's old data unknown."})
+		graphType, Param{Name: "nodes", Type: String, Description: "Comma-separated node ids."}, Param{Name: "force", Type: Flag, Description: "Plan as a forced run: every node's old data unknown."},
+		Param{Name: "explain", Type: Flag, Description: "Say for each task on each node what placed it there and why it runs or is skipped: its condition's value and the data-diff calls that gave it."})
 	add("clusters.deploy", "PUT", cluster+"/deploy", Write, "Start a deployment of a cluster: a transaction.", accepted, "", "Transaction",
 		graphType, Param{Name: "nodes", Type: String, Description: "Comma-separated node ids."}, Param{Name: "dry_run", Type: Flag, Description: "Plan without running."},
 		Param{Name: "noop_run", Type: Flag, Description: "Run tasks in no-op mode."}, Param{Name: "force", Type: Flag, Description: "Run tasks whose inputs have not changed."}, Param{Name: "debug", Type: Flag, Description: "Verbose agents."},

@@ -1,0 +1,147 @@
+package graphs
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tuningbox/tuningbox/shared/wire"
+	"github.com/tuningbox/tuningbox/shared/yaql"
+)
+
+// An explained plan (serialized_tasks?explain) says, for each task on each
+// node, what placed it there and why it runs or is skipped. Every reason is
+// recorded by the step of planning that makes the decision (placement, the
+// condition's evaluation with yaql's Env.Trace), never worked out again.
+
+// notePlaced records, when the plan is explained, what placed task i on node n
+// (the first reason found stands).
+func (p *placement) notePlaced(n, i int, reason string) {
+	if p.why != nil && p.why[n][i] == nil {
+		p.why[n][i] = &wire.Why{Placed: reason}
+	}
+}
+
+// placedBy says what a placement name took on node n: "*", a tag (and the
+// role it comes from, and why the node is the primary one), or a role.
+func (p *placement) placedBy(n int, field, name string) string {
+	switch {
+	case p.master[n]:
+		return fmt.Sprintf("%s %q: the Fuel master", field, name)
+	case name == AnyRole:
+		return fmt.Sprintf("%s %q: every node", field, name)
+	}
+	m := p.matcher(name)
+	for _, tag := range p.tags[n] {
+		if m.match(tag) {
+			return fmt.Sprintf("%s %q matches tag %q%s", field, name, tag, p.tagOrigin(n, tag))
+		}
+	}
+	for _, role := range p.nodes[n].Roles {
+		if m.match(role) {
+			return fmt.Sprintf("%s %q matches the node's role %q", field, name, role)
+		}
+	}
+	return fmt.Sprintf("%s %q", field, name)
+}
+
+// tagOrigin says where node n's tag comes from: the role whose metadata
+// gives it, and for a primary tag why this node is the primary one.
+func (p *placement) tagOrigin(n int, tag string) string {
+	base, primary := strings.CutPrefix(tag, primaryPrefix)
+	var from string
+	for _, role := range p.nodes[n].Roles {
+		r, _ := p.rules.baseRole(role)
+		if slices.Contains(p.rules.tagsOf(r), base) {
+			from = fmt.Sprintf(" of role %q (roles_metadata %q tags)", role, r)
+			break
+		}
+	}
+	if !primary {
+		return from
+	}
+	if slices.Contains(p.nodes[n].Roles, tag) {
+		return from + fmt.Sprintf("; primary: the node has the role %q", tag)
+	}
+	return from + fmt.Sprintf("; primary: %q has has_primary and no node has the role %q, so the node of lowest id carrying it is", base, tag)
+}
+
+// decide records, when the plan is explained, why task i runs or is skipped
+// on node n.
+func (p *placement) decide(n, i int, decision string, condition *wire.ConditionWhy) {
+	if p.why == nil {
+		return
+	}
+	w := p.why[n][i]
+	if w == nil {
+		w = &wire.Why{}
+		p.why[n][i] = w
+	}
+	w.Decision, w.Condition, w.Data = decision, condition, p.nodes[n].history
+}
+
+// conditionWhy is a condition's value on a node and the data-diff calls
+// that gave it, as Env.Trace heard them.
+func conditionWhy(e *Expression, value any, calls []yaql.DiffCall) *wire.ConditionWhy {
+	c := &wire.ConditionWhy{Expression: strings.TrimSpace(e.expr.Source()), Value: yaql.Truthy(value)}
+	for _, call := range calls {
+		c.Calls = append(c.Calls, wire.DataDiffCall{
+			Function: call.Func, Call: call.Call, Arg: call.Arg,
+			Old: explainedValue(call.Old), New: explainedValue(call.New), Result: jsonable(call.Result),
+		})
+	}
+	return c
+}
+
+// explainedValue is a value as an explanation quotes it: JSON, cut to
+// wire.MaxExplainedValue bytes; nil when it was not read.
+func explainedValue(v any) *string {
+	if v == yaql.Undefined {
+		return nil
+	}
+	b, err := json.Marshal(jsonable(v))
+	if err != nil {
+		b = []byte(fmt.Sprint(v))
+	}
+	s := string(b)
+	if len(s) > wire.MaxExplainedValue {
+		cut := wire.MaxExplainedValue
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return &s
+}
+
+// jsonable is v with yaql's Undefined as null.
+func jsonable(v any) any {
+	if v == yaql.Undefined {
+		return nil
+	}
+	return v
+}
+
+// Why the nodes' old data is what it is (PlanNode.history).
+const (
+	historyFirst  = "first deployment: no successful run of this graph on the node, so $%old is {} and changed() is true"
+	historyForced = "forced run: the node's old data is ignored, so $%old is {} and changed() is true"
+)
+
+// historySince says whose data $%old is.
+func historySince(pin DataPin, unchanged bool) string {
+	if unchanged {
+		return fmt.Sprintf("$%%old is the data of the node's last successful run (%s), the same as now", pin.At.Format("2006-01-02T15:04:05Z07:00"))
+	}
+	return fmt.Sprintf("$%%old is the data of the node's last successful run (%s)", pin.At.Format("2006-01-02T15:04:05Z07:00"))
+}
+
+// whyOn is the explanation of task i on node (nil when the plan is not explained).
+func (p *frozenPlan) whyOn(node string, i int) *wire.Why {
+	if p.why == nil {
+		return nil
+	}
+	return p.why[node][i]
+}

@@ -73,6 +73,12 @@ func TestUnknownSubcommandIsAnError(t *testing.T) {
 	if out, err := cli(t, "http://127.0.0.1:1", "", "env"); err != nil || !strings.Contains(out, "Available Commands") {
 		t.Errorf("env alone: %v\n%s", err, out)
 	}
+	if out, err := cli(t, "http://127.0.0.1:1", "", "help", "config", "get"); err != nil || !strings.Contains(out, "tuningbox config get") {
+		t.Errorf("help config get: %v\n%s", err, out)
+	}
+	if _, err := cli(t, "http://127.0.0.1:1", "", "help", "config", "gett"); exitCode(err) != 2 || !strings.Contains(err.Error(), `unknown help topic "config gett"`) {
+		t.Errorf("help config gett: %v", err)
+	}
 	if _, err := cli(t, "http://127.0.0.1:1", "", "evn", "list"); !strings.Contains(fmt.Sprint(err), `did you mean "env"?`) {
 		t.Errorf("evn list: %v", err)
 	}

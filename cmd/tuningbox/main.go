@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -66,7 +67,27 @@ The client's settings come from flags or the environment:
 	)
 	root.InitDefaultCompletionCmd()
 	rejectUnknownSubcommands(root)
+	root.SetHelpCommand(newHelpCmd())
 	return root
+}
+
+// newHelpCmd is `tuningbox help [command]`: cobra's prints the root's help, and
+// exits 0, for a topic that names no command.
+func newHelpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			topic, rest, err := cmd.Root().Find(args)
+			if err != nil {
+				return err
+			}
+			if len(rest) > 0 {
+				return usagef("unknown help topic %q", strings.Join(args, " "))
+			}
+			return topic.Help()
+		},
+	}
 }
 
 // rejectUnknownSubcommands makes every command that only groups others fail,

@@ -498,6 +498,7 @@ func allPassed(refs []StepRef, passed func(StepRef) bool) bool {
 // an agent repeats that claim every Claim.Heartbeat while it runs the task,
 // which tells that it is alive (see enforceDeadlines).
 func (s *Service) Claim(ctx context.Context, txID, node string) (Claim, error) {
+	audit.Polling(ctx) // audited only when it changes progress (audit.Changed), not when idle or a heartbeat
 	var c Claim
 	err := store.RetryConflicts(ctx, "claim a task", func() error {
 		var again bool
@@ -563,10 +564,13 @@ func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, ag
 	}
 	if blocked {
 		// Steps passed on the way are passed now: other nodes may wait for them.
-		if i > p.Next || !s.seenLately(p, now) {
+		if passed := i > p.Next; passed || !s.seenLately(p, now) {
 			p.Status, p.Next, p.LastSeen = StatusRunning, i, &now
 			if err := s.idx.Write(ctx, progressOp(sub.UUID, p, rev), st.guardOp()); err != nil {
 				return Claim{}, false, err
+			}
+			if passed {
+				audit.Changed(ctx)
 			}
 		}
 		return st.claim(ActionWait, node), false, nil
@@ -578,12 +582,14 @@ func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, ag
 			return Claim{}, false, err
 		}
 		s.states.count(tasksFamily, StatusRunning)
+		audit.Changed(ctx)
 		return s.taskClaim(st, node, plan, steps[i]), false, nil
 	}
 	p.Status, p.Next = StatusReady, len(steps)
 	if err := s.idx.Write(ctx, st.finishNodeOps(progressOp(sub.UUID, p, rev), now)...); err != nil {
 		return Claim{}, false, err
 	}
+	audit.Changed(ctx)
 	s.countEnd(st)
 	return Claim{}, true, nil
 }

@@ -187,7 +187,7 @@ func (x *index) Write(ctx context.Context, ops ...store.Op) error {
 		}
 		seen[op.Key] = true
 		if op.Kind == store.OpPut && len(op.Value) > store.MaxValueSize {
-			return fmt.Errorf("put %s: value of %d bytes exceeds %d", keyString(op.Key), len(op.Value), store.MaxValueSize)
+			return fmt.Errorf("put %s: value of %d bytes: %w", keyString(op.Key), len(op.Value), store.ErrValueTooLarge)
 		}
 		if op.Kind == store.OpCheck && op.Cond.Kind == store.Always {
 			continue // checks nothing

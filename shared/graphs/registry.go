@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
+
+	"github.com/google/uuid"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/store"
@@ -49,7 +52,7 @@ type EntryInput struct {
 	EntryMetadata
 }
 
-func (in EntryInput) validate() error {
+func (in EntryInput) validate(kind OwnerKind) error {
 	switch {
 	case strings.TrimSpace(in.Name) == "":
 		return errs.Invalidf("name: is required")
@@ -58,7 +61,33 @@ func (in EntryInput) validate() error {
 	case len(in.Name) > 255 || len(in.Version) > 255:
 		return errs.Invalidf("name and version are at most 255 characters")
 	}
-	return in.EntryMetadata.validate()
+	if err := in.EntryMetadata.validate(); err != nil {
+		return err
+	}
+	return in.checkSize(kind)
+}
+
+// checkSize refuses an entry that, stored as one index item, would be larger
+// than the store keeps (a 413 before any write), naming the field that makes
+// it so: the larger of roles_metadata and tags_metadata, and its largest entry.
+func (in EntryInput) checkSize(kind OwnerKind) error {
+	// With the longest id and a UUID, the entry is as large as it can be stored.
+	size := len(mustJSON(Entry{ID: math.MaxInt64, UUID: uuid.Nil.String(), Name: in.Name, Version: in.Version, EntryMetadata: in.EntryMetadata}))
+	if size <= store.MaxValueSize {
+		return nil
+	}
+	field, members := "roles_metadata", in.RolesMetadata
+	if len(mustJSON(in.TagsMetadata)) > len(mustJSON(in.RolesMetadata)) {
+		field, members = "tags_metadata", in.TagsMetadata
+	}
+	largest, largestSize := "", 0
+	for name, raw := range members {
+		if n := len(mustJSON(raw)); n > largestSize || n == largestSize && name < largest {
+			largest, largestSize = name, n
+		}
+	}
+	return errs.New(errs.TooLarge, "%s: %d bytes (%d entries; the largest, %s.%s, %d bytes): a %s is stored as one item of at most %d bytes; this one would be %d",
+		field, len(mustJSON(members)), len(members), field, largest, largestSize, kind, store.MaxValueSize, size)
 }
 
 func isRegistry(kind OwnerKind) bool { return kind == Release || kind == Plugin }
@@ -75,7 +104,7 @@ func entryNameKey(kind OwnerKind, name, version string) store.Key {
 
 // CreateEntry registers a release or a plugin; (name, version) must be new.
 func (s *Service) CreateEntry(ctx context.Context, kind OwnerKind, in EntryInput) (Entry, error) {
-	if err := in.validate(); err != nil {
+	if err := in.validate(kind); err != nil {
 		return Entry{}, err
 	}
 	nameKey := entryNameKey(kind, in.Name, in.Version)
@@ -109,7 +138,7 @@ func (s *Service) Entry(ctx context.Context, kind OwnerKind, id int64) (Entry, e
 // UpdateEntry replaces a release's or a plugin's name, version and metadata;
 // (name, version) stays unique.
 func (s *Service) UpdateEntry(ctx context.Context, kind OwnerKind, id int64, in EntryInput) (Entry, error) {
-	if err := in.validate(); err != nil {
+	if err := in.validate(kind); err != nil {
 		return Entry{}, err
 	}
 	it, err := s.idx.Get(ctx, entryKey(kind, id))

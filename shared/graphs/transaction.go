@@ -672,6 +672,7 @@ func (s *Service) Report(ctx context.Context, txID, node string, rep TaskReport)
 	if rep.Duration != nil && (*rep.Duration < 0 || math.IsInf(*rep.Duration, 0) || math.IsNaN(*rep.Duration)) {
 		return NodeProgress{}, errs.Invalidf("duration: must be a number of seconds, at least 0")
 	}
+	rep.Message = keptMessage(rep.Message, rep.Status)
 	var out NodeProgress
 	err := store.RetryConflicts(ctx, "report a task", func() error {
 		st, err := s.loadTx(ctx, txID)

@@ -187,6 +187,50 @@ func (r tagRules) nodeTags(nodes []ClusterNode) [][]string {
 	return out
 }
 
+// checkPrimaries refuses two nodes named primary for one tag: a node with
+// the role primary-<role> is named primary for each tag of <role> (<role>
+// itself without metadata), and a tag has one primary node, so both would
+// run the tasks of the primary.
+func (r tagRules) checkPrimaries(nodes []ClusterNode) error {
+	named := map[string][]string{} // tag -> ids of the nodes named primary for it
+	roleOf := map[string]string{}  // tag -> a role that names its primary
+	for _, node := range nodes {
+		for _, role := range node.Roles {
+			base, ok := strings.CutPrefix(role, primaryPrefix)
+			if !ok || base == "" {
+				continue
+			}
+			for _, tag := range r.tagsOf(base) {
+				if !slices.Contains(named[tag], node.ID) {
+					named[tag], roleOf[tag] = append(named[tag], node.ID), role
+				}
+			}
+		}
+	}
+	for _, tag := range sortedKeys(named) {
+		if ids := named[tag]; len(ids) > 1 {
+			slices.SortFunc(ids, func(a, b string) int {
+				if lowerID(a, b) {
+					return -1
+				}
+				return 1
+			})
+			return errs.Conflictf("nodes %s and %s are each named primary for tag %s (role %s): a tag has one primary node; give all but one the role %s",
+				strings.Join(ids[:len(ids)-1], ", "), ids[len(ids)-1], tag, roleOf[tag], strings.TrimPrefix(roleOf[tag], primaryPrefix))
+		}
+	}
+	return nil
+}
+
+// missingDeploymentData is the plan error when the nodes' deployment data,
+// which the graph's expressions read, is no resource of the cluster's
+// environment (err: the ConfigDB's not found): planning on {} would skip
+// tasks silently.
+func missingDeploymentData(resource string, err error) error {
+	return errs.Conflictf("the graph's expressions read each node's deployment data, the resource %q of the cluster's environment "+
+		"(deployment_info_resource of its release or plugins, %s by default): %s", resource, DefaultDeploymentInfoResource, errs.Message(err))
+}
+
 // lowerID orders node ids numerically (they are the registry's integers).
 func lowerID(a, b string) bool {
 	x, errA := strconv.ParseInt(a, 10, 64)

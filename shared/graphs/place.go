@@ -88,6 +88,9 @@ func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode,
 	for n := range nodes {
 		cluster[n] = nodes[n].ClusterNode
 	}
+	if err := rules.checkPrimaries(cluster); err != nil {
+		return nil, err
+	}
 	p.tags = rules.nodeTags(cluster)
 	nt := len(tasks)
 	p.applies = make([][]bool, len(nodes))

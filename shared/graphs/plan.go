@@ -120,10 +120,7 @@ func (s *Service) loadNodeData(ctx context.Context, req planRequest, meta []Entr
 	}
 	docs, err := s.clusters.NodeData(ctx, clusterName(req.cluster), resource, ids, time.Time{})
 	if errs.Is(err, errs.NotFound) {
-		for n := range nodes {
-			nodes[n].Data, nodes[n].Old = map[string]any{}, map[string]any{}
-		}
-		return nil, []string{fmt.Sprintf("conditions read no data: %s", errs.Message(err))}, nil
+		return nil, nil, missingDeploymentData(resource, err)
 	}
 	if err != nil {
 		return nil, nil, err

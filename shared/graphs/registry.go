@@ -150,6 +150,17 @@ func (s *Service) UpdateEntry(ctx context.Context, kind OwnerKind, id int64, in 
 		return Entry{}, err
 	}
 	e := Entry{ID: id, UUID: old.UUID, Name: in.Name, Version: in.Version, EntryMetadata: in.EntryMetadata}
+	if e.DeploymentInfoResource != "" {
+		users, err := s.clustersUsing(ctx, Owner{Kind: kind, ID: id})
+		if err != nil {
+			return Entry{}, err
+		}
+		for _, cluster := range users {
+			if err := s.checkInfoResource(ctx, cluster, kind, e); err != nil {
+				return Entry{}, err
+			}
+		}
+	}
 	ops := []store.Op{store.Update(it.Key, mustJSON(e), it.Revision)}
 	if oldKey, newKey := entryNameKey(kind, old.Name, old.Version), entryNameKey(kind, e.Name, e.Version); oldKey != newKey {
 		ops = append(ops, store.Delete(oldKey), store.Create(newKey, mustJSON(e)))
@@ -303,8 +314,15 @@ func (s *Service) SetCluster(ctx context.Context, id int64, in ClusterInput) (Cl
 	var ops []store.Op
 	guard := func(kind OwnerKind, eid int64) error {
 		op, err := s.entryGuard(ctx, kind, eid)
+		if err != nil {
+			return err
+		}
 		ops = append(ops, op)
-		return err
+		var e Entry
+		if err := decodeItem(store.Item{Key: op.Key, Value: op.Value}, &e); err != nil {
+			return err
+		}
+		return s.checkInfoResource(ctx, id, kind, e)
 	}
 	if c.ReleaseID != nil {
 		if err := guard(Release, *c.ReleaseID); err != nil {
@@ -324,6 +342,21 @@ func (s *Service) SetCluster(ctx context.Context, id int64, in ClusterInput) (Cl
 		return ClusterSettings{}, err
 	}
 	return c, nil
+}
+
+// checkInfoResource refuses (400) an entry of a cluster whose
+// deployment_info_resource names no resource of the cluster's environment:
+// its plans could not read the nodes' deployment data.
+func (s *Service) checkInfoResource(ctx context.Context, cluster int64, kind OwnerKind, e Entry) error {
+	if e.DeploymentInfoResource == "" {
+		return nil // the default is the plan's to find
+	}
+	err := s.clusters.HasResource(ctx, clusterName(cluster), e.DeploymentInfoResource)
+	if errs.Is(err, errs.NotFound) {
+		return errs.Invalidf("deployment_info_resource: %s %s names %q, which the environment of cluster %d does not define: %s",
+			kind, e.FullName(), e.DeploymentInfoResource, cluster, errs.Message(err))
+	}
+	return err
 }
 
 // clustersUsing returns the clusters built from a release or enabling a plugin.

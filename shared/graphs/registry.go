@@ -76,18 +76,18 @@ func (in EntryInput) checkSize(kind OwnerKind) error {
 	if size <= store.MaxValueSize {
 		return nil
 	}
-	field, members := "roles_metadata", in.RolesMetadata
-	if len(mustJSON(in.TagsMetadata)) > len(mustJSON(in.RolesMetadata)) {
-		field, members = "tags_metadata", in.TagsMetadata
+	field, members, fieldSize := "roles_metadata", in.RolesMetadata, len(mustJSON(in.RolesMetadata))
+	if tags := len(mustJSON(in.TagsMetadata)); tags > fieldSize {
+		field, members, fieldSize = "tags_metadata", in.TagsMetadata, tags
 	}
-	largest, largestSize := "", 0
+	largest := ""
 	for name, raw := range members {
-		if n := len(mustJSON(raw)); n > largestSize || n == largestSize && name < largest {
-			largest, largestSize = name, n
+		if largest == "" || len(raw) > len(members[largest]) || len(raw) == len(members[largest]) && name < largest {
+			largest = name
 		}
 	}
 	return errs.New(errs.TooLarge, "%s: %d bytes (%d entries; the largest, %s.%s, %d bytes): a %s is stored as one item of at most %d bytes; this one would be %d",
-		field, len(mustJSON(members)), len(members), field, largest, largestSize, kind, store.MaxValueSize, size)
+		field, fieldSize, len(members), field, largest, len(mustJSON(members[largest])), kind, store.MaxValueSize, size)
 }
 
 func isRegistry(kind OwnerKind) bool { return kind == Release || kind == Plugin }

@@ -581,8 +581,8 @@ func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, ag
 		if err := s.idx.Write(ctx, append(slot, progressOp(sub.UUID, p, rev), st.guardOp())...); err != nil {
 			return Claim{}, false, err
 		}
-		s.states.count(tasksFamily, StatusRunning)
 		audit.Changed(ctx)
+		s.states.count(tasksFamily, StatusRunning)
 		return s.taskClaim(st, node, plan, steps[i]), false, nil
 	}
 	p.Status, p.Next = StatusReady, len(steps)

@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
-
-	"github.com/google/uuid"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/store"
@@ -65,29 +62,6 @@ func (in EntryInput) validate(kind OwnerKind) error {
 		return err
 	}
 	return in.checkSize(kind)
-}
-
-// checkSize refuses an entry that, stored as one index item, would be larger
-// than the store keeps (a 413 before any write), naming the field that makes
-// it so: the larger of roles_metadata and tags_metadata, and its largest entry.
-func (in EntryInput) checkSize(kind OwnerKind) error {
-	// With the longest id and a UUID, the entry is as large as it can be stored.
-	size := len(mustJSON(Entry{ID: math.MaxInt64, UUID: uuid.Nil.String(), Name: in.Name, Version: in.Version, EntryMetadata: in.EntryMetadata}))
-	if size <= store.MaxValueSize {
-		return nil
-	}
-	field, members, fieldSize := "roles_metadata", in.RolesMetadata, len(mustJSON(in.RolesMetadata))
-	if tags := len(mustJSON(in.TagsMetadata)); tags > fieldSize {
-		field, members, fieldSize = "tags_metadata", in.TagsMetadata, tags
-	}
-	largest := ""
-	for name, raw := range members {
-		if largest == "" || len(raw) > len(members[largest]) || len(raw) == len(members[largest]) && name < largest {
-			largest = name
-		}
-	}
-	return errs.New(errs.TooLarge, "%s: %d bytes (%d entries; the largest, %s.%s, %d bytes): a %s is stored as one item of at most %d bytes; this one would be %d",
-		field, fieldSize, len(members), field, largest, len(mustJSON(members[largest])), kind, store.MaxValueSize, size)
 }
 
 func isRegistry(kind OwnerKind) bool { return kind == Release || kind == Plugin }

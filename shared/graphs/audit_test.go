@@ -12,9 +12,9 @@ import (
 )
 
 // TestAgentPollsAreNotAudited: of an agent's calls, the claim that hands out
-// a task and the report are audited; idle claims, heartbeats (recorded or
-// not as the node's last sign of life) and the claim that finds the node done
-// leave no record.
+// a task or passes steps and the report are audited; idle claims, heartbeats
+// (recorded or not as the node's last sign of life), waiting claims that pass
+// nothing and the claim that finds the node done leave no record.
 func TestAgentPollsAreNotAudited(t *testing.T) {
 	b, err := bolt.Open(t.TempDir())
 	if err != nil {
@@ -22,7 +22,7 @@ func TestAgentPollsAreNotAudited(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = b.Close() })
 	clock := graphstest.NewClock()
-	s := graphs.NewService(b.Index, b.Blobs, graphstest.Clusters{"1": graphstest.Nodes("n1", "n2")},
+	s := graphs.NewService(b.Index, b.Blobs, graphstest.Clusters{"1": {{ID: "n1", Roles: []string{"a"}}, {ID: "n2", Roles: []string{"b"}}}},
 		graphs.WithClock(clock.Now), graphs.WithHeartbeat(10*time.Second))
 	log := audit.New(b.Index, nil)
 	ctx := context.Background()
@@ -81,5 +81,20 @@ func TestAgentPollsAreNotAudited(t *testing.T) {
 	}
 	if audited("claim when done", claim(graphs.ActionIdle)) {
 		t.Error("a claim after the run was audited")
+	}
+
+	// n1 passes the skipped task s, then waits for x on n2.
+	must[graphs.Graph](t)(s.CreateGraph(ctx, graphs.Owner{Kind: graphs.Cluster, ID: 1}, "waits", tasksInput(`[
+		{"id":"s","type":"skipped","role":["a"]},
+		{"id":"w","type":"shell","role":["a"],"requires":["s"],"cross-depends":[{"name":"x","role":"b"}]},
+		{"id":"x","type":"shell","role":["b"]}]`), false))
+	if _, err := s.Execute(ctx, graphs.ExecuteRequest{Cluster: cluster1(), Graphs: []graphs.GraphRun{{Type: "waits"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if !audited("waiting claim passing a step", claim(graphs.ActionWait)) {
+		t.Error("the claim that passed a step was not audited")
+	}
+	if audited("waiting claim", claim(graphs.ActionWait)) {
+		t.Error("a waiting claim that passed nothing was audited")
 	}
 }

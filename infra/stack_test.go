@@ -270,6 +270,7 @@ func TestTableIsOnDemandWithPITRAndStringKeys(t *testing.T) {
 				map[string]any{"AttributeName": "sk", "AttributeType": "S"},
 			},
 			"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
+			"TimeToLiveSpecification":          map[string]any{"AttributeName": "expires_at", "Enabled": true},
 			"GlobalSecondaryIndexes":           assertions.Match_Absent(),
 			"ProvisionedThroughput":            assertions.Match_Absent(),
 		})

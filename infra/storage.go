@@ -32,6 +32,9 @@ func NewStorage(scope constructs.Construct, id string) *Storage {
 			PointInTimeRecoveryEnabled: jsii.Bool(true),
 		},
 		DeletionProtection: jsii.Bool(true),
+		// Audit records carry their expiry here (shared/store/awsstore's
+		// attrExpires); DynamoDB deletes them after it, at no cost.
+		TimeToLiveAttribute: jsii.String("expires_at"),
 	})
 	// S3-managed keys: encrypted at rest without a KMS key whose grants every
 	// reader would need.

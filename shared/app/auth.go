@@ -31,7 +31,7 @@ func newGuard(idx store.Index, s *services, cfg Config, logger *slog.Logger) (*a
 			logger.Info("created the bootstrap administrator", "user", cfg.AdminUser)
 		}
 	}
-	m := authapi.New(users, audit.New(idx, nil), configEnvironmentIDs{s}, logger)
+	m := authapi.New(users, audit.New(idx, nil, audit.WithRetention(cfg.AuditRetention)), configEnvironmentIDs{s}, logger)
 	if cfg.Keystone.URL != "" {
 		ks := cfg.Keystone
 		ks.CacheBytes = shares.keystone

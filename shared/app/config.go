@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/keystone"
 )
@@ -38,8 +39,13 @@ type Config struct {
 	// cacheShares): DefaultCacheBytes, or on Lambda a quarter of the function's
 	// memory (AWS_LAMBDA_FUNCTION_MEMORY_SIZE), unless TUNINGBOX_CACHE_BYTES says.
 	CacheBytes int64
-	// GCInterval is how often the local server sweeps unreferenced blobs (0: never).
+	// GCInterval is how often the local server sweeps unreferenced blobs and
+	// expired audit records (0: never).
 	GCInterval time.Duration
+	// AuditRetention is how long audit records are kept (0: for ever):
+	// audit.DefaultRetention unless TUNINGBOX_AUDIT_RETENTION says. The local
+	// server's sweep deletes older ones; on AWS the table's TTL does.
+	AuditRetention time.Duration
 	// AdminUser and AdminPassword name a bootstrap administrator, created at
 	// start-up when no user of that name exists (an existing one is left alone).
 	AdminUser     string
@@ -67,15 +73,17 @@ type Config struct {
 // TUNINGBOX_SERVER_CERTNAMES (comma-separated), and for Keystone
 // TUNINGBOX_KEYSTONE_URL, _USER, _PASSWORD, _USER_DOMAIN, _SERVICE_PROJECT,
 // _SERVICE_PROJECT_DOMAIN, _PROJECT, _PROJECT_DOMAIN, _ROLES (keystoneRole=role,...)
-// and _CACHE (a duration), TUNINGBOX_KEYSTONE_PASSWORD_SECRET, TUNINGBOX_MAX_WAIT.
+// and _CACHE (a duration), TUNINGBOX_KEYSTONE_PASSWORD_SECRET, TUNINGBOX_MAX_WAIT,
+// TUNINGBOX_GC_INTERVAL, TUNINGBOX_AUDIT_RETENTION.
 // AWS endpoints come from the SDK's own AWS_ENDPOINT_URL* variables. Callers apply their own overrides (flags), then Validate.
 func LoadConfig(getenv func(string) string) (Config, error) {
 	cfg := Config{
-		Backend:    BackendEmbedded,
-		DataDir:    "./data",
-		MaxBody:    httpapi.DefaultMaxBody,
-		CacheBytes: DefaultCacheBytes,
-		GCInterval: time.Hour,
+		Backend:        BackendEmbedded,
+		DataDir:        "./data",
+		MaxBody:        httpapi.DefaultMaxBody,
+		CacheBytes:     DefaultCacheBytes,
+		GCInterval:     time.Hour,
+		AuditRetention: audit.DefaultRetention,
 	}
 	setString := func(dst *string, name string) {
 		if v := strings.TrimSpace(getenv(name)); v != "" {
@@ -132,6 +140,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			return cfg, fmt.Errorf("TUNINGBOX_GC_INTERVAL: %q is not a duration such as 1h (0 disables)", v)
 		}
 	}
+	if v := strings.TrimSpace(getenv("TUNINGBOX_AUDIT_RETENTION")); v != "" {
+		if cfg.AuditRetention, err = time.ParseDuration(v); err != nil || cfg.AuditRetention < 0 {
+			return cfg, fmt.Errorf("TUNINGBOX_AUDIT_RETENTION: %q is not a duration such as 2160h (0 keeps records for ever)", v)
+		}
+	}
 	if v := strings.TrimSpace(getenv("TUNINGBOX_MAX_WAIT")); v != "" {
 		seconds, err := strconv.ParseFloat(v, 64)
 		if err != nil || seconds <= 0 || math.IsInf(seconds, 0) {
@@ -181,6 +194,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxBody <= 0 {
 		return fmt.Errorf("max body must be positive")
+	}
+	if c.AuditRetention < 0 {
+		return fmt.Errorf("the audit retention must be a duration, at least 0 (0 keeps records for ever)")
 	}
 	if (c.AdminUser == "") != (c.AdminPassword == "") {
 		return fmt.Errorf("TUNINGBOX_ADMIN_USER and TUNINGBOX_ADMIN_PASSWORD go together")

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 
@@ -24,15 +25,30 @@ func CollectGarbage(ctx context.Context, b store.Backend, logger *slog.Logger) e
 	return nil
 }
 
-// CollectGarbageEvery runs CollectGarbage at once, then every interval until
-// ctx ends (the local server's sweeps; on AWS a scheduled function runs them).
-// The first sweep at start-up collects the orphans older than the grace period
-// that a previous run left, however short its runs are.
-func CollectGarbageEvery(ctx context.Context, b store.Backend, interval time.Duration, logger *slog.Logger) {
+// expireAudit deletes the audit records older than retention (none when 0)
+// and logs how many it deleted.
+func expireAudit(ctx context.Context, idx store.Index, retention time.Duration, logger *slog.Logger) {
+	n, err := audit.New(idx, nil, audit.WithRetention(retention)).Expire(ctx)
+	if err != nil {
+		logger.ErrorContext(ctx, "audit record expiry failed", "err", err)
+	}
+	if n > 0 {
+		logger.InfoContext(ctx, "audit records expired", "deleted", n, "retention", retention)
+	}
+}
+
+// CollectGarbageEvery runs CollectGarbage and deletes the audit records older
+// than auditRetention (none when 0) at once, then every interval until ctx
+// ends (the local server's sweeps; on AWS a scheduled function collects blobs
+// and the table's TTL deletes audit records). The first sweep at start-up
+// collects the orphans older than the grace period that a previous run left,
+// however short its runs are.
+func CollectGarbageEvery(ctx context.Context, b store.Backend, interval, auditRetention time.Duration, logger *slog.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		sweepRecovering(ctx, b, logger)
+		sweepRecovering(ctx, "blob garbage collection", logger, func() { _ = CollectGarbage(ctx, b, logger) })
+		sweepRecovering(ctx, "audit record expiry", logger, func() { expireAudit(ctx, b.Index, auditRetention, logger) })
 		select {
 		case <-ctx.Done():
 			return
@@ -44,13 +60,13 @@ func CollectGarbageEvery(ctx context.Context, b store.Backend, interval time.Dur
 // sweepRecovering is one background sweep: no request's handler is around it
 // to recover a panic (a fault of the store's client), so it logs the panic
 // with its stack and the server, and the next sweep, go on.
-func sweepRecovering(ctx context.Context, b store.Backend, logger *slog.Logger) {
+func sweepRecovering(ctx context.Context, what string, logger *slog.Logger, sweep func()) {
 	defer func() {
 		if r := recover(); r != nil {
-			logger.ErrorContext(ctx, "blob garbage collection panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			logger.ErrorContext(ctx, what+" panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 		}
 	}()
-	_ = CollectGarbage(ctx, b, logger)
+	sweep()
 }
 
 // LambdaGC is the start-up of the scheduled garbage collection function: its

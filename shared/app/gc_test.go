@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/app"
+	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
@@ -28,22 +29,30 @@ func TestStoreGCRoute(t *testing.T) {
 }
 
 // TestSweepAtStartUp: the periodic sweep's first run is at once, not one
-// interval after start-up, so orphans of a previous short run are collected.
+// interval after start-up, so orphans of a previous short run are collected;
+// it deletes the audit records older than the retention too.
 func TestSweepAtStartUp(t *testing.T) {
 	b, err := bolt.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
+	const retention = 90 * 24 * time.Hour
+	for _, age := range []time.Duration{retention + time.Hour, retention - time.Hour} {
+		written := audit.New(b.Index, func() time.Time { return time.Now().Add(-age) })
+		if _, err := written.Append(t.Context(), audit.Record{Method: "POST", Path: "/api/v1/nodes", Status: 201}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var logs syncBuffer
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		app.CollectGarbageEvery(ctx, b, time.Hour, slog.New(slog.NewJSONHandler(&logs, nil)))
+		app.CollectGarbageEvery(ctx, b, time.Hour, retention, slog.New(slog.NewJSONHandler(&logs, nil)))
 	}()
 	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(logs.String(), `"msg":"blob garbage collection"`) {
+	for !strings.Contains(logs.String(), `"msg":"blob garbage collection"`) || !strings.Contains(logs.String(), `"msg":"audit records expired","deleted":1`) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no sweep within 5 s of start-up (interval 1 h); log: %s", logs.String())
 		}
@@ -51,6 +60,10 @@ func TestSweepAtStartUp(t *testing.T) {
 	}
 	cancel()
 	<-done
+	left, err := audit.New(b.Index, nil).List(t.Context(), audit.Query{})
+	if err != nil || len(left) != 1 || time.Since(left[0].Time) > retention {
+		t.Fatalf("audit records left: %+v, %v; want the one within the retention", left, err)
+	}
 }
 
 // panickyBlobs panics when listed, as a broken store client might.
@@ -74,7 +87,7 @@ func TestBackgroundSweepSurvivesPanic(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		app.CollectGarbageEvery(ctx, b, 10*time.Millisecond, slog.New(slog.NewJSONHandler(&logs, nil)))
+		app.CollectGarbageEvery(ctx, b, 10*time.Millisecond, 0, slog.New(slog.NewJSONHandler(&logs, nil)))
 	}()
 	deadline := time.Now().Add(5 * time.Second)
 	for strings.Count(logs.String(), `"msg":"blob garbage collection panicked"`) < 2 {

@@ -136,6 +136,13 @@ func (c environmentClusters) Identify(ctx context.Context, ref string) (graphs.C
 	return graphs.ClusterIdentity{ID: env.ID, UUID: env.UUID}, nil
 }
 
+// HasResource reads the resource's values at the environment's global level:
+// a resource the environment does not define is not found.
+func (c environmentClusters) HasResource(ctx context.Context, cluster, resource string) error {
+	_, err := c.db.Read(ctx, configdb.ReadQuery{DocRef: configdb.DocRef{Env: cluster, Resource: resource}, Kind: configdb.Values})
+	return err
+}
+
 func (c environmentClusters) Nodes(ctx context.Context, id string) ([]graphs.ClusterNode, error) {
 	env, err := c.db.GetEnvironment(ctx, id)
 	if err != nil {

@@ -177,8 +177,16 @@ func BenchmarkMergeAndOrder300(b *testing.B) {
 
 // largeService stores the large case on the embedded store: cluster 1 (one
 // node, "n1") built from the release with the plugins enabled.
-// oneNodeCluster is cluster 1 with the role-less node n1 (graphstest imports this package).
+// oneNodeCluster is cluster 1 with the role-less node n1 and the resource
+// astute, empty at every node (graphstest imports this package).
 type oneNodeCluster struct{}
+
+func (oneNodeCluster) HasResource(_ context.Context, _, resource string) error {
+	if resource != DefaultDeploymentInfoResource {
+		return errs.NotFoundf("resource %s not found", resource)
+	}
+	return nil
+}
 
 func (oneNodeCluster) Exists(ctx context.Context, id string) error {
 	_, err := oneNodeCluster{}.Nodes(ctx, id)
@@ -197,8 +205,12 @@ func (oneNodeCluster) Nodes(_ context.Context, id string) ([]ClusterNode, error)
 	return []ClusterNode{{ID: "n1"}}, nil
 }
 
-func (oneNodeCluster) NodeData(context.Context, string, string, []string, time.Time) (map[string]NodeDocument, error) {
-	return nil, errs.NotFoundf("no deployment data")
+func (oneNodeCluster) NodeData(ctx context.Context, cluster, resource string, ids []string, _ time.Time) (map[string]NodeDocument, error) {
+	docs := map[string]NodeDocument{}
+	for _, id := range ids {
+		docs[id] = NodeDocument{ETag: `"empty"`}
+	}
+	return docs, oneNodeCluster{}.HasResource(ctx, cluster, resource)
 }
 
 func (oneNodeCluster) NodeParts(context.Context, string, string, []string, time.Time) (map[string]NodeParts, error) {

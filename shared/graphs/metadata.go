@@ -2,11 +2,15 @@ package graphs
 
 import (
 	"encoding/json"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/store"
 )
 
 // EntryMetadata is what a release (or a plugin) says of roles, as Nailgun's
@@ -50,6 +54,29 @@ func (m EntryMetadata) validate() error {
 		return errs.Invalidf("deployment_info_resource: at most 255 characters")
 	}
 	return nil
+}
+
+// checkSize refuses an entry that, stored as one index item, would be larger
+// than the store keeps (a 413 before any write), naming the field that makes
+// it so: the larger of roles_metadata and tags_metadata, and its largest entry.
+func (in EntryInput) checkSize(kind OwnerKind) error {
+	// With the longest id and a UUID, the entry is as large as it can be stored.
+	size := len(mustJSON(Entry{ID: math.MaxInt64, UUID: uuid.Nil.String(), Name: in.Name, Version: in.Version, EntryMetadata: in.EntryMetadata}))
+	if size <= store.MaxValueSize {
+		return nil
+	}
+	field, members, fieldSize := "roles_metadata", in.RolesMetadata, len(mustJSON(in.RolesMetadata))
+	if tags := len(mustJSON(in.TagsMetadata)); tags > fieldSize {
+		field, members, fieldSize = "tags_metadata", in.TagsMetadata, tags
+	}
+	largest := ""
+	for name, raw := range members {
+		if largest == "" || len(raw) > len(members[largest]) || len(raw) == len(members[largest]) && name < largest {
+			largest = name
+		}
+	}
+	return errs.New(errs.TooLarge, "%s: %d bytes (%d entries; the largest, %s.%s, %d bytes): a %s is stored as one item of at most %d bytes; this one would be %d",
+		field, fieldSize, len(members), field, largest, len(mustJSON(members[largest])), kind, store.MaxValueSize, size)
 }
 
 func decodeMetadata(raw json.RawMessage, v any) error {
@@ -185,6 +212,50 @@ func (r tagRules) nodeTags(nodes []ClusterNode) [][]string {
 		out[n] = tags
 	}
 	return out
+}
+
+// checkPrimaries refuses two nodes named primary for one tag: a node with
+// the role primary-<role> is named primary for each tag of <role> (<role>
+// itself without metadata), and a tag has one primary node, so both would
+// run the tasks of the primary.
+func (r tagRules) checkPrimaries(nodes []ClusterNode) error {
+	named := map[string][]string{} // tag -> ids of the nodes named primary for it
+	roleOf := map[string]string{}  // tag -> a role that names its primary
+	for _, node := range nodes {
+		for _, role := range node.Roles {
+			base, ok := strings.CutPrefix(role, primaryPrefix)
+			if !ok || base == "" {
+				continue
+			}
+			for _, tag := range r.tagsOf(base) {
+				if !slices.Contains(named[tag], node.ID) {
+					named[tag], roleOf[tag] = append(named[tag], node.ID), role
+				}
+			}
+		}
+	}
+	for _, tag := range sortedKeys(named) {
+		if ids := named[tag]; len(ids) > 1 {
+			slices.SortFunc(ids, func(a, b string) int {
+				if lowerID(a, b) {
+					return -1
+				}
+				return 1
+			})
+			return errs.Conflictf("nodes %s and %s are each named primary for tag %s (role %s): a tag has one primary node; give all but one the role %s",
+				strings.Join(ids[:len(ids)-1], ", "), ids[len(ids)-1], tag, roleOf[tag], strings.TrimPrefix(roleOf[tag], primaryPrefix))
+		}
+	}
+	return nil
+}
+
+// missingDeploymentData is the plan error when the nodes' deployment data,
+// which the graph's expressions read, is no resource of the cluster's
+// environment (err: the ConfigDB's not found): planning on {} would skip
+// tasks silently.
+func missingDeploymentData(resource string, err error) error {
+	return errs.Conflictf("the graph's expressions read each node's deployment data, the resource %q of the cluster's environment "+
+		"(deployment_info_resource of its release or plugins, %s by default): %s", resource, DefaultDeploymentInfoResource, errs.Message(err))
 }
 
 // lowerID orders node ids numerically (they are the registry's integers).

@@ -71,12 +71,28 @@ func (p *placement) matcher(name string) nameMatcher {
 	return m
 }
 
-// needsData reports whether any task reads node data (a yaql expression).
-func needsData(tasks []Task) bool {
-	return slices.ContainsFunc(tasks, func(t Task) bool {
-		return t.Condition != nil && t.Condition.Expr != nil || t.CrossDepends.Expr != nil || t.CrossDependedBy.Expr != nil ||
-			t.Strategy != nil && t.Strategy.AmountExpr != nil || !t.noop() && t.perNode()
-	})
+// Whether a plan reads the nodes' deployment data: none, for placeholders
+// only (a string with braces, which stays as it is without data), or for
+// yaql expressions, which cannot be evaluated without it.
+const (
+	noData = iota
+	dataForPlaceholders
+	dataForExpressions
+)
+
+// dataNeeds says how the tasks read node data.
+func dataNeeds(tasks []Task) int {
+	need := noData
+	for _, t := range tasks {
+		switch {
+		case t.Condition != nil && t.Condition.Expr != nil || t.CrossDepends.Expr != nil || t.CrossDependedBy.Expr != nil ||
+			t.Strategy != nil && t.Strategy.AmountExpr != nil || !t.noop() && len(t.fieldExprs) > 0:
+			return dataForExpressions
+		case !t.noop() && t.perNode():
+			need = dataForPlaceholders
+		}
+	}
+	return need
 }
 
 // place decides, as Nailgun's LCM serializer does, which tasks each node takes:
@@ -103,6 +119,9 @@ func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode,
 	cluster := make([]ClusterNode, len(nodes))
 	for n := range nodes {
 		cluster[n] = nodes[n].ClusterNode
+	}
+	if err := rules.checkPrimaries(cluster); err != nil {
+		return nil, err
 	}
 	p.tags = rules.nodeTags(cluster)
 	p.master = make([]bool, len(nodes))

@@ -62,8 +62,8 @@ func (s *Service) plan(ctx context.Context, req planRequest) (*frozenPlan, error
 	}
 	frozen := &frozenPlan{Tasks: tasks, Resource: deploymentInfoResource(meta)}
 	var warnings []string
-	if needsData(tasks) {
-		if warnings, err = s.loadNodeData(ctx, req, frozen, nodes); err != nil {
+	if need := dataNeeds(tasks); need != noData {
+		if warnings, err = s.loadNodeData(ctx, req, frozen, nodes, need); err != nil {
 			return nil, err
 		}
 	}
@@ -131,7 +131,7 @@ func deploymentInfoResource(meta []EntryMetadata) string {
 // old data ($%old): the data its last successful run of the graph type read.
 // A node whose data did not change since gets the same value as both, so
 // comparing them costs nothing.
-func (s *Service) loadNodeData(ctx context.Context, req planRequest, frozen *frozenPlan, nodes []PlanNode) ([]string, error) {
+func (s *Service) loadNodeData(ctx context.Context, req planRequest, frozen *frozenPlan, nodes []PlanNode, need int) ([]string, error) {
 	resource := frozen.Resource
 	ids := make([]string, len(nodes))
 	for n := range nodes {
@@ -139,10 +139,10 @@ func (s *Service) loadNodeData(ctx context.Context, req planRequest, frozen *fro
 	}
 	docs, err := s.clusters.NodeData(ctx, clusterName(req.cluster), resource, ids, time.Time{})
 	if errs.Is(err, errs.NotFound) {
-		for n := range nodes {
-			nodes[n].Data, nodes[n].Old = map[string]any{}, map[string]any{}
+		if need == dataForExpressions {
+			return nil, missingDeploymentData(resource, err)
 		}
-		return []string{fmt.Sprintf("conditions read no data: %s", errs.Message(err))}, nil
+		return []string{fmt.Sprintf("placeholders such as {%s} stay as written: %s", PlaceholderClusterID, errs.Message(err))}, nil
 	}
 	if err != nil {
 		return nil, err

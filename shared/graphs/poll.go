@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
@@ -66,6 +67,7 @@ func (s *Service) runningTransaction(ctx context.Context, cluster int64) (string
 // to start, or until stop closes. An idle claim reads one item per check, so
 // idle agents cost little; it does not check that the cluster exists.
 func (s *Service) ClaimInCluster(ctx context.Context, cluster int64, node string, wait time.Duration, stop <-chan struct{}) (Claim, error) {
+	audit.Polling(ctx) // an idle or waiting claim is not audited; one that changes progress is (Claim)
 	wait = min(wait, MaxClaimWait)
 	if deadline, ok := ctx.Deadline(); ok {
 		// Answer before the request's own deadline (a Lambda function's

@@ -50,7 +50,7 @@ type EntryInput struct {
 	EntryMetadata
 }
 
-func (in EntryInput) validate() error {
+func (in EntryInput) validate(kind OwnerKind) error {
 	switch {
 	case strings.TrimSpace(in.Name) == "":
 		return errs.Invalidf("name: is required")
@@ -59,7 +59,10 @@ func (in EntryInput) validate() error {
 	case len(in.Name) > 255 || len(in.Version) > 255:
 		return errs.Invalidf("name and version are at most 255 characters")
 	}
-	return in.EntryMetadata.validate()
+	if err := in.EntryMetadata.validate(); err != nil {
+		return err
+	}
+	return in.checkSize(kind)
 }
 
 func isRegistry(kind OwnerKind) bool { return kind == Release || kind == Plugin }
@@ -76,7 +79,7 @@ func entryNameKey(kind OwnerKind, name, version string) store.Key {
 
 // CreateEntry registers a release or a plugin; (name, version) must be new.
 func (s *Service) CreateEntry(ctx context.Context, kind OwnerKind, in EntryInput) (Entry, error) {
-	if err := in.validate(); err != nil {
+	if err := in.validate(kind); err != nil {
 		return Entry{}, err
 	}
 	nameKey := entryNameKey(kind, in.Name, in.Version)
@@ -110,7 +113,7 @@ func (s *Service) Entry(ctx context.Context, kind OwnerKind, id int64) (Entry, e
 // UpdateEntry replaces a release's or a plugin's name, version and metadata;
 // (name, version) stays unique.
 func (s *Service) UpdateEntry(ctx context.Context, kind OwnerKind, id int64, in EntryInput) (Entry, error) {
-	if err := in.validate(); err != nil {
+	if err := in.validate(kind); err != nil {
 		return Entry{}, err
 	}
 	it, err := s.idx.Get(ctx, entryKey(kind, id))
@@ -122,6 +125,17 @@ func (s *Service) UpdateEntry(ctx context.Context, kind OwnerKind, id int64, in 
 		return Entry{}, err
 	}
 	e := Entry{ID: id, UUID: old.UUID, Name: in.Name, Version: in.Version, EntryMetadata: in.EntryMetadata}
+	if e.DeploymentInfoResource != "" {
+		users, err := s.clustersUsing(ctx, Owner{Kind: kind, ID: id})
+		if err != nil {
+			return Entry{}, err
+		}
+		for _, cluster := range users {
+			if err := s.checkInfoResource(ctx, cluster, kind, e); err != nil {
+				return Entry{}, err
+			}
+		}
+	}
 	ops := []store.Op{store.Update(it.Key, mustJSON(e), it.Revision)}
 	if oldKey, newKey := entryNameKey(kind, old.Name, old.Version), entryNameKey(kind, e.Name, e.Version); oldKey != newKey {
 		ops = append(ops, store.Delete(oldKey), store.Create(newKey, mustJSON(e)))
@@ -284,8 +298,15 @@ func (s *Service) SetCluster(ctx context.Context, id int64, in ClusterInput) (Cl
 	var ops []store.Op
 	guard := func(kind OwnerKind, eid int64) error {
 		op, err := s.entryGuard(ctx, kind, eid)
+		if err != nil {
+			return err
+		}
 		ops = append(ops, op)
-		return err
+		var e Entry
+		if err := decodeItem(store.Item{Key: op.Key, Value: op.Value}, &e); err != nil {
+			return err
+		}
+		return s.checkInfoResource(ctx, id, kind, e)
 	}
 	if c.ReleaseID != nil {
 		if err := guard(Release, *c.ReleaseID); err != nil {
@@ -305,6 +326,21 @@ func (s *Service) SetCluster(ctx context.Context, id int64, in ClusterInput) (Cl
 		return ClusterSettings{}, err
 	}
 	return c, nil
+}
+
+// checkInfoResource refuses (400) an entry of a cluster whose
+// deployment_info_resource names no resource of the cluster's environment:
+// its plans could not read the nodes' deployment data.
+func (s *Service) checkInfoResource(ctx context.Context, cluster int64, kind OwnerKind, e Entry) error {
+	if e.DeploymentInfoResource == "" {
+		return nil // the default is the plan's to find
+	}
+	err := s.clusters.HasResource(ctx, clusterName(cluster), e.DeploymentInfoResource)
+	if errs.Is(err, errs.NotFound) {
+		return errs.Invalidf("deployment_info_resource: %s %s names %q, which the environment of cluster %d does not define: %s",
+			kind, e.FullName(), e.DeploymentInfoResource, cluster, errs.Message(err))
+	}
+	return err
 }
 
 // clustersUsing returns the clusters built from a release or enabling a plugin.

@@ -24,6 +24,9 @@ type Clusters interface {
 	// Identify resolves a cluster given by integer id or UUID, and answers an
 	// errs.NotFound error when it does not exist.
 	Identify(ctx context.Context, ref string) (ClusterIdentity, error)
+	// HasResource returns nil when the cluster's environment defines the
+	// resource (by name or id) and an errs.NotFound error when it does not.
+	HasResource(ctx context.Context, cluster, resource string) error
 	// NodeData returns the deployment data of the cluster's nodes (by id):
 	// the effective document of resource at each node, now (zero at) or as
 	// it was at that instant; an errs.NotFound error when the cluster has no

@@ -514,6 +514,7 @@ func allPassed(refs []StepRef, passed func(StepRef) bool) bool {
 // an agent repeats that claim every Claim.Heartbeat while it runs the task,
 // which tells that it is alive (see enforceDeadlines).
 func (s *Service) Claim(ctx context.Context, txID, node string) (Claim, error) {
+	audit.Polling(ctx) // audited only when it changes progress (audit.Changed), not when idle or a heartbeat
 	var c Claim
 	err := store.RetryConflicts(ctx, "claim a task", func() error {
 		var again bool
@@ -580,10 +581,13 @@ func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, ag
 	}
 	if blocked {
 		// Steps passed on the way are passed now: other nodes may wait for them.
-		if i > p.Next || !s.seenLately(p, now) {
+		if passed := i > p.Next; passed || !s.seenLately(p, now) {
 			p.Status, p.Next, p.LastSeen = StatusRunning, i, &now
 			if err := s.idx.Write(ctx, progressOp(sub.UUID, p, rev), st.guardOp()); err != nil {
 				return Claim{}, false, err
+			}
+			if passed {
+				audit.Changed(ctx)
 			}
 		}
 		return st.claim(ActionWait, node), false, nil
@@ -598,6 +602,7 @@ func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, ag
 		if err := s.idx.Write(ctx, append(slot, progressOp(sub.UUID, p, rev), st.guardOp())...); err != nil {
 			return Claim{}, false, err
 		}
+		audit.Changed(ctx)
 		s.states.count(tasksFamily, StatusRunning)
 		return c, false, nil
 	}
@@ -605,6 +610,7 @@ func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, ag
 	if err := s.idx.Write(ctx, st.finishNodeOps(progressOp(sub.UUID, p, rev), now)...); err != nil {
 		return Claim{}, false, err
 	}
+	audit.Changed(ctx)
 	s.countEnd(st)
 	return Claim{}, true, nil
 }
@@ -691,6 +697,7 @@ func (s *Service) Report(ctx context.Context, txID, node string, rep TaskReport)
 	if rep.Duration != nil && (*rep.Duration < 0 || math.IsInf(*rep.Duration, 0) || math.IsNaN(*rep.Duration)) {
 		return NodeProgress{}, errs.Invalidf("duration: must be a number of seconds, at least 0")
 	}
+	rep.Message = keptMessage(rep.Message, rep.Status)
 	var out NodeProgress
 	err := store.RetryConflicts(ctx, "report a task", func() error {
 		st, err := s.loadTx(ctx, txID)

@@ -28,6 +28,12 @@ var ErrConflict = errors.New("store: condition failed")
 // which no entity can have, so the answer is a 400, not a server fault.
 var ErrInvalidKey = errs.New(errs.Invalid, "a name, level value or path is empty or too long to store (keys are at most %d bytes)", MaxKeyLen)
 
+// ErrValueTooLarge is returned (wrapped) by Index.Write for a put whose value
+// is over MaxValueSize; nothing of its batch is written. It is an errs.TooLarge
+// error (413): what a client sent makes the document too large. A domain that
+// knows which field does checks before it writes and names the field.
+var ErrValueTooLarge = errs.New(errs.TooLarge, "a document is larger than the %d bytes the store keeps in one item", MaxValueSize)
+
 // CheckKey returns nil for a key every backend can store, else ErrInvalidKey.
 func CheckKey(k Key) error {
 	if k.Partition == "" || k.Sort == "" || len(k.Partition) > MaxKeyLen || len(k.Sort) > MaxKeyLen {
@@ -49,7 +55,8 @@ const (
 	MaxBatchGet = 100
 	// MaxKeyLen is the longest partition or sort key in bytes.
 	MaxKeyLen = 1024
-	// MaxValueSize is the largest item value in bytes (DynamoDB's 400 KB item cap, less room for keys).
+	// MaxValueSize is the largest item value in bytes (DynamoDB's 400 KB item
+	// cap, less room for keys), which every backend enforces: ErrValueTooLarge.
 	MaxValueSize = 350 << 10
 )
 
@@ -108,6 +115,11 @@ type Op struct {
 	Key   Key
 	Value []byte // for OpPut
 	Cond  Cond
+	// Expires, when set on a put, is when the item may go: the AWS backend
+	// stores it for the table's TTL, which deletes the item within days
+	// after; the embedded backend ignores it (the item's owner deletes it,
+	// as audit.Log.Expire does). A put without it clears an earlier one.
+	Expires time.Time
 }
 
 // Put returns an unconditional put.

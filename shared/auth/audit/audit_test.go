@@ -71,3 +71,60 @@ func TestAppendAndList(t *testing.T) {
 		}
 	}
 }
+
+// TestExpire: with a retention, each record is written with its expiry (for
+// DynamoDB's TTL) and Expire deletes the records older than the retention,
+// under both partitions, over several batches; without one it deletes nothing.
+func TestExpire(t *testing.T) {
+	b, err := bolt.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := context.Background()
+	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	clock := func() time.Time { return now }
+	const retention = 24 * time.Hour
+	log := audit.New(b.Index, clock, audit.WithRetention(retention))
+
+	_, ops, err := log.Ops(audit.Record{Method: "POST", Path: "/api/v1/nodes", Environment: "1"})
+	if err != nil || len(ops) != 2 || !ops[0].Expires.Equal(now.Add(retention)) || !ops[1].Expires.Equal(now.Add(retention)) {
+		t.Fatalf("Ops = %+v, %v: want both items to expire after the retention", ops, err)
+	}
+	// 150 old records (more than one batch), every other one under environment 1, then 3 recent ones.
+	start := now
+	for i := range 150 {
+		now = start.Add(time.Duration(i) * time.Second)
+		rec := audit.Record{Method: "POST", Path: "/old"}
+		if i%2 == 0 {
+			rec.Environment = "1"
+		}
+		if _, err := log.Append(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now = start.Add(retention + time.Hour)
+	for range 3 {
+		if _, err := log.Append(ctx, audit.Record{Method: "POST", Path: "/recent", Environment: "1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := audit.New(b.Index, clock).Expire(ctx); n != 0 || err != nil {
+		t.Fatalf("Expire without retention = %d, %v", n, err)
+	}
+	now = start.Add(retention + 100*time.Second) // the records of seconds 0..99 are past the retention
+	if n, err := log.Expire(ctx); n != 100 || err != nil {
+		t.Fatalf("Expire = %d, %v; want 100", n, err)
+	}
+	all, err := log.List(ctx, audit.Query{Limit: audit.MaxLimit})
+	if err != nil || len(all) != 53 || !all[len(all)-1].Time.Equal(start.Add(100*time.Second)) {
+		t.Fatalf("after expiry: %d records (%v); want the 53 from %v on", len(all), err, start.Add(100*time.Second))
+	}
+	env, err := log.List(ctx, audit.Query{Environment: "1", Limit: audit.MaxLimit})
+	if err != nil || len(env) != 28 { // 25 old ones left of 75, and 3 recent
+		t.Fatalf("environment 1 after expiry: %d records, %v; want 28", len(env), err)
+	}
+	if n, err := log.Expire(ctx); n != 0 || err != nil {
+		t.Fatalf("a second Expire = %d, %v; want 0", n, err)
+	}
+}

@@ -23,6 +23,8 @@ type Write struct {
 	committed bool
 	// unwritten: the request stored nothing (a dry run).
 	unwritten bool
+	// polling: the request is a poll, recorded only if changed (Polling).
+	polling, changed bool
 }
 
 type writeKey struct{}
@@ -86,6 +88,29 @@ func NothingWritten(ctx context.Context) {
 	}
 }
 
+// Polling records that the request under ctx is a poll (an agent's claim):
+// it is recorded only if Changed says it changed more than when its client
+// was last seen, so that idle claims and heartbeats leave no record. Outside
+// an audited write it does nothing.
+func Polling(ctx context.Context) {
+	if w := writeOf(ctx); w != nil {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.polling = true
+	}
+}
+
+// Changed records that the poll under ctx (Polling) committed a change worth
+// auditing (it handed out a task, passed steps, finished a node). Outside an
+// audited write it does nothing.
+func Changed(ctx context.Context) {
+	if w := writeOf(ctx); w != nil {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.changed = true
+	}
+}
+
 // CommitOps notes env and version (as Note) and returns the operations that
 // store the record, for the caller to commit in the same atomic write as what
 // it records; nil outside an audited write, or when the record cannot be made
@@ -110,11 +135,12 @@ func CommitOps(ctx context.Context, env int64, version int) []store.Op {
 }
 
 // Finish appends the record of a request that answered status, unless the
-// status is not a success, a write committed the record already (CommitOps)
-// or the request wrote nothing (NothingWritten).
+// status is not a success, a write committed the record already (CommitOps),
+// the request wrote nothing (NothingWritten) or it was a poll that changed
+// nothing (Polling, Changed).
 func (w *Write) Finish(ctx context.Context, status int) (Record, error) {
 	w.mu.Lock()
-	rec, skip := w.rec, w.committed || w.unwritten
+	rec, skip := w.rec, w.committed || w.unwritten || w.polling && !w.changed
 	w.mu.Unlock()
 	if status < 200 || status > 299 || skip {
 		return rec, nil

@@ -12,8 +12,8 @@ import (
 // TestWriteNotes: a write begun by the HTTP layer is recorded once, with what
 // the code that made it noted (the environment, the version), by Finish when
 // the request succeeded or by the atomic write that took CommitOps; never for
-// a failed request or one that wrote nothing; and notes outside an audited
-// write do nothing.
+// a failed request, one that wrote nothing or a poll that changed nothing;
+// and notes outside an audited write do nothing.
 func TestWriteNotes(t *testing.T) {
 	b, err := bolt.Open(t.TempDir())
 	if err != nil {
@@ -61,6 +61,20 @@ func TestWriteNotes(t *testing.T) {
 	if _, err := w.Finish(dry, 200); err != nil {
 		t.Fatal(err)
 	}
+	// A poll that changed nothing (an idle claim): no record; one that did: recorded.
+	idle, w := begin("/api/v1/clusters/3/nodes/1/claim")
+	audit.Note(idle, 3, 0)
+	audit.Polling(idle)
+	if _, err := w.Finish(idle, 200); err != nil {
+		t.Fatal(err)
+	}
+	handedOut, w := begin("/api/v1/clusters/3/nodes/2/claim")
+	audit.Note(handedOut, 3, 0)
+	audit.Polling(handedOut)
+	audit.Changed(handedOut)
+	if _, err := w.Finish(handedOut, 200); err != nil {
+		t.Fatal(err)
+	}
 	failed, w := begin("/api/v1/nodes")
 	audit.Note(failed, 3, 0)
 	if _, err := w.Finish(failed, 409); err != nil {
@@ -71,7 +85,11 @@ func TestWriteNotes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 2 || recs[0].Version != 2 || recs[0].Status != 204 || recs[1].Path != "/api/v1/nodes" || recs[0].RequestID == recs[1].RequestID {
+	if len(recs) != 3 || recs[0].Path != "/api/v1/clusters/3/nodes/2/claim" {
+		t.Fatalf("records of environment 3: %+v, want the changing claim newest", recs)
+	}
+	recs = recs[1:]
+	if recs[0].Version != 2 || recs[0].Status != 204 || recs[1].Path != "/api/v1/nodes" || recs[0].RequestID == recs[1].RequestID {
 		t.Fatalf("records of environment 3: %+v", recs)
 	}
 	writer, _ := audit.Writer(committed)

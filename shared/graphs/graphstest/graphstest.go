@@ -34,6 +34,14 @@ func (c Clusters) Exists(_ context.Context, id string) error {
 	return nil
 }
 
+// HasResource implements graphs.Clusters: these clusters define no resource.
+func (c Clusters) HasResource(ctx context.Context, id, resource string) error {
+	if err := c.Exists(ctx, id); err != nil {
+		return err
+	}
+	return errs.NotFoundf("resource %s not found in cluster %s", resource, id)
+}
+
 // Nodes implements graphs.Clusters.
 func (c Clusters) Nodes(ctx context.Context, id string) ([]graphs.ClusterNode, error) {
 	if err := c.Exists(ctx, id); err != nil {

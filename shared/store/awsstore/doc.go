@@ -3,12 +3,14 @@
 //
 // # DynamoDB key design
 //
-// The table has a composite primary key and two other attributes:
+// The table has a composite primary key and three other attributes:
 //
 //	pk  S  (partition key) = store.Key.Partition
 //	sk  S  (sort key)      = store.Key.Sort
 //	rev N  the item's revision: 1 on creation, +1 on every put (UpdateItem "ADD rev :one")
 //	val B  the item's value, usually a JSON document
+//	expires_at N  when the item may go (store.Op.Expires, Unix seconds): the
+//	       table's TTL attribute; only expiring items (audit records) have it
 //
 // Every domain owns a partition-key prefix (configdb "cfg#", graphs "gr#",
 // templates "tpl#", nodes "node#", auth "auth#", audit "audit#", and the

@@ -31,10 +31,16 @@ const (
 	attrSK  = "sk"
 	attrRev = "rev"
 	attrVal = "val"
+	// attrExpires is the table's TTL attribute (store.Op.Expires, in Unix seconds).
+	attrExpires = "expires_at"
 )
 
-// putExpression stores the value and moves the revision: ADD creates rev=1 on a new item.
-const putExpression = "SET " + attrVal + " = :val ADD " + attrRev + " :one"
+// putExpression stores the value, clears an expiry and moves the revision:
+// ADD creates rev=1 on a new item; putExpiringExpression sets the expiry.
+const (
+	putExpression         = "SET " + attrVal + " = :val REMOVE " + attrExpires + " ADD " + attrRev + " :one"
+	putExpiringExpression = "SET " + attrVal + " = :val, " + attrExpires + " = :exp ADD " + attrRev + " :one"
+)
 
 type index struct {
 	ddb   DynamoDBAPI
@@ -181,7 +187,7 @@ func (x *index) Write(ctx context.Context, ops ...store.Op) error {
 		}
 		seen[op.Key] = true
 		if op.Kind == store.OpPut && len(op.Value) > store.MaxValueSize {
-			return fmt.Errorf("put %s: value of %d bytes exceeds %d", keyString(op.Key), len(op.Value), store.MaxValueSize)
+			return fmt.Errorf("put %s: value of %d bytes: %w", keyString(op.Key), len(op.Value), store.ErrValueTooLarge)
 		}
 		if op.Kind == store.OpCheck && op.Cond.Kind == store.Always {
 			continue // checks nothing
@@ -208,12 +214,13 @@ func (x *index) writeOne(ctx context.Context, op store.Op) error {
 		}
 		switch op.Kind {
 		case store.OpPut:
+			expr, attrs := putUpdate(op, values)
 			_, err = x.ddb.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 				TableName:                 &x.table,
 				Key:                       keyAttrs(op.Key),
-				UpdateExpression:          aws.String(putExpression),
+				UpdateExpression:          expr,
 				ConditionExpression:       cond,
-				ExpressionAttributeValues: putValues(op.Value, values),
+				ExpressionAttributeValues: attrs,
 			})
 		case store.OpDelete:
 			_, err = x.ddb.DeleteItem(ctx, &dynamodb.DeleteItemInput{
@@ -264,12 +271,13 @@ func (x *index) transact(ctx context.Context, ops []store.Op) error {
 		cond, values := condition(op.Cond)
 		switch op.Kind {
 		case store.OpPut:
+			expr, attrs := putUpdate(op, values)
 			items[i].Update = &types.Update{
 				TableName:                 &x.table,
 				Key:                       keyAttrs(op.Key),
-				UpdateExpression:          aws.String(putExpression),
+				UpdateExpression:          expr,
 				ConditionExpression:       cond,
-				ExpressionAttributeValues: putValues(op.Value, values),
+				ExpressionAttributeValues: attrs,
 			}
 		case store.OpDelete:
 			items[i].Delete = &types.Delete{
@@ -356,7 +364,10 @@ func condition(c store.Cond) (*string, map[string]types.AttributeValue) {
 }
 
 // putValues adds the values of putExpression to a condition's values.
-func putValues(value []byte, cond map[string]types.AttributeValue) map[string]types.AttributeValue {
+// putUpdate returns the update expression and values of a put under the
+// values of its condition.
+func putUpdate(op store.Op, cond map[string]types.AttributeValue) (*string, map[string]types.AttributeValue) {
+	value := op.Value
 	if value == nil {
 		value = []byte{} // nil would send no value at all
 	}
@@ -367,7 +378,11 @@ func putValues(value []byte, cond map[string]types.AttributeValue) map[string]ty
 	for k, v := range cond {
 		values[k] = v
 	}
-	return values
+	if op.Expires.IsZero() {
+		return aws.String(putExpression), values
+	}
+	values[":exp"] = number(op.Expires.Unix())
+	return aws.String(putExpiringExpression), values
 }
 
 func number(n int64) types.AttributeValue {

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -204,6 +206,42 @@ func TestWrite(t *testing.T) {
 				t.Errorf("calls = %v, want %v", tt.fake.calls, tt.wantCalls)
 			}
 		})
+	}
+}
+
+// TestPutExpiry: a put with Expires sets the table's TTL attribute (Unix
+// seconds), alone and in a transaction; a put without it removes an earlier one.
+func TestPutExpiry(t *testing.T) {
+	expires := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	expiring := store.Create(keyA, []byte("v"))
+	expiring.Expires = expires
+	wantExpiring := func(expr *string, values map[string]types.AttributeValue) error {
+		exp, _ := values[":exp"].(*types.AttributeValueMemberN)
+		if !strings.Contains(aws.ToString(expr), attrExpires+" = :exp") || exp == nil || exp.Value != strconv.FormatInt(expires.Unix(), 10) {
+			return fmt.Errorf("expiring put: %s %v", aws.ToString(expr), values)
+		}
+		return nil
+	}
+	fake := &fakeDDB{
+		update: func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+			return &dynamodb.UpdateItemOutput{}, wantExpiring(in.UpdateExpression, in.ExpressionAttributeValues)
+		},
+		transact: func(in *dynamodb.TransactWriteItemsInput) (*dynamodb.TransactWriteItemsOutput, error) {
+			if u := in.TransactItems[0].Update; u == nil || wantExpiring(u.UpdateExpression, u.ExpressionAttributeValues) != nil {
+				return nil, fmt.Errorf("transaction's expiring put: %+v", in.TransactItems[0])
+			}
+			if u := in.TransactItems[1].Update; u == nil || !strings.Contains(aws.ToString(u.UpdateExpression), "REMOVE "+attrExpires) || u.ExpressionAttributeValues[":exp"] != nil {
+				return nil, fmt.Errorf("transaction's plain put: %+v", in.TransactItems[1])
+			}
+			return &dynamodb.TransactWriteItemsOutput{}, nil
+		},
+	}
+	idx := &index{ddb: fake, table: "t"}
+	if err := idx.Write(t.Context(), expiring); err != nil {
+		t.Fatal(err)
+	}
+	if err := idx.Write(t.Context(), expiring, store.Put(keyB, []byte("w"))); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -379,7 +379,7 @@ func validBatch(ops []store.Op) error {
 		switch op.Kind {
 		case store.OpPut:
 			if len(op.Value) > store.MaxValueSize {
-				return fmt.Errorf("put %s/%s: value of %d bytes exceeds %d", op.Key.Partition, op.Key.Sort, len(op.Value), store.MaxValueSize)
+				return fmt.Errorf("put %s/%s: value of %d bytes: %w", op.Key.Partition, op.Key.Sort, len(op.Value), store.ErrValueTooLarge)
 			}
 		case store.OpDelete, store.OpCheck:
 		default:

@@ -324,6 +324,7 @@ var indexCases = []struct {
 	{"BatchAcrossPartitionsIsAtomic", testBatchAcrossPartitions},
 	{"BatchKeyTwice", testBatchKeyTwice},
 	{"BatchTooLarge", testBatchTooLarge},
+	{"ValueTooLarge", testValueTooLarge},
 	{"InvalidKeys", testInvalidKeys},
 	{"Query", testQuery},
 	{"PartitionIsolation", testPartitionIsolation},
@@ -583,6 +584,19 @@ func testBatchTooLarge(t *testing.T, f *indexFixture) {
 	f.wantMissing(t, ops[0].Key)
 	f.write(t, ops[:store.MaxWriteBatch]...)
 	f.want(t, ops[store.MaxWriteBatch-1].Key, "v", 1)
+}
+
+// testValueTooLarge: a value of store.MaxValueSize bytes is stored; one byte
+// more is store.ErrValueTooLarge, a 413 (errs.TooLarge), and nothing of its batch is applied.
+func testValueTooLarge(t *testing.T, f *indexFixture) {
+	a, b := f.key("p", "a"), f.key("p", "b")
+	big := store.Put(a, bytes.Repeat([]byte("v"), store.MaxValueSize+1))
+	err := f.idx.Write(f.ctx, store.Put(b, []byte("1")), big)
+	if !errors.Is(err, store.ErrValueTooLarge) || !errs.Is(err, errs.TooLarge) {
+		t.Fatalf("Write of a value of %d bytes = %v, want ErrValueTooLarge (TooLarge)", len(big.Value), err)
+	}
+	f.wantMissing(t, b)
+	f.write(t, store.Put(a, big.Value[:store.MaxValueSize]))
 }
 
 // testInvalidKeys: an empty key, or one longer than store.MaxKeyLen, is

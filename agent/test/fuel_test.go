@@ -201,6 +201,25 @@ func TestFuelDefaultGraphRuns(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root(master.node), "var/lib/fuel/configs", id, "cluster.yaml")); err != nil {
 		t.Errorf("the master's upload_cluster_configuration: %v", err)
 	}
+
+	// An operator changes the glance settings of the primary controller: the
+	// plan says which change makes which tasks run there, and why glance does.
+	controller := nodes[2]
+	changed := ownPart(controller.data, common)
+	changed["glance"] = map[string]any{"image_cache_max_size": "5368709120"}
+	do("PUT", "/api/v1/config/environments/1/nodes/"+controller.id+"/resources/astute/values", changed)
+	changes := s.cli(t, "graph", "plan", "-e", cluster, "--node", controller.id, "--changes")
+	if !strings.Contains(changes, "  $.glance: {") || !regexp.MustCompile(`runs [^\n]*\bglance\b`).MatchString(changes) {
+		t.Errorf("graph plan --changes:\n%s", changes)
+	}
+	why := s.cli(t, "graph", "plan", "-e", cluster, "--node", controller.id, "--explain", "--task", "glance")
+	for _, want := range []string{"run  glance", `placed: tags "primary-controller" matches tag "primary-controller"`, "runs: its condition is true",
+		"data: $%old is the data of the node's last successful run", "$.glance {"} {
+		if !strings.Contains(why, want) {
+			t.Errorf("graph plan --explain --task glance lacks %q:\n%s", want, why)
+		}
+	}
+	t.Logf("after the glance change, graph plan --changes:\n%s", changes)
 }
 
 // toString is a JSON number or string as text.

@@ -544,12 +544,12 @@ start fails the run as unreachable.`,
 
 func newGraphPlanCmd() *cobra.Command {
 	var (
-		env, graphType, format string
-		nodes, only            []string
-		force, explain         bool
+		env, graphType, format  string
+		nodes, only             []string
+		force, explain, changes bool
 	)
 	cmd := &cobra.Command{
-		Use:   "plan -e ENV [-t TYPE] [-n NODE]... [--force] [--explain [--task T]...]",
+		Use:   "plan -e ENV [-t TYPE] [-n NODE]... [--force] [--explain [--task T]... | --changes]",
 		Short: "Show what a run would do on each node, without running or storing anything",
 		Long: `Show what executing a graph on an environment would do now: for each node,
 the tasks it would run in order and the ones it would skip with the reason,
@@ -559,7 +559,9 @@ forced run would (every condition sees a first deployment). --explain says
 for each task what placed it on the node (the tag, role or group and where
 it comes from) and why it runs or is skipped: its condition's value and each
 changed(), changedAny(), old() ... call with the values it compared; --task
-limits the listing to some tasks. --format json prints each task as the
+limits the listing to some tasks. --changes lists, per node, the data
+whose change since the node's last successful run makes tasks run, with
+the tasks each change makes run. --format json prints each task as the
 node's agent would get it, with its explanation.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -574,9 +576,13 @@ node's agent would get it, with its explanation.`,
 			for i, n := range nodes {
 				refs[i] = client.NodeID(n)
 			}
-			tasks, err := c.SerializedTasks(cmd.Context(), env, client.PlanQuery{Type: graphType, Nodes: refs, Force: force, Explain: explain})
+			tasks, err := c.SerializedTasks(cmd.Context(), env, client.PlanQuery{Type: graphType, Nodes: refs, Force: force, Explain: explain || changes})
 			if err != nil {
 				return err
+			}
+			if changes {
+				printChanges(cmd.OutOrStdout(), tasks)
+				return nil
 			}
 			if format != formatTable {
 				return renderObject(cmd.OutOrStdout(), format, toObject(tasks), nil)
@@ -596,6 +602,7 @@ node's agent would get it, with its explanation.`,
 	f.StringVarP(&graphType, "type", "t", "default", "graph type")
 	f.BoolVar(&explain, "explain", false, "say why each task is on each node and runs or is skipped")
 	f.StringSliceVar(&only, "task", nil, "list only these tasks (repeat or comma-separate)")
+	f.BoolVar(&changes, "changes", false, "list the changed data that makes tasks run, per node, with the tasks it makes run")
 	f.StringSliceVarP(&nodes, "node", "n", nil, "nodes to plan for, by id or FQDN (default: all the environment's)")
 	f.BoolVar(&force, "force", false, "plan as a forced run: every node's old data unknown")
 	addListFormat(cmd, &format)
@@ -630,6 +637,44 @@ func printPlans(out io.Writer, plans []*client.Plan, only []string) {
 					printWhy(out, s.Why)
 				}
 			}
+		}
+	}
+}
+
+// printChanges prints, for each node, each changed piece of data that a task's
+// condition found changed (a data-diff call answering true), with its old
+// and new values and the tasks whose condition it made true.
+func printChanges(out io.Writer, tasks *client.ClusterTasks) {
+	for _, n := range tasks.Nodes {
+		type change struct {
+			old, new *string
+			tasks    []string
+		}
+		var order []string
+		changed := map[string]*change{}
+		for _, t := range n.Tasks {
+			if t.Why == nil || t.Why.Condition == nil {
+				continue
+			}
+			for _, call := range t.Why.Condition.Calls {
+				if call.Result != true || !strings.HasPrefix(call.Function, "changed") {
+					continue
+				}
+				ch, ok := changed[call.Arg]
+				if !ok {
+					ch = &change{old: call.Old, new: call.New}
+					changed[call.Arg] = ch
+					order = append(order, call.Arg)
+				}
+				if !slices.Contains(ch.tasks, t.Task.ID()) {
+					ch.tasks = append(ch.tasks, t.Task.ID())
+				}
+			}
+		}
+		fmt.Fprintf(out, "node %s: %d changes make tasks run\n", n.Node, len(order))
+		for _, arg := range order {
+			ch := changed[arg]
+			fmt.Fprintf(out, "  %s: %s -> %s\n    runs %s\n", arg, quoted(ch.old), quoted(ch.new), strings.Join(ch.tasks, ", "))
 		}
 	}
 }

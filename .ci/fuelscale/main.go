@@ -1,0 +1,325 @@
+// Command fuelscale measures the whole planning path at Fuel scale (part of
+// `make bench`, issue 33): fuel-library's default graph and role metadata
+// (../shared/fuel/release) on -nodes nodes, each with real astute data (the
+// three ../shared/fuel/hiera files, made unique per node: uid, fqdn, name)
+// stored in the ConfigDB at the node level as the graph's deployment data. It
+// times the data load, GET /clusters/1/serialized_tasks (and the answer's
+// size) and PUT /clusters/1/deploy, and samples the server's RssAnon.
+//
+// With -url it drives a running `tuningbox serve` (whose PID -pid names, for
+// its memory); without, it serves the application in this process over an
+// embedded store in a temporary directory, where -cpuprofile and -memprofile
+// profile the plan and the execution (not the load).
+// Everything runs on 127.0.0.1.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tuningbox/tuningbox/shared/app"
+	"github.com/tuningbox/tuningbox/shared/puppetyaml"
+	"github.com/tuningbox/tuningbox/shared/store"
+	"github.com/tuningbox/tuningbox/shared/store/bolt"
+)
+
+func main() {
+	nodes := flag.Int("nodes", 1000, "nodes in the cluster")
+	fuel := flag.String("fuel", "../shared/fuel", "the shared Fuel data (release/, hiera/)")
+	url := flag.String("url", "", "a running serve's base URL (default: serve in this process)")
+	pid := flag.Int("pid", 0, "the running serve's PID, for its RssAnon")
+	user := flag.String("user", "bench", "administrator")
+	password := flag.String("password", "bench-fuelscale-secret", "the administrator's password")
+	loaders := flag.Int("loaders", 4, "concurrent clients loading the data")
+	cpuProfile := flag.String("cpuprofile", "", "in process: write a CPU profile of plan and execute here")
+	memProfile := flag.String("memprofile", "", "in process: write a heap profile (allocations) of plan and execute here")
+	flag.Parse()
+
+	if *url == "" {
+		srv, closeStore := serveInProcess(*user, *password)
+		defer closeStore()
+		defer srv.Close()
+		*url, *pid = srv.URL, os.Getpid()
+	}
+	c := &caller{base: strings.TrimRight(*url, "/"), user: *user, password: *password,
+		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *loaders + 2}}}
+	peak := sampleAnon(*pid)
+
+	start := time.Now()
+	setUp(c, *fuel)
+	docs := nodeDocuments(*fuel)
+	loadNodes(c, *nodes, docs, *loaders)
+	fmt.Printf("fuelscale %d nodes: data load %.1f s (%d nodes, ~%d KB of astute data each, %d clients); serve RssAnon %d MiB\n",
+		*nodes, time.Since(start).Seconds(), *nodes, len(docs["compute"].encode(1))>>10, *loaders, anonBytes(*pid)>>20)
+
+	stopProfiles := startProfiles(*cpuProfile)
+	planStart := time.Now()
+	size, tasks := c.measure("GET", "/api/v1/clusters/1/serialized_tasks?graph_type=default")
+	planTime := time.Since(planStart)
+	fmt.Printf("fuelscale %d nodes: GET serialized_tasks %.2f s, answer %.1f MB (%d tasks); serve RssAnon %d MiB\n",
+		*nodes, planTime.Seconds(), float64(size)/1e6, tasks, anonBytes(*pid)>>20)
+	deployStart := time.Now()
+	c.measure("PUT", "/api/v1/clusters/1/deploy?graph_type=default")
+	deployTime := time.Since(deployStart)
+	stopProfiles()
+	writeHeapProfile(*memProfile)
+	fmt.Printf("fuelscale %d nodes: PUT deploy %.2f s; plan and execute %.2f s; serve RssAnon %d MiB, peak %d MiB\n",
+		*nodes, deployTime.Seconds(), (planTime + deployTime).Seconds(), anonBytes(*pid)>>20, peak.Load()>>20)
+}
+
+// serveInProcess serves the application on 127.0.0.1 over an embedded store in a temporary directory.
+func serveInProcess(user, password string) (*httptest.Server, func()) {
+	dir, err := os.MkdirTemp("", "fuelscale")
+	if err != nil {
+		log.Fatal(err)
+	}
+	b, err := bolt.Open(dir)
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg, err := app.LoadConfig(func(string) string { return "" })
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg.AdminUser, cfg.AdminPassword = user, password
+	h, err := app.NewHandler(store.Backend{Index: b.Index, Blobs: b.Blobs}, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		log.Fatal(err)
+	}
+	return httptest.NewServer(h), func() { b.Close(); os.RemoveAll(dir) }
+}
+
+// setUp creates the release (fuel-library's role metadata and default
+// graph), the ConfigDB environment 1 with the node level, and cluster 1 on the release.
+func setUp(c *caller, fuel string) {
+	release := yamlJSON(filepath.Join(fuel, "release", "release-metadata.yaml"))
+	c.call("POST", "/api/v1/releases", `{"name":"mitaka-9.0","version":"9.0",`+string(release[1:]))
+	tasks := yamlJSON(filepath.Join(fuel, "release", "tasks-default.yaml"))
+	c.call("POST", "/api/v1/releases/1/deployment_graphs/default", `{"tasks":`+string(tasks)+`}`)
+	c.call("POST", "/api/v1/config/components", `{"name":"fuel","resource_definitions":[{"name":"astute"}]}`)
+	c.call("POST", "/api/v1/config/environments", `{"id":1,"components":["fuel"],"hierarchy_levels":["nodes"]}`)
+	c.call("PUT", "/api/v1/clusters/1", `{"release_id":1,"plugins":[]}`)
+}
+
+// roleData is one role's astute.yaml, made a node's own by encode.
+type roleData map[string]any
+
+// encode returns the data as node id's: its own uid, names and fqdn.
+func (d roleData) encode(id int) []byte {
+	own := maps.Clone(d)
+	own["uid"] = strconv.Itoa(id)
+	own["user_node_name"] = fmt.Sprintf("node-%d", id)
+	own["fqdn"] = fmt.Sprintf("node-%d.test.domain.local", id)
+	out, err := json.Marshal(own)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return out
+}
+
+// nodeDocuments reads the shared nodes' data by role; the controllers that
+// are not the primary get the primary's data with their own role.
+func nodeDocuments(fuel string) map[string]roleData {
+	docs := map[string]roleData{}
+	for _, name := range []string{"primary-controller", "compute", "ceph-osd"} {
+		var d roleData
+		if err := json.Unmarshal(yamlJSON(filepath.Join(fuel, "hiera", "neut_vlan.ceph-"+name+".yaml")), &d); err != nil {
+			log.Fatal(err)
+		}
+		docs[name] = d
+	}
+	controller := maps.Clone(docs["primary-controller"])
+	controller["roles"] = []string{"controller"}
+	docs["controller"] = controller
+	return docs
+}
+
+// roleOf is node id's role: three controllers (the first the primary), then computes and Ceph OSDs in turn.
+func roleOf(id int) string {
+	switch {
+	case id == 1:
+		return "primary-controller"
+	case id <= 3:
+		return "controller"
+	case id%2 == 0:
+		return "compute"
+	default:
+		return "ceph-osd"
+	}
+}
+
+// loadNodes registers the nodes in environment 1 and stores each one's astute data at its node level.
+func loadNodes(c *caller, n int, docs map[string]roleData, clients int) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			for id := int(next.Add(1)); id <= n; id = int(next.Add(1)) {
+				role := roleOf(id)
+				node, _ := json.Marshal(map[string]any{"id": id, "fqdn": fmt.Sprintf("node-%d.test.domain.local", id), "environment_id": 1, "roles": []string{role}})
+				c.call("POST", "/api/v1/nodes", string(node))
+				c.call("PUT", fmt.Sprintf("/api/v1/config/environments/1/nodes/%d/resources/astute/values", id), string(docs[role].encode(id)))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// caller sends the bench's requests as the administrator; any error answer ends the bench.
+type caller struct {
+	base, user, password string
+	http                 *http.Client
+}
+
+func (c *caller) send(method, path, body string) *http.Response {
+	req, err := http.NewRequest(method, c.base+path, strings.NewReader(body))
+	if err != nil {
+		log.Fatal(err)
+	}
+	req.SetBasicAuth(c.user, c.password)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if resp.StatusCode >= 400 {
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		log.Fatalf("%s %s: %s %s", method, path, resp.Status, data)
+	}
+	return resp
+}
+
+func (c *caller) call(method, path, body string) {
+	resp := c.send(method, path, body)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}
+
+// measure sends a request and reads its whole answer: its size in bytes and
+// how many task bodies it holds (`"task":{`).
+func (c *caller) measure(method, path string) (size int64, tasks int) {
+	resp := c.send(method, path, "")
+	defer resp.Body.Close()
+	counter := &taskCounter{}
+	size, err := io.Copy(counter, resp.Body)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return size, counter.count
+}
+
+// taskCounter counts the task bodies of a streamed answer (a pattern cut between writes is counted too).
+type taskCounter struct {
+	count int
+	tail  []byte
+}
+
+var taskBody = []byte(`"task":{`)
+
+func (t *taskCounter) Write(p []byte) (int, error) {
+	joined := append(t.tail, p...)
+	t.count += bytes.Count(joined, taskBody)
+	// Keep the last bytes that could start the pattern, but not a whole one (counted already).
+	keep := min(len(joined), len(taskBody)-1)
+	t.tail = append(t.tail[:0], joined[len(joined)-keep:]...)
+	return len(p), nil
+}
+
+// yamlJSON reads a YAML file as the CLI does, as JSON.
+func yamlJSON(path string) []byte {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	v, err := puppetyaml.Decode(raw)
+	if err != nil {
+		log.Fatal(err)
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return out
+}
+
+// anonBytes is a process's RssAnon (0 without a PID).
+func anonBytes(pid int) int64 {
+	if pid == 0 {
+		return 0
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(rest), "%d", &kb)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// sampleAnon keeps the peak of a process's RssAnon, sampled every 50 ms.
+func sampleAnon(pid int) *atomic.Int64 {
+	var peak atomic.Int64
+	go func() {
+		for {
+			if v := anonBytes(pid); v > peak.Load() {
+				peak.Store(v)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	return &peak
+}
+
+// startProfiles starts a CPU profile to path (none when empty); the function returned stops it.
+func startProfiles(path string) func() {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		log.Fatal(err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
+}
+
+func writeHeapProfile(path string) {
+	if path == "" {
+		return
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	runtime.GC()
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		log.Fatal(err)
+	}
+}

@@ -54,7 +54,7 @@ type Service struct {
 }
 
 type decodedPlan struct {
-	plan *frozenPlan
+	plan *storedPlan
 	size int64
 }
 

@@ -1,0 +1,200 @@
+package graphs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/tuningbox/tuningbox/shared/store"
+)
+
+// How a frozen plan is stored. A plan whose nodes' steps take at most
+// planPartBytes is one blob: the frozenPlan's JSON, as it always was. A
+// larger one (fuel-library's graph on 1,000 nodes is about 20 MB) is split:
+// a head blob holds everything but the steps (a storedPlan: tasks, limits,
+// data pins, warnings, Parts and StepsAt), and the steps go to part blobs,
+// each the concatenation of some nodes' step lists as JSON arrays; StepsAt
+// says where each node's list lies. A claim or a report then reads the head
+// (cached: it is small) and decodes its own node's steps from one part (the
+// blob cache keeps the parts' bytes), so it costs in proportion to the
+// node's own tasks, not to the whole plan.
+
+// planPartBytes is the size from which a plan's steps go to parts, and the
+// size of a part unless more parts than an execution's write can reference
+// would be needed (see planParts).
+const planPartBytes = 1 << 20
+
+// storedPlan is the head of a split plan (Parts set, Nodes absent), or a whole one.
+type storedPlan struct {
+	frozenPlan
+	// Parts are the hashes of the blobs holding the nodes' steps.
+	Parts []string `json:"parts,omitempty"`
+	// StepsAt: node -> [part, offset, length] of its step list's JSON in Parts.
+	StepsAt map[string][3]int `json:"steps_at,omitempty"`
+}
+
+// encodedPlan is a frozen plan as blobs: the head (or whole plan) and its parts.
+type encodedPlan struct {
+	head  []byte
+	parts [][]byte
+}
+
+// encodePlan lays out plan for storage; order lists its nodes (every key of
+// plan.Nodes) in the order their steps are stored; at most maxParts parts
+// are made (parts grow past planPartBytes when needed).
+func encodePlan(plan *frozenPlan, order []string, maxParts int) encodedPlan {
+	steps := make([][]byte, len(order))
+	total := 0
+	for i, n := range order {
+		steps[i] = mustJSON(plan.Nodes[n])
+		total += len(steps[i])
+	}
+	if total <= planPartBytes {
+		return encodedPlan{head: mustJSON(plan)}
+	}
+	partBytes := max(planPartBytes, (total-1)/max(maxParts, 1)+1)
+	head := storedPlan{frozenPlan: *plan, StepsAt: make(map[string][3]int, len(order))}
+	head.Nodes = nil
+	var parts [][]byte
+	var part []byte
+	for i, n := range order {
+		if len(part) > 0 && len(part)+len(steps[i]) > partBytes {
+			parts, part = append(parts, part), nil
+		}
+		head.StepsAt[n] = [3]int{len(parts), len(part), len(steps[i])}
+		part = append(part, steps[i]...)
+	}
+	parts = append(parts, part)
+	head.Parts = make([]string, len(parts))
+	for i, p := range parts {
+		head.Parts[i] = store.HashOf(p)
+	}
+	return encodedPlan{head: mustJSON(head), parts: parts}
+}
+
+// planBlobOps is how many index operations each stored blob adds to a write (PutBlob's Ops).
+const planBlobOps = 2
+
+// planParts is how many parts each of an execution's plans may have so that
+// their blob references fit in its one atomic write beside fixed other operations.
+func planParts(plans, fixed int) int {
+	return max(1, (store.MaxWriteBatch-fixed)/plans/planBlobOps-1)
+}
+
+// putPlan stores an encoded plan's blobs for an index write: its head's hash
+// and the operations that reference every blob of it.
+func (s *Service) putPlan(ctx context.Context, e encodedPlan) (string, []store.Op, error) {
+	var ops []store.Op
+	for _, p := range e.parts {
+		ref, err := store.PutBlob(ctx, s.idx, s.blobs, p)
+		if err != nil {
+			return "", nil, err
+		}
+		ops = append(ops, ref.Ops...)
+	}
+	head, err := store.PutBlob(ctx, s.idx, s.blobs, e.head)
+	if err != nil {
+		return "", nil, err
+	}
+	return head.Hash, append(ops, head.Ops...), nil
+}
+
+// loadPlan returns a stored plan: its tasks, limits, data pins, warnings,
+// and the steps of nodes (a plan stored whole has every node's). Callers
+// must not change it: it is shared through the cache.
+func (s *Service) loadPlan(ctx context.Context, hash string, nodes ...string) (*frozenPlan, error) {
+	head, err := s.planHead(ctx, hash)
+	if err != nil {
+		return nil, err
+	}
+	if head.Parts == nil {
+		return &head.frozenPlan, nil
+	}
+	plan := head.frozenPlan // a copy holding the nodes asked for
+	plan.Nodes = make(map[string][]NodeStep, len(nodes))
+	for _, n := range nodes {
+		at, ok := head.StepsAt[n]
+		if !ok {
+			continue
+		}
+		part, err := s.blobs.Get(ctx, head.Parts[at[0]])
+		if err != nil {
+			return nil, fmt.Errorf("plan %s: part %d: %w", hash, at[0], err)
+		}
+		var steps []NodeStep
+		if err := json.Unmarshal(part[at[1]:at[1]+at[2]], &steps); err != nil {
+			return nil, fmt.Errorf("plan %s: steps of node %s: %w", hash, n, err)
+		}
+		plan.Nodes[n] = steps
+	}
+	return &plan, nil
+}
+
+// loadPlanShowing returns a stored plan with the steps of nodes and of the
+// nodes they wait for, so that serialize can name every task waited for.
+func (s *Service) loadPlanShowing(ctx context.Context, hash string, nodes []string) (*frozenPlan, error) {
+	plan, err := s.loadPlan(ctx, hash, nodes...)
+	if err != nil || len(plan.Nodes) == 0 {
+		return plan, err
+	}
+	others := map[string]bool{}
+	for _, n := range nodes {
+		for _, step := range plan.Nodes[n] {
+			for _, r := range step.After {
+				others[r.Node] = true
+			}
+			for _, group := range step.AfterAny {
+				for _, r := range group {
+					others[r.Node] = true
+				}
+			}
+		}
+	}
+	for n := range others {
+		if _, ok := plan.Nodes[n]; ok {
+			delete(others, n)
+		}
+	}
+	if len(others) == 0 {
+		return plan, nil
+	}
+	more, err := s.loadPlan(ctx, hash, slices.Collect(maps.Keys(others))...)
+	if err != nil {
+		return nil, err
+	}
+	for n, steps := range more.Nodes {
+		plan.Nodes[n] = steps
+	}
+	return plan, nil
+}
+
+// planHead returns a stored plan's head (a whole plan when it was stored
+// whole), through the cache of decoded plans.
+func (s *Service) planHead(ctx context.Context, hash string) (*storedPlan, error) {
+	if d, ok := s.plans.Get(hash); ok {
+		return d.plan, nil
+	}
+	raw, err := s.blobs.Get(ctx, hash)
+	if err != nil {
+		return nil, fmt.Errorf("plan %s: %w", hash, err)
+	}
+	// The tasks decode through the cache of task lists (the outer field wins over the embedded one).
+	var stored struct {
+		Tasks json.RawMessage `json:"tasks"`
+		storedPlan
+	}
+	if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
+		stored.Tasks = raw // stored before tasks were resolved per node: a bare task list
+	} else if err := json.Unmarshal(raw, &stored); err != nil {
+		return nil, fmt.Errorf("plan %s: %w", hash, err)
+	}
+	head := &stored.storedPlan
+	if head.Tasks, err = s.decodeTasks(stored.Tasks); err != nil {
+		return nil, fmt.Errorf("plan %s: %w", hash, err)
+	}
+	s.plans.Add(hash, decodedPlan{plan: head, size: int64(len(raw))})
+	return head, nil
+}

@@ -3,8 +3,10 @@
 // (../shared/fuel/release) on -nodes nodes, each with real astute data (the
 // three ../shared/fuel/hiera files, made unique per node: uid, fqdn, name)
 // stored in the ConfigDB at the node level as the graph's deployment data. It
-// times the data load, GET /clusters/1/serialized_tasks (and the answer's
-// size) and PUT /clusters/1/deploy, and samples the server's RssAnon.
+// times the data load, GET /clusters/1/serialized_tasks (every page; the
+// answer's size), PUT /clusters/1/deploy and the transaction's plan, then
+// -agents agents claiming and reporting at full speed (claim latency), and
+// samples the server's RssAnon.
 //
 // With -url it drives a running `tuningbox serve` (whose PID -pid names, for
 // its memory); without, it serves the application in this process over an
@@ -28,6 +30,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,6 +53,8 @@ func main() {
 	loaders := flag.Int("loaders", 4, "concurrent clients loading the data")
 	cpuProfile := flag.String("cpuprofile", "", "in process: write a CPU profile of plan and execute here")
 	memProfile := flag.String("memprofile", "", "in process: write a heap profile (allocations) of plan and execute here")
+	agents := flag.Int("agents", 20, "agents claiming and reporting at full speed after the deploy (0: none)")
+	agentTime := flag.Duration("agent-time", 20*time.Second, "how long the agents run")
 	flag.Parse()
 
 	if *url == "" {
@@ -59,7 +64,7 @@ func main() {
 		*url, *pid = srv.URL, os.Getpid()
 	}
 	c := &caller{base: strings.TrimRight(*url, "/"), user: *user, password: *password,
-		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *loaders + 2}}}
+		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: max(*loaders, *agents) + 2}}}
 	peak := sampleAnon(*pid)
 
 	start := time.Now()
@@ -71,17 +76,33 @@ func main() {
 
 	stopProfiles := startProfiles(*cpuProfile)
 	planStart := time.Now()
-	size, tasks := c.measure("GET", "/api/v1/clusters/1/serialized_tasks?graph_type=default")
+	answer := c.readPages("/api/v1/clusters/1/serialized_tasks?graph_type=default")
 	planTime := time.Since(planStart)
-	fmt.Printf("fuelscale %d nodes: GET serialized_tasks %.2f s, answer %.1f MB (%d tasks); serve RssAnon %d MiB\n",
-		*nodes, planTime.Seconds(), float64(size)/1e6, tasks, anonBytes(*pid)>>20)
+	fmt.Printf("fuelscale %d nodes: GET serialized_tasks %.2f s (first page %.2f s), answer %.1f MB (%d tasks) in %d pages of at most %.1f MB; serve RssAnon %d MiB\n",
+		*nodes, planTime.Seconds(), answer.first.Seconds(), float64(answer.bytes)/1e6, answer.tasks, answer.pages, float64(answer.largest)/1e6, anonBytes(*pid)>>20)
 	deployStart := time.Now()
-	c.measure("PUT", "/api/v1/clusters/1/deploy?graph_type=default")
+	var tx struct {
+		UUID            string `json:"uuid"`
+		SubTransactions []struct {
+			UUID string `json:"uuid"`
+		} `json:"sub_transactions"`
+	}
+	c.decode("PUT", "/api/v1/clusters/1/deploy?graph_type=default", &tx)
 	deployTime := time.Since(deployStart)
 	stopProfiles()
 	writeHeapProfile(*memProfile)
 	fmt.Printf("fuelscale %d nodes: PUT deploy %.2f s; plan and execute %.2f s; serve RssAnon %d MiB, peak %d MiB\n",
 		*nodes, deployTime.Seconds(), (planTime + deployTime).Seconds(), anonBytes(*pid)>>20, peak.Load()>>20)
+	planRead := time.Now()
+	plan := c.readPages("/api/v1/transactions/" + tx.SubTransactions[0].UUID + "/plan")
+	fmt.Printf("fuelscale %d nodes: GET the transaction's plan %.2f s, %.1f MB in %d pages of at most %.1f MB\n",
+		*nodes, time.Since(planRead).Seconds(), float64(plan.bytes)/1e6, plan.pages, float64(plan.largest)/1e6)
+	if *agents > 0 {
+		run := runAgents(c, tx.UUID, *nodes, *agents, *agentTime)
+		fmt.Printf("fuelscale %d nodes: %d agents for %v: %d claims (%.0f/s), %d reports, %d error answers; claim latency p50 %v, p99 %v, max %v; serve RssAnon %d MiB, peak %d MiB\n",
+			*nodes, *agents, *agentTime, len(run.latencies), float64(len(run.latencies))/agentTime.Seconds(), run.reports, run.errors,
+			run.quantile(0.5), run.quantile(0.99), run.quantile(1), anonBytes(*pid)>>20, peak.Load()>>20)
+	}
 }
 
 // serveInProcess serves the application on 127.0.0.1 over an embedded store in a temporary directory.
@@ -214,34 +235,132 @@ func (c *caller) call(method, path, body string) {
 	resp.Body.Close()
 }
 
-// measure sends a request and reads its whole answer: its size in bytes and
-// how many task bodies it holds (`"task":{`).
-func (c *caller) measure(method, path string) (size int64, tasks int) {
+// decode sends a request and decodes its answer into out.
+func (c *caller) decode(method, path string, out any) {
 	resp := c.send(method, path, "")
 	defer resp.Body.Close()
-	counter := &taskCounter{}
-	size, err := io.Copy(counter, resp.Body)
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		log.Fatalf("%s %s: %v", method, path, err)
+	}
+}
+
+// pagedAnswer is what reading a listing page by page took.
+type pagedAnswer struct {
+	pages, tasks   int
+	bytes, largest int64
+	first          time.Duration
+}
+
+// readPages reads a listing by node and every page its next links lead to,
+// counting the task bodies (`"task":{`) of serialized_tasks.
+func (c *caller) readPages(path string) pagedAnswer {
+	var out pagedAnswer
+	start := time.Now()
+	for path != "" {
+		resp := c.send("GET", path, "")
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			log.Fatal(err)
+		}
+		if out.pages == 0 {
+			out.first = time.Since(start)
+		}
+		out.pages++
+		out.bytes += int64(len(body))
+		out.largest = max(out.largest, int64(len(body)))
+		out.tasks += bytes.Count(body, []byte(`"task":{`))
+		var page struct {
+			Links []struct {
+				Href string `json:"href"`
+			} `json:"links"`
+		}
+		if err := json.Unmarshal(body, &page); err != nil {
+			log.Fatal(err)
+		}
+		path = ""
+		if len(page.Links) > 0 {
+			path = page.Links[0].Href
+		}
+	}
+	return out
+}
+
+// agentRun is what the agents saw: each claim's latency, reports, error answers.
+type agentRun struct {
+	latencies       []time.Duration
+	reports, errors int
+}
+
+func (a agentRun) quantile(q float64) time.Duration {
+	if len(a.latencies) == 0 {
+		return 0
+	}
+	return a.latencies[int(q*float64(len(a.latencies)-1))].Round(time.Millisecond)
+}
+
+// runAgents plays agents on the transaction for d: each takes the next node
+// in turn, claims there and reports a task it gets done at once.
+func runAgents(c *caller, tx string, nodes, agents int, d time.Duration) agentRun {
+	var mu sync.Mutex
+	var run agentRun
+	var next atomic.Int64
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for range agents {
+		wg.Go(func() {
+			for time.Now().Before(deadline) {
+				node := int(next.Add(1))%nodes + 1
+				start := time.Now()
+				status, answer := c.try("POST", fmt.Sprintf("/api/v1/transactions/%s/nodes/%d/claim", tx, node), "")
+				took := time.Since(start)
+				var claim struct {
+					Action string `json:"action"`
+					Task   struct {
+						ID string `json:"id"`
+					} `json:"task"`
+				}
+				reported, failed := 0, 0
+				if status >= 400 || json.Unmarshal(answer, &claim) != nil {
+					failed++
+				} else if claim.Action == "task" {
+					report, _ := json.Marshal(map[string]string{"task": claim.Task.ID, "status": "ready"})
+					if status, _ := c.try("POST", fmt.Sprintf("/api/v1/transactions/%s/nodes/%d/result", tx, node), string(report)); status >= 400 {
+						failed++
+					} else {
+						reported++
+					}
+				}
+				mu.Lock()
+				run.latencies = append(run.latencies, took)
+				run.reports += reported
+				run.errors += failed
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	slices.Sort(run.latencies)
+	return run
+}
+
+// try sends a request whose error answers are counted, not fatal.
+func (c *caller) try(method, path, body string) (int, []byte) {
+	req, err := http.NewRequest(method, c.base+path, strings.NewReader(body))
 	if err != nil {
 		log.Fatal(err)
 	}
-	return size, counter.count
-}
-
-// taskCounter counts the task bodies of a streamed answer (a pattern cut between writes is counted too).
-type taskCounter struct {
-	count int
-	tail  []byte
-}
-
-var taskBody = []byte(`"task":{`)
-
-func (t *taskCounter) Write(p []byte) (int, error) {
-	joined := append(t.tail, p...)
-	t.count += bytes.Count(joined, taskBody)
-	// Keep the last bytes that could start the pattern, but not a whole one (counted already).
-	keep := min(len(joined), len(taskBody)-1)
-	t.tail = append(t.tail[:0], joined[len(joined)-keep:]...)
-	return len(p), nil
+	req.SetBasicAuth(c.user, c.password)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, data
 }
 
 // yamlJSON reads a YAML file as the CLI does, as JSON.

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/tuningbox/tuningbox/shared/store"
 )
@@ -34,6 +32,9 @@ type storedPlan struct {
 	Parts []string `json:"parts,omitempty"`
 	// StepsAt: node -> [part, offset, length] of its step list's JSON in Parts.
 	StepsAt map[string][3]int `json:"steps_at,omitempty"`
+	// StepTasks: node -> the task of each of its steps, so that the tasks a
+	// node waits for on others are named without reading their steps.
+	StepTasks map[string][]uint32 `json:"step_tasks,omitempty"`
 }
 
 // encodedPlan is a frozen plan as blobs: the head (or whole plan) and its parts.
@@ -56,7 +57,7 @@ func encodePlan(plan *frozenPlan, order []string, maxParts int) encodedPlan {
 		return encodedPlan{head: mustJSON(plan)}
 	}
 	partBytes := max(planPartBytes, (total-1)/max(maxParts, 1)+1)
-	head := storedPlan{frozenPlan: *plan, StepsAt: make(map[string][3]int, len(order))}
+	head := storedPlan{frozenPlan: *plan, StepsAt: make(map[string][3]int, len(order)), StepTasks: make(map[string][]uint32, len(order))}
 	head.Nodes = nil
 	var parts [][]byte
 	var part []byte
@@ -65,6 +66,10 @@ func encodePlan(plan *frozenPlan, order []string, maxParts int) encodedPlan {
 			parts, part = append(parts, part), nil
 		}
 		head.StepsAt[n] = [3]int{len(parts), len(part), len(steps[i])}
+		head.StepTasks[n] = make([]uint32, len(plan.Nodes[n]))
+		for k, step := range plan.Nodes[n] {
+			head.StepTasks[n][k] = uint32(step.Task)
+		}
 		part = append(part, steps[i]...)
 	}
 	parts = append(parts, part)
@@ -133,40 +138,39 @@ func (s *Service) loadPlan(ctx context.Context, hash string, nodes ...string) (*
 	return &plan, nil
 }
 
-// loadPlanShowing returns a stored plan with the steps of nodes and of the
-// nodes they wait for, so that serialize can name every task waited for.
+// loadPlanShowing returns a stored plan with the steps of nodes, and the
+// tasks of the steps of the nodes they wait for (their waits left out), so
+// that serialize can name every task waited for.
 func (s *Service) loadPlanShowing(ctx context.Context, hash string, nodes []string) (*frozenPlan, error) {
 	plan, err := s.loadPlan(ctx, hash, nodes...)
-	if err != nil || len(plan.Nodes) == 0 {
-		return plan, err
-	}
-	others := map[string]bool{}
-	for _, n := range nodes {
-		for _, step := range plan.Nodes[n] {
-			for _, r := range step.After {
-				others[r.Node] = true
-			}
-			for _, group := range step.AfterAny {
-				for _, r := range group {
-					others[r.Node] = true
-				}
-			}
-		}
-	}
-	for n := range others {
-		if _, ok := plan.Nodes[n]; ok {
-			delete(others, n)
-		}
-	}
-	if len(others) == 0 {
-		return plan, nil
-	}
-	more, err := s.loadPlan(ctx, hash, slices.Collect(maps.Keys(others))...)
 	if err != nil {
 		return nil, err
 	}
-	for n, steps := range more.Nodes {
-		plan.Nodes[n] = steps
+	head, err := s.planHead(ctx, hash)
+	if err != nil || head.Parts == nil {
+		return plan, err
+	}
+	name := func(r StepRef) {
+		if _, ok := plan.Nodes[r.Node]; !ok {
+			tasks := head.StepTasks[r.Node]
+			steps := make([]NodeStep, len(tasks))
+			for k, t := range tasks {
+				steps[k].Task = int(t)
+			}
+			plan.Nodes[r.Node] = steps
+		}
+	}
+	for _, n := range nodes {
+		for _, step := range plan.Nodes[n] {
+			for _, r := range step.After {
+				name(r)
+			}
+			for _, group := range step.AfterAny {
+				for _, r := range group {
+					name(r)
+				}
+			}
+		}
 	}
 	return plan, nil
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -177,11 +178,62 @@ func (c *Client) Transaction(ctx context.Context, uuid string) (*Transaction, er
 // Plan is a sub-transaction's frozen plan: each node's tasks to run and to skip.
 type Plan = wire.Plan
 
-// TransactionPlan reads the plan of a sub-transaction.
+// TransactionPlan reads the plan of a sub-transaction, every page of it.
 func (c *Client) TransactionPlan(ctx context.Context, uuid string) (*Plan, error) {
-	var out Plan
-	_, err := c.call(ctx, http.MethodGet, graphsBase+"/transactions/"+esc(uuid)+"/plan", nil, nil, &out)
-	return &out, err
+	var out *Plan
+	_, err := pages(ctx, c, graphsBase+"/transactions/"+esc(uuid)+"/plan", nil, false, "node_tasks", func(page *Plan) ([]string, string) {
+		if out == nil {
+			out = page
+		} else {
+			maps.Copy(out.NodeTasks, page.NodeTasks)
+			maps.Copy(out.Skipped, page.Skipped)
+		}
+		return slices.Collect(maps.Keys(page.NodeTasks)), nextPage(page.Links)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.Links = nil
+	return out, nil
+}
+
+// ClusterTasks is serialized_tasks: each node's task list as a deployment
+// would hand it out, with the tasks each node skips.
+type ClusterTasks = wire.ClusterTasks
+
+// SerializedTasks plans a cluster's graph of a type on nodes (ids or UUIDs;
+// none: all the cluster's) as a deployment would, every page of the answer;
+// force plans as a forced run.
+func (c *Client) SerializedTasks(ctx context.Context, cluster, graphType string, nodes []string, force bool) (*ClusterTasks, error) {
+	q := url.Values{"graph_type": {graphType}}
+	if len(nodes) > 0 {
+		q.Set("nodes", strings.Join(nodes, ","))
+	}
+	if force {
+		q.Set("force", "true")
+	}
+	var out *ClusterTasks
+	all, err := pages(ctx, c, graphsBase+"/clusters/"+esc(cluster)+"/serialized_tasks", q, false, "nodes", func(page *ClusterTasks) ([]wire.NodeTasks, string) {
+		if out == nil {
+			out = page
+		}
+		return page.Nodes, nextPage(page.Links)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.Nodes, out.Links = all, nil
+	return out, nil
+}
+
+// nextPage is the path of the page a listing's links name next ("" on the last).
+func nextPage(links []wire.PageLink) string {
+	for _, l := range links {
+		if l.Rel == "next" {
+			return l.Href
+		}
+	}
+	return ""
 }
 
 // StopTransaction stops a running transaction.

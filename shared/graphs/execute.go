@@ -210,8 +210,7 @@ func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (Transaction,
 		}
 		// Beside the plans' blobs, the write holds the lock, the transaction,
 		// its history entry, and per graph a sub-transaction and a deployed state.
-		encoded := encodePlan(frozen, nodeIDs(nodes), planParts(len(req.Graphs), 3+2*len(req.Graphs)))
-		hash, planOps, err := s.putPlan(ctx, encoded)
+		hash, planOps, err := storePlan(ctx, frozen, nodeIDs(nodes), planParts(len(req.Graphs), 3+2*len(req.Graphs)), s.referencedBlob)
 		if err != nil {
 			return Transaction{}, err
 		}

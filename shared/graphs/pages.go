@@ -134,7 +134,7 @@ func (s *Service) SerializedTaskPages(ctx context.Context, clusterID int64, grap
 		next := func(ctx context.Context, last string) (string, error) {
 			if stored == "" {
 				var err error
-				if stored, err = s.putUnreferencedPlan(ctx, plan, nodeIDs(nodes)); err != nil {
+				if stored, _, err = storePlan(ctx, plan, nodeIDs(nodes), math.MaxInt, s.unreferencedBlob); err != nil {
 					return "", err
 				}
 			}
@@ -169,15 +169,4 @@ func (s *Service) SerializedTaskPages(ctx context.Context, clusterID int64, grap
 		Nodes: eachNodeTasks(nodes, func(ids []string) (*frozenPlan, error) { return s.loadPlanShowing(ctx, hash, ids) }),
 		Next:  func(_ context.Context, last string) (string, error) { return hash + markerSeparator + last, nil },
 	}, nil
-}
-
-// putUnreferencedPlan stores a plan as blobs no index item references and returns its head's hash.
-func (s *Service) putUnreferencedPlan(ctx context.Context, plan *frozenPlan, order []string) (string, error) {
-	e := encodePlan(plan, order, math.MaxInt)
-	for _, p := range e.parts {
-		if _, err := s.blobs.Put(ctx, p); err != nil {
-			return "", err
-		}
-	}
-	return s.blobs.Put(ctx, e.head)
 }

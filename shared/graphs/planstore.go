@@ -37,47 +37,52 @@ type storedPlan struct {
 	StepTasks map[string][]uint32 `json:"step_tasks,omitempty"`
 }
 
-// encodedPlan is a frozen plan as blobs: the head (or whole plan) and its parts.
-type encodedPlan struct {
-	head  []byte
-	parts [][]byte
-}
+// putBlob stores one blob of a plan: its hash, and the operations that
+// reference it in the write that stores the plan (none when nothing will).
+type putBlob func(ctx context.Context, data []byte) (hash string, ops []store.Op, err error)
 
-// encodePlan lays out plan for storage; order lists its nodes (every key of
-// plan.Nodes) in the order their steps are stored; at most maxParts parts
-// are made (parts grow past planPartBytes when needed).
-func encodePlan(plan *frozenPlan, order []string, maxParts int) encodedPlan {
-	steps := make([][]byte, len(order))
+// storePlan stores plan and returns its head's hash and the operations that
+// reference its blobs; order lists its nodes (every key of plan.Nodes) in the
+// order their steps are stored; at most maxParts parts are made (parts grow
+// past planPartBytes when needed). A part is stored as soon as it is full,
+// so a plan's encoding is never held whole.
+func storePlan(ctx context.Context, plan *frozenPlan, order []string, maxParts int, put putBlob) (string, []store.Op, error) {
 	total := 0
-	for i, n := range order {
-		steps[i] = mustJSON(plan.Nodes[n])
-		total += len(steps[i])
+	for _, n := range order {
+		total += len(mustJSON(plan.Nodes[n]))
 	}
 	if total <= planPartBytes {
-		return encodedPlan{head: mustJSON(plan)}
+		return put(ctx, mustJSON(plan))
 	}
 	partBytes := max(planPartBytes, (total-1)/max(maxParts, 1)+1)
 	head := storedPlan{frozenPlan: *plan, StepsAt: make(map[string][3]int, len(order)), StepTasks: make(map[string][]uint32, len(order))}
 	head.Nodes = nil
-	var parts [][]byte
+	var ops []store.Op
 	var part []byte
-	for i, n := range order {
-		if len(part) > 0 && len(part)+len(steps[i]) > partBytes {
-			parts, part = append(parts, part), nil
+	flush := func() error {
+		hash, refs, err := put(ctx, part)
+		head.Parts, ops, part = append(head.Parts, hash), append(ops, refs...), part[:0]
+		return err
+	}
+	for _, n := range order {
+		steps := mustJSON(plan.Nodes[n])
+		if len(part) > 0 && len(part)+len(steps) > partBytes {
+			if err := flush(); err != nil {
+				return "", nil, err
+			}
 		}
-		head.StepsAt[n] = [3]int{len(parts), len(part), len(steps[i])}
+		head.StepsAt[n] = [3]int{len(head.Parts), len(part), len(steps)}
 		head.StepTasks[n] = make([]uint32, len(plan.Nodes[n]))
 		for k, step := range plan.Nodes[n] {
 			head.StepTasks[n][k] = uint32(step.Task)
 		}
-		part = append(part, steps[i]...)
+		part = append(part, steps...)
 	}
-	parts = append(parts, part)
-	head.Parts = make([]string, len(parts))
-	for i, p := range parts {
-		head.Parts[i] = store.HashOf(p)
+	if err := flush(); err != nil {
+		return "", nil, err
 	}
-	return encodedPlan{head: mustJSON(head), parts: parts}
+	hash, refs, err := put(ctx, mustJSON(head))
+	return hash, append(ops, refs...), err
 }
 
 // planBlobOps is how many index operations each stored blob adds to a write (PutBlob's Ops).
@@ -89,22 +94,17 @@ func planParts(plans, fixed int) int {
 	return max(1, (store.MaxWriteBatch-fixed)/plans/planBlobOps-1)
 }
 
-// putPlan stores an encoded plan's blobs for an index write: its head's hash
-// and the operations that reference every blob of it.
-func (s *Service) putPlan(ctx context.Context, e encodedPlan) (string, []store.Op, error) {
-	var ops []store.Op
-	for _, p := range e.parts {
-		ref, err := store.PutBlob(ctx, s.idx, s.blobs, p)
-		if err != nil {
-			return "", nil, err
-		}
-		ops = append(ops, ref.Ops...)
-	}
-	head, err := store.PutBlob(ctx, s.idx, s.blobs, e.head)
-	if err != nil {
-		return "", nil, err
-	}
-	return head.Hash, append(ops, head.Ops...), nil
+// referencedBlob stores a blob for an index write that references it (store.PutBlob).
+func (s *Service) referencedBlob(ctx context.Context, data []byte) (string, []store.Op, error) {
+	ref, err := store.PutBlob(ctx, s.idx, s.blobs, data)
+	return ref.Hash, ref.Ops, err
+}
+
+// unreferencedBlob stores a blob that no index item will reference: the
+// garbage collector removes it after its grace period.
+func (s *Service) unreferencedBlob(ctx context.Context, data []byte) (string, []store.Op, error) {
+	hash, err := s.blobs.Put(ctx, data)
+	return hash, nil, err
 }
 
 // loadPlan returns a stored plan: its tasks, limits, data pins, warnings,

@@ -55,6 +55,7 @@ func main() {
 	memProfile := flag.String("memprofile", "", "in process: write a heap profile (allocations) of plan and execute here")
 	agents := flag.Int("agents", 20, "agents claiming and reporting at full speed after the deploy (0: none)")
 	agentTime := flag.Duration("agent-time", 20*time.Second, "how long the agents run")
+	agentProfile := flag.String("agentprofile", "", "in process: write a CPU profile of the agents' run here")
 	flag.Parse()
 
 	if *url == "" {
@@ -98,7 +99,9 @@ func main() {
 	fmt.Printf("fuelscale %d nodes: GET the transaction's plan %.2f s, %.1f MB in %d pages of at most %.1f MB\n",
 		*nodes, time.Since(planRead).Seconds(), float64(plan.bytes)/1e6, plan.pages, float64(plan.largest)/1e6)
 	if *agents > 0 {
+		stopProfile := startProfiles(*agentProfile)
 		run := runAgents(c, tx.UUID, *nodes, *agents, *agentTime)
+		stopProfile()
 		fmt.Printf("fuelscale %d nodes: %d agents for %v: %d claims (%.0f/s), %d reports, %d error answers; claim latency p50 %v, p99 %v, max %v; serve RssAnon %d MiB, peak %d MiB\n",
 			*nodes, *agents, *agentTime, len(run.latencies), float64(len(run.latencies))/agentTime.Seconds(), run.reports, run.errors,
 			run.quantile(0.5), run.quantile(0.99), run.quantile(1), anonBytes(*pid)>>20, peak.Load()>>20)

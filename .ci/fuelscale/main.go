@@ -11,7 +11,8 @@
 // With -url it drives a running `tuningbox serve` (whose PID -pid names, for
 // its memory); without, it serves the application in this process over an
 // embedded store in a temporary directory, where -cpuprofile and -memprofile
-// profile the plan and the execution (not the load).
+// profile the plan and the execution (not the load); its CPU time and RssAnon
+// are then the whole process's, the client's included.
 // Everything runs on 127.0.0.1.
 package main
 
@@ -76,6 +77,7 @@ func main() {
 		*nodes, time.Since(start).Seconds(), *nodes, len(docs["compute"].encode(1))>>10, *loaders, anonBytes(*pid)>>20)
 
 	stopProfiles := startProfiles(*cpuProfile)
+	cpuStart := cpuSeconds(*pid)
 	planStart := time.Now()
 	answer := c.readPages("/api/v1/clusters/1/serialized_tasks?graph_type=default")
 	planTime := time.Since(planStart)
@@ -92,8 +94,8 @@ func main() {
 	deployTime := time.Since(deployStart)
 	stopProfiles()
 	writeHeapProfile(*memProfile)
-	fmt.Printf("fuelscale %d nodes: PUT deploy %.2f s; plan and execute %.2f s; serve RssAnon %d MiB, peak %d MiB\n",
-		*nodes, deployTime.Seconds(), (planTime + deployTime).Seconds(), anonBytes(*pid)>>20, peak.Load()>>20)
+	fmt.Printf("fuelscale %d nodes: PUT deploy %.2f s; plan and execute %.2f s, serve's CPU time %.2f s; serve RssAnon %d MiB, peak %d MiB\n",
+		*nodes, deployTime.Seconds(), (planTime + deployTime).Seconds(), cpuSeconds(*pid)-cpuStart, anonBytes(*pid)>>20, peak.Load()>>20)
 	planRead := time.Now()
 	plan := c.readPages("/api/v1/transactions/" + tx.SubTransactions[0].UUID + "/plan")
 	fmt.Printf("fuelscale %d nodes: GET the transaction's plan %.2f s, %.1f MB in %d pages of at most %.1f MB\n",
@@ -401,6 +403,23 @@ func anonBytes(pid int) int64 {
 	}
 	return 0
 }
+
+// cpuSeconds is the CPU time (user and system) a process used so far: on a
+// shared machine it is what a request cost, whatever else runs.
+func cpuSeconds(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command's closing parenthesis; utime and stime are the 14th and 15th of the line.
+	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	return (utime + stime) / clockTicks
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc/PID/stat's times (100 on Linux).
+const clockTicks = 100
 
 // sampleAnon keeps the peak of a process's RssAnon, sampled every 50 ms.
 func sampleAnon(pid int) *atomic.Int64 {

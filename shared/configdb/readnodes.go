@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
@@ -12,10 +14,10 @@ import (
 // appended, as Read answers it for that path. The index items of every
 // node's read are fetched together (one BatchGet per 100 keys; the
 // environment, the definition and the levels above the nodes are read
-// once), then the documents through the cache of blobs: a plan reads the
-// deployment data of a whole cluster. A node whose items show the cache
-// stale, or that does not resolve, is read alone (Read retries or names the
-// error). The answer maps each node as given to its document.
+// once), then the documents through the cache of blobs, several at once: a
+// plan reads the deployment data of a whole cluster. A node whose items show
+// the cache stale, or that does not resolve, is read alone (Read retries or
+// names the error). The answer maps each node as given to its document.
 func (s *Service) ReadNodes(ctx context.Context, q ReadQuery, nodes []string) (map[string]*Document, error) {
 	if q.Version != 0 {
 		return nil, errs.Invalidf("a read at many nodes reads their latest or as_of versions")
@@ -28,10 +30,9 @@ func (s *Service) ReadNodes(ctx context.Context, q ReadQuery, nodes []string) (m
 		queries[i] = q
 		queries[i].Levels = append(slices.Clip(q.Levels), LevelValue{Name: NodeLevel, Value: n})
 	}
-	out := make(map[string]*Document, len(nodes))
-	readAlone := func(i int) error {
-		d, err := s.Read(ctx, queries[i])
-		out[nodes[i]] = d
+	docs := make([]*Document, len(nodes))
+	readAlone := func(i int) (err error) {
+		docs[i], err = s.Read(ctx, queries[i])
 		return err
 	}
 	g, err := s.guessOf(ctx, q.DocRef)
@@ -70,17 +71,28 @@ func (s *Service) ReadNodes(ctx context.Context, q ReadQuery, nodes []string) (m
 	if err != nil {
 		return nil, err
 	}
+	// The documents are read concurrently: each may be a blob store's round trip.
+	group, gctx := errgroup.WithContext(ctx)
+	group.SetLimit(nodeReaders)
 	for _, r := range reads {
-		sn, err := s.snapshotOf(queries[r.i].DocRef, g, r.p, r.sk, items, 0, q.Kind)
-		if err != nil || sn == nil {
-			if err := readAlone(r.i); err != nil {
-				return nil, err
+		group.Go(func() error {
+			sn, err := s.snapshotOf(queries[r.i].DocRef, g, r.p, r.sk, items, 0, q.Kind)
+			if err != nil || sn == nil {
+				return readAlone(r.i)
 			}
-			continue
-		}
-		if out[nodes[r.i]], err = s.readLoaded(ctx, sn, queries[r.i]); err != nil {
-			return nil, err
-		}
+			docs[r.i], err = s.readLoaded(gctx, sn, queries[r.i])
+			return err
+		})
+	}
+	if err := group.Wait(); err != nil {
+		return nil, err
+	}
+	out := make(map[string]*Document, len(nodes))
+	for i, n := range nodes {
+		out[n] = docs[i]
 	}
 	return out, nil
 }
+
+// nodeReaders is how many documents ReadNodes reads at once.
+const nodeReaders = 8

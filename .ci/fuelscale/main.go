@@ -5,8 +5,8 @@
 // stored in the ConfigDB at the node level as the graph's deployment data. It
 // times the data load, GET /clusters/1/serialized_tasks (every page; the
 // answer's size), PUT /clusters/1/deploy and the transaction's plan, then
-// -agents agents claiming and reporting at full speed (claim latency), and
-// samples the server's RssAnon.
+// -agents agents claiming and reporting at full speed (claim latency), then
+// -pollers real agents long-polling a dry run, and samples the server's RssAnon.
 //
 // With -url it drives a running `tuningbox serve` (whose PID -pid names, for
 // its memory); without, it serves the application in this process over an
@@ -18,6 +18,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -38,6 +39,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tuningbox/tuningbox/client"
+	"github.com/tuningbox/tuningbox/shared/agent"
 	"github.com/tuningbox/tuningbox/shared/app"
 	"github.com/tuningbox/tuningbox/shared/puppetyaml"
 	"github.com/tuningbox/tuningbox/shared/store"
@@ -57,6 +60,7 @@ func main() {
 	agents := flag.Int("agents", 20, "agents claiming and reporting at full speed after the deploy (0: none)")
 	agentTime := flag.Duration("agent-time", 20*time.Second, "how long the agents run")
 	agentProfile := flag.String("agentprofile", "", "in process: write a CPU profile of the agents' run here")
+	pollers := flag.Int("pollers", 0, "then, on a dry run, this many real agents long-polling (one per node) for -agent-time")
 	flag.Parse()
 
 	if *url == "" {
@@ -108,6 +112,67 @@ func main() {
 			*nodes, *agents, *agentTime, len(run.latencies), float64(len(run.latencies))/agentTime.Seconds(), run.reports, run.errors,
 			run.quantile(0.5), run.quantile(0.99), run.quantile(1), anonBytes(*pid)>>20, peak.Load()>>20)
 	}
+	if *pollers > 0 {
+		c.call("POST", "/api/v1/transactions/"+tx.UUID+"/stop", "")
+		c.call("PUT", "/api/v1/clusters/1/deploy?graph_type=default&dry_run", "")
+		run := runPollers(c, min(*pollers, *nodes), *agentTime)
+		fmt.Printf("fuelscale %d nodes: %d agents (tuningbox agent --wait 25s, a dry run) for %v: %d claims, %.1f per agent per minute; %d tasks reported; claim latency p50 %v, p99 %v; %d error answers; serve RssAnon %d MiB, peak %d MiB\n",
+			*nodes, min(*pollers, *nodes), *agentTime, len(run.latencies), float64(len(run.latencies))/float64(min(*pollers, *nodes))/agentTime.Minutes(),
+			run.reports, run.quantile(0.5), run.quantile(0.99), run.errors, anonBytes(*pid)>>20, peak.Load()>>20)
+	}
+}
+
+// countingTransport records each claim's latency, the reports and the error answers the agents get.
+type countingTransport struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	run  agentRun
+}
+
+func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	start := time.Now()
+	resp, err := t.next.RoundTrip(req)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case err != nil || resp.StatusCode >= 400:
+		t.run.errors++
+	case strings.HasSuffix(req.URL.Path, "/claim"):
+		t.run.latencies = append(t.run.latencies, time.Since(start))
+	case strings.HasSuffix(req.URL.Path, "/result"):
+		t.run.reports++
+	}
+	return resp, err
+}
+
+// runPollers runs the real agent (shared/agent, as `tuningbox agent --wait
+// 25s`) for nodes 1..n for d, on the running dry run: each long-polls its
+// cluster, claims its tasks and reports them without running them.
+func runPollers(c *caller, n int, d time.Duration) agentRun {
+	transport := &countingTransport{next: &http.Transport{MaxIdleConnsPerHost: n + 2}}
+	api, err := client.New(c.base, client.WithBasicAuth(c.user, c.password), client.WithHTTPClient(&http.Client{Transport: transport}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	workdir, err := os.MkdirTemp("", "fuelscale-agents")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(workdir)
+	ctx, stop := context.WithTimeout(context.Background(), d)
+	defer stop()
+	var wg sync.WaitGroup
+	for id := 1; id <= n; id++ {
+		wg.Go(func() {
+			a := agent.New(api, agent.Options{Node: strconv.Itoa(id), Wait: 25 * time.Second, Workdir: filepath.Join(workdir, strconv.Itoa(id))}, slog.New(slog.DiscardHandler))
+			_ = a.Run(ctx) // ends when ctx does
+		})
+	}
+	wg.Wait()
+	transport.mu.Lock()
+	defer transport.mu.Unlock()
+	slices.Sort(transport.run.latencies)
+	return transport.run
 }
 
 // serveInProcess serves the application on 127.0.0.1 over an embedded store in a temporary directory.

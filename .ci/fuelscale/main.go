@@ -414,7 +414,8 @@ func runAgents(c *caller, tx string, nodes, agents int, d time.Duration) agentRu
 	return run
 }
 
-// try sends a request whose error answers are counted, not fatal.
+// try sends a request whose error answers are counted, not fatal; a
+// connection the server closed (its write timeout) counts as a 502.
 func (c *caller) try(method, path, body string) (int, []byte) {
 	req, err := http.NewRequest(method, c.base+path, strings.NewReader(body))
 	if err != nil {
@@ -426,7 +427,7 @@ func (c *caller) try(method, path, body string) (int, []byte) {
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		log.Fatal(err)
+		return http.StatusBadGateway, nil
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)

@@ -4,7 +4,10 @@
 #     nothing (shell `true`), run by 3 real `tuningbox agent` processes, one per node;
 #  2. what idle agents cost: IDLE_AGENTS (100) agents waiting for work for
 #     IDLE_SECONDS (60), counted from the server's request log, with the
-#     server's CPU time over the same window.
+#     server's CPU time over the same window;
+#  3. Fuel scale (.ci/fuelscale): fuel-library's default graph on each of
+#     FUEL_NODES (1000 5000) nodes with real astute data, on a fresh server
+#     each: data load, serialized_tasks, deploy, the answer's size, RssAnon.
 # Everything runs on 127.0.0.1; every process started here is stopped by PID.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -107,3 +110,27 @@ print(f"{int(c1 - c0)} requests from {int(agents)} idle agents in {int(secs)} s:
       f"{per_min:.2f} requests per idle agent per minute; server CPU {cpu:.2f} s ({100 * cpu / secs:.1f}% of one core)")
 EOF
 grep -E 'VmRSS' "/proc/$SERVER_PID/status"
+
+echo "== Fuel scale: fuel-library's default graph, real astute data per node, through the API"
+# ../shared/fuel beside the checkout (CI lays shared/ there; a worktree looks further up).
+FUEL=""
+for dir in "$(dirname "$PWD")" "$(dirname "$(dirname "$PWD")")" "$(dirname "$(dirname "$(dirname "$PWD")")")"; do
+  if [ -d "$dir/shared/fuel/release" ]; then FUEL="$dir/shared/fuel"; break; fi
+done
+[ -n "$FUEL" ] || { echo "../shared/fuel not found beside the checkout"; exit 1; }
+go build -o "$WORK/fuelscale" ./.ci/fuelscale
+for n in ${FUEL_NODES:-1000 5000}; do
+  TUNINGBOX_ADMIN_USER=$TUNINGBOX_USER TUNINGBOX_ADMIN_PASSWORD=$TUNINGBOX_PASSWORD \
+    "$TB" serve --listen "127.0.0.1:$((PORT + 1))" --data "$WORK/fuel-$n" 2>/dev/null &
+  FUEL_PID=$!
+  PIDS+=("$FUEL_PID")
+  for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$((PORT + 1))/api/v1/config/" >/dev/null && break; sleep 0.1; done
+  # 5,000 nodes plan about 0.5 GB of steps (cross-depends that name a task
+  # and no role wait, on each node, for it on every node that runs it:
+  # top-role-compute on every compute): bounded, so that make bench ends.
+  timeout "${FUEL_TIMEOUT:-900}" "$WORK/fuelscale" -nodes "$n" -fuel "$FUEL" -url "http://127.0.0.1:$((PORT + 1))" -pid "$FUEL_PID" \
+    -user "$TUNINGBOX_USER" -password "$TUNINGBOX_PASSWORD" ||
+    echo "fuelscale $n nodes: did not finish within ${FUEL_TIMEOUT:-900} s (serve RssAnon $(awk '/RssAnon/ {print int($2 / 1024)}' "/proc/$FUEL_PID/status") MiB)"
+  kill "$FUEL_PID" && wait "$FUEL_PID" 2>/dev/null || true
+  rm -rf "$WORK/fuel-$n"
+done

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -221,5 +223,56 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		if err := try(); !errors.Is(err, client.ErrInvalidOption) {
 			t.Errorf("%s: %v, want ErrInvalidOption", name, err)
 		}
+	}
+}
+
+// serialized_tasks and a transaction's plan too large for one page are read
+// whole, page after page.
+func TestGraphListingsPageTransparently(t *testing.T) {
+	ctx := context.Background()
+	url := apptest.Server(t, admin, password)
+	c, err := client.New(url, client.WithBasicAuth(admin, password))
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp, err := c.CreateComponent(ctx, client.NewComponent{Name: "fuel", ResourceDefinitions: []client.NewResourceDefinition{{Name: "astute"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := c.CreateEnvironment(ctx, client.NewEnvironment{Components: []client.ID{comp.ID}, HierarchyLevels: []string{"nodes"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 7 {
+		if _, err := c.CreateNode(ctx, client.NewNode{ID: client.ID(fmt.Sprint(i + 1)), FQDN: fmt.Sprintf("node-%d.example.com", i+1), EnvironmentID: env.ID, Roles: []string{"compute"}, Traits: []string{}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// ~800 KB of parameters per node: seven nodes take two pages.
+	tasks := fmt.Sprintf(`{"tasks":[{"id":"a","type":"shell","parameters":{"cmd":"true"}},{"id":"b","type":"shell","requires":["a"],"parameters":{"cmd":%q}}]}`, strings.Repeat("x", 800<<10))
+	if _, err := c.CreateGraph(ctx, "clusters", string(env.ID), "default", json.RawMessage(tasks), false); err != nil {
+		t.Fatal(err)
+	}
+	first, err := c.Do(ctx, client.Request{Method: "GET", Path: "/api/v1/clusters/" + string(env.ID) + "/serialized_tasks"})
+	if err != nil || !strings.Contains(string(first.Body), `"rel":"next"`) {
+		t.Fatalf("the first page links no next page (%v)", err)
+	}
+	all, err := c.SerializedTasks(ctx, string(env.ID), client.PlanQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Nodes) != 7 || all.Nodes[6].Node != "7" || len(all.Nodes[6].Tasks) != 2 || all.Links != nil {
+		t.Fatalf("serialized_tasks read page by page: %d nodes", len(all.Nodes))
+	}
+	tx, err := c.Execute(ctx, client.ExecuteRequest{Cluster: &env.ID, Graphs: []client.GraphRun{{Type: "default"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := c.TransactionPlan(ctx, tx.SubTransactions[0].UUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.NodeTasks) != 7 || len(plan.Skipped) != 7 || len(plan.NodeTasks["7"]) != 2 || len(plan.Nodes) != 7 {
+		t.Fatalf("the plan read page by page: %d nodes' tasks", len(plan.NodeTasks))
 	}
 }

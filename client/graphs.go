@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -187,11 +188,33 @@ func (c *Client) Transaction(ctx context.Context, uuid string) (*Transaction, er
 // Plan is a sub-transaction's frozen plan: each node's tasks to run and to skip.
 type Plan = wire.Plan
 
-// TransactionPlan reads the plan of a sub-transaction.
+// TransactionPlan reads the plan of a sub-transaction, every page of it.
 func (c *Client) TransactionPlan(ctx context.Context, uuid string) (*Plan, error) {
-	var out Plan
-	_, err := c.call(ctx, http.MethodGet, graphsBase+"/transactions/"+esc(uuid)+"/plan", nil, nil, &out)
-	return &out, err
+	var out *Plan
+	_, err := pages(ctx, c, graphsBase+"/transactions/"+esc(uuid)+"/plan", nil, false, "node_tasks", func(page *Plan) ([]string, string) {
+		if out == nil {
+			out = page
+		} else {
+			maps.Copy(out.NodeTasks, page.NodeTasks)
+			maps.Copy(out.Skipped, page.Skipped)
+		}
+		return slices.Collect(maps.Keys(page.NodeTasks)), nextPage(page.Links)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.Links = nil
+	return out, nil
+}
+
+// nextPage is the path of the page a listing's links name next ("" on the last).
+func nextPage(links []wire.PageLink) string {
+	for _, l := range links {
+		if l.Rel == "next" {
+			return l.Href
+		}
+	}
+	return ""
 }
 
 // ClusterTasks is each node's task list of a cluster's graph, as a run
@@ -212,7 +235,7 @@ type PlanQuery struct {
 
 // SerializedTasks previews what a run on cluster would do on each node: its
 // tasks as its agent would get them, the tasks it would skip and why, and
-// the plan's warnings. Nothing is stored and nothing runs.
+// the plan's warnings, every page of the answer. Nothing runs.
 func (c *Client) SerializedTasks(ctx context.Context, cluster string, pq PlanQuery) (*ClusterTasks, error) {
 	env, err := c.Ref(ctx, KindEnvironment, cluster)
 	if err != nil {
@@ -236,9 +259,18 @@ func (c *Client) SerializedTasks(ctx context.Context, cluster string, pq PlanQue
 	if pq.Explain {
 		q.Set("explain", "true")
 	}
-	var out ClusterTasks
-	_, err = c.call(ctx, http.MethodGet, graphsBase+"/clusters/"+esc(env)+"/serialized_tasks", q, nil, &out)
-	return &out, err
+	var out *ClusterTasks
+	all, err := pages(ctx, c, graphsBase+"/clusters/"+esc(env)+"/serialized_tasks", q, false, "nodes", func(page *ClusterTasks) ([]wire.NodeTasks, string) {
+		if out == nil {
+			out = page
+		}
+		return page.Nodes, nextPage(page.Links)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.Nodes, out.Links = all, nil
+	return out, nil
 }
 
 // StopTransaction stops a running transaction.

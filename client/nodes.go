@@ -50,13 +50,7 @@ func (c *Client) Nodes(ctx context.Context, q NodeQuery) ([]Node, error) {
 		query.Set("limit", strconv.Itoa(q.Limit))
 	}
 	return pages(ctx, c, NodesPath, query, q.Limit > 0, "nodes", func(page *wire.NodeList) ([]Node, string) {
-		next := ""
-		for _, l := range page.Links {
-			if l.Rel == "next" {
-				next = l.Href
-			}
-		}
-		return page.Nodes, next
+		return page.Nodes, nextPage(page.Links)
 	})
 }
 

@@ -198,17 +198,18 @@ var groupRoutes = map[string]func(router *routes.Router, s *services){
 }
 
 // NodeData reads each node's deployment data: the effective document of the
-// resource at the node (by its short path: the node level, its placement above).
+// resource at the node (by its short path: the node level, its placement
+// above), every node's in one batched read.
 func (c environmentClusters) NodeData(ctx context.Context, cluster, resource string, ids []string, at time.Time) (map[string]graphs.NodeDocument, error) {
-	out := make(map[string]graphs.NodeDocument, len(ids))
-	for _, id := range ids {
-		doc, err := c.db.Read(ctx, configdb.ReadQuery{
-			DocRef: configdb.DocRef{Env: cluster, Levels: []configdb.LevelValue{{Name: configdb.NodeLevel, Value: id}}, Resource: resource},
-			Kind:   configdb.Values, Effective: true, AsOf: at,
-		})
-		if err != nil {
-			return nil, err
-		}
+	docs, err := c.db.ReadNodes(ctx, configdb.ReadQuery{
+		DocRef: configdb.DocRef{Env: cluster, Resource: resource},
+		Kind:   configdb.Values, Effective: true, AsOf: at,
+	}, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]graphs.NodeDocument, len(docs))
+	for id, doc := range docs {
 		out[id] = graphs.NodeDocument{Body: doc.Body, ETag: doc.ETag}
 	}
 	return out, nil

@@ -136,15 +136,10 @@ func appendSnapshotKey(b []byte, ref DocRef, version int, vk Kind) []byte {
 
 // loadFresh is load with fresh reads.
 func (s *Service) loadFresh(ctx context.Context, ref DocRef, version int, vk Kind) (*snapshot, error) {
-	guessKey := ref.Env + "\x00" + ref.Resource
 	for range 3 {
-		g, ok := s.cache.guesses.Get(guessKey)
-		if !ok {
-			var err error
-			if g, err = s.resolve(ctx, ref); err != nil {
-				return nil, err
-			}
-			s.cache.guesses.Add(guessKey, g)
+		g, err := s.guessOf(ctx, ref)
+		if err != nil {
+			return nil, err
 		}
 		p, err := s.place(ctx, g.env, ref.Levels)
 		if err != nil {
@@ -154,12 +149,27 @@ func (s *Service) loadFresh(ctx context.Context, ref DocRef, version int, vk Kin
 		if err != nil || sn != nil {
 			return sn, err
 		}
-		s.cache.guesses.Remove(guessKey)
+		s.cache.guesses.Remove(guessKey(ref))
 		if p != nil {
 			s.cache.placements.Remove(placementKey(g.env, ref.Levels))
 		}
 	}
 	return nil, errs.Conflictf("environment %s changed during the request; try again", ref.Env)
+}
+
+func guessKey(ref DocRef) string { return ref.Env + "\x00" + ref.Resource }
+
+// guessOf returns what ref resolved to last time, resolving it when nothing is cached.
+func (s *Service) guessOf(ctx context.Context, ref DocRef) (guess, error) {
+	if g, ok := s.cache.guesses.Get(guessKey(ref)); ok {
+		return g, nil
+	}
+	g, err := s.resolve(ctx, ref)
+	if err != nil {
+		return guess{}, err
+	}
+	s.cache.guesses.Add(guessKey(ref), g)
+	return g, nil
 }
 
 // resolve finds the environment and definition of ref with fresh reads,
@@ -255,7 +265,31 @@ func checkLevels(env envRecord, levels []LevelValue) error {
 // the path names no node). It returns nil (and no error) when the items show
 // that the guess or the placement no longer holds.
 func (s *Service) fetch(ctx context.Context, ref DocRef, g guess, p *placement, version int, vk Kind) (*snapshot, error) {
-	r := parseRef(ref.Resource)
+	sk, err := s.snapshotKeys(ref, g, p, version, vk)
+	if err != nil {
+		return nil, err
+	}
+	items, err := s.idx.BatchGet(ctx, sk.keys)
+	if err != nil {
+		return nil, err
+	}
+	return s.snapshotOf(ref, g, p, sk, items, version, vk)
+}
+
+// snapshotKeys are the index items a snapshot is read from: the environment,
+// the definition, two heads per depth of the level path, then what the
+// reference and the version need.
+type snapshotKeys struct {
+	keys   []store.Key
+	paths  []string
+	levels []LevelValue
+}
+
+// firstHead is the position of the first head in snapshotKeys.keys: the heads
+// follow the environment and the definition, two per depth.
+const firstHead = 2
+
+func (s *Service) snapshotKeys(ref DocRef, g guess, p *placement, version int, vk Kind) (snapshotKeys, error) {
 	levels := ref.Levels
 	if p != nil {
 		levels = p.levels
@@ -263,7 +297,6 @@ func (s *Service) fetch(ctx context.Context, ref DocRef, g guess, p *placement, 
 	depth := len(levels)
 	keys := make([]store.Key, 0, 4+2*(depth+1)+len(g.components))
 	keys = append(keys, envKey(g.env), resdefKey(g.resdef))
-	const firstHead = 2 // heads follow the environment and the definition, two per depth
 	paths := make([]string, depth+1)
 	for d := range paths {
 		paths[d] = levelPath(levels[:d])
@@ -272,26 +305,32 @@ func (s *Service) fetch(ctx context.Context, ref DocRef, g guess, p *placement, 
 		}
 	}
 	if err := checkKeyLength(keys[len(keys)-1], versionsPartition(g.env, g.resdef, Overrides, paths[depth])); err != nil {
-		return nil, err
+		return snapshotKeys{}, err
 	}
 	if version > 0 {
 		keys = append(keys, versionKey(g.env, g.resdef, vk, paths[depth], version))
 	}
-	if r.kind == byName {
+	if r := parseRef(ref.Resource); r.kind == byName {
 		keys = append(keys, nameKeys(g.components, r.name)...)
 	}
 	if p != nil {
 		keys = append(keys, s.nodes.RecordKey(p.node.ID))
 	}
-	items, err := s.idx.BatchGet(ctx, keys)
-	if err != nil {
-		return nil, err
-	}
+	return snapshotKeys{keys: keys, paths: paths, levels: levels}, nil
+}
+
+// snapshotOf builds the snapshot from the items read for sk; nil (and no
+// error) when they show that the guess or the placement no longer holds.
+func (s *Service) snapshotOf(ref DocRef, g guess, p *placement, sk snapshotKeys, items map[store.Key]store.Item, version int, vk Kind) (*snapshot, error) {
+	r := parseRef(ref.Resource)
+	keys, paths, levels := sk.keys, sk.paths, sk.levels
+	depth := len(levels)
 	envItem, ok := items[envKey(g.env)]
 	if !ok {
 		return nil, nil
 	}
 	sn := &snapshot{envRaw: envItem.Value, envRev: envItem.Revision, levels: levels, heads: make([][2]*head, depth+1), placement: p}
+	var err error
 	if sn.env, err = parsed(s.cache.envs, g.env, envItem); err != nil {
 		return nil, err
 	}

@@ -71,6 +71,12 @@ func (s *Service) Read(ctx context.Context, q ReadQuery) (*Document, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.readLoaded(ctx, sn, q)
+}
+
+// readLoaded answers q from its loaded snapshot.
+func (s *Service) readLoaded(ctx context.Context, sn *snapshot, q ReadQuery) (*Document, error) {
+	var err error
 	if !q.AsOf.IsZero() {
 		if sn, err = s.rewind(ctx, sn, q.AsOf); err != nil {
 			return nil, err
@@ -177,6 +183,17 @@ func (s *Service) render(ctx context.Context, layers []layer, labels []string, k
 // renderMissed is render once the response cache missed responseKey: the
 // merge comes from its cache or is made, and the answer is encoded and kept.
 func (s *Service) renderMissed(ctx context.Context, layers []layer, labels []string, key string, mode MergeMode, mergeKey, responseKey [32]byte) (*Document, error) {
+	if len(layers) == 1 && layers[0].doc == nil && labels == nil && key == "" {
+		// One stored document merges, shallow or deep, to itself: its
+		// canonical bytes (keys sorted) are the answer, unparsed.
+		raw, err := s.blobs.Get(ctx, layers[0].sha)
+		if err != nil {
+			return nil, fmt.Errorf("document blob %s: %w", layers[0].sha, err)
+		}
+		d := &Document{Body: raw, ETag: quote(hex.EncodeToString(responseKey[:]))}
+		s.cache.responses.Add(responseKey, d)
+		return d, nil
+	}
 	m, ok := s.cache.merges.Get(mergeKey)
 	if !ok {
 		var err error

@@ -2,8 +2,10 @@ package configdb
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/nodes"
@@ -140,5 +142,87 @@ func TestNodeLevelNames(t *testing.T) {
 	}
 	if err := s.RenameHierarchyLevel(ctx, "1", "nodes", "hosts"); !errs.Is(err, errs.Conflict) || !strings.Contains(err.Error(), "has documents") {
 		t.Fatalf("the node level with documents becoming free: %v, want conflict", err)
+	}
+}
+
+// TestReadNodesAsReadOneByOne: a read at many nodes answers, for each node,
+// what Read answers at its short path (now and as_of, one document or
+// several layers), from one index call once the nodes are resolved; a node
+// of another environment fails the read as Read does.
+func TestReadNodesAsReadOneByOne(t *testing.T) {
+	b, err := bolt.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	idx := &countingIndex{Index: b.Index}
+	reg := nodes.NewService(b.Index, nodestest.Environments{Count: 2})
+	s := NewService(idx, b.Blobs, WithNodes(registry{reg}))
+	ctx := context.Background()
+	if _, err := s.CreateComponent(ctx, NewComponent{Name: "fuel", ResourceDefinitions: []NewResourceDefinition{{Name: "astute"}}}); err != nil {
+		t.Fatal(err)
+	}
+	for env := range 2 {
+		if _, err := s.CreateEnvironment(ctx, NewEnvironment{ID: int64(env + 1), Components: []string{"fuel"}, Levels: []string{"nodes"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id := range int64(4) {
+		if _, err := reg.Create(ctx, nodes.NewNode{ID: id + 1, FQDN: fmt.Sprintf("node-%d.example.com", id+1), Environment: "1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := reg.Create(ctx, nodes.NewNode{ID: 9, FQDN: "node-9.example.com", Environment: "2"}); err != nil {
+		t.Fatal(err)
+	}
+	put := func(levels []LevelValue, doc string) {
+		t.Helper()
+		if _, err := s.PutDocument(ctx, DocRef{Env: "1", Levels: levels, Resource: "astute"}, Values, []byte(doc), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Node 1 and 2 have one document each, node 3 none, node 4 two versions.
+	put(lv("nodes", "1"), `{"uid":"1","z":{"b":[1,2]},"a":"x"}`)
+	put(lv("nodes", "2"), `{"uid":"2"}`)
+	put(lv("nodes", "4"), `{"uid":"4","v":1}`)
+	before := time.Now()
+	time.Sleep(2 * time.Millisecond)
+	put(lv("nodes", "4"), `{"uid":"4","v":2}`)
+	ids := []string{"1", "2", "3", "node-4.example.com"}
+	check := func(when string, at time.Time) {
+		t.Helper()
+		q := ReadQuery{DocRef: DocRef{Env: "1", Resource: "astute"}, Kind: Values, Effective: true, AsOf: at}
+		got, err := s.ReadNodes(ctx, q, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids {
+			one := q
+			one.Levels = lv("nodes", id)
+			want, err := s.Read(ctx, one)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := got[id]; d == nil || string(d.Body) != string(want.Body) || d.ETag != want.ETag {
+				t.Errorf("%s: node %s: %v, want %s %s", when, id, d, want.Body, want.ETag)
+			}
+		}
+		idx.calls.Store(0)
+		if _, err := s.ReadNodes(ctx, q, ids); err != nil {
+			t.Fatal(err)
+		}
+		if calls := idx.calls.Load(); at.IsZero() && calls != 1 {
+			t.Errorf("%s: a warm read of %d nodes made %d index calls; want 1", when, len(ids), calls)
+		}
+	}
+	check("now", time.Time{})
+	check("as of the first version", before)
+	// Then the global level gets a document: every node's answer is a merge.
+	put(lv(), `{"global":true,"uid":"0"}`)
+	check("with a global document", time.Time{})
+
+	q := ReadQuery{DocRef: DocRef{Env: "1", Resource: "astute"}, Kind: Values, Effective: true}
+	if _, err := s.ReadNodes(ctx, q, []string{"1", "9"}); !errs.Is(err, errs.NotFound) {
+		t.Errorf("a node of another environment: %v, want not found", err)
 	}
 }

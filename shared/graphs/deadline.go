@@ -139,7 +139,6 @@ func (s *Service) overdue(ctx context.Context, st *txState, now time.Time) (stri
 	if err != nil {
 		return "", err
 	}
-	var plan *frozenPlan
 	var first time.Time
 	var msg string
 	missed := func(deadline time.Time, format string, args ...any) {
@@ -161,10 +160,9 @@ func (s *Service) overdue(ctx context.Context, st *txState, now time.Time) (stri
 		if p.CurrentTask == "" || p.CurrentStart == nil {
 			continue
 		}
-		if plan == nil {
-			if plan, err = s.loadPlan(ctx, sub.Plan); err != nil {
-				return "", err
-			}
+		plan, err := s.loadPlan(ctx, sub.Plan, n)
+		if err != nil {
+			return "", err
 		}
 		steps := plan.steps(n)
 		if p.Next >= len(steps) {

@@ -212,13 +212,14 @@ func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (Transaction,
 		if err != nil {
 			return Transaction{}, err
 		}
-		plan, err := store.PutBlob(ctx, s.idx, s.blobs, mustJSON(frozen))
+		// Beside the plans' blobs, the write holds the lock, the transaction,
+		// its history entry, and per graph a sub-transaction and a deployed state.
+		hash, planOps, err := storePlan(ctx, frozen, nodeIDs(nodes), planParts(len(req.Graphs), 3+2*len(req.Graphs)), s.referencedBlob)
 		if err != nil {
 			return Transaction{}, err
 		}
-		hash := plan.Hash
 		if _, seen := plans[hash]; !seen {
-			plans[hash] = plan.Ops // one reference per plan: sub-transactions may share one
+			plans[hash] = planOps // one reference per plan: sub-transactions may share one
 			planHashes = append(planHashes, hash)
 		}
 		info := parent.TransactionInfo

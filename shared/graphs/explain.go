@@ -140,8 +140,8 @@ func historySince(pin DataPin, unchanged bool) string {
 
 // whyOn is the explanation of task i on node (nil when the plan is not explained).
 func (p *frozenPlan) whyOn(node string, i int) *wire.Why {
-	if p.why == nil {
+	if p.Why == nil {
 		return nil
 	}
-	return p.why[node][i]
+	return p.Why[node][i]
 }

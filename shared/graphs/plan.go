@@ -80,9 +80,9 @@ func (s *Service) plan(ctx context.Context, req planRequest) (*frozenPlan, error
 	frozen.setPlaceholders(nodes, settings.MasterIP)
 	frozen.planned = nodes
 	if req.explain {
-		frozen.why = make(map[string][]*wire.Why, len(nodes))
+		frozen.Why = make(map[string][]*wire.Why, len(nodes))
 		for n := range nodes {
-			frozen.why[nodes[n].ID] = p.why[n]
+			frozen.Why[nodes[n].ID] = p.why[n]
 		}
 	}
 	return frozen, nil
@@ -127,17 +127,34 @@ func deploymentInfoResource(meta []EntryMetadata) string {
 	return resource
 }
 
+// nodeDataBatch is how many nodes' documents one read asks for: the
+// documents of a batch are held at once, undecoded, while it is decoded.
+const nodeDataBatch = 256
+
 // loadNodeData reads each node's deployment data ($) and, unless forced, its
 // old data ($%old): the data its last successful run of the graph type read.
 // A node whose data did not change since gets the same value as both, so
-// comparing them costs nothing.
+// comparing them costs nothing. need says what reads the data: without any
+// data, expressions are an error and placeholders stay as written.
 func (s *Service) loadNodeData(ctx context.Context, req planRequest, frozen *frozenPlan, nodes []PlanNode, need int) ([]string, error) {
 	resource := frozen.Resource
-	ids := make([]string, len(nodes))
+	all := make([]int, len(nodes))
 	for n := range nodes {
-		ids[n] = nodes[n].ID
+		all[n] = n
 	}
-	docs, err := s.clusters.NodeData(ctx, clusterName(req.cluster), resource, ids, time.Time{})
+	data := newDataDecoder()
+	at := s.now()
+	pins := make(map[string]DataPin, len(nodes))
+	err := s.readNodeData(ctx, req.cluster, resource, nodes, all, time.Time{}, func(n int, doc NodeDocument) error {
+		var err error
+		if nodes[n].Data, err = data.decode(doc.Body); err != nil {
+			return fmt.Errorf("deployment data of node %s: %w", nodes[n].ID, err)
+		}
+		nodes[n].Old = map[string]any{}
+		nodes[n].history = historyFirst
+		pins[nodes[n].ID] = DataPin{At: at, ETag: doc.ETag}
+		return nil
+	})
 	if errs.Is(err, errs.NotFound) {
 		if need == dataForExpressions {
 			return nil, missingDeploymentData(resource, err)
@@ -146,17 +163,6 @@ func (s *Service) loadNodeData(ctx context.Context, req planRequest, frozen *fro
 	}
 	if err != nil {
 		return nil, err
-	}
-	at := s.now()
-	pins := make(map[string]DataPin, len(nodes))
-	for n := range nodes {
-		doc := docs[nodes[n].ID]
-		if nodes[n].Data, err = decodeData(doc.Body); err != nil {
-			return nil, fmt.Errorf("deployment data of node %s: %w", nodes[n].ID, err)
-		}
-		nodes[n].Old = map[string]any{}
-		nodes[n].history = historyFirst
-		pins[nodes[n].ID] = DataPin{At: at, ETag: doc.ETag}
 	}
 	frozen.Data = pins
 	if req.force {
@@ -184,26 +190,86 @@ func (s *Service) loadNodeData(ctx context.Context, req planRequest, frozen *fro
 		}
 	}
 	for at, group := range changed {
-		ids := make([]string, len(group))
-		for k, n := range group {
-			ids[k] = nodes[n].ID
-		}
-		docs, err := s.clusters.NodeData(ctx, clusterName(req.cluster), resource, ids, at)
+		err := s.readNodeData(ctx, req.cluster, resource, nodes, group, at, func(n int, doc NodeDocument) error {
+			// Read back exactly what the run read, or treat the node as never deployed.
+			if doc.ETag != last[nodes[n].ID].ETag {
+				return nil
+			}
+			var err error
+			if nodes[n].Old, err = data.decode(doc.Body); err != nil {
+				return err
+			}
+			nodes[n].history = historySince(last[nodes[n].ID], false)
+			frozen.setOld(nodes[n].ID, last[nodes[n].ID])
+			return nil
+		})
 		if err != nil && !errs.Is(err, errs.NotFound) {
 			return nil, err
 		}
-		for _, n := range group {
-			// Read back exactly what the run read, or treat the node as never deployed.
-			if doc, ok := docs[nodes[n].ID]; ok && doc.ETag == last[nodes[n].ID].ETag {
-				if nodes[n].Old, err = decodeData(doc.Body); err != nil {
-					return nil, err
+	}
+	return nil, nil
+}
+
+// readNodeData reads the deployment data of the nodes at positions group
+// (at an instant, or now when at is zero) in batches of nodeDataBatch, and
+// hands each node's document to use; a node with no document is left out.
+func (s *Service) readNodeData(ctx context.Context, cluster int64, resource string, nodes []PlanNode, group []int, at time.Time, use func(n int, doc NodeDocument) error) error {
+	for start := 0; start < len(group); start += nodeDataBatch {
+		batch := group[start:min(start+nodeDataBatch, len(group))]
+		ids := make([]string, len(batch))
+		for k, n := range batch {
+			ids[k] = nodes[n].ID
+		}
+		docs, err := s.clusters.NodeData(ctx, clusterName(cluster), resource, ids, at)
+		if err != nil {
+			return err
+		}
+		for _, n := range batch {
+			if doc, ok := docs[nodes[n].ID]; ok {
+				if err := use(n, doc); err != nil {
+					return err
 				}
-				nodes[n].history = historySince(last[nodes[n].ID], false)
-				frozen.setOld(nodes[n].ID, last[nodes[n].ID])
 			}
 		}
 	}
-	return nil, nil
+	return nil
+}
+
+// dataDecoder decodes the nodes' deployment data of one plan, sharing what
+// they share: each distinct top-level value of their documents is decoded
+// once, and every node whose document holds it gets the same object. A
+// cluster's nodes share most of their data (the cluster's network_metadata,
+// its settings), so the plan holds it about once rather than once per node,
+// and the yaql Cache of the plan evaluates what they share once. The values
+// are read-only: the planner and yaql never change node data.
+type dataDecoder struct {
+	// values holds the decoded top-level values by their JSON.
+	values map[string]any
+}
+
+func newDataDecoder() *dataDecoder { return &dataDecoder{values: map[string]any{}} }
+
+// decode decodes a deployment data document ({} when empty).
+func (d *dataDecoder) decode(body []byte) (any, error) {
+	if len(body) == 0 {
+		return map[string]any{}, nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		return decodeData(body) // not an object: decoded whole (or the error named)
+	}
+	out := make(map[string]any, len(fields))
+	for k, raw := range fields {
+		v, ok := d.values[string(raw)]
+		if !ok {
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return nil, err
+			}
+			d.values[string(raw)] = v
+		}
+		out[k] = v
+	}
+	return out, nil
 }
 
 // decodeData decodes a deployment data document ({} when empty).

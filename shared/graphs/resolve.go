@@ -482,9 +482,11 @@ func serialize(ctx context.Context, plan *frozenPlan, node string, r *nodeRender
 	}
 	out := []SerializedTask{}
 	var item SerializedTask
+	listed := map[NodeTaskRef]bool{} // item.WaitFor's refs: a task may wait for thousands
 	for _, step := range plan.steps(node) {
 		for _, r := range step.After {
-			if ref := name(r); !slices.Contains(item.WaitFor, ref) {
+			if ref := name(r); !listed[ref] {
+				listed[ref] = true
 				item.WaitFor = append(item.WaitFor, ref)
 			}
 		}
@@ -503,6 +505,7 @@ func serialize(ctx context.Context, plan *frozenPlan, node string, r *nodeRender
 			item.Task, item.Why = body, plan.whyOn(node, step.Task)
 			out = append(out, item)
 			item = SerializedTask{}
+			clear(listed)
 		}
 	}
 	return out, nil
@@ -513,33 +516,37 @@ func serialize(ctx context.Context, plan *frozenPlan, node string, r *nodeRender
 // given) hands them to the agents, with the tasks each node skips and why.
 // force plans as an execution with force would: every node's old data unknown.
 func (s *Service) SerializedTasks(ctx context.Context, clusterID int64, graphType string, requested []NodeID, force, explain bool) (ClusterTasks, error) {
-	m, err := s.mergedGraph(ctx, clusterID, graphType)
+	out, pages, err := s.SerializedTaskPages(ctx, clusterID, graphType, requested, force, explain, "")
 	if err != nil {
 		return ClusterTasks{}, err
 	}
-	out := ClusterTasks{Cluster: clusterID, GraphType: graphType, Nodes: []NodeTasks{}}
+	out.Nodes, err = pages.all()
+	return out, err
+}
+
+// clusterPlan makes the plan of SerializedTasks: nil when the cluster has no nodes and none were requested.
+func (s *Service) clusterPlan(ctx context.Context, clusterID int64, graphType string, requested []NodeID, force, explain bool) (*frozenPlan, []ClusterNode, error) {
+	m, err := s.mergedGraph(ctx, clusterID, graphType)
+	if err != nil {
+		return nil, nil, err
+	}
 	clusterNodes, err := s.clusters.Nodes(ctx, clusterName(clusterID))
 	if err != nil || len(clusterNodes) == 0 && len(requested) == 0 {
-		return out, err
+		return nil, nil, err
 	}
 	nodes, err := selectNodes(clusterID, clusterNodes, requested)
 	if err != nil {
-		return ClusterTasks{}, err
+		return nil, nil, err
 	}
 	plan, err := s.plan(ctx, planRequest{cluster: clusterID, graphType: graphType, merged: m, nodes: nodes, force: force, explain: explain})
-	if err != nil {
-		return ClusterTasks{}, err
-	}
-	r := s.liveRenderer(clusterID, plan, plan.planned)
-	for _, n := range nodes {
-		tasks, err := serialize(ctx, plan, n.ID, r)
-		if err != nil {
-			return ClusterTasks{}, err
-		}
-		out.Nodes = append(out.Nodes, NodeTasks{Node: n.ID, Roles: orEmpty(n.Roles), Tasks: tasks, Skipped: plan.skipped(n.ID)})
-	}
-	out.Warnings, out.Unplaced = plan.Warnings, plan.Unplaced
-	return out, nil
+	return plan, nodes, err
+}
+
+// nodeTasks is a node's part of the plan as serialized_tasks and the plan
+// show it, its tasks' bodies rendered by r.
+func (p *frozenPlan) nodeTasks(ctx context.Context, n ClusterNode, r *nodeRenderer) (NodeTasks, error) {
+	tasks, err := serialize(ctx, p, n.ID, r)
+	return NodeTasks{Node: n.ID, Roles: orEmpty(n.Roles), Tasks: tasks, Skipped: p.skipped(n.ID)}, err
 }
 
 // skipped lists the tasks placed on a node that it does not run, with the reason.

@@ -67,7 +67,7 @@ type Service struct {
 }
 
 type decodedPlan struct {
-	plan *frozenPlan
+	plan *storedPlan
 	size int64
 }
 

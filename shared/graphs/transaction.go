@@ -1,9 +1,7 @@
 package graphs
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -115,8 +113,9 @@ type frozenPlan struct {
 	Unplaced []string `json:"unplaced,omitempty"`
 	// planned are the nodes as the plan read them (their data), while the plan is being made.
 	planned []PlanNode
-	// why, for an explained plan: node -> why each task is on it (by task index).
-	why map[string][]*wire.Why
+	// Why, for an explained plan: node -> why each task is on it (by task
+	// index); stored with the pages of an explained serialized_tasks.
+	Why map[string][]*wire.Why `json:"why,omitempty"`
 }
 
 // handedOut says whether a step's task is given to an agent: not a group,
@@ -420,32 +419,6 @@ func progressOp(sub string, p NodeProgress, rev int64) store.Op {
 	return store.Update(progressKey(sub, p.Node), mustJSON(p), rev)
 }
 
-func (s *Service) loadPlan(ctx context.Context, hash string) (*frozenPlan, error) {
-	if d, ok := s.plans.Get(hash); ok {
-		return d.plan, nil
-	}
-	raw, err := s.blobs.Get(ctx, hash)
-	if err != nil {
-		return nil, fmt.Errorf("plan %s: %w", hash, err)
-	}
-	// The tasks decode through the cache of task lists (the outer field wins over the embedded one).
-	var stored struct {
-		Tasks json.RawMessage `json:"tasks"`
-		frozenPlan
-	}
-	if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
-		stored.Tasks = raw
-	} else if err := json.Unmarshal(raw, &stored); err != nil {
-		return nil, fmt.Errorf("plan %s: %w", hash, err)
-	}
-	plan := &stored.frozenPlan
-	if plan.Tasks, err = s.decodeTasks(stored.Tasks); err != nil {
-		return nil, fmt.Errorf("plan %s: %w", hash, err)
-	}
-	s.plans.Add(hash, decodedPlan{plan: plan, size: int64(len(raw))})
-	return plan, nil
-}
-
 // nextRunnable returns the position of the first step at or after from whose
 // task an agent has to run (handedOut), or len(steps).
 func (p *frozenPlan) nextRunnable(steps []NodeStep, from int) int {
@@ -552,7 +525,7 @@ func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, ag
 	if p.Status == StatusReady {
 		return st.claim(st.laterWork(node), node), false, nil
 	}
-	plan, err := s.loadPlan(ctx, sub.Plan)
+	plan, err := s.loadPlan(ctx, sub.Plan, node)
 	if err != nil {
 		return Claim{}, false, err
 	}
@@ -723,7 +696,7 @@ func (s *Service) Report(ctx context.Context, txID, node string, rep TaskReport)
 			}
 			return errs.Conflictf("Task %s is not running on node %s", taskID, node)
 		}
-		plan, err := s.loadPlan(ctx, sub.Plan)
+		plan, err := s.loadPlan(ctx, sub.Plan, node)
 		if err != nil {
 			return err
 		}
@@ -863,31 +836,6 @@ func (s *Service) Transaction(ctx context.Context, id string) (Transaction, erro
 		v.Nodes[i] = byNode[n]
 	}
 	return v, nil
-}
-
-// Plan returns the frozen plan of a sub-transaction.
-func (s *Service) Plan(ctx context.Context, id string) (Plan, error) {
-	rec, isSub, err := s.lookupTx(ctx, id)
-	if err != nil {
-		return Plan{}, err
-	}
-	if !isSub {
-		return Plan{}, errs.Invalidf("Transaction %s is a top-level transaction; each of its sub-transactions has a plan", id)
-	}
-	plan, err := s.loadPlan(ctx, rec.Plan)
-	if err != nil {
-		return Plan{}, err
-	}
-	out := Plan{Transaction: rec.UUID, GraphType: rec.GraphType, Nodes: rec.Nodes, Tasks: plan.Tasks,
-		NodeTasks: map[string][]SerializedTask{}, Skipped: map[string][]SkippedTask{}, Warnings: plan.Warnings, Unplaced: plan.Unplaced}
-	r := s.pinnedRenderer(rec.ClusterID, plan)
-	for _, n := range rec.Nodes {
-		if out.NodeTasks[n], err = serialize(ctx, plan, n, r); err != nil {
-			return Plan{}, err
-		}
-		out.Skipped[n] = plan.skipped(n)
-	}
-	return out, nil
 }
 
 // TransactionFilter selects top-level transactions.

@@ -276,6 +276,9 @@ type Plan struct {
 	Skipped  map[string][]SkippedTask `json:"skipped"`
 	Warnings []string                 `json:"warnings,omitempty"`
 	Unplaced []string                 `json:"unplaced,omitempty"`
+	// Links has the "next" page when the node lists did not all fit: Nodes
+	// lists every node, NodeTasks and Skipped the page's.
+	Links []PageLink `json:"links,omitempty"`
 }
 
 // SerializedTask is a task of a node's list as the node's agent gets it,
@@ -358,4 +361,6 @@ type ClusterTasks struct {
 	Nodes     []NodeTasks `json:"nodes"`
 	Warnings  []string    `json:"warnings,omitempty"`
 	Unplaced  []string    `json:"unplaced,omitempty"`
+	// Links has the "next" page when the nodes did not all fit.
+	Links []PageLink `json:"links,omitempty"`
 }

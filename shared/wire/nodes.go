@@ -36,7 +36,7 @@ type NodeList struct {
 	Links []PageLink `json:"nodes_links,omitempty"`
 }
 
-// PageLink is a link of a paged node listing ("next").
+// PageLink is a link of a paged listing ("next").
 type PageLink struct {
 	Rel  string `json:"rel"`
 	Href string `json:"href"`

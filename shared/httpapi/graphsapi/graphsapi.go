@@ -432,15 +432,6 @@ func (h *handlers) getTransaction(_ http.ResponseWriter, r *http.Request) (int, 
 	return h.transactionAnswer(r, http.StatusOK, tx, err)
 }
 
-func (h *handlers) getPlan(_ http.ResponseWriter, r *http.Request) (int, any, error) {
-	p, err := h.svc.Plan(r.Context(), r.PathValue("uuid"))
-	if err != nil {
-		return 0, nil, err
-	}
-	v, err := planView(p)
-	return http.StatusOK, v, err
-}
-
 func (h *handlers) stop(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	tx, err := h.svc.Stop(r.Context(), r.PathValue("uuid"))
 	audit.Note(r.Context(), tx.ClusterID, 0)
@@ -477,16 +468,6 @@ func nodeIDs(q routes.Query) []graphs.NodeID {
 		out = append(out, graphs.NodeID(n))
 	}
 	return out
-}
-
-func (h *handlers) serializedTasks(_ http.ResponseWriter, r *http.Request, id int64) (int, any, error) {
-	q := routes.QueryOf(r)
-	tasks, err := h.svc.SerializedTasks(r.Context(), id, graphType(q), nodeIDs(q), q.Flag("force"), q.Flag("explain"))
-	if err != nil {
-		return 0, nil, err
-	}
-	v, err := clusterTasksView(tasks)
-	return http.StatusOK, v, err
 }
 
 // deploy is spec 002's PUT /clusters/{id}/deploy: an execution of one graph type.

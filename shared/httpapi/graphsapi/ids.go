@@ -196,13 +196,19 @@ func progressView(p graphs.NodeProgress) wire.NodeProgress {
 
 // taskDocument is a task's API form, encoded as every answer is (no HTML escaping).
 func taskDocument(t graphs.Task) (wire.TaskDocument, error) {
+	doc, err := encodeJSON(t)
+	return wire.TaskDocument(doc), err
+}
+
+// encodeJSON encodes v as httpapi.JSON does: <, > and & kept as they are.
+func encodeJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(t); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return wire.TaskDocument(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 func taskDocuments(tasks []graphs.Task) ([]wire.TaskDocument, error) {

@@ -40,8 +40,10 @@ var (
 
 // Query parameters used by several routes.
 var (
-	limit         = Param{Name: "limit", Type: Integer, Description: "At most this many items."}
-	marker        = Param{Name: "marker", Type: String, Description: "The last item of the previous page (its UUID)."}
+	limit  = Param{Name: "limit", Type: Integer, Description: "At most this many items."}
+	marker = Param{Name: "marker", Type: String, Description: "The last item of the previous page (its UUID)."}
+	// nodeLimit pages a listing by node; a page is also cut where it would pass 5 MiB.
+	nodeLimit     = Param{Name: "limit", Type: Integer, Description: "At most this many nodes per page (a page is also cut before 5 MiB)."}
 	graphType     = Param{Name: "graph_type", Type: String, Description: "The graph type (default: \"default\")."}
 	validateGraph = Param{Name: "validate", Type: Flag, Description: "Check the graph (cycles, unknown dependencies) without storing it when it is invalid."}
 	dryRun        = Param{Name: "dry_run", Type: Flag, Description: "Answer the version the write would create and the nodes whose effective document it would change, storing nothing.", Since: httpapi.V1_3}
@@ -161,7 +163,8 @@ func graphRoutes() []Route {
 	add("clusters.tasks.release", "GET", cluster+"/deployment_tasks/release", Read, "The tasks of a cluster's release.", ok, "", "Tasks", graphType)
 	add("clusters.serializedTasks", "GET", cluster+"/serialized_tasks", Read, "A cluster's tasks as the deployment would run them, per node, with the tasks each node skips and why.", ok, "", "ClusterTasks",
 		graphType, Param{Name: "nodes", Type: String, Description: "Comma-separated node ids."}, Param{Name: "force", Type: Flag, Description: "Plan as a forced run: every node's old data unknown."},
-		Param{Name: "explain", Type: Flag, Description: "Say for each task on each node what placed it there and why it runs or is skipped: its condition's value and the data-diff calls that gave it."})
+		Param{Name: "explain", Type: Flag, Description: "Say for each task on each node what placed it there and why it runs or is skipped: its condition's value and the data-diff calls that gave it."},
+		nodeLimit, Param{Name: "marker", Type: String, Description: "Where the previous page ended (its next link has it)."})
 	add("clusters.deploy", "PUT", cluster+"/deploy", Write, "Start a deployment of a cluster: a transaction.", accepted, "", "Transaction",
 		graphType, Param{Name: "nodes", Type: String, Description: "Comma-separated node ids."}, Param{Name: "dry_run", Type: Flag, Description: "Plan without running."},
 		Param{Name: "noop_run", Type: Flag, Description: "Run tasks in no-op mode."}, Param{Name: "force", Type: Flag, Description: "Run tasks whose inputs have not changed."}, Param{Name: "debug", Type: Flag, Description: "Verbose agents."},
@@ -187,7 +190,8 @@ func graphRoutes() []Route {
 	add("transactions.list", "GET", "/transactions", Read, "List transactions, newest first.", ok, "", "Transactions",
 		Param{Name: "cluster_id", Type: String, Description: "Only this cluster's."}, Param{Name: "status", Type: String, Description: "Only transactions in this status."}, limit)
 	add("transactions.get", "GET", tx, Read, "Show a transaction.", ok, "", "Transaction")
-	add("transactions.plan", "GET", tx+"/plan", Read, "A transaction's plan: its tasks per node.", ok, "", "Plan")
+	add("transactions.plan", "GET", tx+"/plan", Read, "A transaction's plan: its tasks per node.", ok, "", "Plan",
+		nodeLimit, Param{Name: "marker", Type: String, Description: "The last node of the previous page."})
 	add("transactions.stop", "POST", tx+"/stop", Write, "Stop a transaction.", ok, "", "Transaction")
 	add("transactions.claim", "POST", tx+"/nodes/{node}/claim", Write, "The agent of a node claims its next task.", ok, "", "Claim")
 	t[len(t)-1].Node = NodeOwnTask

@@ -93,7 +93,7 @@ func (s *Service) PlanPages(ctx context.Context, id, marker string) (Plan, NodeP
 	pages := NodePages{
 		Nodes: eachNodeTasks(ctx, nodes, func(ids []string) (*frozenPlan, error) { return s.loadPlanShowing(ctx, rec.Plan, ids) },
 			func(p *frozenPlan) *nodeRenderer { return s.pinnedRenderer(rec.ClusterID, p) }),
-		Next:  func(_ context.Context, last string) (string, error) { return last, nil },
+		Next: func(_ context.Context, last string) (string, error) { return last, nil },
 	}
 	return out, pages, nil
 }
@@ -173,6 +173,6 @@ func (s *Service) SerializedTaskPages(ctx context.Context, clusterID int64, grap
 	return out, NodePages{
 		Nodes: eachNodeTasks(ctx, nodes, func(ids []string) (*frozenPlan, error) { return s.loadPlanShowing(ctx, hash, ids) },
 			func(p *frozenPlan) *nodeRenderer { return s.pinnedRenderer(clusterID, p) }),
-		Next:  func(_ context.Context, last string) (string, error) { return hash + markerSeparator + last, nil },
+		Next: func(_ context.Context, last string) (string, error) { return hash + markerSeparator + last, nil },
 	}, nil
 }

@@ -73,22 +73,7 @@ func resolveNodes(tasks []Task, p *placement) (map[string][]NodeStep, error) {
 	}
 	nt := len(tasks)
 	applies := p.applies
-	named := func(name string) []int {
-		m := p.matcher(name)
-		if m.re == nil {
-			if i, ok := g.index[name]; ok {
-				return []int{i}
-			}
-			return nil
-		}
-		var out []int
-		for i, t := range tasks {
-			if m.match(t.ID) {
-				out = append(out, i)
-			}
-		}
-		return out
-	}
+	named := func(name string) []int { return p.tasksNamed(tasks, g.index, name) }
 	// Vertex n*nt+i is task i on node n (a task that does not apply to the
 	// node only carries the order through). waitAll and waitAny hold the
 	// cross dependencies of each vertex.
@@ -504,7 +489,9 @@ func serialize(plan *frozenPlan, node string) []SerializedTask {
 // of a type, as an execution on those nodes (all the cluster's when none are
 // given) hands them to the agents, with the tasks each node skips and why.
 // force plans as an execution with force would: every node's old data unknown.
-func (s *Service) SerializedTasks(ctx context.Context, clusterID int64, graphType string, requested []NodeID, force bool) (ClusterTasks, error) {
+func (s *Service) SerializedTasks(ctx context.Context, clusterID int64, graphType string, requested []NodeID, force bool) (_ ClusterTasks, err error) {
+	ctx, budget, finish := s.planning(ctx)
+	defer finish(&err)
 	m, err := s.mergedGraph(ctx, clusterID, graphType)
 	if err != nil {
 		return ClusterTasks{}, err
@@ -518,7 +505,7 @@ func (s *Service) SerializedTasks(ctx context.Context, clusterID int64, graphTyp
 	if err != nil {
 		return ClusterTasks{}, err
 	}
-	plan, err := s.plan(ctx, planRequest{cluster: clusterID, graphType: graphType, merged: m, nodes: nodes, force: force})
+	plan, err := s.plan(ctx, planRequest{cluster: clusterID, graphType: graphType, merged: m, nodes: nodes, force: force, budget: budget})
 	if err != nil {
 		return ClusterTasks{}, err
 	}

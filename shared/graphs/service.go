@@ -51,6 +51,8 @@ type Service struct {
 	deadlineChecks *cache.LRU[string, time.Time]
 	// states counts the transactions and tasks that entered each state (metrics).
 	states stateCounts
+	// planLimits bound the requests that plan.
+	planLimits PlanLimits
 }
 
 type decodedPlan struct {
@@ -91,6 +93,7 @@ func NewService(idx store.Index, blobs store.Blobs, clusters Clusters, opts ...O
 		heartbeat: DefaultHeartbeat,
 	}
 	WithCacheBytes(DefaultCacheBytes)(s)
+	WithPlanLimits(PlanLimits{})(s)
 	for _, o := range opts {
 		o(s)
 	}

@@ -281,13 +281,14 @@ var errRunEnded = errors.New("the transaction ended while the task ran")
 // (the transaction ended meanwhile), it ends the task through end. A failed
 // heartbeat is only logged: the server may be restarting.
 func (a *Agent) heartbeat(ctx context.Context, c *claimed, end context.CancelCauseFunc) (stop func()) {
-	if c.Heartbeat <= 0 {
+	every := graphs.Seconds(c.Heartbeat)
+	if every <= 0 {
 		return func() {}
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		t := time.NewTicker(time.Duration(c.Heartbeat * float64(time.Second)))
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
@@ -507,7 +508,7 @@ func (a *Agent) runWithRetries(ctx context.Context, c *claimed, p taskParams, ar
 			}
 			return rep
 		}
-		if !sleep(ctx, time.Duration(max(p.Interval, 1)*float64(time.Second))) {
+		if !sleep(ctx, graphs.Seconds(max(p.Interval, 1))) {
 			return rep
 		}
 	}
@@ -519,7 +520,7 @@ func (a *Agent) runWithRetries(ctx context.Context, c *claimed, p taskParams, ar
 func (a *Agent) runProcess(ctx context.Context, c *claimed, p taskParams, argv []string, success func(int) bool) client.TaskReport {
 	timeout := graphs.DefaultTaskTimeout
 	if p.Timeout > 0 {
-		timeout = time.Duration(p.Timeout * float64(time.Second))
+		timeout = graphs.Seconds(p.Timeout)
 	}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

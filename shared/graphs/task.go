@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
@@ -265,9 +266,50 @@ var taskFields = map[string]func(t *Task, raw json.RawMessage) error{
 			}
 			t.Strategy = strategy
 		}
+		if err := checkRunParameters(params); err != nil {
+			return err
+		}
 		t.Parameters = raw
 		return nil
 	},
+}
+
+// runParameters bound how long a task may run: parameters.timeout (seconds,
+// above 0), retries (a whole number) and interval (seconds), at most their max.
+var runParameters = []struct {
+	name      string
+	max       float64
+	whole     bool
+	aboveZero bool
+}{
+	{name: "timeout", max: MaxTaskTimeout.Seconds(), aboveZero: true},
+	{name: "retries", max: MaxTaskRetries, whole: true},
+	{name: "interval", max: MaxTaskInterval.Seconds()},
+}
+
+// checkRunParameters refuses a timeout, retries or interval out of its bounds.
+func checkRunParameters(params map[string]json.RawMessage) error {
+	for _, p := range runParameters {
+		raw, ok := params[p.name]
+		if !ok || isNull(raw) {
+			continue
+		}
+		var v float64
+		err := json.Unmarshal(raw, &v)
+		switch {
+		case err != nil, v > p.max, v < 0, p.aboveZero && v == 0, p.whole && v != math.Trunc(v):
+			kind := "a number of seconds"
+			if p.whole {
+				kind = "a whole number"
+			}
+			low := "at least 0"
+			if p.aboveZero {
+				low = "above 0"
+			}
+			return fieldErrorf(p.name, "must be %s %s, at most %v", kind, low, p.max)
+		}
+	}
+	return nil
 }
 
 func stringListField(dst func(*Task) *[]string) func(*Task, json.RawMessage) error {

@@ -47,15 +47,27 @@ type placement struct {
 	unplaced []string
 	warnings []string
 	matchers map[string]nameMatcher
+	// patterns, when set, keeps compiled names for other plans.
+	patterns *patterns
+	// patternBytes is what the plan's compiled names hold (matcher).
+	patternBytes int64
 	// selections: the nodes a cross dependency's names take, by the names joined.
 	selections map[string][]bool
 }
 
-// matcher returns the matcher of a name (compiled once per plan).
+// matcher returns the matcher of a name (compiled once per plan). Past
+// maxPlanPatternBytes of compiled names it compiles no more (and matches
+// nothing): the plan fails at its next check of its size (checkPatterns).
 func (p *placement) matcher(name string) nameMatcher {
 	m, ok := p.matchers[name]
 	if !ok {
-		m, _ = compileName(name) // validated when the task was read
+		if p.patternBytes > maxPlanPatternBytes {
+			return nameMatcher{re: matchesNothing}
+		}
+		m, _ = compileNameIn(p.patterns, name) // validated when the task was read
+		if m.re != nil {
+			p.patternBytes += m.re.Bytes()
+		}
 		p.matchers[name] = m
 	}
 	return m
@@ -83,14 +95,14 @@ func needsData(tasks []Task) bool {
 //     evaluated with the node's data as $) is kept as skipped, as is one the
 //     execution did not select (filtered).
 func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode, rules tagRules) (*placement, error) {
-	p := arrange(tasks, nodes, rules)
+	p := arrange(tasks, nodes, rules, nil)
 	return p, p.evaluate(ctx, tasks, filtered, nil)
 }
 
 // arrange is the first half of place: which tasks each node takes, before any expression
-// is evaluated.
-func arrange(tasks []Task, nodes []PlanNode, rules tagRules) *placement {
-	p := &placement{nodes: nodes, limits: map[string]int{}, matchers: map[string]nameMatcher{}, selections: map[string][]bool{}}
+// is evaluated; compiled names come from (and go to) patterns when it is set.
+func arrange(tasks []Task, nodes []PlanNode, rules tagRules, patterns *patterns) *placement {
+	p := &placement{nodes: nodes, limits: map[string]int{}, matchers: map[string]nameMatcher{}, selections: map[string][]bool{}, patterns: patterns}
 	cluster := make([]ClusterNode, len(nodes))
 	for n := range nodes {
 		cluster[n] = nodes[n].ClusterNode

@@ -67,7 +67,7 @@ func (s *Service) plan(ctx context.Context, req planRequest) (*frozenPlan, error
 			return nil, err
 		}
 	}
-	p := arrange(tasks, nodes, newTagRules(meta...))
+	p := arrange(tasks, nodes, newTagRules(meta...), s.patterns)
 	if err := s.planLimits.checkNodeTasks(p); err != nil {
 		return nil, err
 	}

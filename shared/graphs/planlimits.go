@@ -27,14 +27,28 @@ type PlanLimits struct {
 	Edges int
 }
 
-// Default plan limits (PlanLimits' zero fields), and how many cross dependencies an
-// expression may give (fuel-library's give at most a few).
+// Default plan limits (PlanLimits' zero fields), how many cross dependencies an
+// expression may give (fuel-library's give at most a few), and what a plan's
+// compiled "/re/" names may hold (fuel-library's are a handful of KB; names from
+// expressions could otherwise be a new regular expression per node).
 const (
 	DefaultPlanPairs     = 1_000_000
 	DefaultPlanNodeTasks = 500_000
 	DefaultPlanEdges     = 4_000_000
 	MaxCrossDependencies = 1000
+	maxPlanPatternBytes  = 64 << 20
 )
+
+// matchesNothing is the matcher of the names a plan no longer compiles.
+var matchesNothing = mustPattern(`$.^`)
+
+func mustPattern(src string) *yaql.Pattern {
+	p, err := yaql.CompilePattern(src)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
 
 // WithPlanLimits sets the limits of planning; zero fields keep the defaults.
 func WithPlanLimits(l PlanLimits) Option {
@@ -103,8 +117,19 @@ func (l PlanLimits) checkPairs(tasks, nodes int) error {
 	return nil
 }
 
+// checkPatterns bounds the plan's compiled names.
+func checkPatterns(p *placement) error {
+	if p.patternBytes > maxPlanPatternBytes {
+		return errs.New(errs.TooLarge, "the plan's \"/re/\" names compile to over %d bytes: use fewer distinct regular expressions", maxPlanPatternBytes)
+	}
+	return nil
+}
+
 // checkNodeTasks bounds the tasks placed on nodes, before any is evaluated.
 func (l PlanLimits) checkNodeTasks(p *placement) error {
+	if err := checkPatterns(p); err != nil {
+		return err
+	}
 	placed := 0
 	for _, applies := range p.applies {
 		for _, on := range applies {
@@ -175,5 +200,5 @@ func (l PlanLimits) checkEdges(tasks []Task, p *placement) error {
 			}
 		}
 	}
-	return nil
+	return checkPatterns(p)
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/yaql"
 )
 
 // Task types. Group, stage and skipped tasks only structure the graph: no
@@ -213,9 +214,9 @@ var taskFields = map[string]func(t *Task, raw json.RawMessage) error{
 	"tasks":        stringListField(func(t *Task) *[]string { return &t.Tasks }),
 	"reexecute_on": stringListField(func(t *Task) *[]string { return &t.ReexecuteOn }),
 	"refresh_on":   stringListField(func(t *Task) *[]string { return &t.RefreshOn }),
-	"role":         stringOrListField(func(t *Task) *[]string { return &t.Role }),
-	"roles":        stringOrListField(func(t *Task) *[]string { return &t.Roles }),
-	"tags":         stringOrListField(func(t *Task) *[]string { return &t.Tags }),
+	"role":         nameListField(func(t *Task) *[]string { return &t.Role }),
+	"roles":        nameListField(func(t *Task) *[]string { return &t.Roles }),
+	"tags":         nameListField(func(t *Task) *[]string { return &t.Tags }),
 	"condition": func(t *Task, raw json.RawMessage) error {
 		var b bool
 		if json.Unmarshal(raw, &b) == nil {
@@ -238,7 +239,7 @@ var taskFields = map[string]func(t *Task, raw json.RawMessage) error{
 		}
 		for i, g := range t.Groups {
 			if pattern, ok := groupPattern(g); ok {
-				if _, err := regexp.Compile(pattern); err != nil {
+				if _, err := yaql.CompilePattern(pattern); err != nil {
 					return fieldErrorf(fmt.Sprintf("[%d]", i), "invalid regular expression %s: %v", g, err)
 				}
 			}
@@ -319,10 +320,11 @@ func stringListField(dst func(*Task) *[]string) func(*Task, json.RawMessage) err
 	}
 }
 
-func stringOrListField(dst func(*Task) *[]string) func(*Task, json.RawMessage) error {
+// nameListField is a string or list of names, whose "/re/" ones must compile.
+func nameListField(dst func(*Task) *[]string) func(*Task, json.RawMessage) error {
 	return func(t *Task, raw json.RawMessage) (err error) {
 		*dst(t), err = decodeStringOrList(raw)
-		return err
+		return checkNamePatterns(*dst(t), err)
 	}
 }
 
@@ -618,6 +620,11 @@ func (t Task) MarshalJSON() ([]byte, error) {
 	return json.Marshal(out)
 }
 
+// MaxCompiledBytes bounds what a task list's yaql expressions compile to
+// (yaql.Expr.Bytes), which caches of decoded tasks hold: fuel-library's
+// default graph compiles to some 880 KB (its JSON is 149 KB).
+const MaxCompiledBytes = 16 << 20
+
 // ParseTasks decodes and validates a task list. Errors name the offending
 // field ("tasks[3].version (task "x"): ..."); duplicate ids are reported together.
 func ParseTasks(raw json.RawMessage) ([]Task, error) {
@@ -626,9 +633,13 @@ func ParseTasks(raw json.RawMessage) ([]Task, error) {
 		return nil, errs.Invalidf("tasks: must be a list")
 	}
 	tasks := make([]Task, len(items))
+	var compiled int64
 	for i, item := range items {
 		if err := json.Unmarshal(item, &tasks[i]); err != nil {
 			return nil, errs.Invalidf("%s", describeTaskError(i, item, err))
+		}
+		if compiled += tasks[i].compiledBytes(); compiled > MaxCompiledBytes {
+			return nil, errs.New(errs.TooLarge, "tasks: the expressions of tasks[0] to tasks[%d] compile to %d bytes, over the limit of %d: use fewer or smaller regular expressions", i, compiled, MaxCompiledBytes)
 		}
 	}
 	if err := checkDuplicates(tasks); err != nil {

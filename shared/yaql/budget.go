@@ -7,10 +7,11 @@ import (
 )
 
 // Default budget of a request's evaluations together (BudgetLimits' zero fields):
-// a step is some 10 ns, so the steps are about a second of CPU. fuel-library's
-// default graph planned on 1,000 nodes spends 590,000 steps and 44 bytes (its
-// conditions share most of their work through a Cache); the time is below the
-// local server's 50 s deadline of writes.
+// a step is some 10 to 50 ns, so the steps are one to five seconds of CPU.
+// fuel-library's default graph planned on 1,000 nodes spends 590,000 steps and
+// 44 bytes on a first run, 1,490,000 and 16 KB on a re-run (its conditions share
+// most of their work through a Cache); the time is below the local server's 50 s
+// deadline of writes.
 const (
 	DefaultBudgetSteps = 100_000_000
 	DefaultBudgetBytes = 64 << 20

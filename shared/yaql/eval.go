@@ -494,9 +494,10 @@ func (n *dotNode) eval(ev *evaluator, dollar any) (any, error) {
 	if ok {
 		return v, nil
 	}
+	made := ev.values.n
 	v, err = n.apply(ev, recv, dollar)
 	if err == nil {
-		cache.store(key, recv, v)
+		cache.store(key, recv, v, ev.values.n-made)
 	}
 	return v, err
 }

@@ -151,4 +151,20 @@ func TestCacheKeepsItsShare(t *testing.T) {
 	if cache.kept > DefaultCacheValues || len(cache.results) >= 60 || len(cache.results) == 0 {
 		t.Errorf("the cache keeps %d values in %d results", cache.kept, len(cache.results))
 	}
+	// A result keeps its receiver: all() on each of 500 lists of 1,000 items made
+	// before costs the list, so a thousand such results fill the cache, not 2,000.
+	cache = NewCache()
+	e, _ = Compile("$.l.select([$] * 1000).all($.all($ >= 0))")
+	for i := range 4 {
+		l := make([]any, 500)
+		for k := range l {
+			l[k] = i
+		}
+		if _, err := e.Eval(context.Background(), Env{New: map[string]any{"l": l}, Cache: cache}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cache.kept > DefaultCacheValues || len(cache.results) > 1000 {
+		t.Errorf("the cache keeps %d values in %d results", cache.kept, len(cache.results))
+	}
 }

@@ -469,6 +469,9 @@ func (n *dotNode) eval(ev *evaluator, dollar any) (any, error) {
 	if err := ev.step(); err != nil {
 		return nil, err
 	}
+	// A kept result keeps its receiver too: the values made for either, and the
+	// receiver's own items (made before), are what it costs.
+	made := ev.values.n
 	recv, err := n.recv.eval(ev, dollar)
 	if err != nil {
 		return nil, err
@@ -494,10 +497,9 @@ func (n *dotNode) eval(ev *evaluator, dollar any) (any, error) {
 	if ok {
 		return v, nil
 	}
-	made := ev.values.n
 	v, err = n.apply(ev, recv, dollar)
 	if err == nil {
-		cache.store(key, recv, v, ev.values.n-made)
+		cache.store(key, recv, v, ev.values.n-made+size(recv))
 	}
 	return v, err
 }

@@ -3,6 +3,7 @@ package graphs_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -133,4 +134,16 @@ func TestEveryTaskOnEveryNodeRefused(t *testing.T) {
 	planned(t, s, errs.TooLarge, "the plan would have 1000000 node tasks, over the limit of 500000")
 	s = clusterOf(t, 1001, tasks)
 	planned(t, s, errs.TooLarge, "1001000 task x node pairs (1000 tasks, 1001 nodes), over the limit of 1000000")
+}
+
+// A plan stops when its client leaves: the request's context ends, and the
+// answer is the context's error (499), not a 400.
+func TestPlanStopsWhenTheClientLeaves(t *testing.T) {
+	tasks := []any{task("t", map[string]any{"condition": map[string]any{"yaql_exp": "true"}})}
+	s := clusterOf(t, 2, tasks)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.SerializedTasks(ctx, 1, "default", nil, false); !errors.Is(err, context.Canceled) || errs.KindOf(err) != errs.Internal {
+		t.Errorf("a cancelled read: %v", err)
+	}
 }

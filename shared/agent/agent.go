@@ -293,13 +293,14 @@ var errRunEnded = errors.New("the transaction ended while the task ran")
 // (the transaction ended meanwhile), it ends the task through end. A failed
 // heartbeat is only logged: the server may be restarting.
 func (a *Agent) heartbeat(ctx context.Context, c *claimed, end context.CancelCauseFunc) (stop func()) {
-	if c.Heartbeat <= 0 {
+	every := wire.Seconds(c.Heartbeat)
+	if every <= 0 {
 		return func() {}
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		t := time.NewTicker(time.Duration(c.Heartbeat * float64(time.Second)))
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
@@ -538,7 +539,7 @@ func (a *Agent) runWithRetries(ctx context.Context, c *claimed, p taskParams, ar
 			}
 			return rep
 		}
-		if !sleep(ctx, time.Duration(max(p.Interval, 1)*float64(time.Second))) {
+		if !sleep(ctx, wire.Seconds(max(p.Interval, 1))) {
 			return rep
 		}
 	}
@@ -550,7 +551,7 @@ func (a *Agent) runWithRetries(ctx context.Context, c *claimed, p taskParams, ar
 func (a *Agent) runProcess(ctx context.Context, c *claimed, p taskParams, argv []string, success func(int) bool) client.TaskReport {
 	timeout := wire.DefaultTaskTimeout
 	if p.Timeout > 0 {
-		timeout = time.Duration(p.Timeout * float64(time.Second))
+		timeout = wire.Seconds(p.Timeout)
 	}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -36,6 +36,9 @@ const (
 	MethodNotAllowed
 	// TooManyRequests: the client must wait RetryAfter before trying again (429).
 	TooManyRequests
+	// Unavailable: the request ran out of a budget of time it was given; the message
+	// names the budget (503).
+	Unavailable
 )
 
 // Error is a domain error with a kind and a message safe to show to the client.

@@ -35,6 +35,13 @@ const (
 	deadlineCheckEvery = time.Second
 	// maxClaimTimeout bounds the claim timeout an execution may ask for.
 	maxClaimTimeout = 7 * 24 * time.Hour
+	// MaxTaskTimeout, MaxTaskRetries and MaxTaskInterval bound a task's
+	// parameters.timeout, retries and interval (checked on upload): a task may
+	// hold its node for (1 + retries) x timeout + retries x interval, at most
+	// some two years, which a time.Duration holds 140 times over.
+	MaxTaskTimeout  = 7 * 24 * time.Hour
+	MaxTaskRetries  = 100
+	MaxTaskInterval = 24 * time.Hour
 )
 
 // WithClock makes the service read time from now (tests use a fake clock).
@@ -66,7 +73,7 @@ func claimTimeoutOf(seconds *float64) (time.Duration, error) {
 	if *seconds <= 0 || math.IsNaN(*seconds) || *seconds > maxClaimTimeout.Seconds() {
 		return 0, errs.Invalidf("claim_timeout: must be a number of seconds above 0, at most %d", int(maxClaimTimeout.Seconds()))
 	}
-	return time.Duration(*seconds * float64(time.Second)), nil
+	return wire.Seconds(*seconds), nil
 }
 
 // claimTimeout is the transaction's claim timeout (the default for transactions stored without one).
@@ -74,7 +81,7 @@ func (info TransactionInfo) claimTimeout() time.Duration {
 	if info.ClaimTimeout <= 0 {
 		return DefaultClaimTimeout
 	}
-	return time.Duration(info.ClaimTimeout * float64(time.Second))
+	return wire.Seconds(info.ClaimTimeout)
 }
 
 // runLimit is how long an agent may take over a task: parameters.timeout
@@ -88,13 +95,12 @@ func (t Task) runLimit() time.Duration {
 	}
 	// Parameters that do not decode fail at once on the agent: the defaults do.
 	_ = json.Unmarshal(t.Parameters, &p)
-	timeout := DefaultTaskTimeout
+	timeout := DefaultTaskTimeout.Seconds()
 	if p.Timeout > 0 {
-		timeout = time.Duration(p.Timeout * float64(time.Second))
+		timeout = p.Timeout
 	}
-	retries := max(p.Retries, 0)
-	interval := time.Duration(max(p.Interval, 1) * float64(time.Second))
-	return time.Duration(retries+1)*timeout + time.Duration(retries)*interval
+	retries := float64(max(p.Retries, 0))
+	return wire.Seconds((retries+1)*timeout + retries*max(p.Interval, 1))
 }
 
 // seenLately says whether a node's last sign of life is recent enough that

@@ -157,7 +157,7 @@ func (s *Service) runningOn(ctx context.Context, cluster int64) error {
 // Execute freezes the plan of each requested graph and creates the running
 // transaction with one sub-transaction per graph. The cluster lock item is
 // created in the same atomic write, so two executions cannot both start.
-func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (Transaction, error) {
+func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (_ Transaction, err error) {
 	if req.Cluster == nil {
 		return Transaction{}, errs.Invalidf("cluster: is required")
 	}
@@ -195,6 +195,8 @@ func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (Transaction,
 	subs := make([]txRecord, len(req.Graphs))
 	plans := map[string][]store.Op{} // the references of the plans' blobs, by hash
 	var planHashes []string
+	planCtx, budget, finish := s.planning(ctx)
+	defer finish(&err)
 	for i, run := range req.Graphs {
 		src, err := s.loadSources(ctx, cid, run.Type, nil)
 		if err != nil {
@@ -208,7 +210,7 @@ func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (Transaction,
 		if err != nil {
 			return Transaction{}, err
 		}
-		frozen, err := s.plan(ctx, planRequest{cluster: cid, graphType: run.Type, merged: m, run: run, subgraphs: req.Subgraphs, nodes: nodes, force: req.Force})
+		frozen, err := s.plan(planCtx, planRequest{cluster: cid, graphType: run.Type, merged: m, run: run, subgraphs: req.Subgraphs, nodes: nodes, force: req.Force, budget: budget})
 		if err != nil {
 			return Transaction{}, err
 		}

@@ -5,9 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
+	"github.com/tuningbox/tuningbox/shared/cache"
 	"github.com/tuningbox/tuningbox/shared/yaql"
 )
 
@@ -22,6 +22,38 @@ type Expression struct {
 // MarshalJSON writes the expression back as it was given.
 func (e *Expression) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]string{"yaql_exp": e.expr.Source()})
+}
+
+// compiledBytes is about what the tasks' compiled expressions hold in memory
+// beyond their JSON (yaql.Expr.Bytes): a few bytes of regular expression can
+// compile to 50 KB, so caches of decoded tasks count it.
+func compiledBytes(tasks []Task) int64 {
+	var n int64
+	for _, t := range tasks {
+		n += t.compiledBytes()
+	}
+	return n
+}
+
+func (t Task) compiledBytes() int64 {
+	var n int64
+	for _, e := range []*Expression{t.CrossDepends.Expr, t.CrossDependedBy.Expr} {
+		n += e.bytes()
+	}
+	if t.Condition != nil {
+		n += t.Condition.Expr.bytes()
+	}
+	if t.Strategy != nil {
+		n += t.Strategy.AmountExpr.bytes()
+	}
+	return n
+}
+
+func (e *Expression) bytes() int64 {
+	if e == nil {
+		return 0
+	}
+	return e.expr.Bytes()
 }
 
 // Eval evaluates the expression on one node's data.
@@ -70,7 +102,7 @@ func decodeExpression(raw json.RawMessage) (*Expression, error) {
 // anything else must equal it.
 type nameMatcher struct {
 	exact string
-	re    *regexp.Regexp
+	re    *yaql.Pattern
 }
 
 // isPattern reports whether a name is written "/re/".
@@ -78,16 +110,42 @@ func isPattern(name string) bool {
 	return len(name) >= 2 && strings.HasPrefix(name, "/") && strings.HasSuffix(name, "/")
 }
 
-// compileName returns the matcher of a name; an invalid "/re/" is an error.
+// compileName returns the matcher of a name; an invalid "/re/", or one over
+// yaql.MaxPatternInsts, is an error.
 func compileName(name string) (nameMatcher, error) {
 	if !isPattern(name) {
 		return nameMatcher{exact: name}, nil
 	}
-	re, err := regexp.Compile(name[1 : len(name)-1])
+	re, err := yaql.CompilePattern(name[1 : len(name)-1])
 	if err != nil {
 		return nameMatcher{}, fmt.Errorf("invalid regular expression %s: %v", name, err)
 	}
 	return nameMatcher{re: re}, nil
+}
+
+// patterns holds the compiled "/re/" names of plans by their text, within a
+// share of the service's cache budget (WithCacheBytes).
+type patterns = cache.LRU[string, nameMatcher]
+
+func newPatterns(maxBytes int64) *patterns {
+	return cache.New[string](maxBytes, func(m nameMatcher) int64 {
+		return cache.EntryOverhead + 2*int64(len(m.re.String())) + m.re.Bytes()
+	})
+}
+
+// compileNameIn is compileName through c (nil: none).
+func compileNameIn(c *patterns, name string) (nameMatcher, error) {
+	if c == nil || !isPattern(name) {
+		return compileName(name)
+	}
+	if m, ok := c.Get(name); ok {
+		return m, nil
+	}
+	m, err := compileName(name)
+	if err == nil {
+		c.Add(name, m)
+	}
+	return m, err
 }
 
 func (m nameMatcher) match(s string) bool {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/store"
+	"github.com/tuningbox/tuningbox/shared/yaql"
 )
 
 // Source selects which graphs of a cluster a task list is made of.
@@ -290,12 +291,12 @@ func (s *Service) mergedOf(src sources, graphType string, strict bool) (MergedGr
 
 // checkAcrossNodes resolves a merged graph on the cluster's nodes as they are
 // now, refusing cross dependencies that form a cycle across them.
-func (s *Service) checkAcrossNodes(ctx context.Context, clusterID int64, graphType string, m MergedGraph) error {
+func (s *Service) checkAcrossNodes(ctx context.Context, budget *yaql.Budget, clusterID int64, graphType string, m MergedGraph) error {
 	nodes, err := s.clusters.Nodes(ctx, clusterName(clusterID))
 	if err != nil {
 		return err
 	}
-	_, err = s.plan(ctx, planRequest{cluster: clusterID, graphType: graphType, merged: m, nodes: nodes, force: true})
+	_, err = s.plan(ctx, planRequest{cluster: clusterID, graphType: graphType, merged: m, nodes: nodes, force: true, budget: budget})
 	return err
 }
 
@@ -304,7 +305,9 @@ func (s *Service) checkAcrossNodes(ctx context.Context, clusterID int64, graphTy
 // cluster itself, the clusters built from the release, or the clusters
 // enabling the plugin; and that its cross dependencies form no cycle across
 // each cluster's nodes. With no such cluster there is no merge to check.
-func (s *Service) validateMerged(ctx context.Context, g Graph) error {
+func (s *Service) validateMerged(ctx context.Context, g Graph) (err error) {
+	ctx, budget, finish := s.planning(ctx)
+	defer finish(&err)
 	clusters := []int64{g.Owner.ID}
 	if g.Owner.Kind != Cluster {
 		var err error
@@ -319,7 +322,7 @@ func (s *Service) validateMerged(ctx context.Context, g Graph) error {
 		}
 		m, err := s.mergedOf(src, g.Type, true)
 		if err == nil {
-			err = s.checkAcrossNodes(ctx, cid, g.Type, m)
+			err = s.checkAcrossNodes(ctx, budget, cid, g.Type, m)
 		}
 		if err != nil {
 			if g.Owner.Kind != Cluster && errs.Is(err, errs.Invalid) {

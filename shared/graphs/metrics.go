@@ -45,6 +45,7 @@ func (c *stateCounts) count(family, state string) {
 func (s *Service) RegisterMetrics(reg *metrics.Registry) {
 	reg.Cache("graphs.tasks", s.decoded)
 	reg.Cache("graphs.plans", s.plans)
+	reg.Cache("graphs.patterns", s.patterns)
 	reg.Func(metrics.WatchersWaiting, metrics.WatchersWaitingHelp, metrics.KindGauge, []string{"kind"},
 		func() float64 { return float64(s.executions.waiting.Load()) }, "claim")
 	s.states.mu.Lock()

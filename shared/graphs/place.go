@@ -54,6 +54,10 @@ type placement struct {
 	unplaced []string
 	warnings []string
 	matchers map[string]nameMatcher
+	// patterns, when set, keeps compiled names for other plans.
+	patterns *patterns
+	// patternBytes is what the plan's compiled names hold (matcher).
+	patternBytes int64
 	// selections: the nodes a cross dependency's names take, by the names joined.
 	selections map[string][]bool
 	rules      tagRules
@@ -61,11 +65,19 @@ type placement struct {
 	why [][]*wire.Why
 }
 
-// matcher returns the matcher of a name (compiled once per plan).
+// matcher returns the matcher of a name (compiled once per plan). Past
+// maxPlanPatternBytes of compiled names it compiles no more (and matches
+// nothing): the plan fails at its next check of its size (checkPatterns).
 func (p *placement) matcher(name string) nameMatcher {
 	m, ok := p.matchers[name]
 	if !ok {
-		m, _ = compileName(name) // validated when the task was read
+		if p.patternBytes > maxPlanPatternBytes {
+			return nameMatcher{re: matchesNothing}
+		}
+		m, _ = compileNameIn(p.patterns, name) // validated when the task was read
+		if m.re != nil {
+			p.patternBytes += m.re.Bytes()
+		}
 		p.matchers[name] = m
 	}
 	return m
@@ -109,7 +121,18 @@ func dataNeeds(tasks []Task) int {
 //     evaluated with the node's data as $) is kept as skipped, as is one the
 //     execution did not select (filtered).
 func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode, rules tagRules, explain bool) (*placement, error) {
-	p := &placement{nodes: nodes, limits: map[string]int{}, matchers: map[string]nameMatcher{}, selections: map[string][]bool{}, rules: rules}
+	p, err := arrange(tasks, nodes, rules, nil, explain)
+	if err != nil {
+		return nil, err
+	}
+	return p, p.evaluate(ctx, tasks, filtered, nil)
+}
+
+// arrange is the first half of place: which tasks each node takes, before any expression
+// is evaluated; compiled names come from (and go to) patterns when it is set; explain
+// records why each task is on each node (placement.why).
+func arrange(tasks []Task, nodes []PlanNode, rules tagRules, patterns *patterns, explain bool) (*placement, error) {
+	p := &placement{nodes: nodes, limits: map[string]int{}, matchers: map[string]nameMatcher{}, selections: map[string][]bool{}, patterns: patterns, rules: rules}
 	if explain {
 		p.why = make([][]*wire.Why, len(nodes))
 		for n := range p.why {
@@ -234,7 +257,7 @@ func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode,
 			p.unplaced = append(p.unplaced, t.ID)
 		}
 	}
-	return p, p.evaluate(ctx, tasks, filtered)
+	return p, nil
 }
 
 // placementNames returns the field that places a task and its names (nil: every node).
@@ -250,26 +273,46 @@ func placementNames(t Task) (string, []string) {
 	return "", nil
 }
 
+// tasksNamed returns the tasks a cross dependency's name takes: the task with that
+// id (index: task ids to indexes), or every task a "/re/" matches.
+func (p *placement) tasksNamed(tasks []Task, index map[string]int, name string) []int {
+	m := p.matcher(name)
+	if m.re == nil {
+		if i, ok := index[name]; ok {
+			return []int{i}
+		}
+		return nil
+	}
+	var out []int
+	for i, t := range tasks {
+		if m.match(t.ID) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 // carries reports whether node n has a tag or a role that m matches.
 func (p *placement) carries(n int, m nameMatcher) bool {
 	return slices.ContainsFunc(p.tags[n], m.match) || slices.ContainsFunc(p.nodes[n].Roles, m.match)
 }
 
 // evaluate computes, on each node, the values of the tasks placed there that
-// depend on the node: conditions, strategy amounts and cross dependency lists.
-func (p *placement) evaluate(ctx context.Context, tasks []Task, filtered []bool) error {
+// depend on the node: conditions, strategy amounts and cross dependency lists,
+// within the request's budget (nil: none but each evaluation's own).
+func (p *placement) evaluate(ctx context.Context, tasks []Task, filtered []bool, budget *yaql.Budget) error {
 	// One cache for the plan: what nodes' data share (one cluster's network_metadata) is evaluated once.
 	cache := yaql.NewCache()
 	for n, node := range p.nodes {
 		var calls []yaql.DiffCall
-		env := yaql.Env{New: node.Data, Old: node.Old, Cache: cache}
+		env := yaql.Env{New: node.Data, Old: node.Old, Cache: cache, Budget: budget}
 		if p.why != nil {
 			env.Trace = func(c yaql.DiffCall) { calls = append(calls, c) }
 		}
 		eval := func(t Task, field string, e *Expression) (any, error) {
 			v, err := e.Eval(ctx, env)
 			if err != nil {
-				return nil, errs.Invalidf("task %q on node %s: %s: %v", t.ID, node.ID, field, err)
+				return nil, expressionFailed(err, "task %q on node %s: %s: %v", t.ID, node.ID, field, err)
 			}
 			return v, nil
 		}
@@ -383,10 +426,14 @@ func number(v any) (float64, bool) {
 }
 
 // crossDependenciesValue reads the value of a cross dependency expression:
-// a list of {name, role|tags, policy} (null = none).
+// a list of {name, role|tags, policy} (null = none), of at most
+// MaxCrossDependencies entries.
 func crossDependenciesValue(v any) ([]CrossDependency, error) {
 	if v == nil {
 		return nil, nil
+	}
+	if list, ok := v.([]any); ok && len(list) > MaxCrossDependencies {
+		return nil, fmt.Errorf("the expression gave %d cross dependencies, over the limit of %d", len(list), MaxCrossDependencies)
 	}
 	raw, err := json.Marshal(v)
 	if err != nil {

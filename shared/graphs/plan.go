@@ -11,6 +11,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/wire"
+	"github.com/tuningbox/tuningbox/shared/yaql"
 )
 
 // NodeDocument is a node's deployment data as the ConfigDB answers it: the
@@ -38,14 +39,20 @@ type planRequest struct {
 	nodes     []ClusterNode
 	// force ignores the nodes' old data: changed() is true everywhere (Nailgun's force).
 	force bool
-	// explain records why each task is on each node and runs or is skipped (frozenPlan.why).
+	// explain records why each task is on each node and runs or is skipped (frozenPlan.Why).
 	explain bool
+	// budget bounds the evaluations of the request (Service.planning).
+	budget *yaql.Budget
 }
 
-// plan makes the frozen plan of one graph of a cluster on some of its nodes.
+// plan makes the frozen plan of one graph of a cluster on some of its nodes,
+// within the request's budget and the service's PlanLimits.
 func (s *Service) plan(ctx context.Context, req planRequest) (*frozenPlan, error) {
 	tasks, filtered, err := freezePlan(req.merged.deps, req.run, req.subgraphs)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.planLimits.checkPairs(len(tasks), len(req.nodes)); err != nil {
 		return nil, err
 	}
 	settings, err := s.clusterSettings(ctx, req.cluster)
@@ -67,8 +74,17 @@ func (s *Service) plan(ctx context.Context, req planRequest) (*frozenPlan, error
 			return nil, err
 		}
 	}
-	p, err := place(ctx, tasks, filtered, nodes, newTagRules(meta...), req.explain)
+	p, err := arrange(tasks, nodes, newTagRules(meta...), s.patterns, req.explain)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.planLimits.checkNodeTasks(p); err != nil {
+		return nil, err
+	}
+	if err := p.evaluate(ctx, tasks, filtered, req.budget); err != nil {
+		return nil, err
+	}
+	if err := s.planLimits.checkEdges(tasks, p); err != nil {
 		return nil, err
 	}
 	if frozen.Nodes, err = resolveNodes(tasks, p); err != nil {

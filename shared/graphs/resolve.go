@@ -74,22 +74,7 @@ func resolveNodes(tasks []Task, p *placement) (map[string][]NodeStep, error) {
 	}
 	nt := len(tasks)
 	applies := p.applies
-	named := func(name string) []int {
-		m := p.matcher(name)
-		if m.re == nil {
-			if i, ok := g.index[name]; ok {
-				return []int{i}
-			}
-			return nil
-		}
-		var out []int
-		for i, t := range tasks {
-			if m.match(t.ID) {
-				out = append(out, i)
-			}
-		}
-		return out
-	}
+	named := func(name string) []int { return p.tasksNamed(tasks, g.index, name) }
 	// Vertex n*nt+i is task i on node n (a task that does not apply to the
 	// node only carries the order through). waitAll and waitAny hold the
 	// cross dependencies of each vertex.
@@ -525,7 +510,9 @@ func (s *Service) SerializedTasks(ctx context.Context, clusterID int64, graphTyp
 }
 
 // clusterPlan makes the plan of SerializedTasks: nil when the cluster has no nodes and none were requested.
-func (s *Service) clusterPlan(ctx context.Context, clusterID int64, graphType string, requested []NodeID, force, explain bool) (*frozenPlan, []ClusterNode, error) {
+func (s *Service) clusterPlan(ctx context.Context, clusterID int64, graphType string, requested []NodeID, force, explain bool) (_ *frozenPlan, _ []ClusterNode, err error) {
+	ctx, budget, finish := s.planning(ctx)
+	defer finish(&err)
 	m, err := s.mergedGraph(ctx, clusterID, graphType)
 	if err != nil {
 		return nil, nil, err
@@ -538,7 +525,7 @@ func (s *Service) clusterPlan(ctx context.Context, clusterID int64, graphType st
 	if err != nil {
 		return nil, nil, err
 	}
-	plan, err := s.plan(ctx, planRequest{cluster: clusterID, graphType: graphType, merged: m, nodes: nodes, force: force, explain: explain})
+	plan, err := s.plan(ctx, planRequest{cluster: clusterID, graphType: graphType, merged: m, nodes: nodes, force: force, explain: explain, budget: budget})
 	return plan, nodes, err
 }
 

@@ -56,6 +56,8 @@ type Service struct {
 	decoded *cache.LRU[[sha256.Size]byte, decodedTasks]
 	// plans holds decoded frozen plans by blob hash: every claim and report reads one.
 	plans *cache.LRU[string, decodedPlan]
+	// patterns holds the compiled "/re/" names plans match nodes and tasks with.
+	patterns *patterns
 	// executions wakes waiting cluster claims when an execution starts.
 	executions executions
 	// heartbeat is how often agents running a task claim it again.
@@ -64,6 +66,8 @@ type Service struct {
 	deadlineChecks *cache.LRU[string, time.Time]
 	// states counts the transactions and tasks that entered each state (metrics).
 	states stateCounts
+	// planLimits bound the requests that plan.
+	planLimits PlanLimits
 }
 
 type decodedPlan struct {
@@ -83,16 +87,19 @@ const DefaultCacheBytes = 64 << 20
 type Option func(*Service)
 
 // WithCacheBytes bounds the service's caches together to total bytes: a
-// sixty-fourth for when each transaction's deadlines were last checked, the
-// rest halved between decoded task lists and frozen plans, whose entries
-// count twice the JSON they were decoded from (the decoded form is about as
-// large again).
+// sixty-fourth for when each transaction's deadlines were last checked, a
+// sixteenth for compiled names, the rest halved between decoded task lists
+// and frozen plans, whose entries count twice the JSON they were decoded from
+// (the decoded form is about as large again) and their compiled expressions
+// (which a few bytes of regular expression make 50 KB).
 func WithCacheBytes(total int64) Option {
 	return func(s *Service) {
-		checks := total / 64
+		checks, names := total/64, total/16
+		rest := (total - checks - names) / 2
 		s.deadlineChecks = newDeadlineChecks(checks)
-		s.decoded = cache.New[[sha256.Size]byte]((total-checks)/2, func(d decodedTasks) int64 { return 2 * d.size })
-		s.plans = cache.New[string]((total-checks)/2, func(d decodedPlan) int64 { return 2 * d.size })
+		s.patterns = newPatterns(names)
+		s.decoded = cache.New[[sha256.Size]byte](rest, func(d decodedTasks) int64 { return 2*d.size + compiledBytes(d.tasks) })
+		s.plans = cache.New[string](rest, func(d decodedPlan) int64 { return 2*d.size + compiledBytes(d.plan.Tasks) })
 	}
 }
 
@@ -104,6 +111,7 @@ func NewService(idx store.Index, blobs store.Blobs, clusters Clusters, opts ...O
 		heartbeat: DefaultHeartbeat,
 	}
 	WithCacheBytes(DefaultCacheBytes)(s)
+	WithPlanLimits(PlanLimits{})(s)
 	for _, o := range opts {
 		o(s)
 	}

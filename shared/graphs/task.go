@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
@@ -216,9 +217,9 @@ var taskFields = map[string]func(t *Task, raw json.RawMessage) error{
 	"tasks":        stringListField(func(t *Task) *[]string { return &t.Tasks }),
 	"reexecute_on": stringListField(func(t *Task) *[]string { return &t.ReexecuteOn }),
 	"refresh_on":   stringListField(func(t *Task) *[]string { return &t.RefreshOn }),
-	"role":         stringOrListField(func(t *Task) *[]string { return &t.Role }),
-	"roles":        stringOrListField(func(t *Task) *[]string { return &t.Roles }),
-	"tags":         stringOrListField(func(t *Task) *[]string { return &t.Tags }),
+	"role":         nameListField(func(t *Task) *[]string { return &t.Role }),
+	"roles":        nameListField(func(t *Task) *[]string { return &t.Roles }),
+	"tags":         nameListField(func(t *Task) *[]string { return &t.Tags }),
 	"condition": func(t *Task, raw json.RawMessage) error {
 		var b bool
 		if json.Unmarshal(raw, &b) == nil {
@@ -241,7 +242,7 @@ var taskFields = map[string]func(t *Task, raw json.RawMessage) error{
 		}
 		for i, g := range t.Groups {
 			if pattern, ok := groupPattern(g); ok {
-				if _, err := regexp.Compile(pattern); err != nil {
+				if _, err := yaql.CompilePattern(pattern); err != nil {
 					return fieldErrorf(fmt.Sprintf("[%d]", i), "invalid regular expression %s: %v", g, err)
 				}
 			}
@@ -269,9 +270,50 @@ var taskFields = map[string]func(t *Task, raw json.RawMessage) error{
 			}
 			t.Strategy = strategy
 		}
+		if err := checkRunParameters(params); err != nil {
+			return err
+		}
 		t.Parameters = raw
 		return nil
 	},
+}
+
+// runParameters bound how long a task may run: parameters.timeout (seconds,
+// above 0), retries (a whole number) and interval (seconds), at most their max.
+var runParameters = []struct {
+	name      string
+	max       float64
+	whole     bool
+	aboveZero bool
+}{
+	{name: "timeout", max: MaxTaskTimeout.Seconds(), aboveZero: true},
+	{name: "retries", max: MaxTaskRetries, whole: true},
+	{name: "interval", max: MaxTaskInterval.Seconds()},
+}
+
+// checkRunParameters refuses a timeout, retries or interval out of its bounds.
+func checkRunParameters(params map[string]json.RawMessage) error {
+	for _, p := range runParameters {
+		raw, ok := params[p.name]
+		if !ok || isNull(raw) {
+			continue
+		}
+		var v float64
+		err := json.Unmarshal(raw, &v)
+		switch {
+		case err != nil, v > p.max, v < 0, p.aboveZero && v == 0, p.whole && v != math.Trunc(v):
+			kind := "a number of seconds"
+			if p.whole {
+				kind = "a whole number"
+			}
+			low := "at least 0"
+			if p.aboveZero {
+				low = "above 0"
+			}
+			return fieldErrorf(p.name, "must be %s %s, at most %v", kind, low, p.max)
+		}
+	}
+	return nil
 }
 
 func stringListField(dst func(*Task) *[]string) func(*Task, json.RawMessage) error {
@@ -281,10 +323,11 @@ func stringListField(dst func(*Task) *[]string) func(*Task, json.RawMessage) err
 	}
 }
 
-func stringOrListField(dst func(*Task) *[]string) func(*Task, json.RawMessage) error {
+// nameListField is a string or list of names, whose "/re/" ones must compile.
+func nameListField(dst func(*Task) *[]string) func(*Task, json.RawMessage) error {
 	return func(t *Task, raw json.RawMessage) (err error) {
 		*dst(t), err = decodeStringOrList(raw)
-		return err
+		return checkNamePatterns(*dst(t), err)
 	}
 }
 
@@ -639,6 +682,11 @@ func (t Task) MarshalJSON() ([]byte, error) {
 	return json.Marshal(out)
 }
 
+// MaxCompiledBytes bounds what a task list's yaql expressions compile to
+// (yaql.Expr.Bytes), which caches of decoded tasks hold: fuel-library's
+// default graph compiles to some 880 KB (its JSON is 149 KB).
+const MaxCompiledBytes = 16 << 20
+
 // ParseTasks decodes and validates a task list. Errors name the offending
 // field ("tasks[3].version (task "x"): ..."); duplicate ids are reported together.
 func ParseTasks(raw json.RawMessage) ([]Task, error) {
@@ -647,9 +695,13 @@ func ParseTasks(raw json.RawMessage) ([]Task, error) {
 		return nil, errs.Invalidf("tasks: must be a list")
 	}
 	tasks := make([]Task, len(items))
+	var compiled int64
 	for i, item := range items {
 		if err := json.Unmarshal(item, &tasks[i]); err != nil {
 			return nil, errs.Invalidf("%s", describeTaskError(i, item, err))
+		}
+		if compiled += tasks[i].compiledBytes(); compiled > MaxCompiledBytes {
+			return nil, errs.New(errs.TooLarge, "tasks: the expressions of tasks[0] to tasks[%d] compile to %d bytes, over the limit of %d: use fewer or smaller regular expressions", i, compiled, MaxCompiledBytes)
 		}
 	}
 	if err := checkDuplicates(tasks); err != nil {

@@ -2,10 +2,13 @@ package graphs
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 func TestParseTasksRejects(t *testing.T) {
@@ -43,6 +46,16 @@ func TestParseTasksRejects(t *testing.T) {
 		{"cross-depends unknown field", `[{"id":"a","type":"puppet","cross-depends":[{"name":"b","when":1}]}]`,
 			`tasks[0].cross-depends[0].when (task "a"): unknown field`},
 		{"stage not a string", `[{"id":"a","type":"puppet","stage":1}]`, `tasks[0].stage (task "a"): must be a string`},
+		// Issue 35: 1e12 seconds overflowed every run's deadline ("timed out after -2562047h").
+		{"timeout overflowing", `[{"id":"a","type":"shell","parameters":{"timeout":1e12}}]`,
+			`tasks[0].parameters.timeout (task "a"): must be a number of seconds above 0, at most 604800`},
+		{"timeout zero", `[{"id":"a","type":"shell","parameters":{"timeout":0}}]`, `tasks[0].parameters.timeout (task "a"): must be a number of seconds above 0`},
+		{"timeout a string", `[{"id":"a","type":"shell","parameters":{"timeout":"600"}}]`, `tasks[0].parameters.timeout (task "a"): must be a number`},
+		{"retries a century", `[{"id":"a","type":"shell","parameters":{"retries":1000000,"timeout":3600}}]`,
+			`tasks[0].parameters.retries (task "a"): must be a whole number at least 0, at most 100`},
+		{"retries fractional", `[{"id":"a","type":"shell","parameters":{"retries":1.5}}]`, `tasks[0].parameters.retries (task "a"): must be a whole number`},
+		{"interval negative", `[{"id":"a","type":"shell","parameters":{"interval":-1}}]`,
+			`tasks[0].parameters.interval (task "a"): must be a number of seconds at least 0, at most 86400`},
 		{"duplicates sorted", `[{"id":"z","type":"puppet"},{"id":"b","type":"shell"},{"id":"z","type":"shell"},{"id":"b","type":"sync"},{"id":"z","type":"sync"}]`,
 			"Tasks duplication found: b, z"},
 	}
@@ -94,5 +107,22 @@ func TestParseTasksNormalises(t *testing.T) {
 				t.Fatalf("normalised task does not parse again: %v", err)
 			}
 		})
+	}
+}
+
+// The largest run parameters accepted make a deadline a Duration holds, and
+// Seconds saturates rather than overflow (issue 35).
+func TestRunLimitBounded(t *testing.T) {
+	tasks, err := ParseTasks(json.RawMessage(`[{"id":"a","type":"shell","parameters":{"timeout":604800,"retries":100,"interval":86400}}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tasks[0].runLimit(), 101*MaxTaskTimeout+100*MaxTaskInterval; got != want {
+		t.Errorf("runLimit = %v, want %v", got, want)
+	}
+	for s, want := range map[float64]time.Duration{1e12: math.MaxInt64, math.Inf(1): math.MaxInt64, -5: 0, math.NaN(): 0, 1.5: 1500 * time.Millisecond} {
+		if got := wire.Seconds(s); got != want {
+			t.Errorf("Seconds(%v) = %v, want %v", s, got, want)
+		}
 	}
 }

@@ -63,6 +63,8 @@ func StatusOf(err error) int {
 		return http.StatusMethodNotAllowed
 	case errs.TooManyRequests:
 		return http.StatusTooManyRequests
+	case errs.Unavailable:
+		return http.StatusServiceUnavailable
 	default:
 		return http.StatusInternalServerError
 	}
@@ -70,7 +72,9 @@ func StatusOf(err error) int {
 
 // Error writes err as a JSON error response. Internal errors are logged with
 // their cause and answered with a generic message, so no internals leak; a
-// request its client cancelled and one past its deadline are logged as such.
+// request its client cancelled and one past its deadline are logged as such,
+// the latter answered with a generic message unless a budget of the domain
+// (errs.Unavailable) says which.
 func Error(w http.ResponseWriter, r *http.Request, err error) {
 	status := StatusOf(err)
 	logger := LoggerFrom(r.Context())
@@ -81,8 +85,10 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 		logger.InfoContext(r.Context(), "request cancelled by the client", "method", r.Method, "path", r.URL.Path)
 	case http.StatusServiceUnavailable:
 		logger.WarnContext(r.Context(), "request timed out", "method", r.Method, "path", r.URL.Path, "err", err)
-		JSON(w, status, ErrorBody{Error: ErrorDetail{Code: status, Message: "the request did not finish in time; read back what it changes before repeating it"}})
-		return
+		if errs.KindOf(err) != errs.Unavailable {
+			JSON(w, status, ErrorBody{Error: ErrorDetail{Code: status, Message: "the request did not finish in time; read back what it changes before repeating it"}})
+			return
+		}
 	}
 	if wait := errs.RetryAfterOf(err); wait > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))

@@ -1,6 +1,9 @@
 package wire
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Task types. Group, stage and skipped tasks only structure the graph: no
 // agent ever runs them.
@@ -39,3 +42,15 @@ const (
 	// (Nailgun's for shell tasks); the agent kills the task after it.
 	DefaultTaskTimeout = 300 * time.Second
 )
+
+// Seconds is a number of seconds as a Duration, saturating at the largest
+// Duration rather than overflowing (negative: 0).
+func Seconds(s float64) time.Duration {
+	switch d := s * float64(time.Second); {
+	case d >= math.MaxInt64:
+		return math.MaxInt64
+	case d > 0:
+		return time.Duration(d)
+	}
+	return 0
+}

@@ -15,17 +15,35 @@ import (
 // evaluations of a plan turns the work over data that the nodes' documents share (the same
 // map objects, old and new) into one evaluation. The documents must not be modified while
 // the Cache is in use; it is safe for concurrent use.
+//
+// A Cache keeps at most DefaultCacheValues values (what the results it keeps made, the
+// items of its sorted keys and indexes): past that it remembers nothing more, so the
+// evaluations of a plan cannot keep more than that between them.
 type Cache struct {
 	mu      sync.RWMutex
 	results map[memoKey]memoEntry
 	keys    map[unsafe.Pointer]sortedEntry
 	equals  map[equalKey]equalEntry
 	indexes map[memoKey]indexEntry
+	kept    int // values held, at most DefaultCacheValues
 }
+
+// DefaultCacheValues bounds what a Cache keeps, as one evaluation's values: fuel-library's
+// default graph planned on 1,000 nodes keeps 1,236 (a first run) to 4,521 (a re-run).
+const DefaultCacheValues = DefaultValues
 
 // NewCache returns an empty Cache (its maps are made on first use: an evaluation without
 // a Cache of its own makes one that often stays empty).
 func NewCache() *Cache { return &Cache{} }
+
+// keep reserves room for n more values; false when the Cache is full. The caller holds mu.
+func (c *Cache) keep(n int) bool {
+	if c.kept+n > DefaultCacheValues {
+		return false
+	}
+	c.kept += n
+	return true
+}
 
 // rememberedEqualLen is the size from which the Cache remembers that two dicts are equal
 // (or not): comparing two documents' network_metadata again for every condition of every
@@ -57,7 +75,9 @@ func (c *Cache) equalMaps(x, y map[string]any, finalized bool, m *meter) bool {
 	if c.equals == nil {
 		c.equals = map[equalKey]equalEntry{}
 	}
-	c.equals[key] = equalEntry{a: x, b: y, equal: same}
+	if c.keep(1) {
+		c.equals[key] = equalEntry{a: x, b: y, equal: same}
+	}
 	c.mu.Unlock()
 	return same
 }
@@ -115,7 +135,8 @@ func (c *Cache) lookup(key memoKey, recv any) (result any, _ memoKey, ok bool) {
 	return e.result, key, found
 }
 
-func (c *Cache) store(key memoKey, recv, result any) {
+// store keeps result for key; values is what making it and its receiver made.
+func (c *Cache) store(key memoKey, recv, result any, values int) {
 	if key.ptr == nil {
 		return
 	}
@@ -123,7 +144,9 @@ func (c *Cache) store(key memoKey, recv, result any) {
 	if c.results == nil {
 		c.results = map[memoKey]memoEntry{}
 	}
-	c.results[key] = memoEntry{recv: recv, result: result}
+	if c.keep(values + 1) {
+		c.results[key] = memoEntry{recv: recv, result: result}
+	}
 	c.mu.Unlock()
 }
 
@@ -144,9 +167,20 @@ func (c *Cache) sortedKeys(m map[string]any) []string {
 	if c.keys == nil {
 		c.keys = map[unsafe.Pointer]sortedEntry{}
 	}
-	c.keys[ptr] = sortedEntry{m: m, keys: keys}
+	if c.keep(len(keys)) {
+		c.keys[ptr] = sortedEntry{m: m, keys: keys}
+	}
 	c.mu.Unlock()
 	return keys
+}
+
+// size is how many items a collection holds (0 for anything else).
+func size(v any) int {
+	if m, ok := v.(map[string]any); ok {
+		return len(m)
+	}
+	items, _ := listItems(v)
+	return len(items)
 }
 
 // memoizable methods: their result depends only on the receiver and on lambdas, which see
@@ -270,7 +304,9 @@ func (l *lookup) find(c call, items []any) (out any, ok bool, err error) {
 		if cache.indexes == nil {
 			cache.indexes = map[memoKey]indexEntry{}
 		}
-		cache.indexes[key] = entry
+		if cache.keep(2 * len(items)) { // the index, and the receiver it keeps
+			cache.indexes[key] = entry
+		}
 		cache.mu.Unlock()
 	}
 	value, err := c.apply(l.value, nil)

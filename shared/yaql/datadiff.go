@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -202,6 +203,10 @@ func dataDiff(ev *evaluator, a, b any) (added, deleted any, err error) {
 	}
 	switch x := a.(type) {
 	case string:
+		// Splitting and interning the lines reads them.
+		if err := ev.scan(len(x) + len(b.(string))); err != nil {
+			return nil, nil, err
+		}
 		al, bl := splitLines(x), splitLines(b.(string))
 		added, deleted := diffSequences(toAny(al), toAny(bl), m)
 		return added, deleted, ev.alloc(len(added) + len(deleted))
@@ -260,29 +265,28 @@ func toAny(lines []string) []any {
 	return out
 }
 
-// splitLines is Python's str.splitlines().
+// splitLines is Python's str.splitlines() (the lines share s's bytes).
 func splitLines(s string) []string {
 	var lines []string
 	start := 0
-	runes := []rune(s)
-	for i := 0; i < len(runes); i++ {
-		switch runes[i] {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch r {
 		case '\n', '\v', '\f', '\x1c', '\x1d', '\x1e', '\x85', '\u2028', '\u2029':
 		case '\r':
-			if i+1 < len(runes) && runes[i+1] == '\n' {
-				lines = append(lines, string(runes[start:i]))
-				i++
-				start = i + 1
-				continue
+			if strings.HasPrefix(s[i+size:], "\n") {
+				size++
 			}
 		default:
+			i += size
 			continue
 		}
-		lines = append(lines, string(runes[start:i]))
-		start = i + 1
+		lines = append(lines, s[start:i])
+		i += size
+		start = i
 	}
-	if start < len(runes) {
-		lines = append(lines, string(runes[start:]))
+	if start < len(s) {
+		lines = append(lines, s[start:])
 	}
 	return lines
 }
@@ -418,7 +422,7 @@ func isUndefined(v any) bool {
 // PyYAML's block layout: two spaces, sequences not indented under their key; the
 // quoting may differ).
 func fnToYaml(c call) (any, error) {
-	v, err := c.serializable()
+	v, reserved, err := c.serializable()
 	if err != nil {
 		return nil, err
 	}
@@ -432,7 +436,7 @@ func fnToYaml(c call) (any, error) {
 	if err := enc.Close(); err != nil {
 		return nil, c.fail("%v", err)
 	}
-	return out.String(), c.ev.alloc(1)
+	return out.String(), c.ev.bytes.add(out.Len() - reserved)
 }
 
 // integralAsInt gives the whole numbers of JSON data (decoded as float64) as
@@ -461,7 +465,7 @@ func integralAsInt(v any) any {
 
 // toJson(): the value as JSON.
 func fnToJSON(c call) (any, error) {
-	v, err := c.serializable()
+	v, reserved, err := c.serializable()
 	if err != nil {
 		return nil, err
 	}
@@ -471,19 +475,62 @@ func fnToJSON(c call) (any, error) {
 	if err := enc.Encode(v); err != nil {
 		return nil, c.fail("%v", err)
 	}
-	return strings.TrimSuffix(buf.String(), "\n"), c.ev.alloc(1)
+	return strings.TrimSuffix(buf.String(), "\n"), c.ev.bytes.add(buf.Len() - 1 - reserved)
 }
 
-func (c call) serializable() (any, error) {
+// serializable is the argument to serialize, finalized, with the bytes its text is
+// reserved in the budget before it is made (the difference is counted when it is).
+func (c call) serializable() (v any, reserved int, err error) {
 	if err := c.wantArgs(1, 1); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	v, err := c.arg(0)
-	if err != nil {
-		return nil, err
+	if v, err = c.arg(0); err != nil {
+		return nil, 0, err
 	}
 	if isUndefined(v) {
-		return nil, c.fail("cannot serialize an undefined value")
+		return nil, 0, c.fail("cannot serialize an undefined value")
 	}
-	return finalize(v), nil
+	v = finalize(v)
+	if err := c.ev.alloc(1); err != nil {
+		return nil, 0, err
+	}
+	before := c.ev.bytes.n
+	err = c.ev.reserveText(v)
+	return v, c.ev.bytes.n - before, err
+}
+
+// reserveText counts in the byte budget about the bytes of v as JSON text (a step per
+// value), failing as soon as it is exhausted.
+func (ev *evaluator) reserveText(v any) error {
+	if err := ev.step(); err != nil {
+		return err
+	}
+	switch x := v.(type) {
+	case string:
+		return ev.bytes.add(len(x) + 2)
+	case map[string]any:
+		if err := ev.bytes.add(2); err != nil {
+			return err
+		}
+		for k, item := range x {
+			if err := ev.bytes.add(len(k) + 4); err != nil {
+				return err
+			}
+			if err := ev.reserveText(item); err != nil {
+				return err
+			}
+		}
+		return nil
+	case []any:
+		if err := ev.bytes.add(2); err != nil {
+			return err
+		}
+		for _, item := range x {
+			if err := ev.reserveText(item); err != nil {
+				return err
+			}
+		}
+		return ev.bytes.add(len(x))
+	}
+	return ev.bytes.add(8) // a number, a boolean, null
 }

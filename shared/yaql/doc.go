@@ -6,9 +6,13 @@
 // `$` is Env.New, old()/changed() read Env.Old (nil is Nailgun's {}: no earlier run), and
 // Env.Vars are the other context variables ($node, $common). Results are JSON-shaped
 // (map[string]any, []any, string, bool, nil, int64, float64) or Undefined. An evaluation
-// is bounded: Env.Limits counts steps and created values (*LimitError past either), ctx is
-// checked as it runs, sources over MaxSourceBytes and nesting deeper than 200 are syntax
-// errors, and nothing recurses beyond the expression's own nesting or the data's depth.
+// is bounded: Env.Limits counts steps (matching a regular expression and other passes over
+// long strings count by their length, before the work), created values and the bytes of
+// the strings it makes (*LimitError past any); an Env.Budget bounds the steps and bytes
+// of all the evaluations of a request together, and its Context their time; ctx is
+// checked as it runs. Sources over MaxSourceBytes, nesting deeper than 200, unknown
+// functions and bad or oversized constant patterns are syntax errors, and nothing
+// recurses beyond the expression's own nesting or the data's depth.
 // A Cache shared by the evaluations of one plan evaluates the closed method chains over
 // data every node shares (the same map object) once.
 //
@@ -56,8 +60,9 @@
 //     are Go's RE2 syntax (no backreferences or lookaround) with re.search's semantics.
 //   - toYaml() and toJson() give the same data in Go's layout (sorted keys), not PyYAML's or
 //     json.dumps' bytes.
-//   - Budgets are steps and values, not Nailgun's 5,000 items per collection and 20,000
-//     bytes of sys.getsizeof (which two of the release's expressions exceed in Python).
-//   - Not supported (an error when evaluated): `->` and let(), def(), delegates, and the
-//     rest of yaql's standard library (strings, dates, math, queries beyond the above).
+//   - Budgets are steps, values and bytes, not Nailgun's 5,000 items per collection and
+//     20,000 bytes of sys.getsizeof (which two of the release's expressions exceed in Python).
+//   - Not supported: `->` and let(), def(), delegates (an error when evaluated), and the
+//     rest of yaql's standard library (strings, dates, math, queries beyond the above: an
+//     unknown function is a syntax error, where yaql fails when it evaluates it).
 package yaql

@@ -4,24 +4,28 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
+	"time"
 )
 
 // Default budgets of an evaluation (Limits' zero fields). Steps include the values a
 // comparison visits: a node's network_metadata holds 43 values per node of the cluster
 // (the shared data), so changed($.network_metadata) of a 1,000-node cluster visits some
-// 45,000; the default leaves room for the largest real conditions.
+// 45,000; the default leaves room for the largest real conditions. Bytes are those of the
+// strings an evaluation makes (+, concat(), toYaml(), toJson()): fuel-library's
+// conditions make a few hundred.
 const (
 	DefaultSteps  = 10_000_000
 	DefaultValues = 1_000_000
+	DefaultBytes  = 16 << 20
 )
 
 // Expr is a compiled expression; it is immutable, so one *Expr may be evaluated by any
 // number of goroutines at once.
 type Expr struct {
-	src  string
-	root node
+	src   string
+	root  node
+	bytes int64
 }
 
 // Env is what an expression sees.
@@ -31,6 +35,7 @@ type Env struct {
 	Vars   map[string]any // further context variables: Vars["node"] is $node
 	Limits Limits         // zero value = defaults
 	Cache  *Cache         // shared by the evaluations of one plan; nil = one per evaluation
+	Budget *Budget        // shared by the evaluations of one request; nil = none
 	// Trace, when set, is told of every data-diff call the evaluation makes
 	// (changed, changedAny, changedAll, added, deleted, old, new): what
 	// explains a decision comes from the evaluation that made it.
@@ -53,21 +58,32 @@ var dataDiffFunctions = map[string]bool{
 }
 
 // Limits bound one evaluation: Steps counts the expression nodes evaluated (a lambda's body
-// once per item) and the values comparisons visit, Values the values the evaluation
-// creates (list and dict items, strings).
+// once per item), the values comparisons visit and the characters regular expressions and
+// string searches read; Values the values the evaluation creates (list and dict items,
+// strings); Bytes the bytes of the strings it makes.
 type Limits struct {
 	Steps  int
 	Values int
+	Bytes  int
 }
 
-// LimitError is an evaluation that ran out of a budget.
+// LimitError is an evaluation that ran out of a budget: its own (Limits), or with Plan
+// set, the Budget of all the evaluations of its request.
 type LimitError struct {
-	Budget string // "step" or "value"
-	Limit  int
+	Budget string // "step", "value", "byte" or "time"
+	Limit  int64  // the budget: a count, or for "time" nanoseconds
+	Plan   bool
 }
 
 func (e *LimitError) Error() string {
-	return fmt.Sprintf("yaql: expression exceeded its %s budget (%d)", e.Budget, e.Limit)
+	limit := fmt.Sprint(e.Limit)
+	if e.Budget == "time" {
+		limit = time.Duration(e.Limit).String()
+	}
+	if e.Plan {
+		return fmt.Sprintf("yaql: the request's expressions exceeded their %s budget (%s together)", e.Budget, limit)
+	}
+	return fmt.Sprintf("yaql: expression exceeded its %s budget (%s)", e.Budget, limit)
 }
 
 // EvalError is an expression that failed on its data (a function given the wrong kind of
@@ -88,11 +104,56 @@ func Compile(src string) (*Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Expr{src: src, root: root}, nil
+	return &Expr{src: src, root: root, bytes: int64(len(src)) + treeBytes(root)}, nil
 }
 
 // Source is the expression's text.
 func (e *Expr) Source() string { return e.src }
+
+// Bytes is about what the compiled expression holds in memory (its tree and regular
+// expressions), for caches that count it.
+func (e *Expr) Bytes() int64 { return e.bytes }
+
+// nodeBytes is about what a node of the tree takes: the node, its interface value and
+// its share of argument slices.
+const nodeBytes = 96
+
+func treeBytes(n node) int64 {
+	size := int64(nodeBytes)
+	var children []node
+	switch x := n.(type) {
+	case *listNode:
+		children = x.items
+	case *mapNode:
+		children = x.pairs
+	case *pairNode:
+		children = []node{x.key, x.value}
+	case *indexNode:
+		children = append([]node{x.recv}, x.args...)
+	case *dotNode:
+		children = []node{x.recv, x.right}
+	case *unaryNode:
+		children = []node{x.operand}
+	case *binaryNode:
+		children = []node{x.left, x.right}
+		if x.re != nil {
+			size += x.re.Bytes()
+		}
+	case *callNode:
+		children = x.args
+		if x.re != nil {
+			size += x.re.Bytes()
+		}
+	case *constNode:
+		if s, ok := x.value.(string); ok {
+			size += int64(len(s))
+		}
+	}
+	for _, c := range children {
+		size += treeBytes(c)
+	}
+	return size
+}
 
 // Eval evaluates the expression against env. The result is JSON-shaped (map[string]any,
 // []any, string, bool, nil, int64, float64) or Undefined. Errors: *LimitError when a budget
@@ -100,26 +161,32 @@ func (e *Expr) Source() string { return e.src }
 // the data.
 func (e *Expr) Eval(ctx context.Context, env Env) (any, error) {
 	ev := &evaluator{
-		ctx:       ctx,
-		maxSteps:  env.Limits.Steps,
-		maxValues: env.Limits.Values,
-		newData:   env.New,
-		oldData:   env.Old,
-		vars:      env.Vars,
-		trace:     env.Trace,
-		meter:     meter{cache: env.Cache},
-	}
-	if ev.maxSteps <= 0 {
-		ev.maxSteps = DefaultSteps
-	}
-	if ev.maxValues <= 0 {
-		ev.maxValues = DefaultValues
+		ctx:      ctx,
+		maxSteps: positiveOr(env.Limits.Steps, DefaultSteps),
+		values:   counter{max: positiveOr(env.Limits.Values, DefaultValues), budget: "value"},
+		bytes:    counter{max: positiveOr(env.Limits.Bytes, DefaultBytes), budget: "byte"},
+		newData:  env.New,
+		oldData:  env.Old,
+		vars:     env.Vars,
+		trace:    env.Trace,
+		meter:    meter{cache: env.Cache},
 	}
 	if ev.oldData == nil {
 		ev.oldData = noOldData
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, context.Cause(ctx)
+	}
+	if b := env.Budget; b != nil {
+		steps, bytes := b.remaining()
+		if steps < int64(ev.maxSteps) {
+			ev.maxSteps, ev.planSteps = int(max(steps, 0)), true
+		}
+		if bytes < int64(ev.bytes.max) {
+			ev.bytes.max, ev.bytes.plan = int(max(bytes, 0)), b.limits.Bytes
+		}
+		ev.budget = b
+		defer func() { b.charge(ev.steps, ev.bytes.n) }()
 	}
 	v, err := e.root.eval(ev, env.New)
 	if err != nil {
@@ -128,15 +195,24 @@ func (e *Expr) Eval(ctx context.Context, env Env) (any, error) {
 	return finalize(v), nil
 }
 
+func positiveOr(n, otherwise int) int {
+	if n > 0 {
+		return n
+	}
+	return otherwise
+}
+
 // noOldData is Env.Old when there is none, Nailgun's {} (never modified).
 var noOldData = map[string]any{}
 
 type evaluator struct {
-	meter            // steps and the Cache
-	ctx              context.Context
-	maxSteps         int
-	values           int
-	maxValues        int
+	meter    // steps and the Cache
+	ctx      context.Context
+	maxSteps int
+	// planSteps: maxSteps is what is left of the Budget, not the evaluation's own limit.
+	planSteps        bool
+	budget           *Budget
+	values, bytes    counter
 	newData, oldData any
 	vars             map[string]any
 	fixed            []fixedValue // values of new()/old() of closed arguments
@@ -168,10 +244,10 @@ func (ev *evaluator) sortedKeys(m map[string]any) []string {
 func (ev *evaluator) step() error {
 	ev.steps++
 	if ev.steps > ev.maxSteps {
-		return &LimitError{Budget: "step", Limit: ev.maxSteps}
+		return ev.outOfSteps()
 	}
-	if ev.steps&1023 == 0 {
-		return ev.ctx.Err()
+	if ev.steps&1023 == 0 && ev.ctx.Err() != nil {
+		return context.Cause(ev.ctx)
 	}
 	return nil
 }
@@ -180,18 +256,56 @@ func (ev *evaluator) step() error {
 // a comparison visited).
 func (ev *evaluator) checkSteps() error {
 	if ev.steps > ev.maxSteps {
-		return &LimitError{Budget: "step", Limit: ev.maxSteps}
+		return ev.outOfSteps()
 	}
-	return ev.ctx.Err()
+	if ev.ctx.Err() != nil {
+		return context.Cause(ev.ctx)
+	}
+	return nil
+}
+
+// scan counts the work of a linear pass over n bytes (a substring search, a copy): a
+// step is some 10 ns, the time of such a pass over 64 bytes.
+func (ev *evaluator) scan(n int) error {
+	ev.steps += n / 64
+	return ev.checkSteps()
+}
+
+func (ev *evaluator) outOfSteps() error {
+	if ev.planSteps {
+		return &LimitError{Budget: "step", Limit: ev.budget.limits.Steps, Plan: true}
+	}
+	return &LimitError{Budget: "step", Limit: int64(ev.maxSteps)}
 }
 
 // alloc counts n values created.
-func (ev *evaluator) alloc(n int) error {
-	ev.values += n
-	if ev.values > ev.maxValues {
-		return &LimitError{Budget: "value", Limit: ev.maxValues}
+func (ev *evaluator) alloc(n int) error { return ev.values.add(n) }
+
+// allocBytes counts a string of n bytes about to be made.
+func (ev *evaluator) allocBytes(n int) error {
+	if err := ev.values.add(1); err != nil {
+		return err
 	}
-	return nil
+	return ev.bytes.add(n)
+}
+
+// counter is a budget of the evaluation: values or bytes made.
+type counter struct {
+	n, max int
+	budget string
+	// plan, when set, is the Budget's total: max is what was left of it.
+	plan int64
+}
+
+func (c *counter) add(n int) error {
+	c.n += n
+	if c.n <= c.max {
+		return nil
+	}
+	if c.plan > 0 {
+		return &LimitError{Budget: c.budget, Limit: c.plan, Plan: true}
+	}
+	return &LimitError{Budget: c.budget, Limit: int64(c.max)}
 }
 
 // fatal errors end the whole evaluation: old() does not turn them into Undefined.
@@ -376,6 +490,9 @@ func (n *dotNode) eval(ev *evaluator, dollar any) (any, error) {
 	if err := ev.step(); err != nil {
 		return nil, err
 	}
+	// A kept result keeps its receiver too: the values made for either, and the
+	// receiver's own items (made before), are what it costs.
+	made := ev.values.n
 	recv, err := n.recv.eval(ev, dollar)
 	if err != nil {
 		return nil, err
@@ -403,7 +520,7 @@ func (n *dotNode) eval(ev *evaluator, dollar any) (any, error) {
 	}
 	v, err = n.apply(ev, recv, dollar)
 	if err == nil {
-		cache.store(key, recv, v)
+		cache.store(key, recv, v, ev.values.n-made+size(recv))
 	}
 	return v, err
 }
@@ -487,7 +604,19 @@ func (n *unaryNode) eval(ev *evaluator, dollar any) (any, error) {
 type binaryNode struct {
 	op          string
 	left, right node
+	re          *Pattern // =~ and !~ with a constant pattern, compiled once
 	pos         int
+}
+
+func newBinary(op string, left, right node, pos int) (*binaryNode, error) {
+	n := &binaryNode{op: op, left: left, right: right, pos: pos}
+	if op == "=~" || op == "!~" {
+		var err error
+		if n.re, err = constantPattern(right, pos); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
 }
 
 func (n *binaryNode) eval(ev *evaluator, dollar any) (any, error) {
@@ -527,6 +656,11 @@ func (n *binaryNode) eval(ev *evaluator, dollar any) (any, error) {
 		}
 		return found, ev.checkSteps()
 	case "<", ">", "<=", ">=":
+		if s, ok := left.(string); ok {
+			if err := ev.scan(len(s)); err != nil {
+				return nil, err
+			}
+		}
 		return compare(n.op, left, right, n.pos)
 	case "=~", "!~":
 		s, ok1 := left.(string)
@@ -534,11 +668,14 @@ func (n *binaryNode) eval(ev *evaluator, dollar any) (any, error) {
 		if !ok1 || !ok2 {
 			return nil, failf(n.pos, "%s needs a string and a pattern", n.op)
 		}
-		re, err := compileRegexp(pattern, n.pos)
-		if err != nil {
-			return nil, err
+		re := n.re
+		if re == nil {
+			if re, err = ev.compileRegexp(pattern, n.pos); err != nil {
+				return nil, err
+			}
 		}
-		return re.MatchString(s) == (n.op == "=~"), nil
+		matched, err := ev.match(re, s)
+		return matched == (n.op == "=~"), err
 	}
 	return arithmetic(ev, n.op, left, right, n.pos)
 }
@@ -546,6 +683,9 @@ func (n *binaryNode) eval(ev *evaluator, dollar any) (any, error) {
 func in(ev *evaluator, value, collection any, pos int) (bool, error) {
 	if s, ok := collection.(string); ok {
 		if sub, ok := value.(string); ok {
+			if err := ev.scan(len(s)); err != nil {
+				return false, err
+			}
 			return strings.Contains(s, sub), nil
 		}
 	}
@@ -554,14 +694,4 @@ func in(ev *evaluator, value, collection any, pos int) (bool, error) {
 		return false, failf(pos, "'in' needs a collection, not %s", typeName(collection))
 	}
 	return contains(items, value, &ev.meter), nil
-}
-
-// compileRegexp compiles a pattern given at run time (constant patterns of matches() are
-// compiled by Compile).
-func compileRegexp(pattern string, pos int) (*regexp.Regexp, error) {
-	re, err := regexp.Compile(pattern)
-	if err != nil {
-		return nil, failf(pos, "bad regular expression %q: %v", pattern, err)
-	}
-	return re, nil
 }

@@ -1,16 +1,17 @@
 package yaql
 
 import (
-	"regexp"
+	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // callNode is name(args) or, after '.', recv.name(args).
 type callNode struct {
 	name string
-	fn   *function // nil: unknown, an error when evaluated (as in yaql)
+	fn   *function
 	args []node
-	re   *regexp.Regexp // matches() with a constant pattern, compiled once
+	re   *Pattern // matches() with a constant pattern, compiled once
 	// closedArgs: the arguments depend on nothing but their `$`, so new(...) and old(...)
 	// give one value per evaluation however often a lambda calls them.
 	closedArgs bool
@@ -41,19 +42,40 @@ type call struct {
 	method bool
 }
 
-func newCall(name string, args []node, pos int) *callNode {
+// newCall makes a call node; an unknown function or a bad constant pattern is a syntax
+// error, so that a task naming one is refused on upload (yaql fails when evaluating).
+func newCall(name string, args []node, pos int) (*callNode, error) {
 	n := &callNode{name: name, fn: functions[name], args: args, pos: pos, closedArgs: allClosed(args, false)}
+	if n.fn == nil {
+		return nil, &SyntaxError{Pos: pos, Msg: fmt.Sprintf("unknown function %q", name)}
+	}
 	if name == "where" && len(args) == 1 {
 		n.lookup = lookupOf(args[0])
 	}
 	if name == "matches" && len(args) == 1 {
-		if c, ok := args[0].(*constNode); ok {
-			if pattern, ok := c.value.(string); ok {
-				n.re, _ = regexp.Compile(pattern) // a bad pattern fails when evaluated
-			}
+		var err error
+		if n.re, err = constantPattern(args[0], pos); err != nil {
+			return nil, err
 		}
 	}
-	return n
+	return n, nil
+}
+
+// constantPattern compiles a pattern given as a string constant (nil for any other node).
+func constantPattern(arg node, pos int) (*Pattern, error) {
+	c, ok := arg.(*constNode)
+	if !ok {
+		return nil, nil
+	}
+	src, ok := c.value.(string)
+	if !ok {
+		return nil, nil
+	}
+	p, err := CompilePattern(src)
+	if err != nil {
+		return nil, &SyntaxError{Pos: pos, Msg: fmt.Sprintf("bad regular expression %q: %v", src, err)}
+	}
+	return p, nil
 }
 
 func (n *callNode) eval(ev *evaluator, dollar any) (any, error) {
@@ -65,8 +87,6 @@ func (n *callNode) call(ev *evaluator, recv any, method bool, dollar any) (any, 
 		return nil, err
 	}
 	switch {
-	case n.fn == nil:
-		return nil, failf(n.pos, "unknown function %q", n.name)
 	case method && !n.fn.method:
 		return nil, failf(n.pos, "%s() is not a method", n.name)
 	case !method && !n.fn.free:
@@ -438,7 +458,7 @@ func fnLen(c call) (any, error) {
 	}
 	switch x := v.(type) {
 	case string:
-		return int64(len([]rune(x))), nil
+		return int64(utf8.RuneCountInString(x)), c.ev.scan(len(x))
 	case map[string]any:
 		return int64(len(x)), nil
 	}
@@ -465,11 +485,19 @@ func fnConcat(c call) (any, error) {
 	}
 	switch {
 	case allStrings:
+		size := 0
+		for _, v := range values {
+			size += len(v.(string))
+		}
+		if err := c.ev.allocBytes(size); err != nil {
+			return nil, err
+		}
 		var b strings.Builder
+		b.Grow(size)
 		for _, v := range values {
 			b.WriteString(v.(string))
 		}
-		return b.String(), c.ev.alloc(1)
+		return b.String(), nil
 	case allCollections:
 		var out []any
 		for _, v := range values {
@@ -582,11 +610,11 @@ func fnMatches(c call) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if re, err = compileRegexp(pattern, c.node.pos); err != nil {
+		if re, err = c.ev.compileRegexp(pattern, c.node.pos); err != nil {
 			return nil, err
 		}
 	}
-	return re.MatchString(s), nil
+	return c.ev.match(re, s)
 }
 
 // switch(condition => value, ...): the value of the first true condition, else null.

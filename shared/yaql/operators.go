@@ -139,7 +139,7 @@ func arithmetic(ev *evaluator, op string, left, right any, pos int) (any, error)
 		switch l := left.(type) {
 		case string:
 			if r, ok := right.(string); ok {
-				if err := ev.alloc(1); err != nil {
+				if err := ev.allocBytes(len(l) + len(r)); err != nil {
 					return nil, err
 				}
 				return l + r, nil
@@ -193,8 +193,8 @@ func repeatList(ev *evaluator, items []any, times int64) (any, error) {
 	if times <= 0 {
 		return []any{}, nil
 	}
-	if times > int64(ev.maxValues) || int64(len(items))*times > int64(ev.maxValues) {
-		return nil, &LimitError{Budget: "value", Limit: ev.maxValues}
+	if times > int64(ev.values.max) || int64(len(items))*times > int64(ev.values.max) {
+		return nil, ev.alloc(ev.values.max + 1)
 	}
 	if err := ev.alloc(len(items) * int(times)); err != nil {
 		return nil, err

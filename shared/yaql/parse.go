@@ -10,9 +10,12 @@ import (
 
 // MaxSourceBytes and maxDepth bound what Compile accepts: the parser recurses once per
 // nesting level, and an expression is a line of a task file, not a program.
+// MaxPatternBytes bounds the compiled regular expressions of one expression together
+// (Pattern.Bytes): a few bytes of source can compile to 50 KB.
 const (
-	MaxSourceBytes = 64 << 10
-	maxDepth       = 200
+	MaxSourceBytes  = 64 << 10
+	maxDepth        = 200
+	MaxPatternBytes = 1 << 20
 )
 
 // SyntaxError is a malformed expression; Pos is the byte offset where parsing stopped.
@@ -243,10 +246,23 @@ var binaryPower = map[string]int{
 }
 
 type parser struct {
-	src   string
-	toks  []token
-	i     int
-	depth int
+	src          string
+	toks         []token
+	i            int
+	depth        int
+	patternBytes int64 // of the constant patterns compiled so far
+}
+
+// compiled counts a constant pattern the expression compiled (nil: none).
+func (p *parser) compiled(re *Pattern, pos int) error {
+	if re == nil {
+		return nil
+	}
+	p.patternBytes += re.Bytes()
+	if p.patternBytes > MaxPatternBytes {
+		return &SyntaxError{pos, fmt.Sprintf("its regular expressions compile to over %d bytes", MaxPatternBytes)}
+	}
+	return nil
 }
 
 func parse(src string) (node, error) {
@@ -340,7 +356,14 @@ func (p *parser) expr(minPower int) (node, error) {
 			if err != nil {
 				return nil, err
 			}
-			left = &binaryNode{op: t.text, left: left, right: right, pos: t.pos}
+			binary, err := newBinary(t.text, left, right, t.pos)
+			if err != nil {
+				return nil, err
+			}
+			if err := p.compiled(binary.re, t.pos); err != nil {
+				return nil, err
+			}
+			left = binary
 		}
 	}
 }
@@ -370,12 +393,15 @@ func (p *parser) prefix() (node, error) {
 		if err != nil {
 			return nil, err
 		}
-		call := newCall(t.text, args, t.pos)
+		call, err := newCall(t.text, args, t.pos)
+		if err != nil {
+			return nil, err
+		}
 		if dataDiffFunctions[t.text] {
 			// Kept for Env.Trace: what an explanation quotes.
 			call.text, call.argText = p.src[t.pos:p.toks[p.i-1].pos+1], p.argTexts(first, p.i-1)
 		}
-		return call, nil
+		return call, p.compiled(call.re, t.pos)
 	case tokOp:
 		switch t.text {
 		case "(":

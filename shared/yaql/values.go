@@ -185,6 +185,9 @@ func equal(a, b any, finalized bool, m *meter) bool {
 		return b == nil
 	case string:
 		y, ok := b.(string)
+		if ok && len(x) == len(y) {
+			m.steps += len(x) / 64 // comparing long strings costs as a scan does (evaluator.scan)
+		}
 		return ok && x == y
 	case undefinedValue:
 		_, ok := b.(undefinedValue)
@@ -302,10 +305,18 @@ const hashPrime = 1099511628211
 
 func hashMix(h, x uint64) uint64 { return (h ^ x) * hashPrime }
 
+// hashString hashes the length and at most the first and last 32 bytes of s: hashing
+// the whole of long strings would cost time no step counts.
 func hashString(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h = hashMix(h, uint64(s[i]))
+	h := hashMix(14695981039346656037, uint64(len(s)))
+	head, tail := s, ""
+	if len(s) > 64 {
+		head, tail = s[:32], s[len(s)-32:]
+	}
+	for _, part := range [2]string{head, tail} {
+		for i := 0; i < len(part); i++ {
+			h = hashMix(h, uint64(part[i]))
+		}
 	}
 	return h
 }

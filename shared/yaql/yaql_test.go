@@ -498,7 +498,7 @@ func FuzzCompileEval(f *testing.F) {
 // A failure on the data is an *EvalError at the failing operation.
 func TestEvalErrorPosition(t *testing.T) {
 	for src, pos := range map[string]int{
-		"$.l + unknown(1)":     6,
+		"$.l + len(1)":         6,
 		"$.a.get('x')":         4,
 		"1 + 'a'":              2,
 		"$.missing.deeper":     9,

@@ -100,3 +100,34 @@ func (c *Clock) Advance(d time.Duration) {
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
 }
+
+// EmptyData are clusters whose nodes each have an empty deployment data
+// document ({}) in every resource: conditions evaluate on {}.
+type EmptyData struct{ Clusters }
+
+// HasResource implements graphs.Clusters: every resource is defined.
+func (c EmptyData) HasResource(ctx context.Context, id, _ string) error { return c.Exists(ctx, id) }
+
+// NodeData implements graphs.Clusters: {} for each node asked for.
+func (c EmptyData) NodeData(ctx context.Context, id, _ string, nodes []string, _ time.Time) (map[string]graphs.NodeDocument, error) {
+	if err := c.Exists(ctx, id); err != nil {
+		return nil, err
+	}
+	out := make(map[string]graphs.NodeDocument, len(nodes))
+	for _, n := range nodes {
+		out[n] = graphs.NodeDocument{Body: []byte("{}"), ETag: `"empty"`}
+	}
+	return out, nil
+}
+
+// NodeParts implements graphs.Clusters: {} as each node's own and common parts.
+func (c EmptyData) NodeParts(ctx context.Context, id, _ string, nodes []string, _ time.Time) (map[string]graphs.NodeParts, error) {
+	if err := c.Exists(ctx, id); err != nil {
+		return nil, err
+	}
+	out := make(map[string]graphs.NodeParts, len(nodes))
+	for _, n := range nodes {
+		out[n] = graphs.NodeParts{Own: []byte("{}"), Common: []byte("{}")}
+	}
+	return out, nil
+}

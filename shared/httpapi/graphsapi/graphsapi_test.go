@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/graphs/graphstest"
@@ -15,6 +16,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes/routestest"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/yaql"
 )
 
 type api struct {
@@ -26,7 +28,7 @@ type api struct {
 
 // newAPI serves the graphs routes over a fresh embedded store, with clusters
 // 1 (nodes 1, 2) and 2 (node 3).
-func newAPI(t *testing.T) *api {
+func newAPI(t *testing.T, opts ...graphs.Option) *api {
 	t.Helper()
 	b, err := bolt.Open(t.TempDir())
 	if err != nil {
@@ -34,7 +36,7 @@ func newAPI(t *testing.T) *api {
 	}
 	t.Cleanup(func() { _ = b.Close() })
 	router := routes.NewRouter(1 << 20)
-	graphsapi.Register(router, graphs.NewService(b.Index, b.Blobs, graphstest.Clusters{"1": graphstest.Nodes("1", "2"), "2": graphstest.Nodes("3")}))
+	graphsapi.Register(router, graphs.NewService(b.Index, b.Blobs, graphstest.EmptyData{Clusters: graphstest.Clusters{"1": graphstest.Nodes("1", "2"), "2": graphstest.Nodes("3")}}, opts...))
 	return &api{t: t, h: routestest.Validating(t, httpapi.Wrap(router, httpapi.Options{}))}
 }
 
@@ -493,4 +495,22 @@ func TestSpec002Endpoints(t *testing.T) {
 	}
 	// Node 2 takes no part in this transaction.
 	a.expect("POST", "/api/v1/clusters/1/nodes/2/claim", "", 200, `"action":"done","transaction":"`+tx.UUID)
+}
+
+// Every request that plans answers a budget it ran out of with the budget's
+// name: 400 for one expression's, 503 for the request's time (never a 400
+// quoting the context's error).
+func TestPlanBudgetsAnswered(t *testing.T) {
+	doubling := `['a']` + strings.Repeat(".select($+$)", 33) + ".len() > 0"
+	a := newAPI(t)
+	a.expect("POST", "/api/v1/clusters/1/deployment_graphs/default", `{"tasks":[{"id":"t","type":"shell","condition":{"yaql_exp":"`+doubling+`"}}]}`, 201, "")
+	a.expect("GET", "/api/v1/clusters/1/serialized_tasks", "", 400, "exceeded its byte budget")
+	a.expect("PUT", "/api/v1/clusters/1/deploy", "", 400, "exceeded its byte budget")
+	a.expect("POST", "/api/v1/clusters/1/deployment_graphs/other?validate", `{"tasks":[{"id":"t","type":"shell","condition":{"yaql_exp":"unknown(1)"}}]}`, 400, `unknown function "unknown"`)
+
+	a = newAPI(t, graphs.WithPlanLimits(graphs.PlanLimits{Budget: yaql.BudgetLimits{Time: time.Nanosecond}}))
+	a.expect("POST", "/api/v1/clusters/1/deployment_graphs/default", `{"tasks":[{"id":"t","type":"shell","condition":{"yaql_exp":"true"}}]}`, 201, "")
+	a.expect("GET", "/api/v1/clusters/1/serialized_tasks", "", 503, "time budget (1ns")
+	a.expect("PUT", "/api/v1/clusters/1/deploy", "", 503, "time budget (1ns")
+	a.expect("PUT", "/api/v1/clusters/1/deployment_graphs/default?validate", `{"tasks":[{"id":"t","type":"shell","condition":{"yaql_exp":"true"}}]}`, 503, "time budget (1ns")
 }

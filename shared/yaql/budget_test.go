@@ -1,0 +1,170 @@
+package yaql
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func wantLimit(t *testing.T, what string, err error, budget string, plan bool) {
+	t.Helper()
+	var limit *LimitError
+	if !errors.As(err, &limit) || limit.Budget != budget || limit.Plan != plan {
+		t.Errorf("%s: %v, want a %s LimitError (plan %v)", what, err, budget, plan)
+	}
+}
+
+// The attack of issue 35: a string + counted as one value whatever its length, so 33
+// doublings of 'a' ran the server out of memory. Its bytes are counted now.
+func TestStringDoublingStopsAtTheByteBudget(t *testing.T) {
+	src := "['a']" + strings.Repeat(".select($+$)", 33) + ".len() > 0"
+	start := time.Now()
+	_, err := eval(t, src, Env{New: map[string]any{}})
+	wantLimit(t, "33 doublings", err, "byte", false)
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("took %v to refuse", took)
+	}
+	for _, src := range []string{"concat($.s, $.s, $.s)", "$.s.toJson()", "[$.s, $.s].toYaml()", "[$.s] * 3 + [1]"} {
+		_, err := eval(t, "("+src+").toJson()", Env{New: map[string]any{"s": strings.Repeat("x", 1000)}, Limits: Limits{Bytes: 1500}})
+		wantLimit(t, src, err, "byte", false)
+	}
+	if got, err := eval(t, "concat($.s, $.s) + $.s", Env{New: map[string]any{"s": "ab"}, Limits: Limits{Bytes: 10}}); err != nil || got != "ababab" {
+		t.Errorf("within the byte budget: %v, %v", got, err)
+	}
+}
+
+// Matching and searching long strings costs steps by their length, counted before the
+// work is done: 8M characters matched took 9.3 s of CPU outside every budget.
+func TestLongStringsCostSteps(t *testing.T) {
+	long := strings.Repeat("a", 8<<20)
+	env := Env{New: map[string]any{"s": long, "p": "(a|b|c)*x", "l": []any{long, long}}, Vars: map[string]any{"t": strings.Clone(long)}}
+	for _, src := range []string{"$.s.matches('(a|b|c)*x')", "$.s =~ '(.*)(.*)z'", "$.s.matches($.p)", "$.s !~ $.p"} {
+		start := time.Now()
+		_, err := eval(t, src, env)
+		wantLimit(t, src, err, "step", false)
+		if took := time.Since(start); took > 100*time.Millisecond {
+			t.Errorf("%s took %v to refuse", src, took)
+		}
+	}
+	env.Limits.Steps = 100_000 // under the 131,072 of a pass over 8M characters
+	for _, src := range []string{"$.l.where($ = $t).len()", "'b' in $.s", "[$.s].where($ < $t)", "$.l.toSet()"} {
+		_, err := eval(t, src, env)
+		wantLimit(t, src, err, "step", false)
+	}
+	if got, err := eval(t, "'node-12'.matches('^node-[0-9]+$')", Env{Limits: Limits{Steps: 1000}}); err != nil || got != true {
+		t.Errorf("a short match: %v, %v", got, err)
+	}
+}
+
+// A Budget bounds the evaluations of a request together.
+func TestBudgetAcrossEvaluations(t *testing.T) {
+	e, err := Compile("$.l.select($ + 1).len()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := map[string]any{"l": []any{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}}
+	budget := NewBudget(BudgetLimits{Steps: 100})
+	var failed error
+	for range 10 {
+		if _, failed = e.Eval(context.Background(), Env{New: data, Budget: budget}); failed != nil {
+			break
+		}
+	}
+	wantLimit(t, "the tenth evaluation", failed, "step", true)
+	if steps, _ := budget.Used(); steps < 100 {
+		t.Errorf("used %d steps of 100", steps)
+	}
+	if want := "yaql: the request's expressions exceeded their step budget (100 together)"; failed == nil || failed.Error() != want {
+		t.Errorf("message %v, want %q", failed, want)
+	}
+
+	bytes := NewBudget(BudgetLimits{Bytes: 100})
+	concat, _ := Compile("$.s + $.s")
+	for i := range 3 {
+		_, err := concat.Eval(context.Background(), Env{New: map[string]any{"s": strings.Repeat("y", 20)}, Budget: bytes})
+		if i < 2 && err != nil {
+			t.Fatalf("evaluation %d: %v", i, err)
+		}
+		if i == 2 {
+			wantLimit(t, "the third 40 bytes of 100", err, "byte", true)
+		}
+	}
+}
+
+// The budget's time ends the request's context with the budget as its cause.
+func TestBudgetTime(t *testing.T) {
+	budget := NewBudget(BudgetLimits{Time: time.Millisecond})
+	ctx, cancel := budget.Context(context.Background())
+	defer cancel()
+	<-ctx.Done()
+	e, _ := Compile("$.l.where(true)")
+	_, err := e.Eval(ctx, Env{New: map[string]any{"l": []any{1}}, Budget: budget})
+	wantLimit(t, "past the deadline", err, "time", true)
+	if want := "yaql: the request's expressions exceeded their time budget (1ms together)"; err.Error() != want {
+		t.Errorf("message %q, want %q", err, want)
+	}
+}
+
+// What would fail on every evaluation fails on upload.
+func TestCompileRefuses(t *testing.T) {
+	for src, want := range map[string]string{
+		"$.l + unknown(1)":                `at position 6: unknown function "unknown"`,
+		"$.a.matches('(')":                `bad regular expression "("`,
+		"$.a =~ '[a-z]{1000}[0-9]{1000}'": "over the limit of 2000",
+		strings.Repeat("$.a.matches('[a-z]{1000}') or ", 30) + "true": "compile to over 1048576 bytes",
+	} {
+		_, err := Compile(src)
+		var syntax *SyntaxError
+		if !errors.As(err, &syntax) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want a SyntaxError with %q", src, err, want)
+		}
+	}
+}
+
+// Bytes counts the compiled tree and its regular expressions, which can be a thousand
+// times their source.
+func TestExprBytes(t *testing.T) {
+	small, _ := Compile("$.a = 1")
+	pattern, _ := Compile("$.a.matches('[a-z]{1000}')")
+	if small.Bytes() > 1000 || pattern.Bytes() < 48_000 {
+		t.Errorf("Bytes() = %d and %d", small.Bytes(), pattern.Bytes())
+	}
+}
+
+// A Cache shared by a plan's evaluations keeps at most DefaultCacheValues values:
+// issue 35's 200 conditions of 490,000 values each kept 1.1 GB until the plan ended.
+func TestCacheKeepsItsShare(t *testing.T) {
+	cache := NewCache()
+	e, _ := Compile("$.l.select([$] * 100).len()")
+	for i := range 30 {
+		l := make([]any, 1000)
+		for k := range l {
+			l[k] = i
+		}
+		if _, err := e.Eval(context.Background(), Env{New: map[string]any{"l": l}, Cache: cache}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each evaluation would keep two results: select()'s 101,000 values and len()'s.
+	if cache.kept > DefaultCacheValues || len(cache.results) >= 60 || len(cache.results) == 0 {
+		t.Errorf("the cache keeps %d values in %d results", cache.kept, len(cache.results))
+	}
+	// A result keeps its receiver: all() on each of 500 lists of 1,000 items made
+	// before costs the list, so a thousand such results fill the cache, not 2,000.
+	cache = NewCache()
+	e, _ = Compile("$.l.select([$] * 1000).all($.all($ >= 0))")
+	for i := range 4 {
+		l := make([]any, 500)
+		for k := range l {
+			l[k] = i
+		}
+		if _, err := e.Eval(context.Background(), Env{New: map[string]any{"l": l}, Cache: cache}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cache.kept > DefaultCacheValues || len(cache.results) > 1000 {
+		t.Errorf("the cache keeps %d values in %d results", cache.kept, len(cache.results))
+	}
+}

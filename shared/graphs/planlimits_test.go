@@ -44,7 +44,10 @@ func planned(t *testing.T, s *graphs.Service, kind errs.Kind, msg string) {
 	t.Helper()
 	one := int64(1)
 	for name, plan := range map[string]func() error{
-		"serialized_tasks": func() error { _, err := s.SerializedTasks(context.Background(), 1, "default", nil, false, false); return err },
+		"serialized_tasks": func() error {
+			_, err := s.SerializedTasks(context.Background(), 1, "default", nil, false, false)
+			return err
+		},
 		"execute": func() error {
 			_, err := s.Execute(context.Background(), graphs.ExecuteRequest{Cluster: &one, Graphs: []graphs.GraphRun{{Type: "default"}}})
 			return err

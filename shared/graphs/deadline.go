@@ -155,6 +155,8 @@ func (s *Service) overdue(ctx context.Context, st *txState, now time.Time) (stri
 		switch {
 		case p.Status == StatusReady || p.Status == StatusError:
 			continue
+		case sub.Stopping != "" && p.CurrentTask == "":
+			continue // the run stops: only the tasks in flight are awaited
 		case p.LastSeen == nil:
 			missed(sub.TimeStart.Add(claimTimeout), "Node %s unreachable: no claim within %s", n, claimTimeout)
 			continue

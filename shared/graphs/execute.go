@@ -72,6 +72,14 @@ const (
 	StatusRunning = "running"
 	StatusReady   = "ready"
 	StatusError   = "error"
+	// StatusSkipped is a task its agent did not run, or one whose failure
+	// does not count (fail_on_error false, or a noop run).
+	StatusSkipped = "skipped"
+	// StatusDepFailed is a task not run because a task it waits for, or
+	// an earlier one of its node, failed.
+	StatusDepFailed = "dep_failed"
+	// StatusStopped is a node that did not finish its tasks because the run stopped.
+	StatusStopped = "stopped"
 )
 
 // AbortedMessage is the message of the sub-transactions a failure kept from running.
@@ -95,6 +103,11 @@ type TransactionInfo struct {
 	Debug      bool   `json:"debug"`
 	// ClaimTimeout is the execution's claim timeout in seconds.
 	ClaimTimeout float64 `json:"claim_timeout,omitempty"`
+	// FailedNodes are the nodes that failed, and FailedTasks the tasks that
+	// failed them (Astute's failed_nodes and failed_tasks): a run that ends
+	// ready with failures lost only nodes its fault tolerance allowed.
+	FailedNodes []string      `json:"failed_nodes,omitempty"`
+	FailedTasks []NodeTaskRef `json:"failed_tasks,omitempty"`
 
 	TimeCreated time.Time  `json:"time_created"`
 	TimeStart   *time.Time `json:"time_start,omitempty"`
@@ -113,6 +126,11 @@ type txRecord struct {
 
 	// Idle are the nodes with nothing to do in the sub-transaction: ready from its start.
 	Idle []string `json:"idle,omitempty"`
+	// Stopping, once set, is why the run stops (a failure beyond the fault
+	// tolerance): nothing new starts, and it ends when the nodes in Draining
+	// have reported the task they were running.
+	Stopping string   `json:"stopping,omitempty"`
+	Draining []string `json:"draining,omitempty"`
 }
 
 func txKey(id string) store.Key  { return store.Key{Partition: prefix + "tx", Sort: id} }

@@ -128,8 +128,8 @@ func TestFailureAbortsTheRest(t *testing.T) {
 	c := wantAction(t, s, tx.UUID, "n2", graphs.ActionTask)
 	must[graphs.NodeProgress](t)(s.Report(ctx, tx.UUID, "n2", graphs.TaskReport{Task: c.Task.ID, Status: "error", Message: "exit 1"}))
 	view := must[graphs.Transaction](t)(s.Transaction(ctx, tx.UUID))
-	want := "Task u failed on node n2: exit 1"
-	if view.Status != graphs.StatusError || view.Message != want {
+	want := "Task u failed on node n2: exit 1 (node n2 is in no fault-tolerance group: it is critical)"
+	if view.Status != graphs.StatusError || view.Message != want || !slices.Equal(view.FailedNodes, []string{"n2"}) {
 		t.Fatalf("parent = %+v", view.TransactionInfo)
 	}
 	subs := view.SubTransactions

@@ -43,6 +43,8 @@ type placement struct {
 	crossDepends, crossDependedBy [][][]CrossDependency
 	// limits: task id -> how many nodes may run it at once.
 	limits map[string]int
+	// groupNodes: group task -> the nodes its own names select.
+	groupNodes map[int][]bool
 	// unplaced lists the tasks (that do work) placed on no node.
 	unplaced []string
 	warnings []string
@@ -97,6 +99,7 @@ func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode,
 	unmatched := map[string][]string{} // "field name" -> task ids
 	// groupOn: group task -> its nodes (by its own names, or its id as a tag without any).
 	groupOn := map[int][]bool{}
+	p.groupNodes = groupOn
 	selectNodes := func(t Task) []bool {
 		field, names := placementNames(t)
 		if t.Type == TypeGroup && names == nil {

@@ -69,7 +69,8 @@ func (s *Service) plan(ctx context.Context, req planRequest) (*frozenPlan, error
 		return nil, err
 	}
 	warnings = append(append(slices.Clone(req.merged.deps.warnings), warnings...), p.warnings...)
-	return &frozenPlan{Tasks: tasks, Nodes: steps, Limits: p.limits, Data: pins, Warnings: warnings, Unplaced: p.unplaced}, nil
+	return &frozenPlan{Tasks: tasks, Nodes: steps, Limits: p.limits, Data: pins, Warnings: warnings, Unplaced: p.unplaced,
+		Groups: faultToleranceGroups(tasks, p)}, nil
 }
 
 // clusterMetadata returns the role metadata of a cluster's release, then of

@@ -26,7 +26,7 @@ func newService(t testing.TB, opts ...graphs.Option) *graphs.Service {
 }
 
 // newServiceOf returns a service on a fresh embedded store with these clusters.
-func newServiceOf(t testing.TB, clusters graphstest.Clusters, opts ...graphs.Option) *graphs.Service {
+func newServiceOf(t testing.TB, clusters graphs.Clusters, opts ...graphs.Option) *graphs.Service {
 	t.Helper()
 	b, err := bolt.Open(t.TempDir())
 	if err != nil {

@@ -40,6 +40,8 @@ type NodeProgress struct {
 	// or reported in the sub-transaction; nil until its first claim.
 	LastSeen *time.Time   `json:"last_seen,omitempty"`
 	Results  []TaskResult `json:"results"`
+	// FailedAt, on a failed node, is the position of the first step that failed or was dep_failed.
+	FailedAt *int `json:"failed_at,omitempty"`
 }
 
 // TaskResult is the reported outcome of one task on one node.
@@ -381,9 +383,15 @@ func (parent *txRecord) listFailures(sub txRecord) {
 func (s *Service) failNodeOps(ctx context.Context, st *txState, plan *frozenPlan, p *NodeProgress, rev int64, failedTask, failure string, now time.Time, extra ...store.Op) ([]store.Op, error) {
 	steps := plan.steps(p.Node)
 	for _, step := range steps[p.Next:] {
-		p.Results = append(p.Results, TaskResult{Task: plan.Tasks[step.Task].ID, Status: StatusDepFailed, Message: failure, TimeStart: now, TimeEnd: now})
+		if t := plan.Tasks[step.Task]; t.Type != TypeGroup && t.Type != TypeStage { // those only order the graph
+			p.Results = append(p.Results, TaskResult{Task: t.ID, Status: StatusDepFailed, Message: failure, TimeStart: now, TimeEnd: now})
+		}
 	}
-	p.Status, p.Next = StatusError, len(steps)
+	failedAt := p.Next
+	if failedTask != "" {
+		failedAt-- // the step reported failed
+	}
+	p.Status, p.Next, p.FailedAt = StatusError, len(steps), &failedAt
 	sub := &st.subs[st.parent.Current]
 	sub.FailedNodes = append(sub.FailedNodes, p.Node)
 	if failedTask != "" {
@@ -529,8 +537,8 @@ func (p *frozenPlan) nextRunnable(steps []NodeStep, from int) int {
 func (s *Service) advance(ctx context.Context, sub txRecord, plan *frozenPlan, steps []NodeStep, from int) (i int, blocked bool, failed *NodeTaskRef, err error) {
 	var progress map[string]NodeProgress
 	stepFailed := func(r StepRef) bool {
-		p := progress[r.Node]
-		return p.Status == StatusError && p.failed(plan.Tasks[plan.steps(r.Node)[r.Step].Task].ID)
+		at := progress[r.Node].FailedAt
+		return at != nil && r.Step >= *at
 	}
 	passed := func(r StepRef) bool {
 		p, ok := progress[r.Node]
@@ -578,13 +586,6 @@ func allPassed(refs []StepRef, passed func(StepRef) bool) bool {
 		}
 	}
 	return true
-}
-
-// failed says whether the node's result for task is a failure.
-func (p NodeProgress) failed(task string) bool {
-	return slices.ContainsFunc(p.Results, func(r TaskResult) bool {
-		return r.Task == task && (r.Status == StatusError || r.Status == StatusDepFailed)
-	})
 }
 
 // Claim hands a node's agent its next task in a running transaction. Claiming

@@ -1,0 +1,100 @@
+package graphs_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/tuningbox/tuningbox/shared/graphs"
+	"github.com/tuningbox/tuningbox/shared/graphs/graphstest"
+)
+
+// dataClusters gives every node the same deployment data, which never changes.
+type dataClusters struct{ graphstest.Clusters }
+
+func (c dataClusters) NodeData(ctx context.Context, id, _ string, nodes []string, _ time.Time) (map[string]graphs.NodeDocument, error) {
+	if err := c.Exists(ctx, id); err != nil {
+		return nil, err
+	}
+	docs := map[string]graphs.NodeDocument{}
+	for _, n := range nodes {
+		docs[n] = graphs.NodeDocument{Body: []byte(`{"x":1}`), ETag: `"1"`}
+	}
+	return docs, nil
+}
+
+// A compute may fail (its group tolerates one node): the run ends ready,
+// listing it; the node's other tasks are dep_failed, and only the node that
+// finished ready counts as deployed (its changed() is false next time).
+func TestToleratedFailure(t *testing.T) {
+	ctx := context.Background()
+	s := newServiceOf(t, dataClusters{graphstest.Clusters{"1": {{ID: "n1", Roles: []string{"controller"}}, {ID: "n2", Roles: []string{"compute"}}}}})
+	must[graphs.Graph](t)(s.CreateGraph(ctx, graphs.Owner{Kind: graphs.Cluster, ID: 1}, "default", tasksInput(`[
+		{"id":"compute","type":"group","role":["compute"],"fault_tolerance":1},
+		{"id":"a","type":"shell","role":["*"],"condition":{"yaql_exp":"changed($)"}},
+		{"id":"b","type":"shell","role":["*"],"requires":["a"]},
+		{"id":"c","type":"shell","role":["*"],"requires":["b"],"parameters":{"fail_on_error":false}}]`), false))
+	tx := must[graphs.Transaction](t)(s.Execute(ctx, graphs.ExecuteRequest{Cluster: cluster1(), Graphs: []graphs.GraphRun{{Type: "default"}}}))
+	drive(t, s, tx.UUID, "n1", "a", graphs.StatusReady)
+	drive(t, s, tx.UUID, "n1", "b", graphs.StatusReady)
+	drive(t, s, tx.UUID, "n1", "c", graphs.StatusError) // fail_on_error false: recorded skipped
+	drive(t, s, tx.UUID, "n2", "a", graphs.StatusError)
+	wantAction(t, s, tx.UUID, "n2", graphs.ActionDone)
+	view := must[graphs.Transaction](t)(s.Transaction(ctx, tx.UUID))
+	if view.Status != graphs.StatusReady || !slices.Equal(view.FailedNodes, []string{"n2"}) ||
+		!slices.Equal(view.FailedTasks, []graphs.NodeTaskRef{{Node: "n2", Task: "a"}}) {
+		t.Fatalf("run = %+v", view.TransactionInfo)
+	}
+	sub := must[graphs.Transaction](t)(s.Transaction(ctx, tx.SubTransactions[0].UUID))
+	statuses := func(p graphs.NodeProgress) (out []string) {
+		for _, r := range p.Results {
+			out = append(out, r.Task+" "+r.Status)
+		}
+		return out
+	}
+	if n1, n2 := sub.Nodes[0], sub.Nodes[1]; n1.Status != graphs.StatusReady || n2.Status != graphs.StatusError ||
+		!slices.Equal(statuses(n1), []string{"a ready", "b ready", "c skipped"}) ||
+		!slices.Equal(statuses(n2), []string{"a error", "b dep_failed", "c dep_failed"}) {
+		t.Fatalf("nodes = %v %v, %v %v", n1.Status, statuses(n1), n2.Status, statuses(n2))
+	}
+	next := must[graphs.ClusterTasks](t)(s.SerializedTasks(ctx, 1, "default", nil, false))
+	for _, n := range next.Nodes {
+		runsA := slices.ContainsFunc(n.Tasks, func(st graphs.SerializedTask) bool { return st.Task.ID == "a" })
+		if runsA != (n.Node == "n2") {
+			t.Errorf("next run: node %s runs a: %v (only the failed node's data counts as changed)", n.Node, runsA)
+		}
+	}
+}
+
+// A critical node fails while another runs a task: nothing new starts, the
+// task in flight is reported, then the run ends in error; the node that did
+// not finish shows stopped.
+func TestGracefulStop(t *testing.T) {
+	ctx := context.Background()
+	s := newServiceOf(t, graphstest.Clusters{"1": graphstest.Nodes("n1", "n2", "n3")})
+	must[graphs.Graph](t)(s.CreateGraph(ctx, graphs.Owner{Kind: graphs.Cluster, ID: 1}, "default", tasksInput(`[
+		{"id":"a","type":"shell"},{"id":"b","type":"shell","requires":["a"]}]`), false))
+	tx := must[graphs.Transaction](t)(s.Execute(ctx, graphs.ExecuteRequest{Cluster: cluster1(), Graphs: []graphs.GraphRun{{Type: "default"}}}))
+	drive(t, s, tx.UUID, "n3", "a", graphs.StatusReady)
+	wantAction(t, s, tx.UUID, "n2", graphs.ActionTask)
+	drive(t, s, tx.UUID, "n1", "a", graphs.StatusError)
+	if view := must[graphs.Transaction](t)(s.Transaction(ctx, tx.UUID)); view.Status != graphs.StatusRunning {
+		t.Fatalf("the run ended with a task in flight: %+v", view.TransactionInfo)
+	}
+	wantAction(t, s, tx.UUID, "n3", graphs.ActionDone) // its next task does not start
+	must[graphs.NodeProgress](t)(s.Report(ctx, tx.UUID, "n2", graphs.TaskReport{Task: "a", Status: graphs.StatusReady}))
+	view := must[graphs.Transaction](t)(s.Transaction(ctx, tx.UUID))
+	want := "Task a failed on node n1: boom (node n1 is in no fault-tolerance group: it is critical)"
+	if view.Status != graphs.StatusError || view.Message != want || !slices.Equal(view.FailedNodes, []string{"n1"}) {
+		t.Fatalf("run = %+v", view.TransactionInfo)
+	}
+	sub := must[graphs.Transaction](t)(s.Transaction(ctx, tx.SubTransactions[0].UUID))
+	for i, want := range []string{graphs.StatusError, graphs.StatusStopped, graphs.StatusStopped} {
+		if sub.Nodes[i].Status != want {
+			t.Errorf("node %s: %s, want %s", sub.Nodes[i].Node, sub.Nodes[i].Status, want)
+		}
+	}
+	// The cluster is free again.
+	must[graphs.Transaction](t)(s.Execute(ctx, graphs.ExecuteRequest{Cluster: cluster1(), Graphs: []graphs.GraphRun{{Type: "default"}}}))
+}

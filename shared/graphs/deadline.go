@@ -158,10 +158,10 @@ func (s *Service) overdue(ctx context.Context, st *txState, now time.Time) (stri
 		case sub.Stopping != "" && p.CurrentTask == "":
 			continue // the run stops: only the tasks in flight are awaited
 		case p.LastSeen == nil:
-			missed(sub.TimeStart.Add(claimTimeout), "Node %s unreachable: no claim within %s", n, claimTimeout)
+			missed(sub.TimeStart.Add(claimTimeout), "Node %s unreachable: no claim within %s", sub.nodeName(n), claimTimeout)
 			continue
 		}
-		missed(p.LastSeen.Add(lostHeartbeats*s.heartbeat), "Node %s lost: no heartbeat since %s", n, p.LastSeen.Format(time.RFC3339))
+		missed(p.LastSeen.Add(lostHeartbeats*s.heartbeat), "Node %s lost: no heartbeat since %s", sub.nodeName(n), p.LastSeen.Format(time.RFC3339))
 		if p.CurrentTask == "" || p.CurrentStart == nil {
 			continue
 		}
@@ -175,7 +175,7 @@ func (s *Service) overdue(ctx context.Context, st *txState, now time.Time) (stri
 			continue
 		}
 		limit := plan.Tasks[steps[p.Next].Task].runLimit()
-		missed(p.CurrentStart.Add(limit+taskTimeoutGrace), "Task %s timed out on node %s after %s", p.CurrentTask, n, limit)
+		missed(p.CurrentStart.Add(limit+taskTimeoutGrace), "Task %s timed out on node %s after %s", p.CurrentTask, sub.nodeName(n), limit)
 	}
 	return msg, nil
 }

@@ -217,6 +217,8 @@ func TestPlanSkipsWhatIsNotSelected(t *testing.T) {
 			map[string]string{"a": "skipped", "b": "shell", "c": "skipped", "d": "skipped", "s": "stage", "x": "shell"}},
 		{"subgraph between b and c", graphs.GraphRun{Type: "default"}, []graphs.Subgraph{{Start: []string{"b"}, End: []string{"c"}}},
 			map[string]string{"a": "skipped", "b": "shell", "c": "shell", "d": "skipped", "s": "stage", "x": "skipped"}},
+		{"skip tasks", graphs.GraphRun{Type: "default", SkipTasks: []string{"b", "x"}}, nil,
+			map[string]string{"a": "puppet", "b": "skipped", "c": "shell", "d": "shell", "s": "stage", "x": "skipped"}},
 		{"subgraph from c on, and tasks filter", graphs.GraphRun{Type: "default", Tasks: []string{"a", "d"}}, []graphs.Subgraph{{Start: []string{"c"}}},
 			map[string]string{"a": "skipped", "b": "skipped", "c": "skipped", "d": "shell", "s": "stage", "x": "skipped"}},
 	}

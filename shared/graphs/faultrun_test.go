@@ -2,10 +2,12 @@ package graphs_test
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/graphs/graphstest"
 )
@@ -58,6 +60,13 @@ func TestToleratedFailure(t *testing.T) {
 		!slices.Equal(statuses(n2), []string{"a error", "b dep_failed", "c dep_failed"}) {
 		t.Fatalf("nodes = %v %v, %v %v", n1.Status, statuses(n1), n2.Status, statuses(n2))
 	}
+	// Running again only the failed node, with the tasks it failed and did not run.
+	again := must[graphs.Transaction](t)(s.Retry(ctx, tx.UUID, true))
+	plan := must[graphs.Plan](t)(s.Plan(ctx, again.SubTransactions[0].UUID))
+	if !slices.Equal(plan.Nodes, []string{"n2"}) || len(plan.NodeTasks["n2"]) != 3 {
+		t.Fatalf("retry plan: nodes %v, tasks %+v", plan.Nodes, plan.NodeTasks["n2"])
+	}
+	must[graphs.Transaction](t)(s.Stop(ctx, again.UUID))
 	next := must[graphs.ClusterTasks](t)(s.SerializedTasks(ctx, 1, "default", nil, false))
 	for _, n := range next.Nodes {
 		runsA := slices.ContainsFunc(n.Tasks, func(st graphs.SerializedTask) bool { return st.Task.ID == "a" })
@@ -95,6 +104,31 @@ func TestGracefulStop(t *testing.T) {
 			t.Errorf("node %s: %s, want %s", sub.Nodes[i].Node, sub.Nodes[i].Status, want)
 		}
 	}
-	// The cluster is free again.
-	must[graphs.Transaction](t)(s.Execute(ctx, graphs.ExecuteRequest{Cluster: cluster1(), Graphs: []graphs.GraphRun{{Type: "default"}}}))
+	// Running again what did not succeed: every node (one failed, two did not
+	// finish) with the tasks from where each stopped.
+	again := must[graphs.Transaction](t)(s.Retry(ctx, tx.UUID, true))
+	plan := must[graphs.Plan](t)(s.Plan(ctx, again.SubTransactions[0].UUID))
+	if !slices.Equal(plan.Nodes, []string{"n1", "n2", "n3"}) || len(plan.NodeTasks["n1"]) != 2 || plan.NodeTasks["n1"][0].Task.ID != "a" {
+		t.Fatalf("retry plan: nodes %v, n1's tasks %+v", plan.Nodes, plan.NodeTasks["n1"])
+	}
+	_, err := s.Retry(ctx, again.UUID, true)
+	wantKind(t, err, errs.Conflict, "is still running")
+}
+
+// Nodes are named by FQDN too: in the request, on the run and in its messages.
+func TestNodesByFQDN(t *testing.T) {
+	ctx := context.Background()
+	s := newServiceOf(t, graphstest.Clusters{"1": {{ID: "1", FQDN: "node-1.example"}, {ID: "2", FQDN: "node-2.example"}}})
+	must[graphs.Graph](t)(s.CreateGraph(ctx, graphs.Owner{Kind: graphs.Cluster, ID: 1}, "default", tasksInput(`[{"id":"a","type":"shell"}]`), false))
+	tx := must[graphs.Transaction](t)(s.Execute(ctx, graphs.ExecuteRequest{Cluster: cluster1(), Graphs: []graphs.GraphRun{{Type: "default", Nodes: []graphs.NodeID{"node-2.example"}}}}))
+	if !maps.Equal(tx.FQDNs, map[string]string{"2": "node-2.example"}) {
+		t.Fatalf("run's nodes = %v", tx.FQDNs)
+	}
+	drive(t, s, tx.UUID, "2", "a", graphs.StatusError)
+	view := must[graphs.Transaction](t)(s.Transaction(ctx, tx.UUID))
+	if want := "Task a failed on node 2 (node-2.example): boom (node 2 is in no fault-tolerance group: it is critical)"; view.Message != want {
+		t.Fatalf("message = %q, want %q", view.Message, want)
+	}
+	_, err := s.Execute(ctx, graphs.ExecuteRequest{Cluster: cluster1(), Graphs: []graphs.GraphRun{{Type: "default", Nodes: []graphs.NodeID{"node-9.example"}}}})
+	wantKind(t, err, errs.Invalid, "Nodes node-9.example are not members of cluster 1")
 }

@@ -656,7 +656,7 @@ func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, ag
 	if failed != nil {
 		// Astute's dep_failed: the step waits for a failed task, so the node fails.
 		p.Next, p.LastSeen = i, &now
-		failure := fmt.Sprintf("Task %s on node %s waits for task %s on node %s, which failed", plan.Tasks[steps[i].Task].ID, node, failed.Task, failed.Node)
+		failure := fmt.Sprintf("Task %s on node %s waits for task %s on node %s, which failed", plan.Tasks[steps[i].Task].ID, sub.nodeName(node), failed.Task, sub.nodeName(failed.Node))
 		ops, err := s.failNodeOps(ctx, st, plan, &p, rev, "", failure, now)
 		if err == nil {
 			err = s.idx.Write(ctx, ops...)
@@ -826,7 +826,7 @@ func (s *Service) Report(ctx context.Context, txID, node string, rep TaskReport)
 		var ops []store.Op
 		switch {
 		case fails:
-			failure := joinMessage(fmt.Sprintf("Task %s failed on node %s", taskID, node), rep.Message)
+			failure := joinMessage(fmt.Sprintf("Task %s failed on node %s", taskID, sub.nodeName(node)), rep.Message)
 			if ops, err = s.failNodeOps(ctx, st, plan, &p, rev, taskID, failure, now, slot...); err != nil {
 				return err
 			}

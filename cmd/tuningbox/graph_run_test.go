@@ -73,6 +73,16 @@ func TestGraphRunCommands(t *testing.T) {
 	if _, err := cli(t, url, "", "graph", "run", "stop", tx); exitCode(err) != 1 || !strings.Contains(err.Error(), "is not running") {
 		t.Fatalf("stopping twice: %v", err)
 	}
+	// The stopped run again, its nodes having run nothing: a new run of the same graph on both.
+	again := jsonOut(t, mustCLI(t, url, "", "graph", "run", "retry", tx, "--failed", "--format", "json")).(map[string]any)
+	if again["uuid"] == tx || again["status"] != "running" {
+		t.Fatalf("retry: %v", again)
+	}
+	mustCLI(t, url, "", "graph", "run", "stop", again["uuid"].(string))
+	// Skipping the graph's only task leaves the nodes nothing to do: the run is done at once.
+	if run := jsonOut(t, mustCLI(t, url, "", "graph", "execute", "-e", "1", "--skip-tasks", "a", "--format", "json")).(map[string]any); run["status"] != "ready" {
+		t.Fatalf("execute --skip-tasks a: %v", run)
+	}
 
 	tx = execute(t, url, "--node", "1")
 	if _, err := c.Claim(ctx, tx, "1"); err != nil {

@@ -227,6 +227,8 @@ func operatorsDay(t *testing.T, run func(stdin string, args ...string) string) {
 	run("", "graph", "run", "list", "-e", "1")
 	run("", "graph", "run", "show", first)
 	run("", "graph", "run", "wait", first, "--timeout", "10s")
+	// The run again, whole: nobody runs it, so it is stopped.
+	run("", "graph", "run", "stop", runID(run("", "graph", "run", "retry", first, "--format", "json")))
 	// A dry run prints each node's plan; nobody runs it, so it is stopped.
 	dry := run("", "graph", "execute", "-e", "1", "--dry-run", "--format", "json")
 	run("", "graph", "run", "stop", runID(dry))

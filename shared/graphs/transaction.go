@@ -167,6 +167,10 @@ type Claim struct {
 	NoopRun   bool    `json:"noop_run"`
 	Force     bool    `json:"force"`
 	Debug     bool    `json:"debug"`
+	// NodeStatus, with done, is how the node did in the transaction: ready,
+	// error (it failed) or stopped (the run ended, or is stopping, before
+	// the node finished its part).
+	NodeStatus string `json:"node_status,omitempty"`
 }
 
 // Claim actions.
@@ -596,22 +600,56 @@ func (s *Service) Claim(ctx context.Context, txID, node string) (Claim, error) {
 	var c Claim
 	err := store.RetryConflicts(ctx, "claim a task", func() error {
 		var again bool
+		var st *txState
 		var err error
-		if c, again, err = s.claimOnce(ctx, txID, node); err == nil && again {
+		if c, st, again, err = s.claimOnce(ctx, txID, node); err == nil && again {
 			return store.ErrConflict // the node finished a sub-transaction: decide afresh
+		}
+		if err == nil && c.Action == ActionDone {
+			c.NodeStatus, err = s.nodeOutcome(ctx, st, node)
 		}
 		return err
 	})
 	return c, err
 }
 
-// claimOnce makes one attempt at Claim; again means the state moved on (the
-// node finished a sub-transaction) and the claim must be decided afresh.
-func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, again bool, err error) {
-	st, err := s.loadTx(ctx, txID)
-	if err != nil {
-		return Claim{}, false, err
+// nodeOutcome says how a node did in a transaction, for a claim that tells
+// it it is done: error when it failed in a sub-transaction, stopped when one
+// of its sub-transactions ended, or never started, before it finished there,
+// else ready.
+func (s *Service) nodeOutcome(ctx context.Context, st *txState, node string) (string, error) {
+	if slices.ContainsFunc(st.subs, func(sub txRecord) bool { return slices.Contains(sub.FailedNodes, node) }) {
+		return StatusError, nil
 	}
+	for _, sub := range st.subs {
+		if !slices.Contains(sub.Nodes, node) {
+			continue
+		}
+		if sub.TimeStart == nil {
+			return StatusStopped, nil
+		}
+		p, _, err := s.progressOf(ctx, sub, node)
+		if err != nil || p.Status != StatusReady {
+			return StatusStopped, err
+		}
+	}
+	return StatusReady, nil
+}
+
+// claimOnce makes one attempt at Claim, on the state st it read; again means
+// the state moved on (the node finished a sub-transaction) and the claim must
+// be decided afresh.
+func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, st *txState, again bool, err error) {
+	st, err = s.loadTx(ctx, txID)
+	if err != nil {
+		return Claim{}, nil, false, err
+	}
+	c, again, err = s.claimIn(ctx, st, txID, node)
+	return c, st, again, err
+}
+
+// claimIn decides a claim on the transaction's state st (see claimOnce).
+func (s *Service) claimIn(ctx context.Context, st *txState, txID, node string) (c Claim, again bool, err error) {
 	audit.Note(ctx, st.parent.ClusterID, 0) // the agent's write is under its cluster's environment
 	if !st.involves(node) {
 		return Claim{}, false, errs.NotFoundf("Node %s is not part of transaction %s", node, txID)

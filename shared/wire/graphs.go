@@ -279,6 +279,10 @@ type Claim struct {
 	NoopRun   bool    `json:"noop_run"`
 	Force     bool    `json:"force"`
 	Debug     bool    `json:"debug"`
+	// NodeStatus, with done, is how the node did in the transaction: ready,
+	// error (it failed) or stopped (the run ended, or is stopping, before
+	// the node finished its part).
+	NodeStatus string `json:"node_status,omitempty" enum:"ready,error,stopped"`
 }
 
 // Plan is the frozen plan of a sub-transaction: Tasks in dependency order,

@@ -286,7 +286,7 @@ func claimView(c graphs.Claim) (wire.Claim, error) {
 	out := wire.Claim{
 		Action: c.Action, Transaction: c.Transaction, TransactionStatus: c.TransactionStatus, Node: c.Node,
 		SubTransaction: c.SubTransaction, GraphType: c.GraphType, Position: c.Position, Heartbeat: c.Heartbeat,
-		DryRun: c.DryRun, NoopRun: c.NoopRun, Force: c.Force, Debug: c.Debug,
+		DryRun: c.DryRun, NoopRun: c.NoopRun, Force: c.Force, Debug: c.Debug, NodeStatus: c.NodeStatus,
 	}
 	if c.Task != nil {
 		var err error

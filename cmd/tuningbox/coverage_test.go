@@ -43,7 +43,6 @@ var operationsWithoutCommand = map[string]string{
 	"graphs.graphs.update":            "graphs by their own id: the CLI names a graph by its owner and type",
 	"graphs.graphs.patch":             "graphs by their own id: the CLI names a graph by its owner and type",
 	"graphs.graphs.delete":            "graphs by their own id: the CLI names a graph by its owner and type",
-	"graphs.transactions.claim":       "an agent's claim in one transaction; tuningbox agent claims through its cluster (graphs.clusters.claim)",
 	"users.get":                       "user list shows every user; one user's record adds nothing to it",
 	"audit.list":                      "the audit log is read with curl (GET /api/v1/audit?environment=1)",
 	"metrics":                         "Prometheus scrapes it (GET /metrics, admin or observer); not for people at a terminal",

@@ -140,7 +140,8 @@ func nodeName(tx client.Transaction, id string) string {
 }
 
 // nodeRow is one node of a started sub-transaction: graph, node, status,
-// current task (with how long it ran), done, failures.
+// current task (with how long it ran), done, failures (the failed tasks, then
+// those not run because a task they wait for failed).
 func nodeRow(sub client.Transaction, p client.NodeProgress, now time.Time) []string {
 	if sub.TimeEnd != nil {
 		now = *sub.TimeEnd
@@ -149,11 +150,17 @@ func nodeRow(sub client.Transaction, p client.NodeProgress, now time.Time) []str
 	if task != "" && p.CurrentStart != nil {
 		task += fmt.Sprintf(" (%s)", now.Sub(*p.CurrentStart).Round(time.Second))
 	}
-	var failures []string
+	var failures, depFailed []string
 	for _, r := range p.Results {
-		if r.Status == graphs.StatusError {
+		switch r.Status {
+		case graphs.StatusError:
 			failures = append(failures, r.Task+": "+r.Message)
+		case graphs.StatusDepFailed:
+			depFailed = append(depFailed, r.Task)
 		}
+	}
+	if len(depFailed) > 0 {
+		failures = append(failures, "dep_failed: "+strings.Join(depFailed, ", "))
 	}
 	status := p.Status
 	if status == graphs.StatusRunning && p.CurrentTask == "" {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/tuningbox/tuningbox/client"
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/graphs/graphstest"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // fastRunPolls makes graph run wait read the run every 10 ms during a test.
@@ -108,5 +110,18 @@ func TestGraphRunCommands(t *testing.T) {
 		if _, err := cli(t, url, "", args...); exitCode(err) != 2 {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}
+	}
+}
+
+// A node's row names its FQDN, its failed tasks and those not run because of a failure.
+func TestNodeRowFailures(t *testing.T) {
+	sub := client.Transaction{GraphType: "default", FQDNs: map[string]string{"3": "comp-2.example"}}
+	p := client.NodeProgress{Node: "3", Status: graphs.StatusError, Results: []wire.TaskResult{
+		{Task: "hiera", Status: graphs.StatusReady}, {Task: "nova", Status: graphs.StatusError, Message: "exit status 1"},
+		{Task: "nova-after", Status: graphs.StatusDepFailed}, {Task: "ceilometer", Status: graphs.StatusDepFailed}}}
+	row := nodeRow(sub, p, time.Now())
+	want := []string{"default", "3 (comp-2.example)", "error", "", "4", "nova: exit status 1; dep_failed: nova-after, ceilometer"}
+	if !slices.Equal(row, want) {
+		t.Fatalf("row = %q, want %q", row, want)
 	}
 }

@@ -25,9 +25,10 @@ dep_failed. The run goes on while each group of nodes (the graph's group tasks)
 has lost no more nodes than its fault_tolerance allows; a node in no group is
 critical. Past that it stops: tasks in flight finish, nothing new starts, and
 it ends in error. Otherwise it ends ready, listing the nodes that failed. A run
-also ends in error when it was stopped, a node did not claim within the claim
-timeout (unreachable), an agent stopped sending heartbeats (lost), or a task
-ran past its timeout. graph run retry runs it again.`,
+also ends in error when it was stopped, or a critical node did not claim
+within the claim timeout (unreachable), its agent stopped sending heartbeats
+(lost) or its task ran past its timeout (a node its group may lose fails
+alone). graph run retry runs it again.`,
 	}
 	cmd.SetFlagErrorFunc(flagError)
 	cmd.AddCommand(newGraphRunListCmd(), newGraphRunShowCmd(), newGraphRunWaitCmd(), newGraphRunStopCmd(), newGraphRunRetryCmd())

@@ -132,3 +132,51 @@ func TestNodesByFQDN(t *testing.T) {
 	_, err := s.Execute(ctx, graphs.ExecuteRequest{Cluster: cluster1(), Graphs: []graphs.GraphRun{{Type: "default", Nodes: []graphs.NodeID{"node-9.example"}}}})
 	wantKind(t, err, errs.Invalid, "Nodes node-9.example are not members of cluster 1")
 }
+
+// A node that misses a deadline fails alone when its group may lose it (the
+// run goes on; a task it was running failed); past the tolerance, a missed
+// deadline ends the run at once.
+func TestToleratedUnreachableNode(t *testing.T) {
+	for _, tolerance := range []string{"1", `"100%"`} {
+		t.Run("fault_tolerance "+tolerance, func(t *testing.T) {
+			ctx := context.Background()
+			clock := graphstest.NewClock()
+			start := clock.Now()
+			s := newServiceOf(t, graphstest.Clusters{"1": {{ID: "n1", Roles: []string{"controller"}}, {ID: "n2", Roles: []string{"compute"}}, {ID: "n3", Roles: []string{"compute"}}}},
+				graphs.WithClock(clock.Now))
+			must[graphs.Graph](t)(s.CreateGraph(ctx, graphs.Owner{Kind: graphs.Cluster, ID: 1}, "default", tasksInput(`[
+				{"id":"compute","type":"group","role":["compute"],"fault_tolerance":`+tolerance+`},
+				{"id":"a","type":"shell","role":["*"]},{"id":"b","type":"shell","role":["compute"],"requires":["a"]}]`), false))
+			must[graphs.Graph](t)(s.CreateGraph(ctx, graphs.Owner{Kind: graphs.Cluster, ID: 1}, "upgrade", tasksInput(`[{"id":"u","type":"shell"}]`), false))
+			tx := must[graphs.Transaction](t)(s.Execute(ctx, graphs.ExecuteRequest{Cluster: cluster1(), Graphs: []graphs.GraphRun{{Type: "default"}}, ClaimTimeout: seconds(5)}))
+			drive(t, s, tx.UUID, "n1", "a", graphs.StatusReady)
+			wantAction(t, s, tx.UUID, "n3", graphs.ActionTask)
+			clock.Advance(6 * time.Second)
+			view := must[graphs.Transaction](t)(s.Transaction(ctx, tx.UUID))
+			if view.Status != graphs.StatusRunning || !slices.Equal(view.SubTransactions[0].FailedNodes, []string{"n2"}) {
+				t.Fatalf("after n2's claim timeout: %s, failed %v", view.Status, view.SubTransactions[0].FailedNodes)
+			}
+			sub := must[graphs.Transaction](t)(s.Transaction(ctx, tx.SubTransactions[0].UUID))
+			if n2 := sub.Nodes[1]; n2.Status != graphs.StatusError || len(n2.Results) != 2 || n2.Results[0].Status != graphs.StatusDepFailed ||
+				n2.Results[0].Message != "Node n2 unreachable: no claim within 5s" {
+				t.Fatalf("n2 = %+v", n2)
+			}
+			// n3, the group's second loss, goes silent while it runs a task.
+			clock.Advance(90 * time.Second)
+			lost := "Node n3 lost: no heartbeat since " + start.Format(time.RFC3339)
+			if tolerance == "1" {
+				wantEnded(t, s, tx.UUID, lost, "n1", "n3")
+				return
+			}
+			view = must[graphs.Transaction](t)(s.Transaction(ctx, tx.UUID))
+			if view.Status != graphs.StatusReady || !slices.Equal(view.FailedNodes, []string{"n2", "n3"}) ||
+				!slices.Equal(view.FailedTasks, []graphs.NodeTaskRef{{Node: "n3", Task: "a"}}) {
+				t.Fatalf("run = %+v", view.TransactionInfo)
+			}
+			sub = must[graphs.Transaction](t)(s.Transaction(ctx, tx.SubTransactions[0].UUID))
+			if r := sub.Nodes[2].Results; len(r) != 2 || r[0].Status != graphs.StatusError || r[0].Message != lost || r[1].Status != graphs.StatusDepFailed {
+				t.Fatalf("n3's results = %+v", r)
+			}
+		})
+	}
+}

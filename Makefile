@@ -5,7 +5,7 @@ LISTEN ?= 127.0.0.1:8080
 DATA ?= ./data
 FUNCTIONS := $(notdir $(wildcard functions/*))
 
-.PHONY: run build test unit vet bench fmt integration hiera keystone synth cdk-test deploy fuzz agent memory python3-yaql
+.PHONY: run build test unit vet bench fmt integration hiera keystone synth cdk-test deploy fuzz agent memory python3-yaql puppet-agent
 
 # A local development administrator (admin/admin-password) unless the environment names
 # another; it is created only when missing. Never use these defaults on a shared server.
@@ -61,16 +61,20 @@ vet:
 # 14 s plain), so it is not raced; neither is cmd/tuningbox, whose
 # TestConfigWatch runs two CLI commands at once over the package's global flag
 # variables (a race of the test, not of the server). shared/yaql's and
-# shared/graphs' differential tests need Debian's python3-yaql, the reference engine.
+# shared/graphs' differential tests need Debian's python3-yaql, the reference engine;
+# shared/graphs' fault-tolerance test runs Astute's engine on puppet-agent's Ruby.
 RACE_PKGS := ./shared/configdb/... ./shared/store/... ./shared/cache/... ./shared/retry/... \
 	./shared/httpapi ./shared/auth ./shared/app ./shared/keystone/... ./shared/graphs/... ./shared/nodes/... ./shared/agent \
 	./shared/logwriter ./shared/logjson
-unit: python3-yaql
+unit: python3-yaql puppet-agent
 	$(GO) test -count=1 $$($(GO) list ./... | grep -vxF "$$($(GO) list $(RACE_PKGS))")
 	$(GO) test -race -count=1 $(RACE_PKGS)
 
 python3-yaql:
 	.ci/python3-yaql.sh
+
+puppet-agent:
+	.ci/puppet-agent.sh
 
 # AWS backend against DynamoDB Local + versitygw, then moto (installs them into .cache/ once):
 # `tuningbox serve --backend aws`, then the Lambda functions behind the local API Gateway.

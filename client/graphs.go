@@ -280,6 +280,15 @@ func (c *Client) StopTransaction(ctx context.Context, uuid string) (*Transaction
 	return &out, err
 }
 
+// RetryTransaction runs an ended transaction again as a new one: the whole
+// execution, or with failed only the nodes that failed or did not finish,
+// with the tasks they did not complete.
+func (c *Client) RetryTransaction(ctx context.Context, uuid string, failed bool) (*Transaction, error) {
+	var out Transaction
+	_, err := c.call(ctx, http.MethodPost, graphsBase+"/transactions/"+esc(uuid)+"/retry", nil, wire.RetryRequest{Failed: failed}, &out)
+	return &out, err
+}
+
 // Claim is the answer to an agent's claim; TaskReport is what an agent reports of a task.
 type (
 	Claim      = wire.Claim

@@ -93,7 +93,7 @@ func TestAgentOnce(t *testing.T) {
 		t.Fatalf("agent --once with a failing task: %v after %v\n%s", err, time.Since(start), out)
 	}
 	status, message, _ = agentResults(t, url, tx)
-	if status != "error" || !strings.Contains(message, "Task slow failed on node 7: timed out after 200ms") {
+	if status != "error" || !strings.Contains(message, "Task slow failed on node 7 (n7.example.com): timed out after 200ms") {
 		t.Errorf("transaction %s: %s", status, message)
 	}
 }

@@ -42,7 +42,6 @@ var operationsWithoutCommand = map[string]string{
 	"graphs.graphs.update":            "graphs by their own id: the CLI names a graph by its owner and type",
 	"graphs.graphs.patch":             "graphs by their own id: the CLI names a graph by its owner and type",
 	"graphs.graphs.delete":            "graphs by their own id: the CLI names a graph by its owner and type",
-	"graphs.transactions.claim":       "an agent's claim in one transaction; tuningbox agent claims through its cluster (graphs.clusters.claim)",
 	"users.get":                       "user list shows every user; one user's record adds nothing to it",
 	"audit.list":                      "the audit log is read with curl (GET /api/v1/audit?environment=1)",
 	"metrics":                         "Prometheus scrapes it (GET /metrics, admin or observer); not for people at a terminal",
@@ -227,10 +226,11 @@ func operatorsDay(t *testing.T, run func(stdin string, args ...string) string) {
 	run("", "graph", "run", "list", "-e", "1")
 	run("", "graph", "run", "show", first)
 	run("", "graph", "run", "wait", first, "--timeout", "10s")
-	// A dry run prints each node's plan and ends at once; a run no agent takes is stopped.
+	// The run again, whole: nobody runs it, so it is stopped. A dry run
+	// prints each node's plan and ends at once; so does a plan.
+	run("", "graph", "run", "stop", runID(run("", "graph", "run", "retry", first, "--format", "json")))
 	run("", "graph", "plan", "-e", "1")
 	run("", "graph", "execute", "-e", "1", "--dry-run")
-	run("", "graph", "run", "stop", runID(run("", "graph", "execute", "-e", "1", "--format", "json")))
 	for _, owner := range [][]string{{"-r", "mitaka"}, {"-p", "ldap"}, {"-e", "1"}} {
 		run("", append([]string{"graph", "delete", "-t", "default"}, owner...)...)
 	}

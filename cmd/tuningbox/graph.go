@@ -461,17 +461,17 @@ func newGraphDeleteCmd() *cobra.Command {
 func newGraphExecuteCmd() *cobra.Command {
 	var (
 		env, format                string
-		types, nodes, tasks        []string
+		types, nodes, tasks, skip  []string
 		force, dryRun, noop, debug bool
 		claimTimeout               time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "execute -e ENV [-t TYPE[,TYPE...]] [-n NODE,...] [-T TASK,...] [--force] [--dry-run | --noop] [--debug]",
+		Use:   "execute -e ENV [-t TYPE[,TYPE...]] [-n NODE,...] [-T TASK,...] [--skip-tasks TASK,...] [--force] [--dry-run | --noop] [--debug]",
 		Short: "Execute graphs on an environment, one after another",
 		Long: `Execute graphs on an environment. Each type (default: "default") becomes a
 sub-transaction, run in the order given; --node limits every graph to some
-nodes (--nodes is the same) and -T to some tasks (the others are sent as
-skipped). Prints the new transaction (a run); the agents on the nodes
+nodes (--nodes is the same; ids, UUIDs or FQDNs), -T to some tasks (the others
+are sent as skipped) and --skip-tasks sends those tasks as skipped. Prints the new transaction (a run); the agents on the nodes
 (tuningbox agent) then run it (see docs/graphs.md): follow it with graph run
 wait. A node whose agent has not claimed within --claim-timeout of its graph's
 start fails the run as unreachable.`,
@@ -496,7 +496,7 @@ start fails the run as unreachable.`,
 			seconds := claimTimeout.Seconds()
 			in.ClaimTimeout = &seconds
 			for i, t := range types {
-				in.Graphs[i] = client.GraphRun{Type: t, Tasks: tasks}
+				in.Graphs[i] = client.GraphRun{Type: t, Tasks: tasks, SkipTasks: skip}
 				for _, n := range nodes {
 					in.Graphs[i].Nodes = append(in.Graphs[i].Nodes, client.NodeID(n))
 				}
@@ -533,6 +533,7 @@ start fails the run as unreachable.`,
 	f.StringSliceVarP(&nodes, "node", "n", nil, "node ids to run on (default: all the environment's)")
 	f.StringSliceVar(&nodes, "nodes", nil, "the same as --node")
 	f.StringSliceVarP(&tasks, "tasks", "T", nil, "task ids to run; the others are skipped")
+	f.StringSliceVar(&skip, "skip-tasks", nil, "task ids to skip")
 	f.BoolVar(&force, "force", false, "ask agents to run tasks even when nothing changed")
 	f.BoolVar(&dryRun, "dry-run", false, "plan the run and print each node's tasks to run and to skip; nothing runs and the environment is not held")
 	f.BoolVar(&noop, "noop", false, "ask agents to run tasks in no-op mode")

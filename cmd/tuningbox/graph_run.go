@@ -17,15 +17,21 @@ import (
 func newGraphRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
-		Short: "List, show, follow and stop runs of graphs (transactions)",
+		Short: "List, show, follow, stop and retry runs of graphs (transactions)",
 		Long: `A run (a transaction) is what graph execute starts: one sub-transaction per
-graph type, each run by the agents of its nodes. A run ends ready, or in error:
-a task failed, it was stopped, a node did not claim within the claim timeout
-(unreachable), an agent stopped sending heartbeats (lost), or a task ran past
-its timeout.`,
+graph type, each run by the agents of its nodes. A failed task fails its node:
+the node runs nothing more, and tasks waiting for the failed one are
+dep_failed. The run goes on while each group of nodes (the graph's group tasks)
+has lost no more nodes than its fault_tolerance allows; a node in no group is
+critical. Past that it stops: tasks in flight finish, nothing new starts, and
+it ends in error. Otherwise it ends ready, listing the nodes that failed. A run
+also ends in error when it was stopped, or a critical node did not claim
+within the claim timeout (unreachable), its agent stopped sending heartbeats
+(lost) or its task ran past its timeout (a node its group may lose fails
+alone). graph run retry runs it again.`,
 	}
 	cmd.SetFlagErrorFunc(flagError)
-	cmd.AddCommand(newGraphRunListCmd(), newGraphRunShowCmd(), newGraphRunWaitCmd(), newGraphRunStopCmd())
+	cmd.AddCommand(newGraphRunListCmd(), newGraphRunShowCmd(), newGraphRunWaitCmd(), newGraphRunStopCmd(), newGraphRunRetryCmd())
 	return cmd
 }
 
@@ -110,18 +116,33 @@ func loadRun(ctx context.Context, c *client.Client, id string) (*runView, error)
 	return r, nil
 }
 
-// summary is a run's one-line state: "Run U: status[: message]".
+// summary is a run's one-line state: "Run U: status[: message][; failed nodes: N (FQDN), ...]".
 func (r *runView) summary() string {
 	s := fmt.Sprintf("Run %s: %s", r.UUID, r.Status)
 	if r.Message != "" {
 		s += ": " + r.Message
 	}
+	if len(r.FailedNodes) > 0 {
+		names := make([]string, len(r.FailedNodes))
+		for i, n := range r.FailedNodes {
+			names[i] = nodeName(r.Transaction, n)
+		}
+		s += "; failed nodes: " + strings.Join(names, ", ")
+	}
 	return s
 }
 
+// nodeName names a node of a run by id, and by FQDN when the run knows it.
+func nodeName(tx client.Transaction, id string) string {
+	if fqdn := tx.FQDNs[id]; fqdn != "" {
+		return id + " (" + fqdn + ")"
+	}
+	return id
+}
+
 // nodeRow is one node of a started sub-transaction: graph, node, status,
-// current task (with how long it ran), done, failures. In a sub-transaction
-// that ended in error, a node that was running a task was interrupted.
+// current task (with how long it ran), done, failures (the failed tasks, then
+// those not run because a task they wait for failed).
 func nodeRow(sub client.Transaction, p client.NodeProgress, now time.Time) []string {
 	if sub.TimeEnd != nil {
 		now = *sub.TimeEnd
@@ -130,21 +151,23 @@ func nodeRow(sub client.Transaction, p client.NodeProgress, now time.Time) []str
 	if task != "" && p.CurrentStart != nil {
 		task += fmt.Sprintf(" (%s)", now.Sub(*p.CurrentStart).Round(time.Second))
 	}
-	var failures []string
+	var failures, depFailed []string
 	for _, r := range p.Results {
-		if r.Status == wire.StatusError {
+		switch r.Status {
+		case wire.StatusError:
 			failures = append(failures, r.Task+": "+r.Message)
+		case wire.StatusDepFailed:
+			depFailed = append(depFailed, r.Task)
 		}
 	}
+	if len(depFailed) > 0 {
+		failures = append(failures, "dep_failed: "+strings.Join(depFailed, ", "))
+	}
 	status := p.Status
-	switch {
-	case status != wire.StatusRunning:
-	case sub.Status == wire.StatusError:
-		status = "interrupted"
-	case p.CurrentTask == "":
+	if status == wire.StatusRunning && p.CurrentTask == "" {
 		status = "waiting"
 	}
-	return []string{sub.GraphType, p.Node, status, task, strconv.Itoa(len(p.Results)), strings.Join(failures, "; ")}
+	return []string{sub.GraphType, nodeName(sub, p.Node), status, task, strconv.Itoa(len(p.Results)), strings.Join(failures, "; ")}
 }
 
 var nodeHeader = []string{"GRAPH", "NODE", "STATUS", "TASK", "DONE", "FAILURES"}
@@ -311,6 +334,36 @@ func (v *liveLines) update(r *runView, now time.Time) {
 	b.WriteString(r.summary() + "\n")
 	v.lines = strings.Count(b.String(), "\n")
 	io.WriteString(v.w, b.String())
+}
+
+func newGraphRunRetryCmd() *cobra.Command {
+	var (
+		failed bool
+		format string
+	)
+	cmd := &cobra.Command{
+		Use:   "retry RUN [--failed]",
+		Short: "Run an ended run again, as a new run: the whole of it, or with --failed what failed or did not finish",
+		Long: `Run an ended run again, as a new run with the same graphs, nodes, tasks and
+options. With --failed, only the nodes that failed or did not finish, with the
+tasks they failed, did not run (dep_failed) or did not reach; a graph that
+never started runs whole. Prints the new run: follow it with graph run wait.`,
+		Args: exactArgs("RUN"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := newAPIClient()
+			if err != nil {
+				return err
+			}
+			tx, err := c.RetryTransaction(cmd.Context(), args[0], failed)
+			if err != nil {
+				return err
+			}
+			return renderObject(cmd.OutOrStdout(), format, transactionRow(toObject(tx), format), transactionFields)
+		},
+	}
+	cmd.Flags().BoolVar(&failed, "failed", false, "only the failed and unfinished nodes, with the tasks they did not complete")
+	addListFormat(cmd, &format)
+	return cmd
 }
 
 func newGraphRunStopCmd() *cobra.Command {

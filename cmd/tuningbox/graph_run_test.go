@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/tuningbox/tuningbox/client"
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/graphs/graphstest"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // fastRunPolls makes graph run wait read the run every 10 ms during a test.
@@ -73,6 +75,16 @@ func TestGraphRunCommands(t *testing.T) {
 	if _, err := cli(t, url, "", "graph", "run", "stop", tx); exitCode(err) != 1 || !strings.Contains(err.Error(), "is not running") {
 		t.Fatalf("stopping twice: %v", err)
 	}
+	// The stopped run again, its nodes having run nothing: a new run of the same graph on both.
+	again := jsonOut(t, mustCLI(t, url, "", "graph", "run", "retry", tx, "--failed", "--format", "json")).(map[string]any)
+	if again["uuid"] == tx || again["status"] != "running" {
+		t.Fatalf("retry: %v", again)
+	}
+	mustCLI(t, url, "", "graph", "run", "stop", again["uuid"].(string))
+	// Skipping the graph's only task leaves the nodes nothing to do: the run is done at once.
+	if run := jsonOut(t, mustCLI(t, url, "", "graph", "execute", "-e", "1", "--skip-tasks", "a", "--format", "json")).(map[string]any); run["status"] != "ready" {
+		t.Fatalf("execute --skip-tasks a: %v", run)
+	}
 
 	tx = execute(t, url, "--node", "1")
 	if _, err := c.Claim(ctx, tx, "1"); err != nil {
@@ -98,5 +110,18 @@ func TestGraphRunCommands(t *testing.T) {
 		if _, err := cli(t, url, "", args...); exitCode(err) != 2 {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}
+	}
+}
+
+// A node's row names its FQDN, its failed tasks and those not run because of a failure.
+func TestNodeRowFailures(t *testing.T) {
+	sub := client.Transaction{GraphType: "default", FQDNs: map[string]string{"3": "comp-2.example"}}
+	p := client.NodeProgress{Node: "3", Status: graphs.StatusError, Results: []wire.TaskResult{
+		{Task: "hiera", Status: graphs.StatusReady}, {Task: "nova", Status: graphs.StatusError, Message: "exit status 1"},
+		{Task: "nova-after", Status: graphs.StatusDepFailed}, {Task: "ceilometer", Status: graphs.StatusDepFailed}}}
+	row := nodeRow(sub, p, time.Now())
+	want := []string{"default", "3 (comp-2.example)", "error", "", "4", "nova: exit status 1; dep_failed: nova-after, ceilometer"}
+	if !slices.Equal(row, want) {
+		t.Fatalf("row = %q, want %q", row, want)
 	}
 }

@@ -95,12 +95,18 @@ const (
 	idleBackoffMax = 30 * time.Second
 )
 
-// ErrTaskFailed ends Run with Once when one of the node's tasks failed.
-var ErrTaskFailed = errors.New("a task of this node failed")
+// Errors that end Run with Once: the node failed (one of its tasks, or one
+// it waited for), or the run stopped before the node finished its part.
+var (
+	ErrTaskFailed  = errors.New("a task of this node failed")
+	ErrNodeFailed  = errors.New("this node failed in the run: a task it waited for failed")
+	ErrNodeStopped = errors.New("the run stopped before this node finished its tasks")
+)
 
 // Run claims, runs and reports the node's tasks until ctx ends (SIGINT/SIGTERM:
 // the task in flight is stopped and reported failed) or, with Once, until the
-// node has no more work: nil, or ErrTaskFailed when one of its tasks failed.
+// node has no more work: nil, or an error when the node failed or the run
+// stopped before it finished (onceResult).
 func (a *Agent) Run(ctx context.Context) error {
 	ref, err := a.api.Ref(ctx, client.KindNode, a.opts.Node)
 	if err != nil {
@@ -116,6 +122,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	a.log.Info("agent started", "node", a.node.ID, "fqdn", a.node.FQDN, "cluster", a.node.EnvironmentID, "once", a.opts.Once)
 	failed := false
+	lastTx := "" // the transaction whose task the node ran last
 	backoff := time.Duration(0)
 	for {
 		wait := a.opts.Wait
@@ -140,7 +147,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 		switch c.Action {
 		case "task":
-			backoff = 0
+			backoff, lastTx = 0, c.Transaction
 			ok, err := a.runAndReport(ctx, c)
 			if err != nil {
 				return err
@@ -156,11 +163,7 @@ func (a *Agent) Run(ctx context.Context) error {
 			}
 		case "idle", "done":
 			if a.opts.Once {
-				a.log.Info("no more work", "failed", failed)
-				if failed {
-					return ErrTaskFailed
-				}
-				return nil
+				return a.onceResult(ctx, c, lastTx, failed)
 			}
 			// The server already waited for work (long poll); without it, back off.
 			if wait > 0 {
@@ -175,6 +178,31 @@ func (a *Agent) Run(ctx context.Context) error {
 			return fmt.Errorf("the server answered the claim with action %q", c.Action)
 		}
 	}
+}
+
+// onceResult ends Run with Once once claim says there is no more work: an
+// error when one of the node's tasks failed, or the server says the node
+// failed or did not finish. A run that has ended answers a claim in the
+// cluster idle, so the node's outcome is then asked of the run it took part in.
+func (a *Agent) onceResult(ctx context.Context, claim *client.Claim, lastTx string, failed bool) error {
+	status := claim.NodeStatus
+	if status == "" && lastTx != "" {
+		final, err := a.api.Claim(ctx, lastTx, string(a.node.ID))
+		if err != nil {
+			return fmt.Errorf("the outcome of transaction %s: %w", lastTx, err)
+		}
+		status = final.NodeStatus
+	}
+	a.log.Info("no more work", "failed", failed, "node_status", status)
+	switch {
+	case failed:
+		return ErrTaskFailed
+	case status == wire.StatusError:
+		return ErrNodeFailed
+	case status == wire.StatusStopped:
+		return ErrNodeStopped
+	}
+	return nil
 }
 
 // stopped ends the agent on SIGINT/SIGTERM: an error when the stop

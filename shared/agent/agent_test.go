@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +93,76 @@ func TestRunOnce(t *testing.T) {
 	err, top = run(t, c, Options{Workdir: t.TempDir()})
 	if !errors.Is(err, ErrTaskFailed) || top.Status != "error" || !strings.Contains(top.Message, "exit status 3: broken") {
 		t.Fatalf("Run = %v; transaction %s: %s", err, top.Status, top.Message)
+	}
+}
+
+// Run with Once fails when the node failed without a task of its own failing
+// (it waited for a failed one), and when the run stopped before the node ran.
+func TestRunOnceNodeOutcome(t *testing.T) {
+	ctx := context.Background()
+	setup := func(tasks string) (*client.Client, string) {
+		c := cluster(t, tasks)
+		for _, n := range []client.NewNode{{ID: "8", FQDN: "n8.example.com", Roles: []string{"ceph-osd"}}, {ID: "9", FQDN: "n9.example.com", Roles: []string{"controller"}}} {
+			n.EnvironmentID = "1"
+			_, err := c.CreateNode(ctx, n)
+			must(t, err)
+		}
+		tx, err := c.Execute(ctx, client.ExecuteRequest{Cluster: &clusterOne, Graphs: []client.GraphRun{{Type: "default"}}})
+		must(t, err)
+		return c, tx.UUID
+	}
+	agent := func(c *client.Client) error {
+		return New(c, Options{Node: "n7.example.com", Once: true, Workdir: t.TempDir()}, slog.New(slog.DiscardHandler)).Run(ctx)
+	}
+	claimAndReport := func(c *client.Client, tx, node, status string) {
+		claim, err := c.Claim(ctx, tx, node)
+		must(t, err)
+		must(t, c.Report(ctx, tx, node, client.TaskReport{Task: claim.Task.ID(), Status: status}))
+	}
+
+	// Node 8 may fail (its group tolerates one node); node 7's task waits for
+	// node 8's, so node 7 fails, and it is critical: the run ends.
+	c, tx := setup(`[{"id": "osd", "type": "group", "role": ["ceph-osd"], "fault_tolerance": 1},
+		{"id": "a", "type": "shell", "role": ["ceph-osd"], "parameters": {"cmd": "true"}},
+		{"id": "b", "type": "shell", "role": ["compute"], "cross-depends": [{"name": "a", "role": ["ceph-osd"]}], "parameters": {"cmd": "true"}}]`)
+	claimAndReport(c, tx, "8", "error")
+	if err := agent(c); !errors.Is(err, ErrNodeFailed) {
+		t.Fatalf("Run of a node waiting for a failed task = %v", err)
+	}
+
+	// Node 8 fails and is critical while node 9 runs a task: the run stops,
+	// and node 7 never runs its task.
+	c, tx = setup(`[{"id": "a", "type": "shell", "role": ["*"], "parameters": {"cmd": "true"}}]`)
+	if claim, err := c.Claim(ctx, tx, "9"); err != nil || claim.Action != "task" {
+		t.Fatalf("claim of node 9: %+v %v", claim, err)
+	}
+	claimAndReport(c, tx, "8", "error")
+	if err := agent(c); !errors.Is(err, ErrNodeStopped) {
+		t.Fatalf("Run of a node whose run stopped = %v", err)
+	}
+
+	// Node 7 runs a task, then waits for node 8, which fails: the run ends,
+	// and the agent asks how its node did in the run it took part in.
+	c, tx = setup(`[{"id": "a", "type": "shell", "role": ["compute"], "parameters": {"cmd": "true"}},
+		{"id": "c", "type": "shell", "role": ["ceph-osd"], "parameters": {"cmd": "true"}},
+		{"id": "b", "type": "shell", "role": ["compute"], "requires": ["a"], "cross-depends": [{"name": "c", "role": ["ceph-osd"]}], "parameters": {"cmd": "true"}}]`)
+	done := make(chan error, 1)
+	go func() { done <- agent(c) }()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		run, err := c.Transaction(ctx, tx)
+		must(t, err)
+		sub, err := c.Transaction(ctx, run.SubTransactions[0].UUID)
+		must(t, err)
+		if slices.ContainsFunc(sub.Nodes, func(p client.NodeProgress) bool { return p.Node == "7" && len(p.Results) == 1 }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("node 7 did not run task a")
+		}
+	}
+	claimAndReport(c, tx, "8", "error")
+	if err := <-done; !errors.Is(err, ErrNodeStopped) {
+		t.Fatalf("Run of a node left waiting when its run stopped = %v", err)
 	}
 }
 

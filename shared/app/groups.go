@@ -154,7 +154,7 @@ func (c environmentClusters) Nodes(ctx context.Context, id string) ([]graphs.Clu
 	}
 	out := make([]graphs.ClusterNode, len(members))
 	for i, n := range members {
-		out[i] = graphs.ClusterNode{ID: strconv.FormatInt(n.ID, 10), Roles: n.Roles}
+		out[i] = graphs.ClusterNode{ID: strconv.FormatInt(n.ID, 10), Roles: n.Roles, FQDN: n.FQDN}
 	}
 	return out, nil
 }

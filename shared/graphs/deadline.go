@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -123,61 +124,96 @@ func (s *Service) enforceDeadlines(ctx context.Context, st *txState) error {
 		return nil
 	}
 	s.deadlineChecks.Add(st.parent.UUID, now)
-	msg, err := s.overdue(ctx, st, now)
+	node, msg, err := s.overdue(ctx, st, now)
 	if err != nil || msg == "" {
 		return err
 	}
-	return s.idx.Write(ctx, st.abortOps(msg, now)...)
+	ops, err := s.missedOps(ctx, st, node, msg, now)
+	if err != nil {
+		return err
+	}
+	return s.idx.Write(ctx, ops...)
 }
 
-// overdue names the first deadline the current sub-transaction's nodes missed, or "":
+// missedOps fails a node that missed a deadline (msg) when the run can lose
+// it (Astute failed the nodes that did not answer so: a task it was running
+// failed, the rest is dep_failed); otherwise the run ends at once.
+func (s *Service) missedOps(ctx context.Context, st *txState, node, msg string, now time.Time) ([]store.Op, error) {
+	sub := st.current()
+	plan, err := s.loadPlan(ctx, sub.Plan)
+	if err != nil {
+		return nil, err
+	}
+	if sub.Stopping != "" || plan.stopReason(append(slices.Clone(sub.FailedNodes), node), node) != "" {
+		return st.abortOps(msg, now), nil
+	}
+	p, rev, err := s.progressOf(ctx, sub, node)
+	if err != nil {
+		return nil, err
+	}
+	var slot []store.Op
+	task := p.CurrentTask
+	if task != "" {
+		if slot, err = s.releaseSlot(ctx, sub.UUID, plan, task, node); err != nil {
+			return nil, err
+		}
+		p.Results = append(p.Results, TaskResult{Task: task, Status: StatusError, Message: msg, TimeStart: *p.CurrentStart, TimeEnd: now})
+		p.CurrentTask, p.CurrentStart = "", nil
+		p.Next++
+	}
+	return s.failNodeOps(ctx, st, plan, &p, rev, task, msg, now, slot...)
+}
+
+// overdue names the first deadline the current sub-transaction's nodes missed, and the node, or "":
 //   - a node that has not claimed within the claim timeout from the
 //     sub-transaction's start is unreachable;
 //   - a node that has claimed but then said nothing (claim, heartbeat,
 //     report) for lostHeartbeats heartbeats is lost;
 //   - a task still running after its run limit and taskTimeoutGrace timed out.
-func (s *Service) overdue(ctx context.Context, st *txState, now time.Time) (string, error) {
+func (s *Service) overdue(ctx context.Context, st *txState, now time.Time) (node, msg string, err error) {
 	sub := st.current()
 	if sub.TimeStart == nil {
-		return "", nil
+		return "", "", nil
 	}
 	progress, err := s.progressByNode(ctx, sub)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	var first time.Time
-	var msg string
+	var n string // the node looked at
 	missed := func(deadline time.Time, format string, args ...any) {
 		if now.After(deadline) && (msg == "" || deadline.Before(first)) {
-			first, msg = deadline, fmt.Sprintf(format, args...)
+			first, node, msg = deadline, n, fmt.Sprintf(format, args...)
 		}
 	}
 	claimTimeout := st.parent.claimTimeout()
-	for _, n := range sub.Nodes {
+	for _, n = range sub.Nodes {
 		p := progress[n]
 		switch {
 		case p.Status == StatusReady || p.Status == StatusError:
 			continue
+		case sub.Stopping != "" && p.CurrentTask == "":
+			continue // the run stops: only the tasks in flight are awaited
 		case p.LastSeen == nil:
-			missed(sub.TimeStart.Add(claimTimeout), "Node %s unreachable: no claim within %s", n, claimTimeout)
+			missed(sub.TimeStart.Add(claimTimeout), "Node %s unreachable: no claim within %s", sub.nodeName(n), claimTimeout)
 			continue
 		}
-		missed(p.LastSeen.Add(lostHeartbeats*s.heartbeat), "Node %s lost: no heartbeat since %s", n, p.LastSeen.Format(time.RFC3339))
+		missed(p.LastSeen.Add(lostHeartbeats*s.heartbeat), "Node %s lost: no heartbeat since %s", sub.nodeName(n), p.LastSeen.Format(time.RFC3339))
 		if p.CurrentTask == "" || p.CurrentStart == nil {
 			continue
 		}
 		plan, err := s.loadPlan(ctx, sub.Plan, n)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		steps := plan.steps(n)
 		if p.Next >= len(steps) {
 			continue
 		}
 		limit := plan.Tasks[steps[p.Next].Task].runLimit()
-		missed(p.CurrentStart.Add(limit+taskTimeoutGrace), "Task %s timed out on node %s after %s", p.CurrentTask, n, limit)
+		missed(p.CurrentStart.Add(limit+taskTimeoutGrace), "Task %s timed out on node %s after %s", p.CurrentTask, sub.nodeName(n), limit)
 	}
-	return msg, nil
+	return node, msg, nil
 }
 
 // checkDeadlines ends transaction txID if it missed a deadline; ended says it did here.

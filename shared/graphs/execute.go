@@ -39,9 +39,12 @@ type ExecuteRequest struct {
 // GraphRun is one graph of an execution: a type, optionally limited to some
 // nodes and to some tasks (every other task that does real work is sent as skipped).
 type GraphRun struct {
-	Type  string   `json:"type"`
+	Type string `json:"type"`
+	// Nodes are node ids or FQDNs.
 	Nodes []NodeID `json:"nodes"`
 	Tasks []string `json:"tasks"`
+	// SkipTasks are sent as skipped, like the tasks Tasks leaves out.
+	SkipTasks []string `json:"skip_tasks"`
 }
 
 // Subgraph selects the tasks reachable from any Start task that reach any End
@@ -71,10 +74,13 @@ func (n *NodeID) UnmarshalJSON(b []byte) error {
 
 // Transaction statuses: wire's, the one definition the agent and the CLI share.
 const (
-	StatusPending = wire.StatusPending
-	StatusRunning = wire.StatusRunning
-	StatusReady   = wire.StatusReady
-	StatusError   = wire.StatusError
+	StatusPending   = wire.StatusPending
+	StatusRunning   = wire.StatusRunning
+	StatusReady     = wire.StatusReady
+	StatusError     = wire.StatusError
+	StatusSkipped   = wire.StatusSkipped
+	StatusDepFailed = wire.StatusDepFailed
+	StatusStopped   = wire.StatusStopped
 )
 
 // AbortedMessage is the message of the sub-transactions a failure kept from running.
@@ -98,6 +104,13 @@ type TransactionInfo struct {
 	Debug      bool   `json:"debug"`
 	// ClaimTimeout is the execution's claim timeout in seconds.
 	ClaimTimeout float64 `json:"claim_timeout,omitempty"`
+	// FQDNs: node id -> FQDN, for the nodes of the transaction the registry names.
+	FQDNs map[string]string `json:"node_fqdns,omitempty"`
+	// FailedNodes are the nodes that failed, and FailedTasks the tasks that
+	// failed them (Astute's failed_nodes and failed_tasks): a run that ends
+	// ready with failures lost only nodes its fault tolerance allowed.
+	FailedNodes []string      `json:"failed_nodes,omitempty"`
+	FailedTasks []NodeTaskRef `json:"failed_tasks,omitempty"`
 
 	TimeCreated time.Time  `json:"time_created"`
 	TimeStart   *time.Time `json:"time_start,omitempty"`
@@ -116,6 +129,13 @@ type txRecord struct {
 
 	// Idle are the nodes with nothing to do in the sub-transaction: ready from its start.
 	Idle []string `json:"idle,omitempty"`
+	// Request, on a top-level transaction, is the execution as requested (what a retry repeats).
+	Request *ExecuteRequest `json:"request,omitempty"`
+	// Stopping, once set, is why the run stops (a failure beyond the fault
+	// tolerance): nothing new starts, and it ends when the nodes in Draining
+	// have reported the task they were running.
+	Stopping string   `json:"stopping,omitempty"`
+	Draining []string `json:"draining,omitempty"`
 }
 
 func txKey(id string) store.Key  { return store.Key{Partition: prefix + "tx", Sort: id} }
@@ -191,7 +211,7 @@ func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (_ Transactio
 		UUID: newUUID(), Name: "deploy", Status: StatusRunning, ClusterID: cid,
 		DryRun: req.DryRun || req.NoopRun, NoopRun: req.NoopRun, Force: req.Force, Debug: req.Debug,
 		ClaimTimeout: claimTimeout.Seconds(), TimeCreated: now, TimeStart: &now,
-	}}
+	}, Request: &req}
 	subs := make([]txRecord, len(req.Graphs))
 	plans := map[string][]store.Op{} // the references of the plans' blobs, by hash
 	var planHashes []string
@@ -226,7 +246,13 @@ func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (_ Transactio
 		}
 		info := parent.TransactionInfo
 		info.UUID, info.Name, info.Status, info.GraphType, info.ParentUUID = newUUID(), "deployment", StatusPending, run.Type, parent.UUID
-		info.TimeStart = nil
+		info.TimeStart, info.FQDNs = nil, fqdns(nodes)
+		for id, fqdn := range info.FQDNs {
+			if parent.FQDNs == nil {
+				parent.FQDNs = map[string]string{}
+			}
+			parent.FQDNs[id] = fqdn
+		}
 		if i == 0 {
 			info.Status, info.TimeStart = StatusRunning, &now
 		}
@@ -281,8 +307,30 @@ func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (_ Transactio
 // newUUID returns a time-ordered UUID, so transactions list in creation order.
 func newUUID() string { return uuid.Must(uuid.NewV7()).String() }
 
-// selectNodes returns the requested nodes (all the cluster's when none are
-// requested), refusing any that is not in the cluster.
+// fqdns maps the nodes' ids to their FQDNs (nil when none has one).
+func fqdns(nodes []ClusterNode) map[string]string {
+	var out map[string]string
+	for _, n := range nodes {
+		if n.FQDN != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[n.ID] = n.FQDN
+		}
+	}
+	return out
+}
+
+// nodeName names a node of the transaction: its id, and its FQDN when known.
+func (info TransactionInfo) nodeName(id string) string {
+	if fqdn := info.FQDNs[id]; fqdn != "" {
+		return id + " (" + fqdn + ")"
+	}
+	return id
+}
+
+// selectNodes returns the requested nodes, by id or FQDN (all the cluster's
+// when none are requested), refusing any that is not in the cluster.
 func selectNodes(cluster int64, clusterNodes []ClusterNode, requested []NodeID) ([]ClusterNode, error) {
 	if len(clusterNodes) == 0 {
 		return nil, errs.Invalidf("Cluster %d has no nodes", cluster)
@@ -294,11 +342,11 @@ func selectNodes(cluster int64, clusterNodes []ClusterNode, requested []NodeID) 
 	var unknown []string
 	for _, n := range requested {
 		id := string(n)
-		i := slices.IndexFunc(clusterNodes, func(c ClusterNode) bool { return c.ID == id })
+		i := slices.IndexFunc(clusterNodes, func(c ClusterNode) bool { return c.ID == id || c.FQDN != "" && c.FQDN == id })
 		switch {
 		case i < 0:
 			unknown = append(unknown, id)
-		case !slices.ContainsFunc(nodes, func(c ClusterNode) bool { return c.ID == id }):
+		case !slices.ContainsFunc(nodes, func(c ClusterNode) bool { return c.ID == clusterNodes[i].ID }):
 			nodes = append(nodes, clusterNodes[i])
 		}
 	}
@@ -321,7 +369,7 @@ func nodeIDs(nodes []ClusterNode) []string {
 // node runs those placed on it, see place): tasks outside the run's task
 // list or outside the subgraphs are sent as skipped, and marked filtered.
 func freezePlan(g *depGraph, run GraphRun, subgraphs []Subgraph) ([]Task, []bool, error) {
-	if unknown := g.missingIDs(run.Tasks); len(unknown) > 0 {
+	if unknown := g.missingIDs(append(slices.Clone(run.Tasks), run.SkipTasks...)); len(unknown) > 0 {
 		return nil, nil, errs.Invalidf("Tasks %s are not present in deployment graph %q", strings.Join(unknown, ", "), run.Type)
 	}
 	selected := make([]bool, len(g.tasks))
@@ -330,6 +378,9 @@ func freezePlan(g *depGraph, run GraphRun, subgraphs []Subgraph) ([]Task, []bool
 	}
 	for _, id := range run.Tasks {
 		selected[g.index[id]] = true
+	}
+	for _, id := range run.SkipTasks {
+		selected[g.index[id]] = false
 	}
 	if len(subgraphs) > 0 {
 		inSub, err := g.subgraphMembers(run.Type, subgraphs)

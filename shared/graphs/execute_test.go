@@ -128,8 +128,8 @@ func TestFailureAbortsTheRest(t *testing.T) {
 	c := wantAction(t, s, tx.UUID, "n2", graphs.ActionTask)
 	must[graphs.NodeProgress](t)(s.Report(ctx, tx.UUID, "n2", graphs.TaskReport{Task: c.Task.ID(), Status: "error", Message: "exit 1"}))
 	view := must[graphs.Transaction](t)(s.Transaction(ctx, tx.UUID))
-	want := "Task u failed on node n2: exit 1"
-	if view.Status != graphs.StatusError || view.Message != want {
+	want := "Task u failed on node n2: exit 1 (node n2 is in no fault-tolerance group: it is critical)"
+	if view.Status != graphs.StatusError || view.Message != want || !slices.Equal(view.FailedNodes, []string{"n2"}) {
 		t.Fatalf("parent = %+v", view.TransactionInfo)
 	}
 	subs := view.SubTransactions
@@ -217,6 +217,8 @@ func TestPlanSkipsWhatIsNotSelected(t *testing.T) {
 			map[string]string{"a": "skipped", "b": "shell", "c": "skipped", "d": "skipped", "s": "stage", "x": "shell"}},
 		{"subgraph between b and c", graphs.GraphRun{Type: "default"}, []graphs.Subgraph{{Start: []string{"b"}, End: []string{"c"}}},
 			map[string]string{"a": "skipped", "b": "shell", "c": "shell", "d": "skipped", "s": "stage", "x": "skipped"}},
+		{"skip tasks", graphs.GraphRun{Type: "default", SkipTasks: []string{"b", "x"}}, nil,
+			map[string]string{"a": "puppet", "b": "skipped", "c": "shell", "d": "shell", "s": "stage", "x": "skipped"}},
 		{"subgraph from c on, and tasks filter", graphs.GraphRun{Type: "default", Tasks: []string{"a", "d"}}, []graphs.Subgraph{{Start: []string{"c"}}},
 			map[string]string{"a": "skipped", "b": "skipped", "c": "skipped", "d": "shell", "s": "stage", "x": "skipped"}},
 	}

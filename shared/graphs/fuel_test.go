@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"maps"
 	"os/exec"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -74,7 +76,8 @@ func TestPlanAgreesWithNailgun(t *testing.T) {
 				t.Fatal(err)
 			}
 			var want struct {
-				Nodes map[string]nailgunNode `json:"nodes"`
+				Nodes                map[string]nailgunNode `json:"nodes"`
+				FaultToleranceGroups []FaultToleranceGroup  `json:"fault_tolerance_groups"`
 			}
 			if err := json.Unmarshal(python(t, raw, "testdata/nailgun_plan.py"), &want); err != nil {
 				t.Fatal(err)
@@ -137,6 +140,14 @@ func TestPlanAgreesWithNailgun(t *testing.T) {
 				}
 			}
 			checkOrderHolds(t, plan, want.Nodes)
+			// The same groups, in any order (Nailgun's is the graph file's).
+			byName := func(a, b FaultToleranceGroup) int { return strings.Compare(a.Name, b.Name) }
+			groups := faultToleranceGroups(ordered, p)
+			slices.SortFunc(groups, byName)
+			slices.SortFunc(want.FaultToleranceGroups, byName)
+			if !reflect.DeepEqual(groups, want.FaultToleranceGroups) {
+				t.Errorf("fault-tolerance groups:\n tuningbox %v\n nailgun   %v", groups, want.FaultToleranceGroups)
+			}
 		})
 	}
 }

@@ -89,7 +89,8 @@ func (s *Service) PlanPages(ctx context.Context, id, marker string) (Plan, NodeP
 	if nodes, err = after(nodes, marker); err != nil {
 		return Plan{}, NodePages{}, err
 	}
-	out := Plan{Transaction: rec.UUID, GraphType: rec.GraphType, Nodes: rec.Nodes, Tasks: head.Tasks, Warnings: head.Warnings, Unplaced: head.Unplaced}
+	out := Plan{Transaction: rec.UUID, GraphType: rec.GraphType, Nodes: rec.Nodes, Tasks: head.Tasks, Warnings: head.Warnings, Unplaced: head.Unplaced,
+		FaultToleranceGroups: head.Groups}
 	pages := NodePages{
 		Nodes: eachNodeTasks(ctx, nodes, func(ids []string) (*frozenPlan, error) { return s.loadPlanShowing(ctx, rec.Plan, ids) },
 			func(p *frozenPlan) *nodeRenderer { return s.pinnedRenderer(rec.ClusterID, p) }),

@@ -50,6 +50,8 @@ type placement struct {
 	crossDepends, crossDependedBy [][][]CrossDependency
 	// limits: task id -> how many nodes may run it at once.
 	limits map[string]int
+	// groupNodes: group task -> the nodes its own names select.
+	groupNodes map[int][]bool
 	// unplaced lists the tasks (that do work) placed on no node.
 	unplaced []string
 	warnings []string
@@ -159,6 +161,7 @@ func arrange(tasks []Task, nodes []PlanNode, rules tagRules, patterns *patterns,
 	unmatched := map[string][]string{} // "field name" -> task ids
 	// groupOn: group task -> its nodes (by its own names, or its id as a tag without any).
 	groupOn := map[int][]bool{}
+	p.groupNodes = groupOn
 	// selectNodes gives the nodes a task's names take and, when explained, the reason on each.
 	selectNodes := func(t Task) (on []bool, why []string) {
 		field, names := placementNames(t)

@@ -95,6 +95,7 @@ func (s *Service) plan(ctx context.Context, req planRequest) (*frozenPlan, error
 	frozen.Warnings = append(frozen.Warnings, masterWarnings(tasks, p)...)
 	frozen.setPlaceholders(nodes, settings.MasterIP)
 	frozen.planned = nodes
+	frozen.Groups = faultToleranceGroups(tasks, p)
 	if req.explain {
 		frozen.Why = make(map[string][]*wire.Why, len(nodes))
 		for n := range nodes {

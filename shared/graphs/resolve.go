@@ -16,6 +16,8 @@ import (
 type ClusterNode struct {
 	ID    string   `json:"id"`
 	Roles []string `json:"roles"`
+	// FQDN, when the registry knows it, names the node to people beside its id.
+	FQDN string `json:"fqdn,omitempty"`
 }
 
 // Role names with a meaning of their own in role selections.

@@ -20,14 +20,19 @@ import (
 // controller and 3 compute).
 func newService(t testing.TB, opts ...graphs.Option) *graphs.Service {
 	t.Helper()
+	return newServiceOf(t, graphstest.Clusters{"1": graphstest.Nodes("n1", "n2"), "2": graphstest.Nodes("n3"), "3": {
+		{ID: "1", Roles: []string{"primary-controller"}}, {ID: "2", Roles: []string{"controller"}}, {ID: "3", Roles: []string{"compute"}},
+	}}, opts...)
+}
+
+// newServiceOf returns a service on a fresh embedded store with these clusters.
+func newServiceOf(t testing.TB, clusters graphs.Clusters, opts ...graphs.Option) *graphs.Service {
+	t.Helper()
 	b, err := bolt.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
-	clusters := graphstest.Clusters{"1": graphstest.Nodes("n1", "n2"), "2": graphstest.Nodes("n3"), "3": {
-		{ID: "1", Roles: []string{"primary-controller"}}, {ID: "2", Roles: []string{"controller"}}, {ID: "3", Roles: []string{"compute"}},
-	}}
 	return graphs.NewService(b.Index, b.Blobs, clusters, opts...)
 }
 

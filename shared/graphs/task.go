@@ -745,3 +745,18 @@ func checkDuplicates(tasks []Task) error {
 	}
 	return nil
 }
+
+// failOnError says whether the task's failure fails its node: unless its
+// fail_on_error (Nailgun's task field, also read from parameters) is false.
+func (t Task) failOnError() bool {
+	var p struct {
+		FailOnError *bool `json:"fail_on_error"`
+	}
+	if raw, ok := t.Extra["fail_on_error"]; ok && json.Unmarshal(raw, &p.FailOnError) == nil && p.FailOnError != nil {
+		return *p.FailOnError
+	}
+	if json.Unmarshal(t.Parameters, &p) == nil && p.FailOnError != nil {
+		return *p.FailOnError
+	}
+	return true
+}

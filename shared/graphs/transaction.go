@@ -39,6 +39,8 @@ type NodeProgress struct {
 	// or reported in the sub-transaction; nil until its first claim.
 	LastSeen *time.Time   `json:"last_seen,omitempty"`
 	Results  []TaskResult `json:"results"`
+	// FailedAt, on a failed node, is the position of the first step that failed or was dep_failed.
+	FailedAt *int `json:"failed_at,omitempty"`
 }
 
 // TaskResult is the reported outcome of one task on one node.
@@ -89,6 +91,8 @@ type Plan struct {
 	Skipped  map[string][]SkippedTask `json:"skipped"`
 	Warnings []string                 `json:"warnings,omitempty"`
 	Unplaced []string                 `json:"unplaced,omitempty"`
+	// FaultToleranceGroups say how many nodes of each group may fail; a node in none is critical.
+	FaultToleranceGroups []FaultToleranceGroup `json:"fault_tolerance_groups,omitempty"`
 }
 
 // frozenPlan is the stored plan of a sub-transaction (an immutable blob).
@@ -111,6 +115,9 @@ type frozenPlan struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Unplaced are the tasks placed on no node.
 	Unplaced []string `json:"unplaced,omitempty"`
+	// Groups are the fault-tolerance groups; plans stored without them make
+	// every node critical.
+	Groups []FaultToleranceGroup `json:"groups,omitempty"`
 	// planned are the nodes as the plan read them (their data), while the plan is being made.
 	planned []PlanNode
 	// Why, for an explained plan: node -> why each task is on it (by task
@@ -172,6 +179,10 @@ type Claim struct {
 	NoopRun   bool    `json:"noop_run"`
 	Force     bool    `json:"force"`
 	Debug     bool    `json:"debug"`
+	// NodeStatus, with done, is how the node did in the transaction: ready,
+	// error (it failed) or stopped (the run ended, or is stopping, before
+	// the node finished its part).
+	NodeStatus string `json:"node_status,omitempty"`
 }
 
 // DryRunMessage is the message of a dry run, which ends as soon as it is planned.
@@ -309,6 +320,12 @@ func (st *txState) subOp(i int) store.Op {
 	return store.Update(subKey(st.subs[i].UUID), mustJSON(st.subs[i]), st.subRevs[i])
 }
 
+// subGuardOp makes a write fail if the current sub-transaction changed meanwhile.
+func (st *txState) subGuardOp() store.Op {
+	cur := st.parent.Current
+	return store.Check(subKey(st.subs[cur].UUID), store.Cond{Kind: store.RevisionIs, Revision: st.subRevs[cur]})
+}
+
 // guardOp makes a write that leaves the parent as it is fail if the parent changed meanwhile.
 func (st *txState) guardOp() store.Op {
 	return store.Check(txKey(st.parent.UUID), store.Cond{Kind: store.RevisionIs, Revision: st.rev})
@@ -317,14 +334,14 @@ func (st *txState) guardOp() store.Op {
 // finishNodeOps records that a node completed the current sub-transaction and,
 // when it was the last of its nodes, starts the next sub-transaction or
 // completes the transaction (releasing the cluster).
-func (st *txState) finishNodeOps(progress store.Op, now time.Time) []store.Op {
+func (st *txState) finishNodeOps(progress []store.Op, now time.Time) []store.Op {
 	cur := st.parent.Current
 	st.subs[cur].Finished++
 	settle(&st.parent, st.subs, now)
+	ops := slices.Clone(progress)
 	if st.subs[cur].Status == StatusRunning {
-		return []store.Op{progress, st.subOp(cur), st.guardOp()}
+		return append(ops, st.subOp(cur), st.guardOp())
 	}
-	ops := []store.Op{progress}
 	for i := cur; i <= st.parent.Current; i++ {
 		ops = append(ops, st.subOp(i))
 	}
@@ -344,6 +361,7 @@ func settle(parent *txRecord, subs []txRecord, now time.Time) {
 			return
 		}
 		cur.Status, cur.TimeEnd = StatusReady, &now
+		parent.listFailures(*cur)
 		if parent.Current+1 == len(subs) {
 			parent.Status, parent.TimeEnd = StatusReady, &now
 			return
@@ -358,6 +376,7 @@ func settle(parent *txRecord, subs []txRecord, now time.Time) {
 func (st *txState) abortOps(message string, now time.Time, extra ...store.Op) []store.Op {
 	ops := slices.Clone(extra)
 	st.parent.Status, st.parent.Message, st.parent.TimeEnd = StatusError, message, &now
+	st.parent.listFailures(st.current())
 	for i := st.parent.Current; i < len(st.subs); i++ {
 		sub := &st.subs[i]
 		sub.Status, sub.Message, sub.TimeEnd = StatusError, AbortedMessage, &now
@@ -367,6 +386,77 @@ func (st *txState) abortOps(message string, now time.Time, extra ...store.Op) []
 		ops = append(ops, st.subOp(i))
 	}
 	return append(ops, st.parentOp(), store.Delete(lockKey(st.parent.ClusterID)))
+}
+
+// listFailures adds a finished sub-transaction's failed nodes and tasks to its parent's.
+func (parent *txRecord) listFailures(sub txRecord) {
+	parent.FailedNodes = append(parent.FailedNodes, sub.FailedNodes...)
+	parent.FailedTasks = append(parent.FailedTasks, sub.FailedTasks...)
+}
+
+// failNodeOps records that node failed the current sub-transaction (its
+// progress p is at the first step it will not run; failedTask is the task
+// that failed, "" when it waited for a failed task): its remaining steps are
+// dep_failed, and the run stops when the failure is beyond the plan's fault
+// tolerance (stopReason). failure says what happened, for the run's message.
+func (s *Service) failNodeOps(ctx context.Context, st *txState, plan *frozenPlan, p *NodeProgress, rev int64, failedTask, failure string, now time.Time, extra ...store.Op) ([]store.Op, error) {
+	steps := plan.steps(p.Node)
+	for _, step := range steps[p.Next:] {
+		if t := plan.Tasks[step.Task]; t.Type != TypeGroup && t.Type != TypeStage { // those only order the graph
+			p.Results = append(p.Results, TaskResult{Task: t.ID, Status: StatusDepFailed, Message: failure, TimeStart: now, TimeEnd: now})
+		}
+	}
+	failedAt := p.Next
+	if failedTask != "" {
+		failedAt-- // the step reported failed
+	}
+	p.Status, p.Next, p.FailedAt = StatusError, len(steps), &failedAt
+	sub := &st.subs[st.parent.Current]
+	sub.FailedNodes = append(sub.FailedNodes, p.Node)
+	if failedTask != "" {
+		sub.FailedTasks = append(sub.FailedTasks, NodeTaskRef{Node: p.Node, Task: failedTask})
+	}
+	ops := append(extra, progressOp(sub.UUID, *p, rev))
+	if sub.Stopping != "" {
+		return st.drainedOps(p.Node, now, ops...), nil
+	}
+	why := plan.stopReason(sub.FailedNodes, p.Node)
+	if why == "" {
+		return st.finishNodeOps(ops, now), nil
+	}
+	return s.stopOps(ctx, st, p.Node, failure+" ("+why+")", now, ops...)
+}
+
+// stopOps stops the run gracefully: nothing new starts, and it ends (in
+// error, with reason) once the nodes running a task, but node, have reported it.
+func (s *Service) stopOps(ctx context.Context, st *txState, node, reason string, now time.Time, extra ...store.Op) ([]store.Op, error) {
+	sub := &st.subs[st.parent.Current]
+	progress, err := s.progressByNode(ctx, *sub)
+	if err != nil {
+		return nil, err
+	}
+	var draining []string
+	for _, n := range sub.Nodes {
+		if n != node && progress[n].CurrentTask != "" {
+			draining = append(draining, n)
+		}
+	}
+	if len(draining) == 0 {
+		return st.abortOps(reason, now, extra...), nil
+	}
+	sub.Stopping, sub.Draining = reason, draining
+	return append(extra, st.subOp(st.parent.Current), st.guardOp()), nil
+}
+
+// drainedOps records that node, in flight when the run began to stop, has
+// reported; after the last one the run ends.
+func (st *txState) drainedOps(node string, now time.Time, extra ...store.Op) []store.Op {
+	sub := &st.subs[st.parent.Current]
+	sub.Draining = slices.DeleteFunc(slices.Clone(sub.Draining), func(n string) bool { return n == node })
+	if len(sub.Draining) == 0 {
+		return st.abortOps(sub.Stopping, now, extra...)
+	}
+	return append(extra, st.subOp(st.parent.Current), st.guardOp())
 }
 
 // initialProgress is a node's progress before anything was stored for it:
@@ -433,44 +523,53 @@ func (p *frozenPlan) nextRunnable(steps []NodeStep, from int) int {
 // advance finds how far a node can go from step from: past every group,
 // stage and skipped step whose waits are met, to the first step it has to
 // run. blocked says that the step where it stopped (one to run, or one
-// passed on the way) still waits for another node. A node has passed a step
-// once its Next is beyond it (reported, or passed on the way) or it finished.
-func (s *Service) advance(ctx context.Context, sub txRecord, plan *frozenPlan, steps []NodeStep, from int) (i int, blocked bool, err error) {
-	var passed func(StepRef) bool
-	met := func(step NodeStep) (bool, error) {
-		if !step.waits() {
-			return true, nil
-		}
-		if passed == nil {
-			progress, err := s.progressByNode(ctx, sub)
-			if err != nil {
-				return false, err
+// passed on the way) still waits for another node; failed names a task it
+// waits for that failed (or was dep_failed): the step cannot run. A node has
+// passed a step once its Next is beyond it (reported, or passed on the way)
+// or it finished, and the step did not fail.
+func (s *Service) advance(ctx context.Context, sub txRecord, plan *frozenPlan, steps []NodeStep, from int) (i int, blocked bool, failed *NodeTaskRef, err error) {
+	var progress map[string]NodeProgress
+	stepFailed := func(r StepRef) bool {
+		at := progress[r.Node].FailedAt
+		return at != nil && r.Step >= *at
+	}
+	passed := func(r StepRef) bool {
+		p, ok := progress[r.Node]
+		return ok && (p.Status == StatusReady || p.Next > r.Step) && !stepFailed(r)
+	}
+	ref := func(r StepRef) *NodeTaskRef {
+		return &NodeTaskRef{Node: r.Node, Task: plan.Tasks[plan.steps(r.Node)[r.Step].Task].ID}
+	}
+	for i = from; i < len(steps); i++ {
+		step := steps[i]
+		if step.waits() && progress == nil {
+			if progress, err = s.progressByNode(ctx, sub); err != nil {
+				return i, false, nil, err
 			}
-			passed = func(r StepRef) bool {
-				p, ok := progress[r.Node]
-				return ok && (p.Status == StatusReady || p.Next > r.Step)
+		}
+		for _, r := range step.After {
+			if stepFailed(r) {
+				return i, false, ref(r), nil
+			}
+		}
+		for _, group := range step.AfterAny {
+			if !slices.ContainsFunc(group, func(r StepRef) bool { return !stepFailed(r) }) {
+				return i, false, ref(group[0]), nil
 			}
 		}
 		if !allPassed(step.After, passed) {
-			return false, nil
+			return i, true, nil, nil
 		}
 		for _, group := range step.AfterAny {
 			if !slices.ContainsFunc(group, passed) {
-				return false, nil
+				return i, true, nil, nil
 			}
 		}
-		return true, nil
-	}
-	for i = from; i < len(steps); i++ {
-		ok, err := met(steps[i])
-		if err != nil || !ok {
-			return i, !ok, err
-		}
-		if plan.handedOut(steps[i]) {
-			return i, false, nil
+		if plan.handedOut(step) {
+			return i, false, nil, nil
 		}
 	}
-	return len(steps), false, nil
+	return len(steps), false, nil, nil
 }
 
 func allPassed(refs []StepRef, passed func(StepRef) bool) bool {
@@ -491,22 +590,56 @@ func (s *Service) Claim(ctx context.Context, txID, node string) (Claim, error) {
 	var c Claim
 	err := store.RetryConflicts(ctx, "claim a task", func() error {
 		var again bool
+		var st *txState
 		var err error
-		if c, again, err = s.claimOnce(ctx, txID, node); err == nil && again {
+		if c, st, again, err = s.claimOnce(ctx, txID, node); err == nil && again {
 			return store.ErrConflict // the node finished a sub-transaction: decide afresh
+		}
+		if err == nil && c.Action == ActionDone {
+			c.NodeStatus, err = s.nodeOutcome(ctx, st, node)
 		}
 		return err
 	})
 	return c, err
 }
 
-// claimOnce makes one attempt at Claim; again means the state moved on (the
-// node finished a sub-transaction) and the claim must be decided afresh.
-func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, again bool, err error) {
-	st, err := s.loadTx(ctx, txID)
-	if err != nil {
-		return Claim{}, false, err
+// nodeOutcome says how a node did in a transaction, for a claim that tells
+// it it is done: error when it failed in a sub-transaction, stopped when one
+// of its sub-transactions ended, or never started, before it finished there,
+// else ready.
+func (s *Service) nodeOutcome(ctx context.Context, st *txState, node string) (string, error) {
+	if slices.ContainsFunc(st.subs, func(sub txRecord) bool { return slices.Contains(sub.FailedNodes, node) }) {
+		return StatusError, nil
 	}
+	for _, sub := range st.subs {
+		if !slices.Contains(sub.Nodes, node) {
+			continue
+		}
+		if sub.TimeStart == nil {
+			return StatusStopped, nil
+		}
+		p, _, err := s.progressOf(ctx, sub, node)
+		if err != nil || p.Status != StatusReady {
+			return StatusStopped, err
+		}
+	}
+	return StatusReady, nil
+}
+
+// claimOnce makes one attempt at Claim, on the state st it read; again means
+// the state moved on (the node finished a sub-transaction) and the claim must
+// be decided afresh.
+func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, st *txState, again bool, err error) {
+	st, err = s.loadTx(ctx, txID)
+	if err != nil {
+		return Claim{}, nil, false, err
+	}
+	c, again, err = s.claimIn(ctx, st, txID, node)
+	return c, st, again, err
+}
+
+// claimIn decides a claim on the transaction's state st (see claimOnce).
+func (s *Service) claimIn(ctx context.Context, st *txState, txID, node string) (c Claim, again bool, err error) {
 	audit.Note(ctx, st.parent.ClusterID, 0) // the agent's write is under its cluster's environment
 	if !st.involves(node) {
 		return Claim{}, false, errs.NotFoundf("Node %s is not part of transaction %s", node, txID)
@@ -522,7 +655,7 @@ func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, ag
 	if err != nil {
 		return Claim{}, false, err
 	}
-	if p.Status == StatusReady {
+	if p.Status == StatusReady || p.Status == StatusError {
 		return st.claim(st.laterWork(node), node), false, nil
 	}
 	plan, err := s.loadPlan(ctx, sub.Plan, node)
@@ -540,11 +673,28 @@ func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, ag
 		p.LastSeen = &now
 		return c, false, s.idx.Write(ctx, progressOp(sub.UUID, p, rev), st.guardOp())
 	}
+	if sub.Stopping != "" {
+		return st.claim(ActionDone, node), false, nil // the run stops: nothing new starts
+	}
 	// The next task, and the group, stage and skipped steps passed on the way,
 	// must have what they wait for on other nodes done.
-	i, blocked, err := s.advance(ctx, sub, plan, steps, p.Next)
+	i, blocked, failed, err := s.advance(ctx, sub, plan, steps, p.Next)
 	if err != nil {
 		return Claim{}, false, err
+	}
+	if failed != nil {
+		// Astute's dep_failed: the step waits for a failed task, so the node fails.
+		p.Next, p.LastSeen = i, &now
+		failure := fmt.Sprintf("Task %s on node %s waits for task %s on node %s, which failed", plan.Tasks[steps[i].Task].ID, sub.nodeName(node), failed.Task, sub.nodeName(failed.Node))
+		ops, err := s.failNodeOps(ctx, st, plan, &p, rev, "", failure, now)
+		if err == nil {
+			err = s.idx.Write(ctx, ops...)
+		}
+		if err != nil {
+			return Claim{}, false, err
+		}
+		s.countEnd(st)
+		return Claim{}, true, nil
 	}
 	var slot []store.Op
 	if !blocked && i < len(steps) {
@@ -572,7 +722,8 @@ func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, ag
 			return Claim{}, false, err
 		}
 		p.Status, p.Next, p.CurrentTask, p.CurrentStart = StatusRunning, i, plan.Tasks[steps[i].Task].ID, &now
-		if err := s.idx.Write(ctx, append(slot, progressOp(sub.UUID, p, rev), st.guardOp())...); err != nil {
+		// The sub-transaction's guard keeps a task from starting once the run stops.
+		if err := s.idx.Write(ctx, append(slot, progressOp(sub.UUID, p, rev), st.guardOp(), st.subGuardOp())...); err != nil {
 			return Claim{}, false, err
 		}
 		audit.Changed(ctx)
@@ -580,7 +731,7 @@ func (s *Service) claimOnce(ctx context.Context, txID, node string) (c Claim, ag
 		return c, false, nil
 	}
 	p.Status, p.Next = StatusReady, len(steps)
-	if err := s.idx.Write(ctx, st.finishNodeOps(progressOp(sub.UUID, p, rev), now)...); err != nil {
+	if err := s.idx.Write(ctx, st.finishNodeOps([]store.Op{progressOp(sub.UUID, p, rev)}, now)...); err != nil {
 		return Claim{}, false, err
 	}
 	audit.Changed(ctx)
@@ -661,7 +812,7 @@ func (s *Service) Report(ctx context.Context, txID, node string, rep TaskReport)
 	if taskID == "" {
 		return NodeProgress{}, errs.Invalidf("task: is required")
 	}
-	if rep.Status != StatusReady && rep.Status != StatusError && rep.Status != "skipped" {
+	if rep.Status != StatusReady && rep.Status != StatusError && rep.Status != StatusSkipped {
 		return NodeProgress{}, errs.Invalidf("status: %q is not one of ready, skipped, error", rep.Status)
 	}
 	if len(rep.Output) > MaxReportOutput {
@@ -705,41 +856,57 @@ func (s *Service) Report(ctx context.Context, txID, node string, rep TaskReport)
 			return err
 		}
 		now := s.now()
-		p.Results = append(p.Results, TaskResult{Task: taskID, Status: rep.Status, Message: rep.Message, TaskRun: rep.TaskRun.kept(rep.Status), TimeStart: *p.CurrentStart, TimeEnd: now})
+		steps := plan.steps(node)
+		result := TaskResult{Task: taskID, Status: rep.Status, Message: rep.Message, TaskRun: rep.TaskRun.kept(rep.Status), TimeStart: *p.CurrentStart, TimeEnd: now}
+		fails := rep.Status == StatusError
+		if fails && (st.parent.NoopRun || !plan.Tasks[steps[p.Next].Task].failOnError()) {
+			// Astute marks such a failure skipped: it fails neither the node nor what waits for it.
+			result.Status, result.Message, fails = StatusSkipped, joinMessage(ignoredFailure, rep.Message), false
+		}
+		p.Results = append(p.Results, result)
 		p.CurrentTask, p.CurrentStart, p.LastSeen = "", nil, &now
 		p.Next++
 		var ops []store.Op
-		if rep.Status == StatusError {
-			p.Status = StatusError
-			msg := fmt.Sprintf("Task %s failed on node %s", taskID, node)
-			if rep.Message != "" {
-				msg += ": " + rep.Message
+		switch {
+		case fails:
+			failure := joinMessage(fmt.Sprintf("Task %s failed on node %s", taskID, sub.nodeName(node)), rep.Message)
+			if ops, err = s.failNodeOps(ctx, st, plan, &p, rev, taskID, failure, now, slot...); err != nil {
+				return err
 			}
-			ops = st.abortOps(msg, now, append(slot, progressOp(sub.UUID, p, rev))...)
-		} else {
-			// The node is ready here when nothing is left to run or wait for;
-			// otherwise its next claim goes on.
-			steps := plan.steps(node)
-			if plan.nextRunnable(steps, p.Next) < len(steps) || slices.ContainsFunc(steps[p.Next:], NodeStep.waits) {
-				ops = append(slot, progressOp(sub.UUID, p, rev), st.guardOp())
-			} else {
-				p.Status = StatusReady
-				ops = append(slot, st.finishNodeOps(progressOp(sub.UUID, p, rev), now)...)
-			}
+		case sub.Stopping != "":
+			// The run stops: the node was running this task, and starts no other.
+			ops = st.drainedOps(node, now, append(slot, progressOp(sub.UUID, p, rev))...)
+		case plan.nextRunnable(steps, p.Next) < len(steps) || slices.ContainsFunc(steps[p.Next:], NodeStep.waits):
+			// Something is left to run or wait for: the node's next claim goes on.
+			ops = append(slot, progressOp(sub.UUID, p, rev), st.guardOp())
+		default:
+			p.Status = StatusReady
+			ops = st.finishNodeOps(append(slot, progressOp(sub.UUID, p, rev)), now)
 		}
 		out = p
 		if err := s.idx.Write(ctx, ops...); err != nil {
 			return err
 		}
-		s.states.count(tasksFamily, rep.Status)
+		s.states.count(tasksFamily, result.Status)
 		s.countEnd(st)
 		return nil
 	})
 	return out, err
 }
 
-// reported finds the node's last result, in any sub-transaction, if it is
-// this task with this status: the report is a repeat.
+// ignoredFailure prefixes the message of a failure that does not count.
+const ignoredFailure = "failed, ignored (fail_on_error false, or a noop run)"
+
+func joinMessage(what, detail string) string {
+	if detail == "" {
+		return what
+	}
+	return what + ": " + detail
+}
+
+// reported finds the node's last reported result (not one dep_failed), in
+// any sub-transaction, if it is this task with this status (an ignored
+// failure is recorded skipped): the report is a repeat.
 func (s *Service) reported(ctx context.Context, st *txState, node, taskID, status string) (NodeProgress, bool, error) {
 	for i := st.parent.Current; i >= 0; i-- {
 		if !slices.Contains(st.subs[i].Nodes, node) {
@@ -749,11 +916,17 @@ func (s *Service) reported(ctx context.Context, st *txState, node, taskID, statu
 		if err != nil {
 			return NodeProgress{}, false, err
 		}
-		if len(p.Results) == 0 {
+		var last *TaskResult
+		for i := len(p.Results) - 1; i >= 0 && last == nil; i-- {
+			if p.Results[i].Status != StatusDepFailed {
+				last = &p.Results[i]
+			}
+		}
+		if last == nil {
 			continue // not started here: the last result is in an earlier sub-transaction
 		}
-		last := p.Results[len(p.Results)-1]
-		return p, last.Task == taskID && last.Status == status && p.CurrentTask == "", nil
+		same := last.Status == status || last.Status == StatusSkipped && status == StatusError
+		return p, last.Task == taskID && same && p.CurrentTask == "", nil
 	}
 	return NodeProgress{}, false, nil
 }
@@ -832,8 +1005,12 @@ func (s *Service) Transaction(ctx context.Context, id string) (Transaction, erro
 		return Transaction{}, err
 	}
 	v := Transaction{TransactionInfo: rec.TransactionInfo, Nodes: make([]NodeProgress, len(rec.Nodes))}
+	ended := rec.TimeStart != nil && rec.Status != StatusRunning
 	for i, n := range rec.Nodes {
 		v.Nodes[i] = byNode[n]
+		if ended && (v.Nodes[i].Status == StatusPending || v.Nodes[i].Status == StatusRunning) {
+			v.Nodes[i].Status = StatusStopped // the run ended before the node finished
+		}
 	}
 	return v, nil
 }

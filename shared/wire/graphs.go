@@ -143,9 +143,19 @@ type ExecuteRequest struct {
 // GraphRun is one graph of an execution: a type, optionally limited to some
 // nodes and to some tasks.
 type GraphRun struct {
-	Type  string   `json:"type"`
+	Type string `json:"type"`
+	// Nodes are node ids or FQDNs.
 	Nodes []NodeID `json:"nodes"`
 	Tasks []string `json:"tasks"`
+	// SkipTasks are sent as skipped, like the tasks Tasks leaves out.
+	SkipTasks []string `json:"skip_tasks,omitempty"`
+}
+
+// RetryRequest runs an ended transaction again (POST /api/v1/transactions/{uuid}/retry).
+type RetryRequest struct {
+	// Failed runs again only the nodes that failed or did not finish, with
+	// the tasks they failed or did not run; without it, the whole execution.
+	Failed bool `json:"failed"`
 }
 
 // Subgraph selects the tasks reachable from any Start task that reach any End
@@ -189,7 +199,14 @@ type Transaction struct {
 	Force      bool   `json:"force"`
 	Debug      bool   `json:"debug"`
 	// ClaimTimeout is the execution's claim timeout in seconds.
-	ClaimTimeout    float64        `json:"claim_timeout,omitempty"`
+	ClaimTimeout float64 `json:"claim_timeout,omitempty"`
+	// FQDNs: node id -> FQDN, for the nodes the registry names.
+	FQDNs map[string]string `json:"node_fqdns,omitempty"`
+	// FailedNodes are the nodes that failed and FailedTasks the tasks that
+	// failed them: a run ready with failures lost only nodes its groups'
+	// fault tolerance allows.
+	FailedNodes     []string       `json:"failed_nodes,omitempty"`
+	FailedTasks     []NodeTaskRef  `json:"failed_tasks,omitempty"`
 	TimeCreated     time.Time      `json:"time_created"`
 	TimeStart       *time.Time     `json:"time_start,omitempty"`
 	TimeEnd         *time.Time     `json:"time_end,omitempty"`
@@ -200,7 +217,8 @@ type Transaction struct {
 // NodeProgress is how far one node has come through a sub-transaction's plan.
 type NodeProgress struct {
 	Node string `json:"node"`
-	// Status: pending (not claimed yet), running, ready (plan done) or error.
+	// Status: pending (not claimed yet), running, ready (plan done), error
+	// (it failed) or stopped (the run ended before it finished).
 	Status string `json:"status"`
 	// Next is the position, in the node's own task list, of the task in
 	// flight or of the first one not yet passed.
@@ -215,7 +233,10 @@ type NodeProgress struct {
 
 // TaskResult is the reported outcome of one task on one node.
 type TaskResult struct {
-	Task    string `json:"task"`
+	Task string `json:"task"`
+	// Status: ready, skipped (not run, or a failure that does not count:
+	// fail_on_error false or a noop run), error, or dep_failed (not run: a
+	// task it waits for, or its node, failed).
 	Status  string `json:"status"`
 	Message string `json:"message,omitempty"`
 	TaskRun
@@ -262,6 +283,10 @@ type Claim struct {
 	NoopRun   bool    `json:"noop_run"`
 	Force     bool    `json:"force"`
 	Debug     bool    `json:"debug"`
+	// NodeStatus, with done, is how the node did in the transaction: ready,
+	// error (it failed) or stopped (the run ended, or is stopping, before
+	// the node finished its part).
+	NodeStatus string `json:"node_status,omitempty" enum:"ready,error,stopped"`
 }
 
 // Plan is the frozen plan of a sub-transaction: Tasks in dependency order,
@@ -279,6 +304,16 @@ type Plan struct {
 	// Links has the "next" page when the node lists did not all fit: Nodes
 	// lists every node, NodeTasks and Skipped the page's.
 	Links []PageLink `json:"links,omitempty"`
+	// FaultToleranceGroups say how many nodes of each group may fail; a node in none is critical.
+	FaultToleranceGroups []FaultToleranceGroup `json:"fault_tolerance_groups,omitempty"`
+}
+
+// FaultToleranceGroup is a group task's nodes and how many of them may fail
+// before the run stops (Nailgun's fault_tolerance_groups).
+type FaultToleranceGroup struct {
+	Name           string   `json:"name"`
+	Nodes          []string `json:"node_ids"`
+	FaultTolerance int      `json:"fault_tolerance"`
 }
 
 // SerializedTask is a task of a node's list as the node's agent gets it,

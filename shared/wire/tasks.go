@@ -24,14 +24,21 @@ const (
 )
 
 // Statuses of a transaction and of a node's progress through it (pending,
-// running, ready, error), and of a task's result (ready, skipped when the
-// agent decided not to run it, error).
+// running, ready, error, stopped), and of a task's result (ready, error,
+// skipped, dep_failed).
 const (
 	StatusPending = "pending"
 	StatusRunning = "running"
 	StatusReady   = "ready"
 	StatusError   = "error"
+	// StatusSkipped is a task its agent did not run, or one whose failure
+	// does not count (fail_on_error false, or a noop run).
 	StatusSkipped = "skipped"
+	// StatusDepFailed is a task not run because a task it waits for, or
+	// an earlier one of its node, failed.
+	StatusDepFailed = "dep_failed"
+	// StatusStopped is a node that did not finish its tasks because the run stopped.
+	StatusStopped = "stopped"
 )
 
 const (

@@ -76,6 +76,7 @@ func Register(router *routes.Router, svc *graphs.Service) {
 	bind("transactions.get", h.getTransaction)
 	bind("transactions.plan", h.getPlan)
 	bind("transactions.stop", h.stop)
+	bind("transactions.retry", h.retry)
 	bind("transactions.claim", h.claim)
 	bind("transactions.result", h.report)
 	router.Mount(bound)
@@ -379,7 +380,7 @@ func (h *handlers) execute(w http.ResponseWriter, r *http.Request) (int, any, er
 	in := body.ExecuteRequest
 	req := graphs.ExecuteRequest{DryRun: in.DryRun, NoopRun: in.NoopRun, Force: in.Force, Debug: in.Debug, ClaimTimeout: in.ClaimTimeout,
 		Graphs: httpapi.Convert(in.Graphs, func(g wire.GraphRun) graphs.GraphRun {
-			return graphs.GraphRun{Type: g.Type, Tasks: g.Tasks, Nodes: httpapi.Convert(g.Nodes, func(n wire.NodeID) graphs.NodeID { return graphs.NodeID(n) })}
+			return graphs.GraphRun{Type: g.Type, Tasks: g.Tasks, SkipTasks: g.SkipTasks, Nodes: httpapi.Convert(g.Nodes, func(n wire.NodeID) graphs.NodeID { return graphs.NodeID(n) })}
 		}),
 		Subgraphs: httpapi.Convert(in.Subgraphs, func(sg wire.Subgraph) graphs.Subgraph { return graphs.Subgraph(sg) }),
 	}
@@ -436,6 +437,19 @@ func (h *handlers) stop(_ http.ResponseWriter, r *http.Request) (int, any, error
 	tx, err := h.svc.Stop(r.Context(), r.PathValue("uuid"))
 	audit.Note(r.Context(), tx.ClusterID, 0)
 	return h.transactionAnswer(r, http.StatusOK, tx, err)
+}
+
+func (h *handlers) retry(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	var in wire.RetryRequest
+	if err := httpapi.Decode(r, &in); err != nil {
+		return 0, nil, err
+	}
+	tx, err := h.svc.Retry(r.Context(), r.PathValue("uuid"), in.Failed)
+	if err == nil {
+		w.Header().Set("Location", base+"/transactions/"+tx.UUID)
+	}
+	audit.Note(r.Context(), tx.ClusterID, 0)
+	return h.transactionAnswer(r, http.StatusAccepted, tx, err)
 }
 
 func (h *handlers) claim(_ http.ResponseWriter, r *http.Request) (int, any, error) {

@@ -415,7 +415,7 @@ func TestAbortChain(t *testing.T) {
 	}
 	a.expect("POST", "/api/v1/transactions/"+tx.UUID+"/nodes/1/result", `{"task":"a","status":"error","message":"exit 2"}`, 200, `"status":"error"`)
 	got := decode[transaction](t, a.expect("GET", "/api/v1/transactions/"+tx.UUID, "", 200, ""))
-	const failed = "Task a failed on node 1: exit 2"
+	const failed = "Task a failed on node 1: exit 2 (node 1 is in no fault-tolerance group: it is critical)"
 	if got.Status != "error" || got.Message != failed {
 		t.Fatalf("parent = %+v", got)
 	}
@@ -429,8 +429,13 @@ func TestAbortChain(t *testing.T) {
 		t.Fatalf("claim after abort = %+v", c)
 	}
 	a.expect("POST", "/api/v1/transactions/"+tx.UUID+"/nodes/2/result", `{"task":"a","status":"ready"}`, 409, "is not running (status: error)")
-	// The cluster is free for the next execution.
-	a.expect("POST", "/api/v1/graphs/execute", `{"cluster":1,"graphs":[{"type":"second"}]}`, 202, "")
+	a.expect("GET", "/api/v1/transactions/"+tx.UUID, "", 200, `"failed_nodes":["1"],"failed_tasks":[{"node":"1","task":"a"}]`)
+	// Running again what failed or did not run: the cluster is free for it.
+	again := decode[transaction](t, a.expect("POST", "/api/v1/transactions/"+tx.UUID+"/retry", `{"failed":true}`, 202, ""))
+	if len(again.SubTransactions) != 3 || again.Status != "running" {
+		t.Fatalf("retry = %+v", again)
+	}
+	a.expect("POST", "/api/v1/transactions/"+again.UUID+"/retry", `{}`, 409, "is still running")
 }
 
 // TestConcurrentExecuteHTTP: of simultaneous executions on one cluster exactly one gets 202.

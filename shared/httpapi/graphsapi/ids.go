@@ -165,6 +165,7 @@ func (v *views) transaction(tx graphs.Transaction) (wire.Transaction, error) {
 		out := wire.Transaction{
 			UUID: i.UUID, Name: i.Name, Status: i.Status, Message: i.Message, ClusterID: cluster, GraphType: i.GraphType, ParentUUID: i.ParentUUID,
 			DryRun: i.DryRun, NoopRun: i.NoopRun, Force: i.Force, Debug: i.Debug, ClaimTimeout: i.ClaimTimeout,
+			FQDNs: i.FQDNs, FailedNodes: i.FailedNodes, FailedTasks: httpapi.Convert(i.FailedTasks, func(r graphs.NodeTaskRef) wire.NodeTaskRef { return wire.NodeTaskRef(r) }),
 			TimeCreated: i.TimeCreated, TimeStart: i.TimeStart, TimeEnd: i.TimeEnd,
 		}
 		out.SubTransactions = httpapi.Convert(tx.SubTransactions, view)
@@ -249,7 +250,8 @@ func planView(p graphs.Plan) (wire.Plan, error) {
 	if err != nil {
 		return wire.Plan{}, err
 	}
-	out := wire.Plan{Transaction: p.Transaction, GraphType: p.GraphType, Nodes: p.Nodes, Tasks: tasks, Warnings: p.Warnings, Unplaced: p.Unplaced}
+	out := wire.Plan{Transaction: p.Transaction, GraphType: p.GraphType, Nodes: p.Nodes, Tasks: tasks, Warnings: p.Warnings, Unplaced: p.Unplaced,
+		FaultToleranceGroups: httpapi.Convert(p.FaultToleranceGroups, func(g graphs.FaultToleranceGroup) wire.FaultToleranceGroup { return wire.FaultToleranceGroup(g) })}
 	if p.NodeTasks != nil {
 		out.NodeTasks = make(map[string][]wire.SerializedTask, len(p.NodeTasks))
 	}
@@ -286,7 +288,7 @@ func claimView(c graphs.Claim) (wire.Claim, error) {
 	out := wire.Claim{
 		Action: c.Action, Transaction: c.Transaction, TransactionStatus: c.TransactionStatus, Node: c.Node,
 		SubTransaction: c.SubTransaction, GraphType: c.GraphType, Position: c.Position, Heartbeat: c.Heartbeat,
-		DryRun: c.DryRun, NoopRun: c.NoopRun, Force: c.Force, Debug: c.Debug,
+		DryRun: c.DryRun, NoopRun: c.NoopRun, Force: c.Force, Debug: c.Debug, NodeStatus: c.NodeStatus,
 	}
 	out.Task = c.Task
 	return out, nil

@@ -193,6 +193,7 @@ func graphRoutes() []Route {
 	add("transactions.plan", "GET", tx+"/plan", Read, "A transaction's plan: its tasks per node.", ok, "", "Plan",
 		nodeLimit, Param{Name: "marker", Type: String, Description: "The last node of the previous page."})
 	add("transactions.stop", "POST", tx+"/stop", Write, "Stop a transaction.", ok, "", "Transaction")
+	add("transactions.retry", "POST", tx+"/retry", Write, "Run an ended transaction again, whole or only what failed or did not finish: a new transaction.", accepted, "RetryRequest", "Transaction")
 	add("transactions.claim", "POST", tx+"/nodes/{node}/claim", Write, "The agent of a node claims its next task.", ok, "", "Claim")
 	t[len(t)-1].Node = NodeOwnTask
 	add("transactions.result", "POST", tx+"/nodes/{node}/result", Write, "The agent of a node reports a task's result.", ok, "TaskReport", "NodeProgress")

@@ -101,6 +101,7 @@ var (
 		{"GraphInput", wire.GraphInput{}},
 		{"ClusterUpdate", wire.ClusterUpdate{}},
 		{"ExecuteRequest", wire.ExecuteRequest{}},
+		{"RetryRequest", wire.RetryRequest{}},
 		{"TaskReport", wire.TaskReport{}},
 
 		{"NewNode", wire.NewNode{}},

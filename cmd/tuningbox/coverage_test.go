@@ -28,6 +28,7 @@ var operationsWithoutCommand = map[string]string{
 	"config.levels.update":            "renaming a hierarchy level: tuning-box's API only; env update --levels replaces the level list",
 	"config.levels.patch":             "renaming a hierarchy level (as PUT): tuning-box's API only",
 	"store.gc":                        "an administrator's maintenance call: tuningbox serve sweeps every hour (--gc-interval), functions/gc on AWS",
+	"store.backup":                    "store backup sends it to tuningbox serve (TestStoreBackupWhileServing); this session's Lambda stack has no backup route, as on AWS",
 	"graphs.releases.deploymentTasks": "fuel2's release task view; graph download -r of an environment shows the release's graph",
 	"graphs.releases.graphs.list":     "graph list lists every graph (graphs.list) with its release, plugin or cluster",
 	"graphs.plugins.graphs.list":      "graph list lists every graph (graphs.list)",
@@ -51,10 +52,12 @@ var operationsWithoutCommand = map[string]string{
 
 // commandsNotRun are the CLI's commands the session below does not run, with the reason.
 var commandsNotRun = map[string]string{
-	"serve":       "the server itself (TestUsersAndTokensOverTLS and TestClientCertificates start it)",
-	"store check": "an offline check of a data directory (TestStoreCheckAndDamagedStart)",
-	"completion":  "cobra's shell completion scripts",
-	"help":        "cobra's help",
+	"serve":         "the server itself (TestUsersAndTokensOverTLS and TestClientCertificates start it)",
+	"store check":   "an offline check of a data directory (TestStoreCheckAndDamagedStart)",
+	"store backup":  "this session's Lambda stack answers 404, as on AWS (point-in-time recovery); TestStoreBackupWhileServing backs up tuningbox serve",
+	"store restore": "an offline restore of a data directory (TestStoreBackupWhileServing)",
+	"completion":    "cobra's shell completion scripts",
+	"help":          "cobra's help",
 }
 
 // The route table's operations without a CLI command: one operator's session

@@ -49,7 +49,7 @@ func newServices(b store.Backend, cfg Config, logger *slog.Logger) (*services, e
 	shares := cfg.cacheShares()
 	cachedBlobs := blobcache.New(newCountedBlobs(b.Blobs, m.registry), shares.blobs)
 	m.registry.Cache("blobs", cachedBlobs.(metrics.CacheStats))
-	b = store.Backend{Index: newCountedIndex(b.Index, m.registry), Blobs: cachedBlobs, Close: b.Close}
+	b = store.Backend{Index: newCountedIndex(b.Index, m.registry), Blobs: cachedBlobs, Close: b.Close, Backup: b.Backup}
 	registry := &registryNodes{}
 	config := configdb.NewService(b.Index, b.Blobs, configdb.WithNodes(registry), configdb.WithCacheBytes(shares.configdb))
 	// Resource definitions whose content names this validator hold override data (spec 001).

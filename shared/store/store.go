@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
@@ -194,4 +195,8 @@ type Backend struct {
 	Blobs Blobs
 	// Close releases the backend's resources (files, connections); it may be nil.
 	Close func() error
+	// Backup writes a consistent copy of the whole store to w while it serves
+	// and returns the bytes written; nil where the backend is backed up by its
+	// provider (AWS: DynamoDB point-in-time recovery and S3 versioning).
+	Backup func(ctx context.Context, w io.Writer) (int64, error)
 }

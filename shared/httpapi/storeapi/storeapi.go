@@ -1,8 +1,12 @@
-// Package storeapi serves store maintenance: POST /api/v1/store/gc runs a
-// blob garbage collection sweep (store.CollectGarbage). Admins only (authapi's policy).
+// Package storeapi serves store maintenance, admins only (authapi's policy):
+// POST /api/v1/store/gc runs a blob garbage collection sweep
+// (store.CollectGarbage); GET /api/v1/store/backup streams a consistent copy
+// of the embedded store (store.Backend.Backup).
 package storeapi
 
 import (
+	"context"
+	"io"
 	"net/http"
 	"time"
 
@@ -15,20 +19,47 @@ import (
 
 // Register adds the store routes over backend b to router.
 func Register(router *routes.Router, b store.Backend) {
-	router.Mount(routes.Handlers{"store.gc": httpapi.Serve(func(_ http.ResponseWriter, r *http.Request) (int, any, error) {
-		q := routes.QueryOf(r)
-		minAge := store.DefaultGCMinAge
-		if s, ok := q.String("min_age"), q.Has("min_age"); ok {
-			d, err := time.ParseDuration(s)
-			if err != nil || d < 0 {
-				return 0, nil, errs.Invalidf("min_age must be a duration such as 30m or 2h, not %q", s)
+	router.Mount(routes.Handlers{
+		"store.gc": httpapi.Serve(func(_ http.ResponseWriter, r *http.Request) (int, any, error) {
+			q := routes.QueryOf(r)
+			minAge := store.DefaultGCMinAge
+			if s, ok := q.String("min_age"), q.Has("min_age"); ok {
+				d, err := time.ParseDuration(s)
+				if err != nil || d < 0 {
+					return 0, nil, errs.Invalidf("min_age must be a duration such as 30m or 2h, not %q", s)
+				}
+				minAge = d
 			}
-			minAge = d
-		}
-		rep, err := store.CollectGarbage(r.Context(), b.Index, b.Blobs, minAge)
-		if err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, wire.GCReport(rep), nil
-	})})
+			rep, err := store.CollectGarbage(r.Context(), b.Index, b.Blobs, minAge)
+			if err != nil {
+				return 0, nil, err
+			}
+			return http.StatusOK, wire.GCReport(rep), nil
+		}),
+		"store.backup": httpapi.Serve(func(_ http.ResponseWriter, r *http.Request) (int, any, error) {
+			if b.Backup == nil {
+				return 0, nil, errs.NotFoundf("this store has no backup route: on AWS, DynamoDB point-in-time recovery and S3 versioning are the backup (docs/operations.md)")
+			}
+			return http.StatusOK, stream{ContentType: "application/octet-stream", Write: b.Backup}, nil
+		}),
+	})
+}
+
+// stream is an answer written as it is produced, too large to hold: once
+// its status is sent a failure can only cut it short, so the receiver must
+// check what it got (a backup's metadata records its length; an export ends
+// with a trailer).
+type stream struct {
+	ContentType string
+	Write       func(ctx context.Context, w io.Writer) (int64, error)
+}
+
+// WriteAnswer implements httpapi.Writer.
+func (s stream) WriteAnswer(w http.ResponseWriter, r *http.Request, status int) {
+	w.Header().Set("Content-Type", s.ContentType)
+	w.WriteHeader(status)
+	if _, err := s.Write(r.Context(), w); err != nil {
+		// Abort the connection: the receiver sees a broken answer, not a short one.
+		panic(http.ErrAbortHandler)
+	}
 }

@@ -58,7 +58,7 @@ func Open(dir string) (store.Backend, error) {
 	if err != nil {
 		return store.Backend{}, err
 	}
-	return store.Backend{Index: &index{db: db}, Blobs: &blobs{db: db}, Close: db.Close}, nil
+	return store.Backend{Index: &index{db: db}, Blobs: &blobs{db: db}, Close: db.Close, Backup: backupOf(db)}, nil
 }
 
 // createBuckets makes the buckets a database of this version needs.
@@ -101,7 +101,11 @@ type CheckReport struct {
 // every page (bbolt's consistency check). A damaged file is ErrDamaged with
 // the problems found; a file in use by a server is an error too.
 func Check(dir string) (CheckReport, error) {
-	path := filepath.Join(dir, FileName)
+	return CheckFile(filepath.Join(dir, FileName))
+}
+
+// CheckFile is Check of the database file at path (a backup, say).
+func CheckFile(path string) (CheckReport, error) {
 	rep := CheckReport{Path: path}
 	if err := inspect(path); err != nil {
 		return rep, err

@@ -1,0 +1,453 @@
+package configdb
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/tuningbox/tuningbox/shared/auth/audit"
+	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/store"
+)
+
+// EnvironmentExport is what an export holds of an environment besides its
+// documents (shared/envexport writes it as a file): its id and UUID, its
+// hierarchy levels, and its components with every definition they have.
+// Components and definitions are named, not numbered: ids belong to a store.
+type EnvironmentExport struct {
+	ID         int64               `json:"id"`
+	UUID       string              `json:"uuid"`
+	Levels     []string            `json:"hierarchy_levels"`
+	Components []ExportedComponent `json:"components"`
+}
+
+// ExportedComponent is a component with its definitions.
+type ExportedComponent struct {
+	Name        string               `json:"name"`
+	Definitions []ExportedDefinition `json:"resource_definitions"`
+}
+
+// ExportedDefinition is a resource definition and its content.
+type ExportedDefinition struct {
+	Name    string          `json:"name"`
+	Content json.RawMessage `json:"content"`
+}
+
+// DocumentHistory is every version of one document, oldest first.
+type DocumentHistory struct {
+	Component string `json:"component"`
+	Resource  string `json:"resource"`
+	Kind      Kind   `json:"kind"`
+	// Path holds the document's level values, one per level from the first
+	// ([] at the global level); the levels are the environment's.
+	Path     []string         `json:"path"`
+	Versions []VersionContent `json:"versions"`
+}
+
+// VersionContent is a version with its document as stored (canonical JSON):
+// its SHA-256 is the version's sha256.
+type VersionContent struct {
+	Version
+	Content json.RawMessage `json:"content"`
+}
+
+// ImportCounts says how much an import wrote.
+type ImportCounts struct {
+	Documents int
+	Versions  int
+}
+
+// ExportEnvironment reads the environment envRef names and returns it with
+// its documents: those of every definition of its components, each with its
+// whole history, read one after another as docs is ranged over. Versions are
+// immutable, so each document's history is whole; a document written while
+// the export runs may be in it or not, with or without its newest version.
+func (s *Service) ExportEnvironment(ctx context.Context, envRef string) (EnvironmentExport, iter.Seq2[DocumentHistory, error], error) {
+	rec, _, err := s.envByRef(ctx, envRef)
+	if err != nil {
+		return EnvironmentExport{}, nil, err
+	}
+	out := EnvironmentExport{ID: rec.ID, UUID: rec.UUID, Levels: make([]string, len(rec.Levels)), Components: []ExportedComponent{}}
+	for i, l := range rec.Levels {
+		out.Levels[i] = l.Name
+	}
+	type source struct {
+		component string
+		def       resdefRecord
+	}
+	var sources []source
+	for _, c := range rec.Components {
+		comp, _, err := getRecord[componentRecord](ctx, s.idx, componentKey(c.ID))
+		if err != nil {
+			return EnvironmentExport{}, nil, err
+		}
+		defs, err := s.componentDefinitions(ctx, &c)
+		if err != nil {
+			return EnvironmentExport{}, nil, err
+		}
+		exported := ExportedComponent{Name: comp.Name, Definitions: make([]ExportedDefinition, len(defs))}
+		for i, d := range defs {
+			exported.Definitions[i] = ExportedDefinition{Name: d.rec.Name, Content: d.rec.Content}
+			sources = append(sources, source{comp.Name, d.rec})
+		}
+		out.Components = append(out.Components, exported)
+	}
+	docs := func(yield func(DocumentHistory, error) bool) {
+		for _, src := range sources {
+			heads, err := s.idx.Query(ctx, store.Query{Partition: headPartition(rec.ID, src.def.ID)})
+			if err != nil {
+				yield(DocumentHistory{}, err)
+				return
+			}
+			for _, h := range heads {
+				doc, err := s.documentHistory(ctx, rec, src.def.ID, h.Sort)
+				if err != nil {
+					yield(DocumentHistory{}, err)
+					return
+				}
+				doc.Component, doc.Resource = src.component, src.def.Name
+				if !yield(doc, nil) {
+					return
+				}
+			}
+		}
+	}
+	return out, docs, nil
+}
+
+// documentHistory reads every version, with its content, of the document
+// whose head has sort key slot in environment env and definition resdef.
+func (s *Service) documentHistory(ctx context.Context, env envRecord, resdef int64, slot string) (DocumentHistory, error) {
+	kind, path, _ := strings.Cut(slot, "|")
+	doc := DocumentHistory{Kind: Kind(kind), Path: []string{}}
+	if path != "" {
+		for _, v := range strings.Split(path, "/") {
+			value, err := url.PathUnescape(v)
+			if err != nil {
+				return doc, err
+			}
+			doc.Path = append(doc.Path, value)
+		}
+	}
+	if len(doc.Path) > len(env.Levels) {
+		return doc, errs.Conflictf("a document of environment %d is stored at %d levels; the environment has %d", env.ID, len(doc.Path), len(env.Levels))
+	}
+	items, err := s.idx.Query(ctx, store.Query{Partition: versionsPartition(env.ID, resdef, doc.Kind, path)})
+	if err != nil {
+		return doc, err
+	}
+	doc.Versions = make([]VersionContent, len(items))
+	for i, it := range items {
+		v := &doc.Versions[i]
+		if err := json.Unmarshal(it.Value, &v.Version); err != nil {
+			return doc, err
+		}
+		if v.Content, err = s.blobs.Get(ctx, v.SHA256); err != nil {
+			return doc, fmt.Errorf("version %d of %s|%s: %w", v.Version.Version, kind, path, err)
+		}
+	}
+	return doc, nil
+}
+
+// ImportEnvironment creates an environment from an export, all or nothing:
+// nothing of it is visible until its last write, which creates the
+// environment item, and a failure (a document that does not fit, docs
+// ending in an error) removes what was written before it and answers the
+// error. The environment keeps the export's id and UUID when this store has
+// neither (an id once used here is never reused), else it gets new ones.
+// Components and definitions are matched by name: missing ones are created
+// (they are shared, so they stay when the import fails), one whose content
+// differs from the export's is a conflict, before anything is written.
+// Levels get new ids. Every version keeps its number, time, writer and
+// content, checked against its SHA-256.
+func (s *Service) ImportEnvironment(ctx context.Context, in EnvironmentExport, docs iter.Seq2[DocumentHistory, error]) (Environment, ImportCounts, error) {
+	var counts ImportCounts
+	components, resdefs, err := s.importComponents(ctx, in.Components)
+	if err != nil {
+		return Environment{}, counts, err
+	}
+	levels, err := s.buildLevels(ctx, nil, in.Levels)
+	if err != nil {
+		return Environment{}, counts, err
+	}
+	id, err := s.stageEnvironment(ctx, in.ID)
+	if err != nil {
+		return Environment{}, counts, err
+	}
+	rec := envRecord{ID: id, UUID: s.newUUID(), Components: components, Levels: levels}
+	if in.UUID != "" {
+		_, err := s.idx.Get(ctx, uuidKey(in.UUID))
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			rec.UUID = in.UUID
+		case err != nil && !errors.Is(err, store.ErrInvalidKey):
+			return Environment{}, counts, err
+		}
+	}
+	w := &stagedWriter{s: s}
+	err = w.documents(ctx, rec, resdefs, docs, &counts)
+	if err == nil {
+		ops := []store.Op{
+			store.Create(envKey(id), mustJSON(rec)),
+			uuidAlias(kindEnv, rec.ident()),
+			store.Delete(envRetiredKey(id)),
+		}
+		for _, c := range components {
+			ops = append(ops, store.Check(componentKey(c.ID), store.Cond{Kind: store.MustExist}))
+		}
+		err = w.flush(ctx, ops...)
+	}
+	if err != nil {
+		w.undo(ctx)
+		return Environment{}, ImportCounts{}, err
+	}
+	audit.Note(ctx, id, 0)
+	return rec.environment(), counts, nil
+}
+
+// importComponents finds or creates the components of an import and returns
+// their identities and those of their definitions by component and name.
+// Every component and definition is looked at before any is created.
+func (s *Service) importComponents(ctx context.Context, in []ExportedComponent) ([]Ident, map[[2]string]int64, error) {
+	type missing struct {
+		component string
+		def       ExportedDefinition
+	}
+	var (
+		newComponents []NewComponent
+		newDefs       []missing
+	)
+	for _, c := range in {
+		rec, _, err := s.componentByRef(ctx, c.Name)
+		if errs.Is(err, errs.NotFound) {
+			nc := NewComponent{Name: c.Name}
+			for _, d := range c.Definitions {
+				nc.ResourceDefinitions = append(nc.ResourceDefinitions, NewResourceDefinition{Name: d.Name, Content: d.Content})
+			}
+			newComponents = append(newComponents, nc)
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		defs, err := s.componentDefinitions(ctx, ptr(rec.ident()))
+		if err != nil {
+			return nil, nil, err
+		}
+	definitions:
+		for _, d := range c.Definitions {
+			content, err := s.checkContent(d.Content)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, have := range defs {
+				if have.rec.Name == d.Name {
+					if !bytes.Equal(have.rec.Content, content) {
+						return nil, nil, errs.Conflictf("resource definition %s of component %s differs from the export's: make them the same, or import into a store without it", d.Name, c.Name)
+					}
+					continue definitions
+				}
+			}
+			newDefs = append(newDefs, missing{c.Name, d})
+		}
+	}
+	for _, nc := range newComponents {
+		if _, err := s.CreateComponent(ctx, nc); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, m := range newDefs {
+		if _, err := s.CreateResourceDefinition(ctx, NewResourceDefinition{Name: m.def.Name, Component: m.component, Content: m.def.Content}); err != nil {
+			return nil, nil, err
+		}
+	}
+	idents := []Ident{}
+	resdefs := make(map[[2]string]int64)
+	for _, c := range in {
+		rec, _, err := s.componentByRef(ctx, c.Name)
+		if err != nil {
+			return nil, nil, err
+		}
+		defs, err := s.componentDefinitions(ctx, ptr(rec.ident()))
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, d := range defs {
+			resdefs[[2]string{c.Name, d.rec.Name}] = d.rec.ID
+		}
+		idents = append(idents, rec.ident())
+	}
+	if len(idents) > store.MaxWriteBatch/2 {
+		return nil, nil, errs.Invalidf("an environment has at most %d components", store.MaxWriteBatch/2)
+	}
+	return idents, resdefs, nil
+}
+
+// stageEnvironment picks the id of an imported environment, want when this
+// store never had it, and marks it retired until the import's last write:
+// no environment can be created with it meanwhile, and an import that fails
+// leaves it retired, so what it may have left behind never shows.
+func (s *Service) stageEnvironment(ctx context.Context, want int64) (int64, error) {
+	if want >= 1 && want <= store.MaxChosenID {
+		if err := store.ReserveID(ctx, s.idx, counterKey(kindEnv), want); err != nil {
+			return 0, err
+		}
+		err := s.idx.Write(ctx, store.Create(envRetiredKey(want), []byte("{}")), store.Check(envKey(want), store.Cond{Kind: store.MustNotExist}))
+		if !errors.Is(err, store.ErrConflict) {
+			return want, err
+		}
+	}
+	id, err := store.NextID(ctx, s.idx, counterKey(kindEnv))
+	if err != nil {
+		return 0, err
+	}
+	return id, s.idx.Write(ctx, store.Create(envRetiredKey(id), []byte("{}")))
+}
+
+// stagedWriter writes an import's items in batches of at most
+// store.MaxWriteBatch operations and remembers what it created, for undo.
+type stagedWriter struct {
+	s       *Service
+	ops     []store.Op
+	keys    map[store.Key]bool // the keys of ops
+	created []store.Key
+}
+
+// add queues ops, which go in one batch, writing what is queued first when they do not fit.
+func (w *stagedWriter) add(ctx context.Context, ops ...store.Op) error {
+	if len(w.ops)+len(ops) > store.MaxWriteBatch {
+		if err := w.flush(ctx); err != nil {
+			return err
+		}
+	}
+	if w.keys == nil {
+		w.keys = make(map[store.Key]bool)
+	}
+	for _, op := range ops {
+		if w.keys[op.Key] {
+			continue // a blob's guard, checked once per batch
+		}
+		w.keys[op.Key] = true
+		w.ops = append(w.ops, op)
+	}
+	return nil
+}
+
+// flush writes what is queued and then more (the last write), in one batch.
+func (w *stagedWriter) flush(ctx context.Context, more ...store.Op) error {
+	ops := append(w.ops, more...)
+	w.ops, w.keys = nil, nil
+	if len(ops) == 0 {
+		return nil
+	}
+	if err := w.s.idx.Write(ctx, ops...); err != nil {
+		return err
+	}
+	for _, op := range ops {
+		if op.Kind == store.OpPut {
+			w.created = append(w.created, op.Key)
+		}
+	}
+	return nil
+}
+
+// undo deletes what the import created, even when its request has ended.
+// Blobs are left to the garbage collector, once their references are gone.
+func (w *stagedWriter) undo(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	for start := 0; start < len(w.created); start += store.MaxWriteBatch {
+		batch := w.created[start:min(start+store.MaxWriteBatch, len(w.created))]
+		ops := make([]store.Op, len(batch))
+		for i, k := range batch {
+			ops[i] = store.Delete(k)
+		}
+		if w.s.idx.Write(ctx, ops...) != nil {
+			return // the environment stays invisible: its id is retired
+		}
+	}
+}
+
+// documents writes every version, head and level value of docs under the
+// staged environment rec.
+func (w *stagedWriter) documents(ctx context.Context, rec envRecord, resdefs map[[2]string]int64, docs iter.Seq2[DocumentHistory, error], counts *ImportCounts) error {
+	levelValues := make(map[store.Key]bool)
+	for doc, err := range docs {
+		if err != nil {
+			return err
+		}
+		resdef, ok := resdefs[[2]string{doc.Component, doc.Resource}]
+		if !ok {
+			return errs.Invalidf("a document of resource %s of component %s, which the export does not define", doc.Resource, doc.Component)
+		}
+		if doc.Kind != Values && doc.Kind != Overrides {
+			return errs.Invalidf("a document of resource %s is of kind %q", doc.Resource, doc.Kind)
+		}
+		if len(doc.Path) > len(rec.Levels) {
+			return errs.Invalidf("a document of resource %s is at %d levels; the environment has %d", doc.Resource, len(doc.Path), len(rec.Levels))
+		}
+		levels := make([]LevelValue, len(doc.Path))
+		for i, v := range doc.Path {
+			levels[i] = LevelValue{Name: rec.Levels[i].Name, Value: v}
+			if err := validLevelValue(levels[i]); err != nil {
+				return err
+			}
+			k := levelValueKey(rec.ID, rec.Levels[i].ID, v)
+			if !levelValues[k] {
+				levelValues[k] = true
+				if err := w.add(ctx, store.Create(k, []byte("{}"))); err != nil {
+					return err
+				}
+			}
+		}
+		path := levelPath(levels)
+		if err := checkKeyLength(headKey(rec.ID, resdef, doc.Kind, path), versionsPartition(rec.ID, resdef, Overrides, path)); err != nil {
+			return err
+		}
+		if len(doc.Versions) == 0 {
+			return errs.Invalidf("a document of resource %s has no versions", doc.Resource)
+		}
+		for i, v := range doc.Versions {
+			if err := checkImportedVersion(v, i+1); err != nil {
+				return errs.Invalidf("resource %s, %s at /%s: %v", doc.Resource, doc.Kind, path, err)
+			}
+			blob, err := store.PutBlob(ctx, w.s.idx, w.s.blobs, v.Content)
+			if err != nil {
+				return err
+			}
+			value := mustJSON(v.Version)
+			ops := append([]store.Op{store.Create(versionKey(rec.ID, resdef, doc.Kind, path, v.Version.Version), value)}, blob.Ops...)
+			if i == len(doc.Versions)-1 {
+				ops = append(ops, store.Create(headKey(rec.ID, resdef, doc.Kind, path), value))
+			}
+			if err := w.add(ctx, ops...); err != nil {
+				return err
+			}
+		}
+		counts.Documents++
+		counts.Versions += len(doc.Versions)
+	}
+	return w.flush(ctx)
+}
+
+// checkImportedVersion refuses a version that is not number want, or whose
+// content is not the canonical document its size and SHA-256 describe.
+func checkImportedVersion(v VersionContent, want int) error {
+	if v.Version.Version != want {
+		return fmt.Errorf("version %d where version %d belongs", v.Version.Version, want)
+	}
+	canon, err := canonicalDocument(v.Content)
+	if err != nil || !bytes.Equal(canon, v.Content) {
+		return fmt.Errorf("the content of version %d is not a stored document", want)
+	}
+	if int64(len(v.Content)) != v.Size || sha256Hex(v.Content) != v.SHA256 {
+		return fmt.Errorf("the content of version %d does not match its size and sha256", want)
+	}
+	return nil
+}

@@ -80,9 +80,7 @@ Restore it with 'tuningbox store restore FILE --data DIR'.`,
 				if err != nil {
 					return err
 				}
-				copyTo = func(ctx context.Context, w io.Writer) (int64, error) {
-					return c.Download(ctx, "/api/v1/store/backup", w)
-				}
+				copyTo = c.Backup
 			}
 			var rep bolt.CheckReport
 			err := writeFileChecked(cmd.Context(), to, copyTo, func(path string) (err error) {
@@ -112,7 +110,7 @@ DIR and checked as start-up checks a database (metadata, length, every page);
 a damaged one is refused (exit status 4) and DIR/tuningbox.db is not touched.
 The database it replaces is kept as DIR/tuningbox.db.pre-restore-<UTC time>.
 Refused while a server holds DIR/tuningbox.db.`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs("FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dataDir == "" {
 				return usagef("--data DIR is required")

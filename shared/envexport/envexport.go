@@ -103,7 +103,7 @@ func Read(r io.Reader) (configdb.EnvironmentExport, iter.Seq2[configdb.DocumentH
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return configdb.EnvironmentExport{}, nil, fmt.Errorf("%w: %v", ErrTruncated, err)
+			return configdb.EnvironmentExport{}, nil, fmt.Errorf("%w: %w", ErrTruncated, err)
 		}
 		br = bufio.NewReaderSize(zr, 64<<10)
 	}
@@ -130,7 +130,7 @@ func Read(r io.Reader) (configdb.EnvironmentExport, iter.Seq2[configdb.DocumentH
 		for {
 			var l line
 			if err := dec.Decode(&l); err != nil {
-				yield(configdb.DocumentHistory{}, fmt.Errorf("%w: after %d documents: %v", ErrTruncated, seen.Documents, err))
+				yield(configdb.DocumentHistory{}, fmt.Errorf("%w: after %d documents: %w", ErrTruncated, seen.Documents, err))
 				return
 			}
 			switch {

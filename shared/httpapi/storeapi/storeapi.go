@@ -1,15 +1,21 @@
 // Package storeapi serves store maintenance, admins only (authapi's policy):
 // POST /api/v1/store/gc runs a blob garbage collection sweep
 // (store.CollectGarbage); GET /api/v1/store/backup streams a consistent copy
-// of the embedded store (store.Backend.Backup).
+// of the embedded store (store.Backend.Backup); an environment's export
+// streams from GET /api/v1/store/environments/{env}/export and POST
+// /api/v1/store/environments/import imports one (shared/envexport), on
+// every backend.
 package storeapi
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"time"
 
+	"github.com/tuningbox/tuningbox/shared/configdb"
+	"github.com/tuningbox/tuningbox/shared/envexport"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
@@ -17,8 +23,8 @@ import (
 	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
-// Register adds the store routes over backend b to router.
-func Register(router *routes.Router, b store.Backend) {
+// Register adds the store routes over backend b, whose ConfigDB is config, to router.
+func Register(router *routes.Router, b store.Backend, config *configdb.Service) {
 	router.Mount(routes.Handlers{
 		"store.gc": httpapi.Serve(func(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 			q := routes.QueryOf(r)
@@ -40,7 +46,31 @@ func Register(router *routes.Router, b store.Backend) {
 			if b.Backup == nil {
 				return 0, nil, errs.NotFoundf("this store has no backup route: on AWS, DynamoDB point-in-time recovery and S3 versioning are the backup (docs/operations.md)")
 			}
-			return http.StatusOK, stream{ContentType: "application/octet-stream", Write: b.Backup}, nil
+			return http.StatusOK, stream{ContentType: "application/octet-stream", Write: func(ctx context.Context, w io.Writer) error {
+				_, err := b.Backup(ctx, w)
+				return err
+			}}, nil
+		}),
+		"store.environments.export": httpapi.Serve(func(_ http.ResponseWriter, r *http.Request) (int, any, error) {
+			env, docs, err := config.ExportEnvironment(r.Context(), r.PathValue("env"))
+			if err != nil {
+				return 0, nil, err
+			}
+			return http.StatusOK, stream{ContentType: envexport.ContentType, Write: func(_ context.Context, w io.Writer) error {
+				_, err := envexport.Write(w, env, docs, time.Now())
+				return err
+			}}, nil
+		}),
+		"store.environments.import": httpapi.Serve(func(_ http.ResponseWriter, r *http.Request) (int, any, error) {
+			in, docs, err := envexport.Read(r.Body)
+			if err != nil {
+				return 0, nil, tooLarge(err)
+			}
+			env, counts, err := config.ImportEnvironment(r.Context(), in, docs)
+			if err != nil {
+				return 0, nil, tooLarge(err)
+			}
+			return http.StatusCreated, wire.EnvironmentImport{ID: env.ID, UUID: env.UUID, Documents: counts.Documents, Versions: counts.Versions}, nil
 		}),
 	})
 }
@@ -51,15 +81,25 @@ func Register(router *routes.Router, b store.Backend) {
 // with a trailer).
 type stream struct {
 	ContentType string
-	Write       func(ctx context.Context, w io.Writer) (int64, error)
+	Write       func(ctx context.Context, w io.Writer) error
 }
 
 // WriteAnswer implements httpapi.Writer.
 func (s stream) WriteAnswer(w http.ResponseWriter, r *http.Request, status int) {
 	w.Header().Set("Content-Type", s.ContentType)
 	w.WriteHeader(status)
-	if _, err := s.Write(r.Context(), w); err != nil {
+	if err := s.Write(r.Context(), w); err != nil {
 		// Abort the connection: the receiver sees a broken answer, not a short one.
 		panic(http.ErrAbortHandler)
 	}
+}
+
+// tooLarge answers an import cut short by the server's body cap with a 413
+// that says what to do, rather than as a damaged file.
+func tooLarge(err error) error {
+	var capped *http.MaxBytesError
+	if errors.As(err, &capped) {
+		return errs.New(errs.TooLarge, "the export is larger than this server takes (%d bytes, TUNINGBOX_MAX_BODY): send it gzip-compressed (tuningbox env import does), or raise the cap", capped.Limit)
+	}
+	return err
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/store"
@@ -314,6 +316,7 @@ func (s *Service) stageEnvironment(ctx context.Context, want int64) (int64, erro
 // store.MaxWriteBatch operations and remembers what it created, for undo.
 type stagedWriter struct {
 	s       *Service
+	pending []pendingVersion
 	ops     []store.Op
 	keys    map[store.Key]bool // the keys of ops
 	created []store.Key
@@ -417,23 +420,74 @@ func (w *stagedWriter) documents(ctx context.Context, rec envRecord, resdefs map
 			if err := checkImportedVersion(v, i+1); err != nil {
 				return errs.Invalidf("resource %s, %s at /%s: %v", doc.Resource, doc.Kind, path, err)
 			}
-			blob, err := store.PutBlob(ctx, w.s.idx, w.s.blobs, v.Content)
-			if err != nil {
-				return err
-			}
-			value := mustJSON(v.Version)
-			ops := append([]store.Op{store.Create(versionKey(rec.ID, resdef, doc.Kind, path, v.Version.Version), value)}, blob.Ops...)
+			pv := pendingVersion{key: versionKey(rec.ID, resdef, doc.Kind, path, v.Version.Version), value: mustJSON(v.Version), content: v.Content}
 			if i == len(doc.Versions)-1 {
-				ops = append(ops, store.Create(headKey(rec.ID, resdef, doc.Kind, path), value))
+				pv.head = headKey(rec.ID, resdef, doc.Kind, path)
 			}
-			if err := w.add(ctx, ops...); err != nil {
+			if err := w.addVersion(ctx, pv); err != nil {
 				return err
 			}
 		}
 		counts.Documents++
 		counts.Versions += len(doc.Versions)
 	}
+	if err := w.putPending(ctx); err != nil {
+		return err
+	}
 	return w.flush(ctx)
+}
+
+// pendingVersion is an imported version whose blob is not stored yet.
+type pendingVersion struct {
+	key   store.Key
+	value []byte
+	// head is the key of the document's head when this is its last version.
+	head    store.Key
+	content []byte
+}
+
+const (
+	// blobWindow is how many versions' blobs an import stores at a time, all
+	// at once: a blob store a network away (S3) takes them in parallel, the
+	// embedded one commits them together (store.WithBulk).
+	blobWindow = 64
+)
+
+// addVersion queues v; a full window's blobs are stored and their versions queued for writing.
+func (w *stagedWriter) addVersion(ctx context.Context, v pendingVersion) error {
+	w.pending = append(w.pending, v)
+	if len(w.pending) < blobWindow {
+		return nil
+	}
+	return w.putPending(ctx)
+}
+
+// putPending stores the blobs of the pending versions, in parallel, and
+// queues each version's item (with its head's, for a last version) and its
+// blob's reference.
+func (w *stagedWriter) putPending(ctx context.Context) error {
+	refs := make([]store.BlobRef, len(w.pending))
+	g, gctx := errgroup.WithContext(store.WithBulk(ctx))
+	for i, v := range w.pending {
+		g.Go(func() (err error) {
+			refs[i], err = store.PutBlob(gctx, w.s.idx, w.s.blobs, v.content)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for i, v := range w.pending {
+		ops := append([]store.Op{store.Create(v.key, v.value)}, refs[i].Ops...)
+		if v.head != (store.Key{}) {
+			ops = append(ops, store.Create(v.head, v.value))
+		}
+		if err := w.add(ctx, ops...); err != nil {
+			return err
+		}
+	}
+	w.pending = w.pending[:0]
+	return nil
 }
 
 // checkImportedVersion refuses a version that is not number want, or whose

@@ -200,3 +200,14 @@ type Backend struct {
 	// provider (AWS: DynamoDB point-in-time recovery and S3 versioning).
 	Backup func(ctx context.Context, w io.Writer) (int64, error)
 }
+
+type bulkKey struct{}
+
+// WithBulk marks ctx as carrying one of many concurrent blob puts of a bulk
+// load (an environment import): a backend may hold such a put briefly to
+// commit it together with others (the embedded store: one transaction, one
+// disk sync), trading each put's latency for the load's throughput.
+func WithBulk(ctx context.Context) context.Context { return context.WithValue(ctx, bulkKey{}, true) }
+
+// IsBulk reports whether ctx was marked by WithBulk.
+func IsBulk(ctx context.Context) bool { return ctx.Value(bulkKey{}) != nil }

@@ -428,7 +428,11 @@ func (s *blobs) Put(ctx context.Context, data []byte) (string, error) {
 		return nil
 	})
 	if err == nil && !exists {
-		err = s.db.Update(func(tx *bbolt.Tx) error {
+		commit := s.db.Update
+		if store.IsBulk(ctx) {
+			commit = s.db.Batch // its function may run twice: it checks for the blob again
+		}
+		err = commit(func(tx *bbolt.Tx) error {
 			if _, exists := lookupBlob(tx, key); exists {
 				return nil // stored meanwhile: keep its first time
 			}

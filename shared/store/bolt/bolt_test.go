@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -230,5 +232,34 @@ func TestBlobsOfUnknownHistoryKept(t *testing.T) {
 	}
 	if _, err := b.Blobs.Get(ctx, orphan); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("the orphan made after the epoch: %v", err)
+	}
+}
+
+// TestBulkPutsCommitTogether: blob puts marked store.WithBulk, made at once
+// and repeating each other's content, are all stored, each content once.
+func TestBulkPutsCommitTogether(t *testing.T) {
+	b, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := store.WithBulk(context.Background())
+	var wg sync.WaitGroup
+	for i := range 32 {
+		wg.Go(func() {
+			if _, err := b.Blobs.Put(ctx, []byte(strconv.Itoa(i%8))); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	stored := 0
+	if err := b.Blobs.List(ctx, func(string, time.Time) error { stored++; return nil }); err != nil || stored != 8 {
+		t.Fatalf("%d blobs stored (%v), want 8", stored, err)
+	}
+	for i := range 8 {
+		if got, err := b.Blobs.Get(ctx, store.HashOf([]byte(strconv.Itoa(i)))); err != nil || string(got) != strconv.Itoa(i) {
+			t.Fatalf("blob %d: %q, %v", i, got, err)
+		}
 	}
 }

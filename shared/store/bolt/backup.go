@@ -61,9 +61,9 @@ func BackupFile(ctx context.Context, dir string, w io.Writer) (int64, error) {
 }
 
 // Restore replaces dir's database with the backup file at from, with no
-// server running. The backup is copied next to the database and checked
-// there as Check does (metadata, size, every page); a damaged copy is removed
-// and ErrDamaged returned, the database untouched. A sound copy is renamed
+// server running. The backup is checked as Check does (metadata, size,
+// every page), then copied next to the database and the copy checked again;
+// a damaged one is ErrDamaged, the database untouched. A sound copy is renamed
 // over the database; the database it replaces, if any, is kept beside it as
 // tuningbox.db.pre-restore-<UTC time>, and its name is returned.
 func Restore(dir, from string) (rep CheckReport, replaced string, err error) {
@@ -83,13 +83,21 @@ func Restore(dir, from string) (rep CheckReport, replaced string, err error) {
 			defer db.Close() // held until the rename: no server starts meanwhile
 		}
 	}
+	refused := func(err error) error {
+		return fmt.Errorf("restore refused, %s untouched: %w", path, err)
+	}
+	// The backup itself first, so that what is wrong names it; then the
+	// copy, which is what goes in place.
+	if _, err := CheckFile(from); err != nil {
+		return rep, "", refused(err)
+	}
 	tmp, err := copyBeside(path, from)
 	if err != nil {
 		return rep, "", err
 	}
 	defer os.Remove(tmp) // after a rename, nothing is left to remove
 	if rep, err = CheckFile(tmp); err != nil {
-		return rep, "", fmt.Errorf("restore from %s: %w", from, err)
+		return rep, "", refused(err)
 	}
 	rep.Path = path
 	if _, err := os.Lstat(path); err == nil {

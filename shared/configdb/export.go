@@ -225,7 +225,12 @@ func (s *Service) importComponents(ctx context.Context, in []ExportedComponent) 
 		newComponents []NewComponent
 		newDefs       []missing
 	)
+	seen := make(map[string]bool)
 	for _, c := range in {
+		if seen[c.Name] {
+			return nil, nil, errs.Invalidf("the export names component %s twice", c.Name)
+		}
+		seen[c.Name] = true
 		rec, _, err := s.componentByRef(ctx, c.Name)
 		if errs.Is(err, errs.NotFound) {
 			nc := NewComponent{Name: c.Name}
@@ -381,6 +386,7 @@ func (w *stagedWriter) undo(ctx context.Context) {
 // staged environment rec.
 func (w *stagedWriter) documents(ctx context.Context, rec envRecord, resdefs map[[2]string]int64, docs iter.Seq2[DocumentHistory, error], counts *ImportCounts) error {
 	levelValues := make(map[store.Key]bool)
+	heads := make(map[store.Key]bool)
 	for doc, err := range docs {
 		if err != nil {
 			return err
@@ -410,9 +416,14 @@ func (w *stagedWriter) documents(ctx context.Context, rec envRecord, resdefs map
 			}
 		}
 		path := levelPath(levels)
-		if err := checkKeyLength(headKey(rec.ID, resdef, doc.Kind, path), versionsPartition(rec.ID, resdef, Overrides, path)); err != nil {
+		head := headKey(rec.ID, resdef, doc.Kind, path)
+		if err := checkKeyLength(head, versionsPartition(rec.ID, resdef, Overrides, path)); err != nil {
 			return err
 		}
+		if heads[head] {
+			return errs.Invalidf("the export holds the %s of resource %s at /%s twice", doc.Kind, doc.Resource, path)
+		}
+		heads[head] = true
 		if len(doc.Versions) == 0 {
 			return errs.Invalidf("a document of resource %s has no versions", doc.Resource)
 		}
@@ -422,7 +433,7 @@ func (w *stagedWriter) documents(ctx context.Context, rec envRecord, resdefs map
 			}
 			pv := pendingVersion{key: versionKey(rec.ID, resdef, doc.Kind, path, v.Version.Version), value: mustJSON(v.Version), content: v.Content}
 			if i == len(doc.Versions)-1 {
-				pv.head = headKey(rec.ID, resdef, doc.Kind, path)
+				pv.head = head
 			}
 			if err := w.addVersion(ctx, pv); err != nil {
 				return err

@@ -218,22 +218,25 @@ func TestRefusedFiles(t *testing.T) {
 	cases := map[string]struct {
 		file []byte
 		want error
+		// message is part of the error's text, for the refusals without a sentinel.
+		message string
 	}{
-		"foreign":            {[]byte(`{"apiVersion":"v1","kind":"ConfigMap"}` + "\n"), envexport.ErrForeign},
-		"empty":              {nil, envexport.ErrForeign},
-		"newer":              {bytes.Replace(file, []byte(`"version":1,`), []byte(`"version":2,`), 1), envexport.ErrNewer},
-		"no end":             {bytes.Join(lines[:len(lines)-2], nil), envexport.ErrTruncated},
-		"cut in a line":      {file[:len(file)/2], envexport.ErrTruncated},
-		"a document dropped": {append(bytes.Join(lines[:2], nil), bytes.Join(lines[3:], nil)...), envexport.ErrTruncated},
-		"gzip cut short":     {zipped.Bytes()[:zipped.Len()-10], envexport.ErrTruncated},
-		"content changed":    {bytes.Replace(file, []byte(`"over":3`), []byte(`"over":4`), 1), nil},
+		"foreign":            {[]byte(`{"apiVersion":"v1","kind":"ConfigMap"}` + "\n"), envexport.ErrForeign, ""},
+		"empty":              {nil, envexport.ErrForeign, ""},
+		"newer":              {bytes.Replace(file, []byte(`"version":1,`), []byte(`"version":2,`), 1), envexport.ErrNewer, ""},
+		"no end":             {bytes.Join(lines[:len(lines)-2], nil), envexport.ErrTruncated, ""},
+		"cut in a line":      {file[:len(file)/2], envexport.ErrTruncated, ""},
+		"a document dropped": {append(bytes.Join(lines[:2], nil), bytes.Join(lines[3:], nil)...), envexport.ErrTruncated, ""},
+		"gzip cut short":     {zipped.Bytes()[:zipped.Len()-10], envexport.ErrTruncated, ""},
+		"content changed":    {bytes.Replace(file, []byte(`"over":3`), []byte(`"over":4`), 1), nil, "does not match its size and sha256"},
+		"a document twice":   {twice(lines), nil, "twice"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			b := openBolt(t)
 			target := configdb.NewService(b.Index, b.Blobs)
 			_, _, err := importFile(target, c.file)
-			if err == nil || !errs.Is(err, errs.Invalid) || (c.want != nil && !errors.Is(err, c.want)) {
+			if err == nil || !errs.Is(err, errs.Invalid) || (c.want != nil && !errors.Is(err, c.want)) || !strings.Contains(err.Error(), c.message) {
 				t.Fatalf("import = %v, want a 400 (%v)", err, c.want)
 			}
 			envs, err := target.ListEnvironments(context.Background())
@@ -250,4 +253,24 @@ func TestRefusedFiles(t *testing.T) {
 	if _, _, err := importFile(configdb.NewService(b.Index, b.Blobs), zipped.Bytes()); err != nil {
 		t.Fatalf("import of the gzip-compressed file: %v", err)
 	}
+}
+
+// twice is the export of lines with its first document repeated (and the
+// last line counting it twice): a file whose counts hold, and that is still wrong.
+func twice(lines [][]byte) []byte {
+	lines = lines[:len(lines)-1] // what follows the last newline: nothing
+	var end struct{ End envexport.End }
+	if err := json.Unmarshal(lines[len(lines)-1], &end); err != nil {
+		panic(err)
+	}
+	var doc struct{ Document configdb.DocumentHistory }
+	if err := json.Unmarshal(lines[1], &doc); err != nil {
+		panic(err)
+	}
+	end.End.Documents++
+	end.End.Versions += len(doc.Document.Versions)
+	last, _ := json.Marshal(map[string]any{"end": end.End})
+	out := bytes.Join(lines[:len(lines)-1], nil)
+	out = append(out, lines[1]...)
+	return append(append(out, last...), '\n')
 }

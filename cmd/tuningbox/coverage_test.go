@@ -193,9 +193,10 @@ func operatorsDay(t *testing.T, run func(stdin string, args ...string) string) {
 	run("", "config", "diff", "--env", "1", "--resource", "astute", "--to-env", "2")
 	run("", config("rollback", "--to", "1")...)
 	run("", config("watch", "--count", "1")...)
-	// Moving an environment: its export, imported (into the same store: a copy under a new id).
-	export := filepath.Join(dir, "env-1.export")
-	run("", "env", "export", "1", "--to", export)
+	// Moving an environment: its export, imported into the same store (a copy
+	// under a new id; environment 2 has no nodes, whose host names would be taken).
+	export := filepath.Join(dir, "env-2.export")
+	run("", "env", "export", "2", "--to", export)
 	run("", "env", "import", export)
 	catalog := writeFile(t, "catalog.json", `[{"type":"package","title":"mc","parameters":{"ensure":"installed"}}]`)
 	run("", "override", "apply", "--catalog", catalog, "--data", writeFile(t, "data.json", `{"configuration":{"package":{"mc":{"ensure":"absent"}}}}`))

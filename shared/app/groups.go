@@ -177,7 +177,7 @@ var groupRoutes = map[string]func(router *routes.Router, s *services){
 		configapi.Register(router, s.config, s.compressed)
 		overridesapi.Register(router, s.overrides)
 		// Blob garbage collection: the blobs are the ConfigDB's documents (and graphs' tasks).
-		storeapi.Register(router, s.backend, s.config)
+		storeapi.Register(router, s.backend, s.config, s.nodes)
 	},
 	// Releases, plugins, deployment graphs and their execution (environments act as clusters).
 	"graphs": func(router *routes.Router, s *services) { graphsapi.Register(router, s.graphs) },

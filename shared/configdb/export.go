@@ -59,6 +59,11 @@ type VersionContent struct {
 	Content json.RawMessage `json:"content"`
 }
 
+// NodeImport stages the nodes of an imported environment env: it returns
+// the writes that register them, and the node-level values that change (a
+// node whose id is taken here gets another). shared/nodes' ImportOps is one.
+type NodeImport func(ctx context.Context, env Environment) (ops []store.Op, renamed map[string]string, err error)
+
 // ImportCounts says how much an import wrote.
 type ImportCounts struct {
 	Documents int
@@ -167,8 +172,10 @@ func (s *Service) documentHistory(ctx context.Context, env envRecord, resdef int
 // (they are shared, so they stay when the import fails), one whose content
 // differs from the export's is a conflict, before anything is written.
 // Levels get new ids. Every version keeps its number, time, writer and
-// content, checked against its SHA-256.
-func (s *Service) ImportEnvironment(ctx context.Context, in EnvironmentExport, docs iter.Seq2[DocumentHistory, error]) (Environment, ImportCounts, error) {
+// content, checked against its SHA-256. nodes, when not nil, stages the
+// environment's nodes: their writes come last before the environment's, and
+// node-level values of renamed nodes are rewritten.
+func (s *Service) ImportEnvironment(ctx context.Context, in EnvironmentExport, docs iter.Seq2[DocumentHistory, error], nodes NodeImport) (Environment, ImportCounts, error) {
 	var counts ImportCounts
 	components, resdefs, err := s.importComponents(ctx, in.Components)
 	if err != nil {
@@ -192,8 +199,23 @@ func (s *Service) ImportEnvironment(ctx context.Context, in EnvironmentExport, d
 			return Environment{}, counts, err
 		}
 	}
+	var (
+		nodeOps []store.Op
+		renamed map[string]string
+	)
+	if nodes != nil {
+		if nodeOps, renamed, err = nodes(ctx, rec.environment()); err != nil {
+			return Environment{}, counts, err
+		}
+	}
 	w := &stagedWriter{s: s}
-	err = w.documents(ctx, rec, resdefs, docs, &counts)
+	err = w.documents(ctx, rec, resdefs, renamed, docs, &counts)
+	for _, op := range nodeOps {
+		if err != nil {
+			break
+		}
+		err = w.add(ctx, op)
+	}
 	if err == nil {
 		ops := []store.Op{
 			store.Create(envKey(id), mustJSON(rec)),
@@ -339,7 +361,10 @@ func (w *stagedWriter) add(ctx context.Context, ops ...store.Op) error {
 	}
 	for _, op := range ops {
 		if w.keys[op.Key] {
-			continue // a blob's guard, checked once per batch
+			if op.Kind == store.OpCheck {
+				continue // a blob's guard, checked once per batch
+			}
+			return fmt.Errorf("import writes %s/%s twice", op.Key.Partition, op.Key.Sort)
 		}
 		w.keys[op.Key] = true
 		w.ops = append(w.ops, op)
@@ -384,7 +409,7 @@ func (w *stagedWriter) undo(ctx context.Context) {
 
 // documents writes every version, head and level value of docs under the
 // staged environment rec.
-func (w *stagedWriter) documents(ctx context.Context, rec envRecord, resdefs map[[2]string]int64, docs iter.Seq2[DocumentHistory, error], counts *ImportCounts) error {
+func (w *stagedWriter) documents(ctx context.Context, rec envRecord, resdefs map[[2]string]int64, renamed map[string]string, docs iter.Seq2[DocumentHistory, error], counts *ImportCounts) error {
 	levelValues := make(map[store.Key]bool)
 	heads := make(map[store.Key]bool)
 	for doc, err := range docs {
@@ -403,6 +428,9 @@ func (w *stagedWriter) documents(ctx context.Context, rec envRecord, resdefs map
 		}
 		levels := make([]LevelValue, len(doc.Path))
 		for i, v := range doc.Path {
+			if to, ok := renamed[v]; ok && IsNodeLevel(rec.Levels[i].Name) {
+				v = to
+			}
 			levels[i] = LevelValue{Name: rec.Levels[i].Name, Value: v}
 			if err := validLevelValue(levels[i]); err != nil {
 				return err

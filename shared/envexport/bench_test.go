@@ -55,7 +55,7 @@ func benchExport(b *testing.B, nodes, versions int) []byte {
 		}
 	}
 	var buf bytes.Buffer
-	if _, err := envexport.Write(&buf, env, docs, at); err != nil {
+	if _, err := envexport.Write(&buf, envexport.Header{ExportedAt: at, Environment: env}, docs); err != nil {
 		b.Fatal(err)
 	}
 	return buf.Bytes()
@@ -73,11 +73,7 @@ func BenchmarkRoundTrip1000Nodes(b *testing.B) {
 		backend := openBolt(b)
 		svc := configdb.NewService(backend.Index, backend.Blobs)
 		start := time.Now()
-		in, docs, err := envexport.Read(bytes.NewReader(file))
-		if err != nil {
-			b.Fatal(err)
-		}
-		env, counts, err := svc.ImportEnvironment(context.Background(), in, docs)
+		env, counts, err := envexport.Import(context.Background(), bytes.NewReader(file), svc, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -86,12 +82,12 @@ func BenchmarkRoundTrip1000Nodes(b *testing.B) {
 			b.Fatalf("imported %+v", counts)
 		}
 		start = time.Now()
-		out, docs, err := svc.ExportEnvironment(context.Background(), strconv.FormatInt(env.ID, 10))
+		h, docs, err := envexport.Source(context.Background(), svc, nil, strconv.FormatInt(env.ID, 10), exportedAt(b, file))
 		if err != nil {
 			b.Fatal(err)
 		}
 		var again bytes.Buffer
-		if _, err := envexport.Write(&again, out, docs, exportedAt(b, file)); err != nil {
+		if _, err := envexport.Write(&again, h, docs); err != nil {
 			b.Fatal(err)
 		}
 		exportTime += time.Since(start)

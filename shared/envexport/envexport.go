@@ -2,13 +2,14 @@
 // (tuningbox env export / env import): JSON lines, so that an environment of
 // any size is written and read as a stream.
 //
-//	{"format":"tuningbox-env-export","version":1,"exported_at":...,"environment":{...}}
+//	{"format":"tuningbox-env-export","version":1,"exported_at":...,"environment":{...},"nodes":[...]}
 //	{"document":{"component":...,"resource":...,"kind":...,"path":[...],"versions":[...]}}
 //	...
 //	{"end":{"documents":N,"versions":M}}
 //
-// The first line is the header: the format's name and version, and the
-// environment (configdb.EnvironmentExport: levels, components, definitions).
+// The first line is the header: the format's name and version, the
+// environment (configdb.EnvironmentExport: levels, components, definitions)
+// and its registered nodes (nodes.Node).
 // Each document line holds one document with every version, its content
 // included (configdb.DocumentHistory). The last line counts them: a file
 // without it, or whose counts differ, was cut short. Read also takes the
@@ -18,6 +19,7 @@ package envexport
 import (
 	"bufio"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -26,6 +28,8 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/nodes"
+	"github.com/tuningbox/tuningbox/shared/store"
 )
 
 const (
@@ -51,6 +55,8 @@ type Header struct {
 	Version     int                        `json:"version"`
 	ExportedAt  time.Time                  `json:"exported_at"`
 	Environment configdb.EnvironmentExport `json:"environment"`
+	// Nodes are the environment's registered nodes.
+	Nodes []nodes.Node `json:"nodes"`
 }
 
 // End is the file's last line: what the lines before it hold.
@@ -65,16 +71,21 @@ type line struct {
 	End      *End                      `json:"end,omitempty"`
 }
 
-// Write writes the export of env and its documents to w, stamped now, and
-// returns the counts of its last line. A failure of docs stops the file
-// before its last line, so that no import takes it.
-func Write(w io.Writer, env configdb.EnvironmentExport, docs iter.Seq2[configdb.DocumentHistory, error], now time.Time) (End, error) {
+// Write writes the export of an environment (h's environment and nodes, stamped
+// with h's ExportedAt) and its documents to w, and returns the counts of its
+// last line. A failure of docs stops the file before its last line, so that
+// no import takes it.
+func Write(w io.Writer, h Header, docs iter.Seq2[configdb.DocumentHistory, error]) (End, error) {
 	var end End
 	bw := bufio.NewWriterSize(w, 64<<10)
 	enc := json.NewEncoder(bw)
 	// Documents are stored as they were sent: HTML escaping would change their bytes.
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(Header{Format: Format, Version: Version, ExportedAt: now.UTC(), Environment: env}); err != nil {
+	h.Format, h.Version, h.ExportedAt = Format, Version, h.ExportedAt.UTC()
+	if h.Nodes == nil {
+		h.Nodes = []nodes.Node{}
+	}
+	if err := enc.Encode(h); err != nil {
 		return end, err
 	}
 	for doc, err := range docs {
@@ -93,17 +104,17 @@ func Write(w io.Writer, env configdb.EnvironmentExport, docs iter.Seq2[configdb.
 	return end, bw.Flush()
 }
 
-// Read reads the header of an export from r and returns the environment and
-// its documents, read from r as the sequence is ranged over. A file that is
+// Read reads the header of an export from r and returns it (the environment
+// and its nodes) with the documents, read from r as the sequence is ranged over. A file that is
 // not an export is ErrForeign, one of a newer format ErrNewer, both before
 // any document; a cut-short or damaged one ends the sequence with
 // ErrTruncated (after the documents before the damage).
-func Read(r io.Reader) (configdb.EnvironmentExport, iter.Seq2[configdb.DocumentHistory, error], error) {
+func Read(r io.Reader) (Header, iter.Seq2[configdb.DocumentHistory, error], error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return configdb.EnvironmentExport{}, nil, fmt.Errorf("%w: %w", ErrTruncated, err)
+			return Header{}, nil, fmt.Errorf("%w: %w", ErrTruncated, err)
 		}
 		br = bufio.NewReaderSize(zr, 64<<10)
 	}
@@ -117,13 +128,13 @@ func Read(r io.Reader) (configdb.EnvironmentExport, iter.Seq2[configdb.DocumentH
 		Format  *string `json:"format"`
 		Version *int    `json:"version"`
 	}{&h.Format, &h.Version}) != nil || h.Format != Format || h.Version < 1 {
-		return configdb.EnvironmentExport{}, nil, ErrForeign
+		return Header{}, nil, ErrForeign
 	}
 	if h.Version > Version {
-		return configdb.EnvironmentExport{}, nil, fmt.Errorf("%w: this file is version %d", ErrNewer, h.Version)
+		return Header{}, nil, fmt.Errorf("%w: this file is version %d", ErrNewer, h.Version)
 	}
 	if err := json.Unmarshal(raw, &h); err != nil {
-		return configdb.EnvironmentExport{}, nil, fmt.Errorf("%w: its header: %v", ErrTruncated, err)
+		return Header{}, nil, fmt.Errorf("%w: its header: %v", ErrTruncated, err)
 	}
 	docs := func(yield func(configdb.DocumentHistory, error) bool) {
 		var seen End
@@ -154,5 +165,39 @@ func Read(r io.Reader) (configdb.EnvironmentExport, iter.Seq2[configdb.DocumentH
 			}
 		}
 	}
-	return h.Environment, docs, nil
+	return h, docs, nil
+}
+
+// Source reads environment envRef (id or UUID) for Write: the header, with
+// the nodes registry holds in it (none when registry is nil), stamped now,
+// and the documents, read as they are ranged over.
+func Source(ctx context.Context, config *configdb.Service, registry *nodes.Service, envRef string, now time.Time) (Header, iter.Seq2[configdb.DocumentHistory, error], error) {
+	env, docs, err := config.ExportEnvironment(ctx, envRef)
+	if err != nil {
+		return Header{}, nil, err
+	}
+	h := Header{ExportedAt: now, Environment: env}
+	if registry != nil {
+		if h.Nodes, err = registry.InEnvironment(ctx, env.ID); err != nil {
+			return Header{}, nil, err
+		}
+	}
+	return h, docs, nil
+}
+
+// Import reads an export from r and creates its environment in config, with
+// its nodes in registry (when not nil), all or nothing
+// (configdb.Service.ImportEnvironment, nodes.Service.ImportOps).
+func Import(ctx context.Context, r io.Reader, config *configdb.Service, registry *nodes.Service) (configdb.Environment, configdb.ImportCounts, error) {
+	h, docs, err := Read(r)
+	if err != nil {
+		return configdb.Environment{}, configdb.ImportCounts{}, err
+	}
+	var stageNodes configdb.NodeImport
+	if registry != nil {
+		stageNodes = func(ctx context.Context, env configdb.Environment) ([]store.Op, map[string]string, error) {
+			return registry.ImportOps(ctx, h.Nodes, nodes.Environment{ID: env.ID, UUID: env.UUID})
+		}
+	}
+	return config.ImportEnvironment(ctx, h.Environment, docs, stageNodes)
 }

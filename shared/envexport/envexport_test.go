@@ -92,23 +92,19 @@ func seed(t testing.TB, b store.Backend, svc *configdb.Service) {
 
 func export(t testing.TB, svc *configdb.Service, env string) []byte {
 	t.Helper()
-	in, docs, err := svc.ExportEnvironment(context.Background(), env)
+	h, docs, err := envexport.Source(context.Background(), svc, nil, env, start)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if _, err := envexport.Write(&buf, in, docs, start); err != nil {
+	if _, err := envexport.Write(&buf, h, docs); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
 }
 
 func importFile(svc *configdb.Service, file []byte) (configdb.Environment, configdb.ImportCounts, error) {
-	in, docs, err := envexport.Read(bytes.NewReader(file))
-	if err != nil {
-		return configdb.Environment{}, configdb.ImportCounts{}, err
-	}
-	return svc.ImportEnvironment(context.Background(), in, docs)
+	return envexport.Import(context.Background(), bytes.NewReader(file), svc, nil)
 }
 
 // reads is every answer of env the round trip must keep: per address, the

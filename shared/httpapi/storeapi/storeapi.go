@@ -19,12 +19,14 @@ import (
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
+	"github.com/tuningbox/tuningbox/shared/nodes"
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
-// Register adds the store routes over backend b, whose ConfigDB is config, to router.
-func Register(router *routes.Router, b store.Backend, config *configdb.Service) {
+// Register adds the store routes over backend b, whose ConfigDB is config
+// and node registry registry, to router.
+func Register(router *routes.Router, b store.Backend, config *configdb.Service, registry *nodes.Service) {
 	router.Mount(routes.Handlers{
 		"store.gc": httpapi.Serve(func(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 			q := routes.QueryOf(r)
@@ -52,21 +54,17 @@ func Register(router *routes.Router, b store.Backend, config *configdb.Service) 
 			}}, nil
 		}),
 		"store.environments.export": httpapi.Serve(func(_ http.ResponseWriter, r *http.Request) (int, any, error) {
-			env, docs, err := config.ExportEnvironment(r.Context(), r.PathValue("env"))
+			h, docs, err := envexport.Source(r.Context(), config, registry, r.PathValue("env"), time.Now())
 			if err != nil {
 				return 0, nil, err
 			}
 			return http.StatusOK, stream{ContentType: envexport.ContentType, Write: func(_ context.Context, w io.Writer) error {
-				_, err := envexport.Write(w, env, docs, time.Now())
+				_, err := envexport.Write(w, h, docs)
 				return err
 			}}, nil
 		}),
 		"store.environments.import": httpapi.Serve(func(_ http.ResponseWriter, r *http.Request) (int, any, error) {
-			in, docs, err := envexport.Read(r.Body)
-			if err != nil {
-				return 0, nil, tooLarge(err)
-			}
-			env, counts, err := config.ImportEnvironment(r.Context(), in, docs)
+			env, counts, err := envexport.Import(r.Context(), r.Body, config, registry)
 			if err != nil {
 				return 0, nil, tooLarge(err)
 			}

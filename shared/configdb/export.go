@@ -217,15 +217,18 @@ func (s *Service) ImportEnvironment(ctx context.Context, in EnvironmentExport, d
 		err = w.add(ctx, op)
 	}
 	if err == nil {
-		ops := []store.Op{
+		err = w.flush(ctx)
+	}
+	if err == nil {
+		last := []store.Op{
 			store.Create(envKey(id), mustJSON(rec)),
 			uuidAlias(kindEnv, rec.ident()),
 			store.Delete(envRetiredKey(id)),
 		}
 		for _, c := range components {
-			ops = append(ops, store.Check(componentKey(c.ID), store.Cond{Kind: store.MustExist}))
+			last = append(last, store.Check(componentKey(c.ID), store.Cond{Kind: store.MustExist}))
 		}
-		err = w.flush(ctx, ops...)
+		err = w.write(ctx, last)
 	}
 	if err != nil {
 		w.undo(ctx)
@@ -372,10 +375,15 @@ func (w *stagedWriter) add(ctx context.Context, ops ...store.Op) error {
 	return nil
 }
 
-// flush writes what is queued and then more (the last write), in one batch.
-func (w *stagedWriter) flush(ctx context.Context, more ...store.Op) error {
-	ops := append(w.ops, more...)
+// flush writes what is queued.
+func (w *stagedWriter) flush(ctx context.Context) error {
+	ops := w.ops
 	w.ops, w.keys = nil, nil
+	return w.write(ctx, ops)
+}
+
+// write writes ops in one batch and remembers what they created.
+func (w *stagedWriter) write(ctx context.Context, ops []store.Op) error {
 	if len(ops) == 0 {
 		return nil
 	}

@@ -270,3 +270,33 @@ func twice(lines [][]byte) []byte {
 	out = append(out, lines[1]...)
 	return append(append(out, last...), '\n')
 }
+
+// TestImportBatchesAnyNumberOfNodes: however many writes the nodes add
+// (around and past one batch of store.MaxWriteBatch), the import commits.
+func TestImportBatchesAnyNumberOfNodes(t *testing.T) {
+	source := openBolt(t)
+	svc := configdb.NewService(source.Index, source.Blobs, configdb.WithClock(tick()))
+	seed(t, source, svc)
+	file := export(t, svc, "3")
+	for _, n := range []int{95, 96, 97, 100, 250} {
+		b := openBolt(t)
+		target := configdb.NewService(b.Index, b.Blobs)
+		h, docs, err := envexport.Read(bytes.NewReader(file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stageNodes := func(context.Context, configdb.Environment) ([]store.Op, map[string]string, error) {
+			ops := make([]store.Op, n)
+			for i := range ops {
+				ops[i] = store.Create(store.Key{Partition: "test#nodes", Sort: strconv.Itoa(i)}, []byte("{}"))
+			}
+			return ops, nil, nil
+		}
+		if _, _, err := target.ImportEnvironment(context.Background(), h.Environment, docs, stageNodes); err != nil {
+			t.Fatalf("import with %d node writes: %v", n, err)
+		}
+		if items, err := b.Index.Query(context.Background(), store.Query{Partition: "test#nodes"}); err != nil || len(items) != n {
+			t.Fatalf("%d of %d node writes committed: %v", len(items), n, err)
+		}
+	}
+}

@@ -150,16 +150,22 @@ func (s *Service) documentHistory(ctx context.Context, env envRecord, resdef int
 		return doc, err
 	}
 	doc.Versions = make([]VersionContent, len(items))
+	// The contents at once: a blob store a network away (S3) serves them in parallel.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(blobWindow)
 	for i, it := range items {
 		v := &doc.Versions[i]
 		if err := json.Unmarshal(it.Value, &v.Version); err != nil {
 			return doc, err
 		}
-		if v.Content, err = s.blobs.Get(ctx, v.SHA256); err != nil {
-			return doc, fmt.Errorf("version %d of %s|%s: %w", v.Version.Version, kind, path, err)
-		}
+		g.Go(func() (err error) {
+			if v.Content, err = s.blobs.Get(gctx, v.SHA256); err != nil {
+				return fmt.Errorf("version %d of %s|%s: %w", v.Version.Version, kind, path, err)
+			}
+			return nil
+		})
 	}
-	return doc, nil
+	return doc, g.Wait()
 }
 
 // ImportEnvironment creates an environment from an export, all or nothing:

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tuningbox/tuningbox/client"
+	"github.com/tuningbox/tuningbox/shared/httpapi"
 )
 
 // TestEnvMoveWithNodes: an environment whose level "nodes" holds registered
@@ -65,6 +70,27 @@ func TestEnvMoveWithNodes(t *testing.T) {
 		t.Fatalf("import with a host taken: %v\n%s", err, out)
 	}
 	if _, err := cli(t, conflict, "", "env", "show", "1"); !isStatus(err, 404) {
+		t.Fatalf("env show 1 after the refused import: %v", err)
+	}
+}
+
+// TestEnvImportOverTheBodyCap: an export sent uncompressed past the server's
+// body cap is a 413 that says what to do, and nothing is imported.
+func TestEnvImportOverTheBodyCap(t *testing.T) {
+	url := cliServer(t)
+	c, err := client.New(url, client.WithBasicAuth(testAdmin, testAdminPassword))
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := `{"format":"tuningbox-env-export","version":1,"environment":{"id":1,"hierarchy_levels":[],"components":[]},"nodes":[]}` + "\n"
+	huge := header + `{"document":{"component":"x","resource":"y","kind":"values","path":[],"versions":[{"version":1,"content":{"pad":"` +
+		strings.Repeat("x", httpapi.DefaultMaxBody) + `"}}]}}` + "\n"
+	_, err = c.Do(context.Background(), client.Request{Method: "POST", Path: "/api/v1/store/environments/import",
+		Header: http.Header{"Content-Type": {"application/x-ndjson"}}, Body: []byte(huge)})
+	if !isStatus(err, http.StatusRequestEntityTooLarge) || !strings.Contains(err.Error(), "gzip") {
+		t.Fatalf("import over the body cap: %v", err)
+	}
+	if _, err := cli(t, url, "", "env", "show", "1"); !isStatus(err, http.StatusNotFound) {
 		t.Fatalf("env show 1 after the refused import: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"iter"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -214,16 +215,19 @@ func (s *Service) ImportEnvironment(ctx context.Context, in EnvironmentExport, d
 			return Environment{}, counts, err
 		}
 	}
-	w := &stagedWriter{s: s}
+	w := newStagedWriter(ctx, s)
 	err = w.documents(ctx, rec, resdefs, renamed, docs, &counts)
 	for _, op := range nodeOps {
 		if err != nil {
 			break
 		}
-		err = w.add(ctx, op)
+		err = w.add(op)
 	}
 	if err == nil {
-		err = w.flush(ctx)
+		err = w.flush()
+	}
+	if werr := w.wait(); err == nil {
+		err = werr
 	}
 	if err == nil {
 		last := []store.Op{
@@ -349,19 +353,38 @@ func (s *Service) stageEnvironment(ctx context.Context, want int64) (int64, erro
 }
 
 // stagedWriter writes an import's items in batches of at most
-// store.MaxWriteBatch operations and remembers what it created, for undo.
+// store.MaxWriteBatch operations and remembers what they created, for undo.
+// The batches are independent (each creates keys of its own and checks only
+// blob guards), so several are written at once.
 type stagedWriter struct {
 	s       *Service
 	pending []pendingVersion
 	ops     []store.Op
 	keys    map[store.Key]bool // the keys of ops
+
+	// writes are the batches under way, under ctx (ended by the first that fails).
+	writes *errgroup.Group
+	ctx    context.Context
+
+	mu      sync.Mutex
 	created []store.Key
 }
 
+// batchesInFlight is how many of an import's batches are written at once:
+// an index a network away (DynamoDB) takes them in parallel, the embedded
+// one commits them together (store.WithBulk).
+const batchesInFlight = 8
+
+func newStagedWriter(ctx context.Context, s *Service) *stagedWriter {
+	g, gctx := errgroup.WithContext(store.WithBulk(ctx))
+	g.SetLimit(batchesInFlight)
+	return &stagedWriter{s: s, writes: g, ctx: gctx}
+}
+
 // add queues ops, which go in one batch, writing what is queued first when they do not fit.
-func (w *stagedWriter) add(ctx context.Context, ops ...store.Op) error {
+func (w *stagedWriter) add(ops ...store.Op) error {
 	if len(w.ops)+len(ops) > store.MaxWriteBatch {
-		if err := w.flush(ctx); err != nil {
+		if err := w.flush(); err != nil {
 			return err
 		}
 	}
@@ -381,12 +404,22 @@ func (w *stagedWriter) add(ctx context.Context, ops ...store.Op) error {
 	return nil
 }
 
-// flush writes what is queued.
-func (w *stagedWriter) flush(ctx context.Context) error {
+// flush starts the write of what is queued (waiting while batchesInFlight
+// are under way); a batch that failed before is its error.
+func (w *stagedWriter) flush() error {
 	ops := w.ops
 	w.ops, w.keys = nil, nil
-	return w.write(ctx, ops)
+	if err := context.Cause(w.ctx); err != nil {
+		return err
+	}
+	if len(ops) > 0 {
+		w.writes.Go(func() error { return w.write(w.ctx, ops) })
+	}
+	return nil
 }
+
+// wait waits for the batches under way and returns the first failure.
+func (w *stagedWriter) wait() error { return w.writes.Wait() }
 
 // write writes ops in one batch and remembers what they created.
 func (w *stagedWriter) write(ctx context.Context, ops []store.Op) error {
@@ -396,6 +429,8 @@ func (w *stagedWriter) write(ctx context.Context, ops []store.Op) error {
 	if err := w.s.idx.Write(ctx, ops...); err != nil {
 		return err
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	for _, op := range ops {
 		if op.Kind == store.OpPut {
 			w.created = append(w.created, op.Key)
@@ -404,9 +439,11 @@ func (w *stagedWriter) write(ctx context.Context, ops []store.Op) error {
 	return nil
 }
 
-// undo deletes what the import created, even when its request has ended.
-// Blobs are left to the garbage collector, once their references are gone.
+// undo deletes what the import created, even when its request has ended;
+// the batches under way end first. Blobs are left to the garbage collector,
+// once their references are gone.
 func (w *stagedWriter) undo(ctx context.Context) {
+	_ = w.wait() // what failed is being answered already
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	for start := 0; start < len(w.created); start += store.MaxWriteBatch {
@@ -452,7 +489,7 @@ func (w *stagedWriter) documents(ctx context.Context, rec envRecord, resdefs map
 			k := levelValueKey(rec.ID, rec.Levels[i].ID, v)
 			if !levelValues[k] {
 				levelValues[k] = true
-				if err := w.add(ctx, store.Create(k, []byte("{}"))); err != nil {
+				if err := w.add(store.Create(k, []byte("{}"))); err != nil {
 					return err
 				}
 			}
@@ -487,7 +524,7 @@ func (w *stagedWriter) documents(ctx context.Context, rec envRecord, resdefs map
 	if err := w.putPending(ctx); err != nil {
 		return err
 	}
-	return w.flush(ctx)
+	return w.flush()
 }
 
 // pendingVersion is an imported version whose blob is not stored yet.
@@ -535,7 +572,7 @@ func (w *stagedWriter) putPending(ctx context.Context) error {
 		if v.head != (store.Key{}) {
 			ops = append(ops, store.Create(v.head, v.value))
 		}
-		if err := w.add(ctx, ops...); err != nil {
+		if err := w.add(ops...); err != nil {
 			return err
 		}
 	}

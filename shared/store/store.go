@@ -203,10 +203,11 @@ type Backend struct {
 
 type bulkKey struct{}
 
-// WithBulk marks ctx as carrying one of many concurrent blob puts of a bulk
-// load (an environment import): a backend may hold such a put briefly to
-// commit it together with others (the embedded store: one transaction, one
-// disk sync), trading each put's latency for the load's throughput.
+// WithBulk marks ctx as carrying one of many concurrent writes (index
+// writes, blob puts) of a bulk load (an environment import): a backend may
+// hold such a write briefly to commit it together with others (the embedded
+// store: one transaction, one disk sync), trading each write's latency for
+// the load's throughput. Each write keeps its own conditions and atomicity.
 func WithBulk(ctx context.Context) context.Context { return context.WithValue(ctx, bulkKey{}, true) }
 
 // IsBulk reports whether ctx was marked by WithBulk.

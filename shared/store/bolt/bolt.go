@@ -327,7 +327,13 @@ func (x *index) Write(ctx context.Context, ops ...store.Op) error {
 	// Counted after Update returns, committed or not, never before the commit:
 	// whoever reads the new generation reads what the write committed.
 	defer x.generation.Add(1)
-	return x.db.Update(func(tx *bbolt.Tx) error {
+	commit := x.db.Update
+	if store.IsBulk(ctx) {
+		// Its function may run twice (alone, after a batch it was in failed):
+		// it checks every condition again.
+		commit = x.db.Batch
+	}
+	return commit(func(tx *bbolt.Tx) error {
 		// The writer lock may have been waited for: a request that ended
 		// meanwhile (its deadline passed) must not commit anything.
 		if err := ctx.Err(); err != nil {

@@ -177,9 +177,14 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	}
 	out := &Response{Status: resp.StatusCode, Header: resp.Header, Body: data}
 	if resp.StatusCode >= 300 && resp.StatusCode != http.StatusNotModified {
-		return out, &Error{Status: resp.StatusCode, Message: errorMessage(data, resp.Status), RetryAfter: retryAfter(resp.Header)}
+		return out, apiError(resp, data)
 	}
 	return out, nil
+}
+
+// apiError is the *Error of an answer outside 2xx whose body is data.
+func apiError(resp *http.Response, data []byte) *Error {
+	return &Error{Status: resp.StatusCode, Message: errorMessage(data, resp.Status), RetryAfter: retryAfter(resp.Header)}
 }
 
 // Download sends a GET of path and copies the answer's body to w as it
@@ -194,7 +199,7 @@ func (c *Client) Download(ctx context.Context, path string, w io.Writer) (int64,
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		return 0, &Error{Status: resp.StatusCode, Message: errorMessage(data, resp.Status), RetryAfter: retryAfter(resp.Header)}
+		return 0, apiError(resp, data)
 	}
 	n, err := io.Copy(w, resp.Body)
 	if err != nil {

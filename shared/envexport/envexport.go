@@ -105,10 +105,10 @@ func Write(w io.Writer, h Header, docs iter.Seq2[configdb.DocumentHistory, error
 }
 
 // Read reads the header of an export from r and returns it (the environment
-// and its nodes) with the documents, read from r as the sequence is ranged over. A file that is
-// not an export is ErrForeign, one of a newer format ErrNewer, both before
-// any document; a cut-short or damaged one ends the sequence with
-// ErrTruncated (after the documents before the damage).
+// and its nodes) with the documents, read from r as the sequence is ranged
+// over. A file that is not an export is ErrForeign, one of a newer format
+// ErrNewer, both before any document; a cut-short or damaged one ends the
+// sequence with ErrTruncated (after the documents before the damage).
 func Read(r io.Reader) (Header, iter.Seq2[configdb.DocumentHistory, error], error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {

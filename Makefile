@@ -65,7 +65,7 @@ vet:
 # shared/graphs' fault-tolerance test runs Astute's engine on puppet-agent's Ruby.
 RACE_PKGS := ./shared/configdb/... ./shared/store/... ./shared/cache/... ./shared/retry/... \
 	./shared/httpapi ./shared/auth ./shared/app ./shared/keystone/... ./shared/graphs/... ./shared/nodes/... ./shared/agent \
-	./shared/logwriter ./shared/logjson
+	./shared/logwriter ./shared/logjson ./shared/envexport
 unit: python3-yaql puppet-agent
 	$(GO) test -count=1 $$($(GO) list ./... | grep -vxF "$$($(GO) list $(RACE_PKGS))")
 	$(GO) test -race -count=1 $(RACE_PKGS)

@@ -166,6 +166,50 @@ type Response struct {
 // Do sends req and reads the answer. A status outside 2xx and 304 is an *Error.
 // The typed methods go through it; it is exported for what they do not cover.
 func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
+	resp, err := c.send(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	out := &Response{Status: resp.StatusCode, Header: resp.Header, Body: data}
+	if resp.StatusCode >= 300 && resp.StatusCode != http.StatusNotModified {
+		return out, apiError(resp, data)
+	}
+	return out, nil
+}
+
+// apiError is the *Error of an answer outside 2xx whose body is data.
+func apiError(resp *http.Response, data []byte) *Error {
+	return &Error{Status: resp.StatusCode, Message: errorMessage(data, resp.Status), RetryAfter: retryAfter(resp.Header)}
+}
+
+// Download sends a GET of path and copies the answer's body to w as it
+// arrives (a backup, an export: more than is worth holding), returning the
+// bytes copied. A status outside 2xx is an *Error and nothing is copied.
+// The client's timeout bounds the whole download (WithTimeout(0): none).
+func (c *Client) Download(ctx context.Context, path string, w io.Writer) (int64, error) {
+	resp, err := c.send(ctx, Request{Method: http.MethodGet, Path: path})
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return 0, apiError(resp, data)
+	}
+	n, err := io.Copy(w, resp.Body)
+	if err != nil {
+		return n, fmt.Errorf("GET %s: the answer broke off after %d bytes: %w", path, n, err)
+	}
+	return n, nil
+}
+
+// send sends req and returns the answer whatever its status; the caller closes its body.
+func (c *Client) send(ctx context.Context, req Request) (*http.Response, error) {
 	u := *c.base
 	path, query, _ := strings.Cut(req.Path, "?")
 	u.RawPath = c.base.EscapedPath() + path
@@ -204,20 +248,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	case c.user != "":
 		hr.SetBasicAuth(c.user, c.password)
 	}
-	resp, err := c.http.Do(hr)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	out := &Response{Status: resp.StatusCode, Header: resp.Header, Body: data}
-	if resp.StatusCode >= 300 && resp.StatusCode != http.StatusNotModified {
-		return out, &Error{Status: resp.StatusCode, Message: errorMessage(data, resp.Status), RetryAfter: retryAfter(resp.Header)}
-	}
-	return out, nil
+	return c.http.Do(hr)
 }
 
 // call sends a request and decodes its JSON answer into out (when not nil).

@@ -18,7 +18,7 @@ func newEnvCmd() *cobra.Command {
 		Short: "Manage ConfigDB environments (components and ordered hierarchy levels)",
 	}
 	cmd.SetFlagErrorFunc(flagError)
-	cmd.AddCommand(newEnvCreateCmd(), newEnvListCmd(), newEnvShowCmd(), newEnvUpdateCmd(), newEnvDeleteCmd())
+	cmd.AddCommand(newEnvCreateCmd(), newEnvListCmd(), newEnvShowCmd(), newEnvUpdateCmd(), newEnvDeleteCmd(), newEnvExportCmd(), newEnvImportCmd())
 	return cmd
 }
 

@@ -49,7 +49,7 @@ func newServices(b store.Backend, cfg Config, logger *slog.Logger) (*services, e
 	shares := cfg.cacheShares()
 	cachedBlobs := blobcache.New(newCountedBlobs(b.Blobs, m.registry), shares.blobs)
 	m.registry.Cache("blobs", cachedBlobs.(metrics.CacheStats))
-	b = store.Backend{Index: newCountedIndex(b.Index, m.registry), Blobs: cachedBlobs, Close: b.Close}
+	b = store.Backend{Index: newCountedIndex(b.Index, m.registry), Blobs: cachedBlobs, Close: b.Close, Backup: b.Backup}
 	registry := &registryNodes{}
 	config := configdb.NewService(b.Index, b.Blobs, configdb.WithNodes(registry), configdb.WithCacheBytes(shares.configdb))
 	// Resource definitions whose content names this validator hold override data (spec 001).
@@ -184,7 +184,7 @@ var groupRoutes = map[string]func(router *routes.Router, s *services){
 		configapi.Register(router, s.config, s.compressed)
 		overridesapi.Register(router, s.overrides)
 		// Blob garbage collection: the blobs are the ConfigDB's documents (and graphs' tasks).
-		storeapi.Register(router, s.backend)
+		storeapi.Register(router, s.backend, s.config, s.nodes)
 	},
 	// Releases, plugins, deployment graphs and their execution (environments act as clusters).
 	"graphs": func(router *routes.Router, s *services) { graphsapi.Register(router, s.graphs) },

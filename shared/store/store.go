@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
@@ -206,4 +207,20 @@ type Backend struct {
 	Blobs Blobs
 	// Close releases the backend's resources (files, connections); it may be nil.
 	Close func() error
+	// Backup writes a consistent copy of the whole store to w while it serves
+	// and returns the bytes written; nil where the backend is backed up by its
+	// provider (AWS: DynamoDB point-in-time recovery and S3 versioning).
+	Backup func(ctx context.Context, w io.Writer) (int64, error)
 }
+
+type bulkKey struct{}
+
+// WithBulk marks ctx as carrying one of many concurrent writes (index
+// writes, blob puts) of a bulk load (an environment import): a backend may
+// hold such a write briefly to commit it together with others (the embedded
+// store: one transaction, one disk sync), trading each write's latency for
+// the load's throughput. Each write keeps its own conditions and atomicity.
+func WithBulk(ctx context.Context) context.Context { return context.WithValue(ctx, bulkKey{}, true) }
+
+// IsBulk reports whether ctx was marked by WithBulk.
+func IsBulk(ctx context.Context) bool { return ctx.Value(bulkKey{}) != nil }

@@ -6,3 +6,13 @@ type GCReport struct {
 	Unreferenced int `json:"unreferenced"`
 	Removed      int `json:"removed"`
 }
+
+// EnvironmentImport is the answer of an environment import (POST
+// /api/v1/store/environments/import): the environment's id and UUID (the
+// export's where they were free) and what was written.
+type EnvironmentImport struct {
+	ID        int64  `json:"id"`
+	UUID      string `json:"uuid"`
+	Documents int    `json:"documents"`
+	Versions  int    `json:"versions"`
+}

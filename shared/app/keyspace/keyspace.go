@@ -61,10 +61,11 @@ const (
 var Functions = map[string]Access{
 	// The ConfigDB, overrides and the blob sweep; deleting an environment
 	// deletes its deployment graphs; node-level values read the node registry;
-	// a document's history names its writers from the audit log.
+	// a document's history names its writers from the audit log; importing an
+	// environment registers its nodes.
 	"config": {
 		Read:  []string{Config, Nodes, Graphs, Blob, Audit},
-		Write: []string{Config, Graphs, Blob, Audit},
+		Write: []string{Config, Nodes, Graphs, Blob, Audit},
 		Blobs: BlobsCollect,
 	},
 	// Deployment graphs; environments act as clusters, with the registry's nodes.

@@ -119,6 +119,15 @@ func buildTable() []Route {
 		{ID: "config.overrides.apply", Method: "POST", Path: config + "/overrides/apply", Group: GroupConfig, Access: Read, Summary: "Apply Puppet resource overrides to a catalog (spec 001); changes nothing.", Request: "OverridesRequest", Response: "OverridesResult"},
 		{ID: "store.gc", Method: "POST", Path: "/api/v1/store/gc", Group: GroupConfig, Access: Admin, Summary: "Sweep unreferenced blobs.", Response: "GCReport",
 			Query: []Param{{Name: "min_age", Type: String, Description: "Keep blobs younger than this duration (such as 30m or 2h)."}}},
+		{ID: "store.backup", Method: "GET", Path: "/api/v1/store/backup", Group: GroupConfig, Access: Admin,
+			Summary:  "A consistent copy of the embedded store's database file, taken while it serves (404 on AWS, where point-in-time recovery and S3 versioning are the backup).",
+			Response: "Text", ContentType: "application/octet-stream"},
+		{ID: "store.environments.export", Method: "GET", Path: "/api/v1/store/environments/{env}/export", Group: GroupConfig, Access: Admin,
+			Summary:  "Export an environment: its levels, components, definitions and every document with its whole history, as JSON lines (shared/envexport).",
+			Response: "Text", ContentType: "application/x-ndjson"},
+		{ID: "store.environments.import", Method: "POST", Path: "/api/v1/store/environments/import", Group: GroupConfig, Access: Admin,
+			Summary: "Import an environment export (JSON lines, or gzip-compressed), all or nothing: a cut-short, foreign or newer-format file is a 400 and nothing is imported.",
+			Request: "Text", RequestTypes: []string{"application/x-ndjson", "application/gzip"}, Response: "EnvironmentImport", Status: created},
 	}
 	for i := range t {
 		t[i].FirstOfRepeated = strings.HasPrefix(t[i].ID, "config.") // the ConfigDB's tuning-box routes

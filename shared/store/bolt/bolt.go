@@ -58,7 +58,7 @@ func Open(dir string) (store.Backend, error) {
 	if err != nil {
 		return store.Backend{}, err
 	}
-	return store.Backend{Index: &index{db: db}, Blobs: &blobs{db: db}, Close: db.Close}, nil
+	return store.Backend{Index: &index{db: db}, Blobs: &blobs{db: db}, Close: db.Close, Backup: backupOf(db)}, nil
 }
 
 // createBuckets makes the buckets a database of this version needs.
@@ -101,7 +101,11 @@ type CheckReport struct {
 // every page (bbolt's consistency check). A damaged file is ErrDamaged with
 // the problems found; a file in use by a server is an error too.
 func Check(dir string) (CheckReport, error) {
-	path := filepath.Join(dir, FileName)
+	return CheckFile(filepath.Join(dir, FileName))
+}
+
+// CheckFile is Check of the database file at path (a backup, say).
+func CheckFile(path string) (CheckReport, error) {
 	rep := CheckReport{Path: path}
 	if err := inspect(path); err != nil {
 		return rep, err
@@ -323,7 +327,13 @@ func (x *index) Write(ctx context.Context, ops ...store.Op) error {
 	// Counted after Update returns, committed or not, never before the commit:
 	// whoever reads the new generation reads what the write committed.
 	defer x.generation.Add(1)
-	return x.db.Update(func(tx *bbolt.Tx) error {
+	commit := x.db.Update
+	if store.IsBulk(ctx) {
+		// Its function may run twice (alone, after a batch it was in failed):
+		// it checks every condition again.
+		commit = x.db.Batch
+	}
+	return commit(func(tx *bbolt.Tx) error {
 		// The writer lock may have been waited for: a request that ended
 		// meanwhile (its deadline passed) must not commit anything.
 		if err := ctx.Err(); err != nil {
@@ -424,7 +434,11 @@ func (s *blobs) Put(ctx context.Context, data []byte) (string, error) {
 		return nil
 	})
 	if err == nil && !exists {
-		err = s.db.Update(func(tx *bbolt.Tx) error {
+		commit := s.db.Update
+		if store.IsBulk(ctx) {
+			commit = s.db.Batch // its function may run twice: it checks for the blob again
+		}
+		err = commit(func(tx *bbolt.Tx) error {
 			if _, exists := lookupBlob(tx, key); exists {
 				return nil // stored meanwhile: keep its first time
 			}

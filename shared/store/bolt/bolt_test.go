@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -230,5 +232,78 @@ func TestBlobsOfUnknownHistoryKept(t *testing.T) {
 	}
 	if _, err := b.Blobs.Get(ctx, orphan); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("the orphan made after the epoch: %v", err)
+	}
+}
+
+// TestBulkPutsCommitTogether: blob puts marked store.WithBulk, made at once
+// and repeating each other's content, are all stored, each content once.
+func TestBulkPutsCommitTogether(t *testing.T) {
+	b, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := store.WithBulk(context.Background())
+	var wg sync.WaitGroup
+	for i := range 32 {
+		wg.Go(func() {
+			if _, err := b.Blobs.Put(ctx, []byte(strconv.Itoa(i%8))); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	stored := 0
+	if err := b.Blobs.List(ctx, func(string, time.Time) error { stored++; return nil }); err != nil || stored != 8 {
+		t.Fatalf("%d blobs stored (%v), want 8", stored, err)
+	}
+	for i := range 8 {
+		if got, err := b.Blobs.Get(ctx, store.HashOf([]byte(strconv.Itoa(i)))); err != nil || string(got) != strconv.Itoa(i) {
+			t.Fatalf("blob %d: %q, %v", i, got, err)
+		}
+	}
+}
+
+// TestBulkWritesKeepTheirConditions: index writes marked store.WithBulk and
+// made at once may commit together, yet each keeps its conditions: of the
+// writes creating one key, exactly one succeeds, the others are ErrConflict
+// and leave nothing of their batch.
+func TestBulkWritesKeepTheirConditions(t *testing.T) {
+	b, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := store.WithBulk(context.Background())
+	var (
+		wg        sync.WaitGroup
+		mu        sync.Mutex
+		succeeded = map[string]int{}
+	)
+	for i := range 32 {
+		wg.Go(func() {
+			key := strconv.Itoa(i % 4)
+			err := b.Index.Write(ctx,
+				store.Create(store.Key{Partition: "bulk", Sort: key}, []byte(strconv.Itoa(i))),
+				store.Put(store.Key{Partition: "bulk-by", Sort: strconv.Itoa(i)}, []byte(key)))
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				succeeded[key]++
+			case !errors.Is(err, store.ErrConflict):
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	items, err := b.Index.Query(ctx, store.Query{Partition: "bulk-by"})
+	if err != nil || len(items) != 4 || len(succeeded) != 4 {
+		t.Fatalf("%d batches committed (%v), winners %v; want one per key", len(items), err, succeeded)
+	}
+	for key, n := range succeeded {
+		if n != 1 {
+			t.Errorf("key %s created %d times", key, n)
+		}
 	}
 }

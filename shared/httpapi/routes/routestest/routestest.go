@@ -26,8 +26,14 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 )
 
-// The graph.gv answers are text: kin-openapi decodes only the media types it is told of.
-func init() { openapi3filter.RegisterBodyDecoder("text/vnd.graphviz", openapi3filter.PlainBodyDecoder) }
+// Bodies that are not JSON (the graph.gv drawing, an environment export,
+// plain or gzip) are text to the checks: kin-openapi decodes only the media
+// types it is told of.
+func init() {
+	for _, contentType := range []string{"text/vnd.graphviz", "application/x-ndjson", "application/gzip"} {
+		openapi3filter.RegisterBodyDecoder(contentType, openapi3filter.PlainBodyDecoder)
+	}
+}
 
 // Spec loads routes.Document with kin-openapi (once per test binary).
 var Spec = sync.OnceValues(func() (*openapi3.T, error) {

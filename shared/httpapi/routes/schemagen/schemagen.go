@@ -55,6 +55,7 @@ var (
 		{"Diff", wire.Diff{}},
 		{"OverridesResult", wire.OverridesResult{}},
 		{"GCReport", wire.GCReport{}},
+		{"EnvironmentImport", wire.EnvironmentImport{}},
 
 		{"RegistryEntry", wire.RegistryEntry{}},
 		{"RegistryEntries", []wire.RegistryEntry{}},

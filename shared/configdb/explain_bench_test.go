@@ -10,8 +10,8 @@ import (
 
 // benchLayers stores the ~520 KB astute-like document of make bench (global,
 // role and node values and a node override) and returns the layers of
-// node-1's effective read and their labels.
-func benchLayers(b *testing.B) (*Service, []layer, []string) {
+// node-1's effective read (its snapshot, layers and their labels).
+func benchLayers(b *testing.B) (*Service, *snapshot, []layer, []string) {
 	s := newTestService(b)
 	ctx := context.Background()
 	doc := func(prefix string, keys int) []byte {
@@ -40,17 +40,13 @@ func benchLayers(b *testing.B) (*Service, []layer, []string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	labels := make([]string, sn.depth()+1)
-	for d := range labels {
-		labels[d] = lookupLabel(sn.env, sn.levels[:d])
-	}
-	return s, sn.effectiveLayers(Values), labels
+	return s, sn, sn.effectiveLayers(Values), sn.lookupLabels()
 }
 
 // BenchmarkDeepMergeCold merges the 520 KB document deeply without the caches
 // of merges and answers (parsed documents are cached, as after any first read).
 func BenchmarkDeepMergeCold(b *testing.B) {
-	s, layers, _ := benchLayers(b)
+	s, _, layers, _ := benchLayers(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		m, err := s.deepMerge(context.Background(), layers)
@@ -67,10 +63,10 @@ func BenchmarkDeepMergeCold(b *testing.B) {
 func BenchmarkExplainCold(b *testing.B) {
 	for _, mode := range []MergeMode{MergeShallow, MergeDeep} {
 		b.Run(string(mode), func(b *testing.B) {
-			s, layers, labels := benchLayers(b)
+			s, sn, layers, labels := benchLayers(b)
 			b.ReportAllocs()
 			for b.Loop() {
-				d, err := s.explain(context.Background(), layers, labels, mode, "")
+				d, err := s.explain(context.Background(), sn, layers, labels, mode, "")
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -214,12 +214,14 @@ func (s *Service) explainKeys(ctx context.Context, sn *snapshot, layers []layer,
 		l := layers[i]
 		return explainedLayer{KeySource: KeySource{Level: labels[l.depth], Kind: l.kind, Version: l.version.Version, CreatedAt: l.version.CreatedAt, WrittenBy: l.version.WrittenBy}}
 	}
-	type entry struct {
-		path []string
-		from int
-		key  explainedKey
+	keys := make(map[string]explainedKey)
+	// written are the keys by the layer that set their value: the walk back
+	// of each layer's versions names the version that wrote them.
+	type writtenKey struct {
+		dotted string
+		path   []string
 	}
-	var entries []entry
+	written := make(map[int][]writtenKey)
 	add := func(path []string, o *origin, value any) {
 		e := explainedKey{Value: value, From: view(o.from), Shadows: []explainedLayer{}}
 		for _, i := range o.merged {
@@ -234,7 +236,9 @@ func (s *Service) explainKeys(ctx context.Context, sn *snapshot, layers []layer,
 				e.Shadows = append(e.Shadows, sv)
 			}
 		}
-		entries = append(entries, entry{path, o.from, e})
+		dotted := strings.Join(path, ".")
+		keys[dotted] = e
+		written[o.from] = append(written[o.from], writtenKey{dotted, path})
 	}
 	var walk func(path []string, o *origin)
 	walk = func(path []string, o *origin) {
@@ -278,31 +282,23 @@ func (s *Service) explainKeys(ctx context.Context, sn *snapshot, layers []layer,
 			add(path, o, sub)
 		}
 	}
-	// Each layer that set values names the versions that wrote them, in one walk back.
-	byLayer := make(map[int][]int)
-	for i, e := range entries {
-		byLayer[e.from] = append(byLayer[e.from], i)
-	}
-	for li, at := range byLayer {
+	for li, wk := range written {
 		l := layers[li]
-		paths := make([][]string, len(at))
-		for j, i := range at {
-			paths[j] = entries[i].path
+		paths := make([][]string, len(wk))
+		for i, k := range wk {
+			paths[i] = k.path
 		}
 		sources, err := s.writersOf(ctx, versionsPartition(sn.env.ID, sn.resdef.ID, l.kind, levelPath(sn.levels[:l.depth])), *l.version, paths)
 		if err != nil {
 			return nil, err
 		}
-		for j, i := range at {
-			from := &entries[i].key.From
-			src := sources[j]
-			src.Level, src.Kind, src.DocumentVersion = from.Level, from.Kind, from.Version
-			from.KeySource = src
+		for i, k := range wk {
+			e := keys[k.dotted]
+			src := sources[i]
+			src.Level, src.Kind, src.DocumentVersion = e.From.Level, e.From.Kind, e.From.Version
+			e.From.KeySource = src
+			keys[k.dotted] = e
 		}
-	}
-	keys := make(map[string]explainedKey, len(entries))
-	for _, e := range entries {
-		keys[strings.Join(e.path, ".")] = e.key
 	}
 	return keys, nil
 }

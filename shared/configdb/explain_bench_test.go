@@ -59,19 +59,51 @@ func BenchmarkDeepMergeCold(b *testing.B) {
 	}
 }
 
-// BenchmarkExplainCold explains the 520 KB document's deep merge without the answer cache.
+// BenchmarkExplainCold explains the 520 KB document's merge without the
+// answer cache, each document at its first version, and with the node's
+// values at their 32nd version, one key changed by each (every key but one
+// found by walking all 32 versions back).
 func BenchmarkExplainCold(b *testing.B) {
-	for _, mode := range []MergeMode{MergeShallow, MergeDeep} {
-		b.Run(string(mode), func(b *testing.B) {
-			s, sn, layers, labels := benchLayers(b)
-			b.ReportAllocs()
-			for b.Loop() {
-				d, err := s.explain(context.Background(), sn, layers, labels, mode, "")
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.SetBytes(int64(len(d.Body)))
+	for _, versions := range []int{1, 32} {
+		for _, mode := range []MergeMode{MergeShallow, MergeDeep} {
+			b.Run(fmt.Sprintf("%s/versions=%d", mode, versions), func(b *testing.B) {
+				benchExplain(b, mode, versions)
+			})
+		}
+	}
+}
+
+func benchExplain(b *testing.B, mode MergeMode, versions int) {
+	s, sn, layers, labels := benchLayers(b)
+	if versions > 1 {
+		ctx := context.Background()
+		ref := DocRef{Env: "1", Levels: sn.levels, Resource: "astute"}
+		node, err := s.GetDocument(ctx, ref, Values, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(node.Body, &doc); err != nil {
+			b.Fatal(err)
+		}
+		for v := 2; v <= versions; v++ {
+			doc[fmt.Sprintf("n_%d", v)].(map[string]any)["port"] = v
+			body, _ := json.Marshal(doc)
+			if _, err := s.PutDocument(ctx, ref, Values, body, ""); err != nil {
+				b.Fatal(err)
 			}
-		})
+		}
+		if sn, err = s.load(ctx, ref, 0, ""); err != nil {
+			b.Fatal(err)
+		}
+		layers = sn.effectiveLayers(Values)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		d, err := s.explain(context.Background(), sn, layers, labels, mode, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(len(d.Body)))
 	}
 }

@@ -270,3 +270,31 @@ func TestKeyProvenance(t *testing.T) {
 		t.Errorf("a key not there yet: %v, want conflict", err)
 	}
 }
+
+// BenchmarkKeyHistoryPage reads a full page of a key's history (walkBudget
+// versions compared) of a ~70 KB node document, from a cold service: every
+// version's blob is read and parsed.
+func BenchmarkKeyHistoryPage(b *testing.B) {
+	warm := newTestService(b)
+	ctx := context.Background()
+	ref := DocRef{Env: "1", Levels: lv("role", "controller", "nodes", "1"), Resource: "astute"}
+	doc := make(map[string]any, 200)
+	for i := range 200 {
+		doc[fmt.Sprintf("n_%d", i)] = map[string]any{"port": 1000 + i, "description": fmt.Sprintf("%0300d", i)}
+	}
+	for v := range walkBudget + 1 {
+		doc[fmt.Sprintf("n_%d", v%200)].(map[string]any)["port"] = v
+		body, _ := json.Marshal(doc)
+		if _, err := warm.PutDocument(ctx, ref, Values, body, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		s := NewService(warm.idx, warm.blobs)
+		h, err := s.History(ctx, ref, Values, "n_7.port", HistoryPage{})
+		if err != nil || len(h.Changes) != 2 || h.Before == 0 {
+			b.Fatalf("%d changes, before %d, %v", len(h.Changes), h.Before, err)
+		}
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"iter"
+	"sync"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/store"
@@ -125,22 +127,55 @@ func (s *Service) changedAt(ctx context.Context, newer, older *docVersion, path 
 // down to the first, each with the version before it (nil below the first),
 // until step answers false or walkBudget versions were stepped; it returns
 // the last version stepped and whether the walk went down to the first one.
+// The versions' documents are read a window at a time, concurrently (blob
+// reads are round trips on S3): two first, as a recent change needs no more,
+// then twice as many each time up to versionsPage.
 func (s *Service) walkBack(ctx context.Context, partition string, top Version, step func(newer, older *docVersion) (more bool, err error)) (last *docVersion, complete bool, err error) {
 	newer := &docVersion{Version: top}
-	steps := 0
+	steps, window := 0, 2
+	var ahead []*docVersion
+	// flush steps through ahead; stop: the walk is over.
+	flush := func() (stop bool, err error) {
+		if err := s.prefetch(ctx, ahead); err != nil {
+			return true, err
+		}
+		for _, older := range ahead {
+			more, err := step(newer, older)
+			if steps++; err != nil || !more || steps == walkBudget {
+				return true, err
+			}
+			newer = older
+		}
+		ahead, window = ahead[:0], min(2*window, versionsPage)
+		return false, nil
+	}
 	for v, err := range s.versionsBefore(ctx, partition, top.Version) {
 		if err != nil {
 			return nil, false, err
 		}
-		older := &docVersion{Version: v}
-		more, err := step(newer, older)
-		if steps++; err != nil || !more || steps == walkBudget {
+		if ahead = append(ahead, &docVersion{Version: v}); len(ahead) < window && steps+len(ahead) < walkBudget {
+			continue
+		}
+		if stop, err := flush(); stop {
 			return newer, false, err
 		}
-		newer = older
+	}
+	if stop, err := flush(); stop {
+		return newer, false, err
 	}
 	_, err = step(newer, nil)
 	return newer, true, err
+}
+
+// prefetch reads the documents of versions, concurrently.
+func (s *Service) prefetch(ctx context.Context, versions []*docVersion) error {
+	var wg sync.WaitGroup
+	failures := make([]error, len(versions))
+	for i, v := range versions {
+		wg.Go(func() { _, failures[i] = s.content(ctx, v) })
+	}
+	wg.Wait()
+	return errors.Join(failures...)
 }
 
 // writersOf finds, for each of paths, the newest version of the document at

@@ -165,6 +165,10 @@ func (s *Service) explain(ctx context.Context, sn *snapshot, layers []layer, lab
 // their level paths by depth): every key, or key and what is below it.
 func (s *Service) explainKeys(ctx context.Context, sn *snapshot, layers []layer, labels []string, mode MergeMode, key string) (map[string]explainedKey, error) {
 	deep := mode == MergeDeep
+	var path []string
+	if key != "" {
+		path = splitDotPath(key)
+	}
 	docs := make([]*parsedDoc, len(layers))
 	root := make(map[string]*origin)
 	for i, l := range layers {
@@ -173,15 +177,29 @@ func (s *Service) explainKeys(ctx context.Context, sn *snapshot, layers []layer,
 			return nil, err
 		}
 		docs[i] = d
+		// The shallow merge places top-level values as stored, undecoded.
 		var fields map[string]any
-		if deep {
+		switch {
+		case path != nil:
+			// Only the top-level key asked for is merged.
+			raw, ok := d.fields[path[0]]
+			if !ok {
+				continue
+			}
+			var v any = raw
+			if deep {
+				if v, err = decodeJSON(raw); err != nil {
+					return nil, err
+				}
+			}
+			fields = map[string]any{path[0]: v}
+		case deep:
 			v, err := decodeJSON(d.raw)
 			if err != nil {
 				return nil, err
 			}
 			fields = v.(map[string]any)
-		} else {
-			// The shallow merge places top-level values as stored, undecoded.
+		default:
 			fields = make(map[string]any, len(d.fields))
 			for k, raw := range d.fields {
 				fields[k] = raw
@@ -254,12 +272,11 @@ func (s *Service) explainKeys(ctx context.Context, sn *snapshot, layers []layer,
 			add(path, o, o.value)
 		}
 	}
-	if key == "" {
+	if path == nil {
 		for k, o := range root {
 			walk([]string{k}, o)
 		}
 	} else {
-		path := splitDotPath(key)
 		o, at := root[path[0]], 1
 		for o != nil && at < len(path) && o.kids != nil {
 			o, at = o.kids[path[at]], at+1

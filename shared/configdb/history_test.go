@@ -24,11 +24,16 @@ type writes struct {
 
 func (w writes) put(by string, levels []LevelValue, kind Kind, doc string) Version {
 	w.t.Helper()
+	return w.putIn("astute", by, levels, kind, doc)
+}
+
+func (w writes) putIn(resource, by string, levels []LevelValue, kind Kind, doc string) Version {
+	w.t.Helper()
 	ctx := context.Background()
 	if by != "" {
-		ctx, _ = w.log.Begin(ctx, audit.Record{Principal: by, Role: "operator", RequestID: "req-" + by, Method: "PUT", Path: "/astute"})
+		ctx, _ = w.log.Begin(ctx, audit.Record{Principal: by, Role: "operator", RequestID: "req-" + by, Method: "PUT", Path: "/" + resource})
 	}
-	v, err := w.s.PutDocument(ctx, DocRef{Env: "1", Levels: levels, Resource: "astute"}, kind, []byte(doc), "")
+	v, err := w.s.PutDocument(ctx, DocRef{Env: "1", Levels: levels, Resource: resource}, kind, []byte(doc), "")
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -230,7 +235,9 @@ func TestKeyProvenance(t *testing.T) {
 	now := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
 	s := NewService(b.Index, b.Blobs, WithNodes(registry{reg}), WithClock(func() time.Time { return now }))
 	ctx := context.Background()
-	if _, err := s.CreateComponent(ctx, NewComponent{Name: "fuel", ResourceDefinitions: []NewResourceDefinition{{Name: "astute"}}}); err != nil {
+	if _, err := s.CreateComponent(ctx, NewComponent{Name: "fuel", ResourceDefinitions: []NewResourceDefinition{
+		{Name: "astute"}, {Name: "deep", Content: json.RawMessage(`{"merge":"deep"}`)},
+	}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.CreateEnvironment(ctx, NewEnvironment{ID: 1, Components: []string{"fuel"}, Levels: []string{"role", "nodes"}}); err != nil {
@@ -268,6 +275,19 @@ func TestKeyProvenance(t *testing.T) {
 	}
 	if _, err := s.KeyProvenance(ctx, "1", "3", "astute", "debug", at(15)); !errs.Is(err, errs.Conflict) {
 		t.Errorf("a key not there yet: %v, want conflict", err)
+	}
+
+	// An object the resource's deep merge makes of two layers: its source is
+	// the one written last.
+	now = at(30)
+	w.putIn("deep", "alice", lv(), Values, `{"o":{"a":1}}`)
+	now = at(40)
+	w.putIn("deep", "bob", lv("role", "compute"), Values, `{"o":{"b":2}}`)
+	now = at(50)
+	w.putIn("deep", "carol", lv(), Values, `{"o":{"a":1},"x":1}`)
+	src, err := s.KeyProvenance(ctx, "1", "3", "deep", "o", time.Time{})
+	if err != nil || src.Level != "/role/compute/" || src.Version != 1 || src.WrittenBy == nil || src.WrittenBy.Principal != "bob" {
+		t.Errorf("provenance of a deep-merged object: %+v, %v", src, err)
 	}
 }
 

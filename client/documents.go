@@ -152,6 +152,41 @@ func (c *Client) DocumentVersions(ctx context.Context, ref DocumentRef, kind str
 	return out, err
 }
 
+// KeyHistory is a page of a key's history, newest first; KeyChange is one
+// version in which the key's value changed, with its writer and the old and
+// new values; Writer is who wrote a version (principal, role, request id).
+type (
+	KeyHistory = wire.KeyHistory
+	KeyChange  = wire.KeyChange
+	Writer     = wire.Writer
+)
+
+// The page sizes of KeyHistory: the server's default and its most.
+const (
+	DefaultKeyHistoryLimit = 20
+	MaxKeyHistoryLimit     = 100
+)
+
+// KeyHistory lists the versions of the document of kind at ref in which the
+// value at key (a dot path) changed, newest first (microversion 1.3): at most
+// limit changes (0: the server's default, 20) in the versions older than
+// before (0: from the newest). A page whose Before is set is not the end:
+// ask again with that Before.
+func (c *Client) KeyHistory(ctx context.Context, ref DocumentRef, kind, key string, before, limit int) (*KeyHistory, error) {
+	q := url.Values{"key": {key}}
+	if before > 0 {
+		q.Set("before", strconv.Itoa(before))
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var out KeyHistory
+	if _, err := c.call(ctx, http.MethodGet, ref.Path(kind)+"/history", q, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // versionHeader carries the version number a document write created.
 const versionHeader = "X-Config-Version"
 

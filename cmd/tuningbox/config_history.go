@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -41,15 +42,35 @@ func newConfigHistoryCmd() *cobra.Command {
 		doc      docFlags
 		override bool
 		format   string
+		key      string
+		limit    int
 	)
 	cmd := &cobra.Command{
-		Use:   "history --env ID [--level nodes=ID|FQDN] --resource NAME [--override]",
-		Short: "List the versions of a resource's values (or overrides) at a level, newest first",
-		Args:  noArgs,
+		Use:   "history --env ID [--level nodes=ID|FQDN] --resource NAME [--override] [--key a.b [--limit N]]",
+		Short: "List the versions of a resource's values (or overrides) at a level, newest first, or those that changed one key",
+		Long: `List the versions of a resource's values (or overrides) at a level, newest
+first, each with its author (principal and role; "-" when the write was not
+authenticated, or stored before versions recorded their writer).
+
+With --key, list only the versions in which the value at that dot path
+changed (microversion 1.3): when, who (principal, role, request id), whether
+the key was added, changed or removed, and its old and new values (cut to
+60 characters in the table; --format json prints them whole). --limit
+stops after that many changes (default 20).`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if key == "" && cmd.Flags().Changed("limit") {
+				return usagef("--limit goes with --key")
+			}
+			if limit <= 0 {
+				return usagef("--limit must be positive")
+			}
 			c, ref, err := doc.connect(cmd.Context())
 			if err != nil {
 				return err
+			}
+			if key != "" {
+				return keyHistory(cmd, c, ref, kindOf(override), key, limit, format)
 			}
 			versions, err := listVersions(cmd.Context(), c, ref, kindOf(override))
 			if err != nil {
@@ -60,15 +81,75 @@ func newConfigHistoryCmd() *cobra.Command {
 			}
 			rows := make([][]string, len(versions))
 			for i, v := range versions {
-				rows[i] = []string{fmt.Sprint(v.Version), v.CreatedAt.UTC().Format(time.RFC3339), fmt.Sprint(v.Size), v.SHA256}
+				rows[i] = []string{fmt.Sprint(v.Version), v.CreatedAt.UTC().Format(time.RFC3339), author(v.WrittenBy), fmt.Sprint(v.Size), v.SHA256}
 			}
-			return printTable(cmd.OutOrStdout(), []string{"VERSION", "CREATED", "BYTES", "SHA256"}, rows)
+			return printTable(cmd.OutOrStdout(), []string{"VERSION", "CREATED", "AUTHOR", "BYTES", "SHA256"}, rows)
 		},
 	}
 	doc.register(cmd)
 	kindFlag(cmd, &override)
 	addListFormat(cmd, &format)
+	f := cmd.Flags()
+	f.StringVarP(&key, "key", "k", "", "only the versions that changed the value at this dot path, e.g. nova.workers")
+	f.IntVar(&limit, "limit", client.DefaultKeyHistoryLimit, "with --key: at most this many changes")
 	return cmd
+}
+
+// keyHistory prints the versions of the document of kind at ref in which the
+// value at key changed, newest first, reading pages until limit changes or
+// the end of the history.
+func keyHistory(cmd *cobra.Command, c *client.Client, ref client.DocumentRef, kind, key string, limit int, format string) error {
+	ref, err := at13(cmd.Context(), c, ref)
+	if err != nil {
+		return err
+	}
+	var changes []client.KeyChange
+	for before := 0; len(changes) < limit; {
+		page, err := v13(c).KeyHistory(cmd.Context(), ref, kind, key, before, min(limit-len(changes), client.MaxKeyHistoryLimit))
+		if err != nil {
+			return err
+		}
+		changes = append(changes, page.Changes...)
+		if before = page.Before; before == 0 {
+			break
+		}
+	}
+	if format != formatTable {
+		return renderObjects(cmd.OutOrStdout(), format, toObjects(changes), nil)
+	}
+	rows := make([][]string, len(changes))
+	for i, ch := range changes {
+		request := "-"
+		if ch.WrittenBy != nil && ch.WrittenBy.RequestID != "" {
+			request = ch.WrittenBy.RequestID
+		}
+		rows[i] = []string{fmt.Sprint(ch.Version), ch.CreatedAt.UTC().Format(time.RFC3339), author(ch.WrittenBy), request, ch.Change, shortJSON(ch.Old), shortJSON(ch.New)}
+	}
+	return printTable(cmd.OutOrStdout(), []string{"VERSION", "CREATED", "AUTHOR", "REQUEST", "CHANGE", "OLD", "NEW"}, rows)
+}
+
+// author names who wrote a version: "principal (role)", "-" when not known.
+func author(by *client.Writer) string {
+	switch {
+	case by == nil:
+		return "-"
+	case by.Role == "":
+		return by.Principal
+	}
+	return by.Principal + " (" + by.Role + ")"
+}
+
+// shortJSON is a value of a key's history as a table cell: "-" for none,
+// else its JSON cut to 60 characters.
+func shortJSON(raw json.RawMessage) string {
+	const most = 60
+	if raw == nil {
+		return "-"
+	}
+	if s := []rune(string(raw)); len(s) > most {
+		return string(s[:most-1]) + "…"
+	}
+	return string(raw)
 }
 
 func newConfigDiffCmd() *cobra.Command {

@@ -112,3 +112,36 @@ func TestConfigWatch(t *testing.T) {
 		t.Fatal("watch did not see the change")
 	}
 }
+
+// TestConfigKeyHistory: config history names each version's author, and
+// with --key lists only the versions that changed that key.
+func TestConfigKeyHistory(t *testing.T) {
+	url := cliServer(t)
+	seedFuel(t, url)
+	node1 := []string{"--env", "1", "--level", "nodes=node-1.domain.tld", "--resource", "astute"}
+	run := func(stdin string, args ...string) string {
+		return mustCLI(t, url, stdin, append(append([]string{"config"}, args...), node1...)...)
+	}
+	run(`{"glance": {"image_cache_max_size": 1024}, "debug": false}`, "set")
+	run("", "set", "--key", "glance.image_cache_max_size", "--value", "2048")
+	run("", "set", "--key", "debug", "--value", "true")
+
+	versions := strings.Split(strings.TrimSpace(run("", "history")), "\n")
+	if len(versions) != 4 || !strings.Contains(versions[0], "AUTHOR") || !strings.Contains(versions[1], testAdmin+" (admin)") {
+		t.Errorf("history table:\n%s", strings.Join(versions, "\n"))
+	}
+
+	changes := strings.Split(strings.TrimSpace(run("", "history", "--key", "glance.image_cache_max_size")), "\n")
+	if len(changes) != 3 || !strings.HasPrefix(changes[0], "VERSION") ||
+		!strings.HasPrefix(changes[1], "2 ") || !strings.Contains(changes[1], "changed  1024  2048") ||
+		!strings.HasPrefix(changes[2], "1 ") || !strings.Contains(changes[2], "added    -     1024") ||
+		!strings.Contains(changes[1], testAdmin+" (admin)") {
+		t.Errorf("key history table:\n%s", strings.Join(changes, "\n"))
+	}
+	if one := run("", "history", "--key", "glance.image_cache_max_size", "--limit", "1", "--format", "json"); strings.Count(one, `"version"`) != 1 || !strings.Contains(one, `"request_id"`) {
+		t.Errorf("key history --limit 1 as JSON:\n%s", one)
+	}
+	if _, err := cli(t, url, "", append([]string{"config", "history", "--limit", "3"}, node1...)...); err == nil {
+		t.Error("--limit without --key was accepted")
+	}
+}

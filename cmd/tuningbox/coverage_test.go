@@ -188,6 +188,7 @@ func operatorsDay(t *testing.T, run func(stdin string, args ...string) string) {
 	run("", config("delete", "--key", "storage.backend")...)
 	run("", config("get")...)
 	run("", config("history")...)
+	run("", config("history", "--key", "storage.backend")...)
 	run("", config("diff", "--from", "1", "--to", "2")...)
 	run("", "config", "diff", "--env", "1", "--resource", "astute", "--to-env", "2")
 	run("", config("rollback", "--to", "1")...)

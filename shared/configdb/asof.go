@@ -2,12 +2,10 @@ package configdb
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
-	"github.com/tuningbox/tuningbox/shared/store"
 )
 
 // checkOptions refuses combinations of read options that mean nothing.
@@ -60,26 +58,15 @@ func (s *Service) rewind(ctx context.Context, loaded *snapshot, asOf time.Time) 
 
 // versionAt returns the newest version older than before created at or before asOf (nil: none).
 func (s *Service) versionAt(ctx context.Context, partition string, before int, asOf time.Time) (*Version, error) {
-	after := store.SortID(int64(before))
-	for {
-		items, err := s.idx.Query(ctx, store.Query{Partition: partition, After: after, Limit: versionsPage, Reverse: true})
+	for v, err := range s.versionsBefore(ctx, partition, before) {
 		if err != nil {
 			return nil, err
 		}
-		for _, it := range items {
-			var v Version
-			if err := json.Unmarshal(it.Value, &v); err != nil {
-				return nil, err
-			}
-			if !v.CreatedAt.After(asOf) {
-				return &v, nil
-			}
-			after = it.Sort
-		}
-		if len(items) < versionsPage {
-			return nil, nil
+		if !v.CreatedAt.After(asOf) {
+			return &v, nil
 		}
 	}
+	return nil, nil
 }
 
 // ReadAt selects a past state of a document: at an instant, or (the addressed

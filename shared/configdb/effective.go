@@ -109,19 +109,25 @@ func (s *Service) readLoaded(ctx context.Context, sn *snapshot, q ReadQuery) (*D
 	}
 	var labels []string
 	if q.ShowLookup || q.Explain {
-		labels = make([]string, sn.depth()+1)
-		for d := range labels {
-			labels[d] = lookupLabel(sn.env, sn.levels[:d])
-		}
+		labels = sn.lookupLabels()
 	}
 	mode := MergeShallow
 	if q.Effective {
 		mode = mergeMode(q.Merge, sn.resdef)
 	}
 	if q.Explain {
-		return s.cachedExplain(ctx, layers, labels, mode, q.Key)
+		return s.cachedExplain(ctx, sn, layers, labels, mode, q.Key)
 	}
 	return s.render(ctx, layers, labels, q.Key, mode)
+}
+
+// lookupLabels are the level paths of sn's depths as show_lookup writes them.
+func (sn *snapshot) lookupLabels() []string {
+	labels := make([]string, sn.depth()+1)
+	for d := range labels {
+		labels[d] = lookupLabel(sn.env, sn.levels[:d])
+	}
+	return labels
 }
 
 // layer is one stored document in merge order, at a depth of the level path.

@@ -3,18 +3,25 @@ package configdb
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tuningbox/tuningbox/shared/errs"
 )
 
 // Explain answers, for every key of an effective document (every leaf under a
 // deep merge: nested objects are walked, lists and scalars are leaves), its value
 // and where it came from: the level path, values or overrides, the version of
-// that document, who wrote that version and when (from its version record; null
-// for a version stored before versions recorded their writer), and
-// the lower layers it shadows. Under a deep merge a list that merged lists of
-// lower layers names them in merged_from.
+// that document that wrote the value (the newest whose value at the key
+// differs from the version before it), who wrote that version and when (from
+// its version record; null for a version stored before versions recorded their
+// writer), and the lower layers it shadows. Under a deep merge a list that
+// merged lists of lower layers names them in merged_from. A key asked for below
+// what the merge tracks (any nested key under the shallow merge, an element of
+// a list) comes from the layer that set the value holding it.
 //
 //	{"merge": "deep", "keys": {"nova.workers": {"value": 32, "from": {...}, "shadows": [{..., "value": 16}]}}}
 
@@ -28,13 +35,28 @@ type Writer struct {
 	Time      time.Time `json:"time"`
 }
 
-// explainedLayer is one layer as explain shows it.
-type explainedLayer struct {
-	Level     string    `json:"level"`
-	Kind      Kind      `json:"kind"`
+// KeySource is the document version that wrote a key's value.
+type KeySource struct {
+	// Level is the level path as show_lookup writes it ("/" for the global level).
+	Level string `json:"level"`
+	Kind  Kind   `json:"kind"`
+	// Version wrote the value; CreatedAt and WrittenBy are that version's.
 	Version   int       `json:"version"`
 	CreatedAt time.Time `json:"created_at"`
 	WrittenBy *Writer   `json:"written_by"`
+	// DocumentVersion is the version of the document that was read (Version
+	// or a later one that left the value as it was).
+	DocumentVersion int `json:"document_version,omitempty"`
+	// AtOrBefore: the value did not change over the walkBudget versions
+	// before DocumentVersion, so Version is the oldest of them and the value
+	// may be older still.
+	AtOrBefore bool `json:"at_or_before,omitempty"`
+}
+
+// explainedLayer is one layer as explain shows it: a shadowed layer is the
+// document version that was read (no DocumentVersion).
+type explainedLayer struct {
+	KeySource
 	// Value is the shadowed layer's own value at the key (shadows only).
 	Value any `json:"value,omitempty"`
 }
@@ -104,15 +126,21 @@ func place(old *origin, v any, layer int, deep bool) *origin {
 }
 
 // cachedExplain answers explain through the response cache: the answer is
-// fixed by the layers (immutable versions, which name their writers), the
-// labels, the key and the merge.
-func (s *Service) cachedExplain(ctx context.Context, layers []layer, labels []string, mode MergeMode, key string) (*Document, error) {
+// fixed by the layers (immutable versions, which name their writers, over
+// immutable histories), the labels, the key and the merge. The layers' shas
+// alone do not name their versions: equal content is stored at other levels,
+// environments and versions too.
+func (s *Service) cachedExplain(ctx context.Context, sn *snapshot, layers []layer, labels []string, mode MergeMode, key string) (*Document, error) {
 	_, response := identities(layers, labels, key, mode)
-	cacheKey := sha256.Sum256(append(response[:], "explain"...))
+	id := fmt.Appendf(response[:], "explain\x00%d\x00%d", sn.env.ID, sn.resdef.ID)
+	for _, l := range layers {
+		id = fmt.Appendf(id, "\x00%s%d", l.kind, l.version.Version)
+	}
+	cacheKey := sha256.Sum256(id)
 	if d, ok := s.cache.responses.Get(cacheKey); ok {
 		return d, nil
 	}
-	d, err := s.explain(ctx, layers, labels, mode, key)
+	d, err := s.explain(ctx, sn, layers, labels, mode, key)
 	if err != nil {
 		return nil, err
 	}
@@ -120,8 +148,27 @@ func (s *Service) cachedExplain(ctx context.Context, layers []layer, labels []st
 	return d, nil
 }
 
-func (s *Service) explain(ctx context.Context, layers []layer, labels []string, mode MergeMode, key string) (*Document, error) {
+// explain encodes the answer of explainKeys.
+func (s *Service) explain(ctx context.Context, sn *snapshot, layers []layer, labels []string, mode MergeMode, key string) (*Document, error) {
+	keys, err := s.explainKeys(ctx, sn, layers, labels, mode, key)
+	if err != nil {
+		return nil, err
+	}
+	body := encodeJSON(struct {
+		Merge MergeMode               `json:"merge"`
+		Keys  map[string]explainedKey `json:"keys"`
+	}{mode, keys})
+	return &Document{Body: body, ETag: quote(sha256Hex(body))}, nil
+}
+
+// explainKeys explains the merge of layers, the layers of sn (labels are
+// their level paths by depth): every key, or key and what is below it.
+func (s *Service) explainKeys(ctx context.Context, sn *snapshot, layers []layer, labels []string, mode MergeMode, key string) (map[string]explainedKey, error) {
 	deep := mode == MergeDeep
+	var path []string
+	if key != "" {
+		path = splitDotPath(key)
+	}
 	docs := make([]*parsedDoc, len(layers))
 	root := make(map[string]*origin)
 	for i, l := range layers {
@@ -130,15 +177,29 @@ func (s *Service) explain(ctx context.Context, layers []layer, labels []string, 
 			return nil, err
 		}
 		docs[i] = d
+		// The shallow merge places top-level values as stored, undecoded.
 		var fields map[string]any
-		if deep {
+		switch {
+		case path != nil:
+			// Only the top-level key asked for is merged.
+			raw, ok := d.fields[path[0]]
+			if !ok {
+				continue
+			}
+			var v any = raw
+			if deep {
+				if v, err = decodeJSON(raw); err != nil {
+					return nil, err
+				}
+			}
+			fields = map[string]any{path[0]: v}
+		case deep:
 			v, err := decodeJSON(d.raw)
 			if err != nil {
 				return nil, err
 			}
 			fields = v.(map[string]any)
-		} else {
-			// The shallow merge places top-level values as stored, undecoded.
+		default:
 			fields = make(map[string]any, len(d.fields))
 			for k, raw := range d.fields {
 				fields[k] = raw
@@ -155,67 +216,144 @@ func (s *Service) explain(ctx context.Context, layers []layer, labels []string, 
 		key   string
 	}
 	decoded := map[layerField]any{}
-	shadowed := func(i int, path []string) any {
+	shadowed := func(i int, path []string) (any, bool) {
 		raw, ok := docs[i].fields[path[0]]
-		if !ok {
-			return nil
-		}
-		if len(path) == 1 {
-			return raw
+		if !ok || len(path) == 1 {
+			return raw, ok
 		}
 		v, ok := decoded[layerField{i, path[0]}]
 		if !ok {
 			v, _ = decodeJSON(raw) // stored documents are valid JSON
 			decoded[layerField{i, path[0]}] = v
 		}
-		v, _ = lookupPath(v, path[1:])
-		return v
+		return lookupPath(v, path[1:])
 	}
 	view := func(i int) explainedLayer {
 		l := layers[i]
-		return explainedLayer{Level: labels[l.depth], Kind: l.kind, Version: l.version.Version, CreatedAt: l.version.CreatedAt, WrittenBy: l.version.WrittenBy}
+		return explainedLayer{KeySource: KeySource{Level: labels[l.depth], Kind: l.kind, Version: l.version.Version, CreatedAt: l.version.CreatedAt, WrittenBy: l.version.WrittenBy}}
 	}
 	keys := make(map[string]explainedKey)
-	var walk func(path []string, o *origin) error
-	walk = func(path []string, o *origin) error {
-		if len(o.kids) > 0 {
-			for k, c := range o.kids {
-				if err := walk(append(path, k), c); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		dotted := strings.Join(path, ".")
-		if key != "" && dotted != key && !strings.HasPrefix(dotted, key+".") {
-			return nil
-		}
-		e := explainedKey{Value: o.value, From: view(o.from), Shadows: []explainedLayer{}}
-		if o.kids != nil {
-			e.Value = map[string]any{}
-		}
+	// written are the keys by the layer that set their value: the walk back
+	// of each layer's versions names the version that wrote them.
+	type writtenKey struct {
+		dotted string
+		path   []string
+	}
+	written := make(map[int][]writtenKey)
+	add := func(path []string, o *origin, value any) {
+		e := explainedKey{Value: value, From: view(o.from), Shadows: []explainedLayer{}}
 		for _, i := range o.merged {
 			e.MergedFrom = append(e.MergedFrom, view(i))
 		}
 		for _, i := range o.shadows {
-			v := view(i)
-			v.Value = shadowed(i, path)
-			e.Shadows = append(e.Shadows, v)
+			// A layer with nothing at the key hides nothing there (a nested
+			// key under the shallow merge).
+			if v, ok := shadowed(i, path); ok {
+				sv := view(i)
+				sv.Value = v
+				e.Shadows = append(e.Shadows, sv)
+			}
 		}
+		dotted := strings.Join(path, ".")
 		keys[dotted] = e
-		return nil
+		written[o.from] = append(written[o.from], writtenKey{dotted, path})
 	}
-	for k, o := range root {
-		if err := walk([]string{k}, o); err != nil {
+	var walk func(path []string, o *origin)
+	walk = func(path []string, o *origin) {
+		if len(o.kids) > 0 {
+			for k, c := range o.kids {
+				walk(append(slices.Clip(path), k), c)
+			}
+			return
+		}
+		if o.kids != nil {
+			add(path, o, map[string]any{})
+		} else {
+			add(path, o, o.value)
+		}
+	}
+	if path == nil {
+		for k, o := range root {
+			walk([]string{k}, o)
+		}
+	} else {
+		o, at := root[path[0]], 1
+		for o != nil && at < len(path) && o.kids != nil {
+			o, at = o.kids[path[at]], at+1
+		}
+		switch {
+		case o == nil:
+			return nil, errNoKeysPath
+		case at == len(path):
+			walk(path, o)
+		default:
+			// Below what the merge tracks: inside the value o's layer set.
+			v := o.value
+			if raw, ok := v.(json.RawMessage); ok {
+				v, _ = decodeJSON(raw) // stored documents are valid JSON
+			}
+			sub, ok := lookupPath(v, path[at:])
+			if !ok {
+				return nil, errNoKeysPath
+			}
+			add(path, o, sub)
+		}
+	}
+	for li, wk := range written {
+		l := layers[li]
+		paths := make([][]string, len(wk))
+		for i, k := range wk {
+			paths[i] = k.path
+		}
+		sources, err := s.writersOf(ctx, versionsPartition(sn.env.ID, sn.resdef.ID, l.kind, levelPath(sn.levels[:l.depth])), *l.version, paths)
+		if err != nil {
 			return nil, err
 		}
+		for i, k := range wk {
+			e := keys[k.dotted]
+			src := sources[i]
+			src.Level, src.Kind, src.DocumentVersion = e.From.Level, e.From.Kind, e.From.Version
+			e.From.KeySource = src
+			keys[k.dotted] = e
+		}
 	}
-	if key != "" && len(keys) == 0 {
-		return nil, errNoKeysPath
+	return keys, nil
+}
+
+// KeyProvenance answers who wrote the value at key (a dot path, "a.b.0") of
+// resource's effective values document at a node of environment env, as it
+// was at instant at (zero: now), under the resource's default merge: the data
+// a deployment of the node reads. node is the node level's value alone (the
+// node's id, UUID or FQDN; its placement gives the levels above). The answer
+// is the level and kind of the document that set the value, the version of it
+// that wrote the value there (with its writer and time), and the document's
+// version at that instant; for an object a deep merge made of several
+// layers, the source written last. A key with no value is errs.Conflict, as
+// its read is.
+func (s *Service) KeyProvenance(ctx context.Context, env, node, resource, key string, at time.Time) (KeySource, error) {
+	if key == "" {
+		return KeySource{}, errs.Invalidf("key is required: a dot path such as nova.workers")
 	}
-	body := encodeJSON(struct {
-		Merge MergeMode               `json:"merge"`
-		Keys  map[string]explainedKey `json:"keys"`
-	}{mode, keys})
-	return &Document{Body: body, ETag: quote(sha256Hex(body))}, nil
+	ref := DocRef{Env: env, Levels: []LevelValue{{Name: NodeLevel, Value: node}}, Resource: resource}
+	sn, err := s.load(ctx, ref, 0, "")
+	if err == nil && !at.IsZero() {
+		sn, err = s.rewind(ctx, sn, at)
+	}
+	if err != nil {
+		return KeySource{}, err
+	}
+	keys, err := s.explainKeys(ctx, sn, sn.effectiveLayers(Values), sn.lookupLabels(), mergeMode(MergeDefault, sn.resdef), key)
+	if err != nil {
+		return KeySource{}, err
+	}
+	if e, ok := keys[key]; ok {
+		return e.From.KeySource, nil
+	}
+	var newest KeySource
+	for _, e := range keys {
+		if e.From.CreatedAt.After(newest.CreatedAt) {
+			newest = e.From.KeySource
+		}
+	}
+	return newest, nil
 }

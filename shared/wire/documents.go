@@ -72,7 +72,9 @@ type ExplainedKey struct {
 	Shadows []Layer `json:"shadows"`
 }
 
-// Layer is one stored document version of a level path.
+// Layer is one stored document version of a level path: in from, the
+// version that wrote the key's value; in merged_from and shadows, the
+// version that was read.
 type Layer struct {
 	// Level is the level path ("/" for the global level).
 	Level string `json:"level"`
@@ -83,8 +85,40 @@ type Layer struct {
 	// WrittenBy is who wrote the version, null for a version stored before
 	// versions recorded their writer.
 	WrittenBy *Writer `json:"written_by"`
+	// DocumentVersion (from only) is the version of the document that was
+	// read: Version, or a later one that left the value as it was.
+	DocumentVersion int `json:"document_version,omitempty"`
+	// AtOrBefore (from only): the value did not change over the 256 versions
+	// the server looked at, so Version is the oldest of them and the value
+	// may be older still.
+	AtOrBefore bool `json:"at_or_before,omitempty"`
 	// Value is the shadowed layer's own value at the key (shadows only).
 	Value any `json:"value,omitempty"`
+}
+
+// KeyHistory is GET …/values/history?key=a.b (and …/overrides/history): the
+// versions of the document in which the value at the key changed, newest first.
+type KeyHistory struct {
+	// Key is the dot path asked for.
+	Key     string      `json:"key"`
+	Changes []KeyChange `json:"changes"`
+	// Before, when set, says the history goes on: ?before= this version
+	// reads the next page. A page ends after ?limit changes or after 256
+	// versions looked at, so a page may hold no change and still go on.
+	Before int `json:"before,omitempty"`
+}
+
+// KeyChange is one version in which a key's value changed.
+type KeyChange struct {
+	Version   int       `json:"version"`
+	CreatedAt time.Time `json:"created_at"`
+	// WrittenBy is who wrote the version, null when it is not known.
+	WrittenBy *Writer `json:"written_by"`
+	// Change is "added" (no Old), "removed" (no New) or "changed".
+	Change string `json:"change"`
+	// Old is the value in the version before; New the value in this one.
+	Old json.RawMessage `json:"old,omitempty"`
+	New json.RawMessage `json:"new,omitempty"`
 }
 
 // Writer is who wrote a document version and when.

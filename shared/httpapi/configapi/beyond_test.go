@@ -1,6 +1,7 @@
 package configapi_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -119,9 +120,76 @@ func TestExplain(t *testing.T) {
 	if len(one.Keys) != 2 {
 		t.Errorf("explain with key=nova: %+v", one.Keys)
 	}
+	// A nested key under the shallow merge comes from the layer that set its
+	// top-level key, named by the version that wrote it (at the global level
+	// version 1, although the document is at version 2).
+	var nested struct {
+		Keys map[string]struct {
+			Value any `json:"value"`
+			From  struct {
+				Level           string `json:"level"`
+				Version         int    `json:"version"`
+				DocumentVersion int    `json:"document_version"`
+			} `json:"from"`
+		} `json:"keys"`
+	}
+	a.must(http.StatusOK, "GET", controller+"/resources/astute/values?effective&explain&key=nova.workers", "", v13...).json(t, &nested)
+	if w := nested.Keys["nova.workers"]; len(nested.Keys) != 1 || w.Value != float64(16) || w.From.Level != "/role/controller/" || w.From.Version != 1 || w.From.DocumentVersion != 1 {
+		t.Errorf("shallow explain of nova.workers at the controller: %+v", nested.Keys)
+	}
+	// The controller's nova replaced the global one, which held nova.debug.
+	a.must(http.StatusConflict, "GET", controller+"/resources/astute/values?effective&explain&key=nova.debug", "", v13...)
+	a.must(http.StatusOK, "GET", env1+"/resources/astute/values?effective&explain&key=nova.debug", "", v13...).json(t, &nested)
+	if d := nested.Keys["nova.debug"]; d.Value != false || d.From.Level != "/" || d.From.Version != 1 || d.From.DocumentVersion != 2 {
+		t.Errorf("shallow explain of nova.debug at the global level: %+v", nested.Keys)
+	}
 	a.must(http.StatusConflict, "GET", node1+"/resources/astute/values?effective&explain&key=missing", "", v13...)
+	a.must(http.StatusConflict, "GET", node1+"/resources/astute/values?effective&explain&key=nova.missing", "", v13...)
 	a.must(http.StatusBadRequest, "GET", node1+"/resources/astute/values?explain", "", v13...)
 	a.must(http.StatusBadRequest, "GET", node1+"/resources/astute/values?effective&explain&show_lookup", "", v13...)
+}
+
+func TestKeyHistory(t *testing.T) {
+	a := newAPI(t, httpapi.Options{})
+	a.seed()
+	_, _, node1 := a.envPaths()
+	doc := node1 + "/resources/astute/values"
+	a.put(doc, `{"glance":{"cache":1},"debug":false}`)
+	a.put(doc, `{"glance":{"cache":2},"debug":false}`)
+	a.put(doc, `{"glance":{"cache":2},"debug":true}`)
+	a.put(doc, `{"glance":{},"debug":true}`)
+
+	type change struct {
+		Version int             `json:"version"`
+		Change  string          `json:"change"`
+		Old     json.RawMessage `json:"old"`
+		New     json.RawMessage `json:"new"`
+	}
+	var page struct {
+		Key     string   `json:"key"`
+		Changes []change `json:"changes"`
+		Before  int      `json:"before"`
+	}
+	a.must(http.StatusOK, "GET", doc+"/history?key=glance.cache", "", v13...).json(t, &page)
+	want := []change{{4, "removed", json.RawMessage("2"), nil}, {2, "changed", json.RawMessage("1"), json.RawMessage("2")}, {1, "added", nil, json.RawMessage("1")}}
+	if page.Key != "glance.cache" || page.Before != 0 || fmt.Sprint(page.Changes) != fmt.Sprint(want) {
+		t.Errorf("history of glance.cache: %+v; want %+v", page, want)
+	}
+	a.must(http.StatusOK, "GET", doc+"/history?key=glance.cache&limit=1", "", v13...).json(t, &page)
+	if len(page.Changes) != 1 || page.Changes[0].Version != 4 || page.Before != 4 {
+		t.Errorf("first page of one: %+v", page)
+	}
+	a.must(http.StatusOK, "GET", doc+"/history?key=glance.cache&limit=1&before=4", "", v13...).json(t, &page)
+	if len(page.Changes) != 1 || page.Changes[0].Version != 2 || page.Before != 2 {
+		t.Errorf("second page of one: %+v", page)
+	}
+	a.must(http.StatusOK, "GET", node1+"/resources/astute/overrides/history?key=debug", "", v13...).json(t, &page)
+	if len(page.Changes) != 0 {
+		t.Errorf("history of a document never stored: %+v", page)
+	}
+	a.must(http.StatusBadRequest, "GET", doc+"/history", "", v13...)
+	a.must(http.StatusBadRequest, "GET", doc+"/history?key=debug&limit=101", "", v13...)
+	a.must(http.StatusNotFound, "GET", doc+"/history?key=debug", "")
 }
 
 func TestAsOf(t *testing.T) {

@@ -48,6 +48,7 @@ func Register(router *routes.Router, svc *configdb.Service, compressed *httpapi.
 		"config.levels.update":       httpapi.Serve(h.renameLevel),
 		"config.levels.patch":        httpapi.Serve(h.renameLevel),
 		"config.documents.versions":  httpapi.Serve(h.listVersions),
+		"config.documents.history":   httpapi.Serve(h.keyHistory),
 		"config.documents.effective": httpapi.Serve(h.getDocument),
 		"config.values.get":          httpapi.Serve(h.getDocument),
 		"config.values.put":          httpapi.Serve(h.putDocument),

@@ -43,10 +43,43 @@ func (h *handlers) listVersions(_ http.ResponseWriter, r *http.Request) (int, an
 	}
 	out := make([]wire.DocumentVersion, len(versions))
 	for i, v := range versions {
-		out[i] = wire.DocumentVersion{Version: v.Version, CreatedAt: v.CreatedAt, Size: v.Size, SHA256: v.SHA256}
-		if by := v.WrittenBy; by != nil {
-			out[i].WrittenBy = &wire.Writer{Principal: by.Principal, Role: by.Role, RequestID: by.RequestID, Time: by.Time}
+		out[i] = wire.DocumentVersion{Version: v.Version, CreatedAt: v.CreatedAt, Size: v.Size, SHA256: v.SHA256, WrittenBy: writer(v.WrittenBy)}
+	}
+	return http.StatusOK, out, nil
+}
+
+func writer(by *configdb.Writer) *wire.Writer {
+	if by == nil {
+		return nil
+	}
+	return &wire.Writer{Principal: by.Principal, Role: by.Role, RequestID: by.RequestID, Time: by.Time}
+}
+
+// keyHistory lists the versions of a document in which a key's value changed.
+func (h *handlers) keyHistory(_ http.ResponseWriter, r *http.Request) (int, any, error) {
+	ref, kind, err := docRef(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	q := routes.QueryOf(r)
+	key := q.String("key")
+	var page configdb.HistoryPage
+	page.Before, _ = q.Integer("before")
+	page.Limit, _ = q.Integer("limit")
+	hist, err := h.svc.History(r.Context(), ref, kind, key, page)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := wire.KeyHistory{Key: key, Changes: make([]wire.KeyChange, len(hist.Changes)), Before: hist.Before}
+	for i, c := range hist.Changes {
+		change := "changed"
+		switch {
+		case c.Old == nil:
+			change = "added"
+		case c.New == nil:
+			change = "removed"
 		}
+		out.Changes[i] = wire.KeyChange{Version: c.Version.Version, CreatedAt: c.CreatedAt, WrittenBy: writer(c.WrittenBy), Change: change, Old: c.Old, New: c.New}
 	}
 	return http.StatusOK, out, nil
 }

@@ -332,13 +332,13 @@ func TestDocumentOperations(t *testing.T) {
 			t.Errorf("%s: ?%s is not required", r.ID, r.When)
 		}
 	}
-	if n != 8 {
-		t.Errorf("%d document operations in the table, want 8 (values and overrides read and write, versions, keys/set, keys/delete, effective)", n)
+	if n != 9 {
+		t.Errorf("%d document operations in the table, want 9 (values and overrides read and write, versions, a key's history, keys/set, keys/delete, effective)", n)
 	}
 	if d := doc.Components.Schemas["Document"].Value; d.Type != nil || !strings.Contains(d.Description, "Any JSON") {
 		t.Errorf("a document is not any JSON: %+v", d)
 	}
-	for _, name := range []string{"Preview", "DocumentVersions", "Explanation", "Lookup", "KeyOps"} {
+	for _, name := range []string{"Preview", "DocumentVersions", "Explanation", "Lookup", "KeyOps", "KeyHistory"} {
 		if s := doc.Components.Schemas[name]; s == nil || s.Value.Type == nil {
 			t.Errorf("schema %s is not typed", name)
 		}

@@ -101,6 +101,13 @@ func buildTable() []Route {
 		{ID: "config.levels.patch", Method: "PATCH", Path: config + "/environments/{env}/hierarchy_levels/{level}", Group: GroupConfig, Access: Write, Summary: "Rename a hierarchy level (as PUT).", Request: "LevelRename", Status: noContent},
 		{ID: "config.documents.versions", Method: "GET", Path: docPath + "/{kind}/versions", Levels: true, Group: GroupConfig, Access: Read, Node: NodeOwnDocument,
 			Summary: "List the versions of a values or overrides document, oldest first.", Response: "DocumentVersions"},
+		{ID: "config.documents.history", Method: "GET", Path: docPath + "/{kind}/history", Levels: true, Group: GroupConfig, Access: Read, Since: httpapi.V1_3,
+			Summary: "List the versions of a values or overrides document in which the value at a key changed, newest first, with their writers and the old and new values.", Response: "KeyHistory",
+			Query: []Param{
+				{Name: "key", Type: String, Description: "The key (dotted path), required."},
+				{Name: "before", Type: Integer, Description: "Only the versions older than this one: the before of the previous page."},
+				{Name: "limit", Type: Integer, Description: "At most this many changes (default 20, at most 100)."},
+			}},
 		{ID: "config.documents.effective", Method: "GET", Path: docPath + "/{kind}", Levels: true, When: "effective", Group: GroupConfig, Access: Read, Node: NodeOwnDocument,
 			Summary: "Read the effective document (?effective): the document of every level from the global one down to the path merged, the narrower level winning; Hiera's read.", Response: "EffectiveDocument", Query: documentQuery},
 		{ID: "config.values.get", Method: "GET", Path: docPath + "/values", Levels: true, Group: GroupConfig, Access: Read, Node: NodeOwnDocument,

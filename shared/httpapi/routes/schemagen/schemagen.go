@@ -43,6 +43,7 @@ var (
 		{"Preview", wire.Preview{}},
 		{"Lookup", wire.Lookup{}},
 		{"Explanation", wire.Explanation{}},
+		{"KeyHistory", wire.KeyHistory{}},
 
 		{"Component", wire.Component{}},
 		{"Components", []wire.Component{}},

@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -30,6 +31,16 @@ func TestSessionExpires(t *testing.T) {
 	if tok.ExpiresAt == nil || !tok.ExpiresAt.Equal(now.Add(90*time.Second)) || tok.Description != auth.SessionDescription {
 		t.Fatalf("session %+v", tok)
 	}
+	if session, err := s.IsSession(ctx, tok.ID); err != nil || !session {
+		t.Fatalf("IsSession(session) = %v, %v", session, err)
+	}
+	apiToken, _, err := s.CreateToken(ctx, "n7", "agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if session, err := s.IsSession(ctx, apiToken.ID); err != nil || session {
+		t.Fatalf("IsSession(API token) = %v, %v", session, err)
+	}
 	p, err := s.VerifyToken(ctx, secret)
 	if err != nil || p.User != "n7" || p.Role != auth.Node || p.TokenID != tok.ID {
 		t.Fatalf("VerifyToken = %+v, %v", p, err)
@@ -46,8 +57,8 @@ func TestSessionExpires(t *testing.T) {
 		t.Fatal(err)
 	}
 	toks, err := s.ListTokens(ctx, "n7")
-	if err != nil || len(toks) != 1 || toks[0].ID == tok.ID {
-		t.Fatalf("after a new session, the tokens are %+v, %v: want only the new one", toks, err)
+	if err != nil || len(toks) != 2 || slices.ContainsFunc(toks, func(k auth.Token) bool { return k.ID == tok.ID }) {
+		t.Fatalf("after a new session, the tokens are %+v, %v: want the API token and the new session", toks, err)
 	}
 	for _, ttl := range []time.Duration{0, -time.Second} {
 		if _, _, err := s.CreateSession(ctx, "n7", ttl); !errs.Is(err, errs.Invalid) {

@@ -192,3 +192,20 @@ func (s *Service) RevokeToken(ctx context.Context, id string) error {
 	s.forget()
 	return nil
 }
+
+// IsSession reports whether the token with the given id is a session token
+// (CreateSession); an unknown id is errs.NotFound.
+func (s *Service) IsSession(ctx context.Context, id string) (bool, error) {
+	if len(id) != tokenIDLen {
+		return false, errs.NotFoundf("token %q not found", id)
+	}
+	items, err := s.idx.Query(ctx, store.Query{Partition: pToken, Prefix: id})
+	if err != nil {
+		return false, err
+	}
+	if len(items) == 0 {
+		return false, errs.NotFoundf("token %q not found", id)
+	}
+	rec, err := decode[tokenRecord](items[0])
+	return rec.ExpiresAt != nil, err
+}

@@ -55,11 +55,13 @@ const (
 	NodeHostnameSearch
 	// NodeOwnTask: the graph agent's claim and report calls for its own node ({node} names it).
 	NodeOwnTask
+	// NodeOwnSession: the console's login and logout, for the node user itself.
+	NodeOwnSession
 )
 
 var nodeRuleNames = map[NodeRule]string{
 	NodeNone: "", NodeOwnDocument: "own-document", NodeOwnEntry: "own-entry",
-	NodeHostnameSearch: "own-hostname-search", NodeOwnTask: "own-task",
+	NodeHostnameSearch: "own-hostname-search", NodeOwnTask: "own-task", NodeOwnSession: "own-session",
 }
 
 func (n NodeRule) String() string { return nodeRuleNames[n] }

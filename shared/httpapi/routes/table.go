@@ -239,6 +239,12 @@ func authRoutes() []Route {
 		{ID: "tokens.list", Method: "GET", Path: "/api/v1/tokens", Access: Admin, Summary: "List API tokens.", Response: "TokenList",
 			Query: []Param{{Name: "user", Type: String, Description: "Only this user's tokens."}}},
 		{ID: "tokens.revoke", Method: "DELETE", Path: "/api/v1/tokens/{id}", Access: Admin, Summary: "Revoke an API token.", Status: noContent},
+		// The console's login and logout: every user has them for itself (a
+		// session reads what its user may, under the same policy).
+		{ID: "sessions.create", Method: "POST", Path: "/api/v1/sessions", Access: Read, Node: NodeOwnSession, Status: created, Response: "Session",
+			Summary: "Open a console session: a token of the caller's own that expires (the console keeps it instead of the password or API token it logged in with); a session opens no other."},
+		{ID: "sessions.delete", Method: "DELETE", Path: "/api/v1/sessions", Access: Read, Node: NodeOwnSession, Status: noContent,
+			Summary: "End the console session whose token the request carries."},
 		{ID: "audit.list", Method: "GET", Path: "/api/v1/audit", Access: Read, Summary: "The audit log, newest first.", Response: "AuditPage",
 			Query: []Param{{Name: "environment", Type: String, Description: "Only this environment's records."}, limit, {Name: "before", Type: String, Description: "The cursor of the next page (the previous answer's \"next\")."}}},
 	}

@@ -520,14 +520,19 @@ func (r Route) pathParams() []string {
 	return names
 }
 
-// Prefixes lists the top-level paths ("/api/v1/<name>") under which the
+// Prefixes lists the top-level paths ("/api/v1/<name>", "/ui") under which the
 // routes of group lie, in table order: what API Gateway sends to the group's
-// function (each prefix and everything below it).
+// function (each prefix and everything below it). A prefix ends before a
+// path's first wildcard.
 func Prefixes(group string) []string {
 	var out []string
 	for _, r := range Group(group) {
 		segs := strings.SplitN(strings.TrimPrefix(r.Path, "/"), "/", 4)
-		prefix := "/" + strings.Join(segs[:min(3, len(segs))], "/")
+		segs = segs[:min(3, len(segs))]
+		if wild := slices.IndexFunc(segs, func(s string) bool { return strings.HasPrefix(s, "{") }); wild >= 0 {
+			segs = segs[:wild]
+		}
+		prefix := "/" + strings.Join(segs, "/")
 		if !slices.Contains(out, prefix) {
 			out = append(out, prefix)
 		}
@@ -557,13 +562,22 @@ func GatewayPaths(prefix string) []string {
 }
 
 // PublicPaths lists the paths of group's public routes, whose GET API
-// Gateway answers without its authorizer.
+// Gateway answers without its authorizer, in API Gateway's spelling: a
+// trailing {name...} is its greedy {proxy+}.
 func PublicPaths(group string) []string {
 	var out []string
 	for _, r := range Group(group) {
 		if r.Access == Public {
-			out = append(out, r.Path)
+			out = append(out, gatewayPath(r.Path))
 		}
 	}
 	return out
+}
+
+// gatewayPath is an http.ServeMux path as an API Gateway route path.
+func gatewayPath(path string) string {
+	if at := strings.LastIndex(path, "/{"); at >= 0 && strings.HasSuffix(path, "...}") {
+		return path[:at] + "/{proxy+}"
+	}
+	return path
 }

@@ -26,8 +26,12 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 )
 
-// The graph.gv answers are text: kin-openapi decodes only the media types it is told of.
-func init() { openapi3filter.RegisterBodyDecoder("text/vnd.graphviz", openapi3filter.PlainBodyDecoder) }
+// The graph.gv answers and the console's page are text: kin-openapi decodes
+// only the media types it is told of.
+func init() {
+	openapi3filter.RegisterBodyDecoder("text/vnd.graphviz", openapi3filter.PlainBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
+}
 
 // Spec loads routes.Document with kin-openapi (once per test binary).
 var Spec = sync.OnceValues(func() (*openapi3.T, error) {

@@ -164,11 +164,8 @@ function ClusterCard({ env, cluster, releases, nodes, runs, lastRun }) {
   const at = Math.min(page, pages - 1);
   return html`<section class="card cluster" id=${'cluster-' + env.id}>
     <h2>Cluster ${env.id} <span class="muted mono">${env.uuid}</span></h2>
-    <p>Release: <b>${release ? release.name + ' ' + release.version : 'none'}</b> ·
-      levels ${env.hierarchy_levels.join(' → ') || '(global only)'} ·
-      <span class="node-count">${nodes.length} nodes (${Object.entries(roles).map(([r, c]) => r + ' ' + c).join(', ')})</span></p>
-    <p><a href=${'#/plan/' + env.id}>Plan and graph</a> · <a href=${'#/config/' + env.id}>Hierarchy and explain</a> ·
-      <a href=${'#/history/' + env.id}>History</a> · <a href=${'#/audit/' + env.id}>Audit</a></p>
+    <p>Release: <b>${release ? release.name + ' ' + release.version : 'none'}</b>${' · '}levels ${env.hierarchy_levels.join(' → ') || '(global only)'}${' · '}<span class="node-count">${nodes.length} nodes (${Object.entries(roles).map(([r, c]) => r + ' ' + c).join(', ')})</span></p>
+    <p class="links"><a href=${'#/plan/' + env.id}>Plan and graph</a><a href=${'#/config/' + env.id}>Hierarchy and explain</a><a href=${'#/history/' + env.id}>History</a><a href=${'#/audit/' + env.id}>Audit</a></p>
     <h2>Recent runs</h2>
     ${runs.length === 0 ? html`<p class="muted">No runs yet.</p>` : html`<table class="runs">
       <tr><th>Run</th><th>Graph</th><th>Status</th><th>Started</th><th>Took</th></tr>
@@ -224,8 +221,7 @@ function Run({ uuid }) {
   if (!run) return html`<p class="loading">Loading…</p>`;
   const { top, subs } = run;
   return html`<h1>Run <span class="mono">${uuid}</span></h1>
-    <p>Cluster <a href=${'#/clusters'}>${top.cluster_id}</a> · <span id="run-status"><${Status} s=${top.status} /></span>
-      · started ${when(top.time_start)} ${top.time_end ? '· ended ' + when(top.time_end) : '· updating every second'}
+    <p>Cluster <a href=${'#/clusters'}>${top.cluster_id}</a>${' · '}<span id="run-status"><${Status} s=${top.status} /></span>${' · started ' + when(top.time_start) + (top.time_end ? ' · ended ' + when(top.time_end) : ' · updating every second')}
       ${top.message ? html` · <span class="muted">${top.message}</span>` : ''}</p>
     ${subs.map(({ tx, plan }) => html`<section class="card">
       <h2>${tx.graph_type} <${Status} s=${tx.status} /></h2>
@@ -247,17 +243,40 @@ function Run({ uuid }) {
 function Plan({ env }) {
   const state = useAPI(() => api('/clusters/' + env + '/serialized_tasks'), [env]);
   return html`<h1>Plan of cluster ${env}</h1>
-    <p class="muted">What a deployment would run on each node now, in order, and what each node skips with the reason. Nothing runs.</p>
+    <p class="muted">What a deployment would run on each node now, in order, and what each node skips with the reason. Nothing runs.
+      Nodes with the same plan share a row.</p>
     <${Loaded} state=${state}>${(p) => html`
       ${(p.warnings || []).map((w) => html`<p class="error">${w}</p>`)}
       <table class="plan">
-        <tr><th>Node</th><th>Roles</th><th>Tasks to run</th><th>Skipped (reason)</th></tr>
-        ${p.nodes.map((n) => html`<tr>
-          <td class="num">${n.node}</td><td>${n.roles.join(', ')}</td>
-          <td><div class="timeline">${n.tasks.map((t) => html`<span class="task">${t.task.id}</span>`)}</div></td>
-          <td>${(n.skipped || []).map((s) => html`<div><span class="mono">${s.task}</span> <span class="muted">${s.reason}</span></div>`)}</td></tr>`)}
+        <tr><th>Nodes</th><th>Roles</th><th>Tasks to run</th><th>Skipped (reason)</th></tr>
+        ${samePlans(p.nodes).map((g) => html`<tr>
+          <td>${idRanges(g.nodes)} <span class="muted">(${g.nodes.length})</span></td><td>${g.roles.join(', ')}</td>
+          <td><div class="timeline">${g.tasks.map((t) => html`<span class="task">${t.task.id}</span>`)}</div></td>
+          <td>${(g.skipped || []).map((s) => html`<div><span class="mono">${s.task}</span> <span class="muted">${s.reason}</span></div>`)}</td></tr>`)}
       </table>`}<//>
     <h2>Graph</h2><${GraphPicture} env=${env} />`;
+}
+
+// samePlans groups the nodes whose roles, tasks and skipped tasks are the same.
+function samePlans(nodes) {
+  const groups = new Map();
+  for (const n of nodes) {
+    const key = JSON.stringify([n.roles, n.tasks.map((t) => t.task.id), n.skipped]);
+    if (!groups.has(key)) groups.set(key, { ...n, nodes: [] });
+    groups.get(key).nodes.push(n.node);
+  }
+  return [...groups.values()];
+}
+
+// idRanges writes node ids as ranges: 1-3, 7, 9-12.
+function idRanges(ids) {
+  const out = [];
+  for (const id of ids) {
+    const last = out[out.length - 1];
+    if (last && /^[0-9]+$/.test(id) && Number(id) === last[1] + 1) last[1] = Number(id);
+    else out.push(/^[0-9]+$/.test(id) ? [Number(id), Number(id)] : [id, null]);
+  }
+  return out.map(([a, b]) => (b === null || a === b ? String(a) : a + '-' + b)).join(', ');
 }
 
 // GraphPicture draws the cluster's DOT with Graphviz (WebAssembly), whose
@@ -313,8 +332,7 @@ function Explain({ first, environment, levels, definitions, nodes }) {
   return html`
     <section class="card"><h2>Levels</h2><div class="chain"><span class="level">global</span>
       ${levels.map((l) => html`→ <span class="level">${l.name} <span class="muted">(${l.values.length} values)</span></span>`)}</div>
-      ${picked && html`<p>Node ${picked.id} (${picked.fqdn}) reads, from the broadest level to its own:
-        <span class="mono">/ → ${environment.hierarchy_levels.map((l) => l + '=' + (levelpathNode(l) ? picked.id : picked.levels[l])).join(' → ')}</span></p>`}</section>
+      ${picked && html`<p>Node ${picked.id} (${picked.fqdn}) reads, from the broadest level to its own:${' '}<span class="mono">/ → ${environment.hierarchy_levels.map((l) => l + '=' + (levelpathNode(l) ? picked.id : picked.levels[l])).join(' → ')}</span></p>`}</section>
     <div class="row">
       <label>Node<select id="explain-node" value=${node} onChange=${(e) => setNode(e.target.value)}>
         ${nodes.map((n) => html`<option value=${String(n.id)}>${n.id} ${n.fqdn}</option>`)}</select></label>
@@ -434,16 +452,15 @@ function OwnNode({ session }) {
   const name = session.node_names.find((n) => /^[0-9]+$/.test(n)) || session.node_names[0];
   const [resource, setResource] = useState('astute');
   const node = useAPI(() => api('/nodes/' + name), [name]);
-  const doc = useAPI(async () => {
-    const n = (await api('/nodes/' + name)).node;
-    return api('/config/environments/' + n.environment_id + '/nodes/' + n.id + '/resources/' + encodeURIComponent(resource) + '/values?effective&show_lookup');
-  }, [name, resource]);
+  const n = node.data && node.data.node;
+  const doc = useAPI(async () => n && api('/config/environments/' + n.environment_id + '/nodes/' + n.id + '/resources/' + encodeURIComponent(resource) + '/values?effective&show_lookup'),
+    [n && n.id, resource]);
   return html`<h1>Node ${name}</h1><${Loaded} state=${node}>${({ node: n }) => html`<section class="card" id="own-node">
       <p>${n.fqdn} · environment ${n.environment_id} · roles ${n.roles.join(', ')} · <${Status} s=${n.status} /></p>
       <p class="mono">${Object.entries(n.levels || {}).map(([k, v]) => k + '=' + v).join(' ')}</p></section>`}<//>
     <div class="row"><label>Resource<input type="text" value=${resource} onChange=${(e) => setResource(e.target.value)} /></label></div>
     <h2>Effective document and the level of each key</h2>
-    <${Loaded} state=${doc}>${(d) => html`<table class="lookup"><tr><th>Key</th><th>Value</th><th>From</th></tr>
+    <${Loaded} state=${doc}>${(d) => d && html`<table class="lookup"><tr><th>Key</th><th>Value</th><th>From</th></tr>
       ${Object.entries(d).sort(([a], [b]) => a.localeCompare(b)).map(([k, [v, level]]) => html`<tr><td class="mono">${k}</td><td><pre>${show(v)}</pre></td><td class="mono">${level}</td></tr>`)}
     </table>`}<//>`;
 }

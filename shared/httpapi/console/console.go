@@ -10,7 +10,6 @@ package console
 
 import (
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -60,13 +59,7 @@ type asset struct {
 }
 
 func (a *asset) gzip() []byte {
-	a.gzipOnce.Do(func() {
-		var buf bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-		_, _ = zw.Write(a.body)
-		_ = zw.Close()
-		a.gzipped = buf.Bytes()
-	})
+	a.gzipOnce.Do(func() { a.gzipped = httpapi.Gzip(a.body) })
 	return a.gzipped
 }
 

@@ -568,14 +568,15 @@ func PublicPaths(group string) []string {
 	var out []string
 	for _, r := range Group(group) {
 		if r.Access == Public {
-			out = append(out, gatewayPath(r.Path))
+			out = append(out, GatewayPath(r.Path))
 		}
 	}
 	return out
 }
 
-// gatewayPath is an http.ServeMux path as an API Gateway route path.
-func gatewayPath(path string) string {
+// GatewayPath is an http.ServeMux path as an API Gateway route path: a
+// trailing {name...} is {proxy+}.
+func GatewayPath(path string) string {
 	if at := strings.LastIndex(path, "/{"); at >= 0 && strings.HasSuffix(path, "...}") {
 		return path[:at] + "/{proxy+}"
 	}

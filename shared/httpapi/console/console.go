@@ -28,16 +28,13 @@ import (
 //go:embed web
 var web embed.FS
 
-// Prefix is where the console is served.
-const Prefix = "/ui/"
-
 // Policy is the Content-Security-Policy of every answer: scripts, styles and
 // API calls from this origin only, WebAssembly compiled from them (the
 // Graphviz layout engine), nothing inline, no framing.
 const Policy = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; base-uri 'self'; form-action 'none'; frame-ancestors 'none'"
 
-// securityHeaders are set on every answer under Prefix.
+// securityHeaders are set on every answer of the console.
 var securityHeaders = map[string]string{
 	"Content-Security-Policy":      Policy,
 	"X-Content-Type-Options":       "nosniff",

@@ -544,12 +544,12 @@ func Prefixes(group string) []string {
 // that reach routes of the table, so the API has no route that serves
 // nothing: the prefix itself when a route other than a public GET has that
 // path (a public GET has its own route, PublicPaths), and prefix/{proxy+}
-// when a route lies below it.
+// when such a route lies below it.
 func GatewayPaths(prefix string) []string {
 	var exact, below bool
 	for _, r := range Table {
 		exact = exact || r.Path == prefix && (r.Access != Public || r.Method != "GET")
-		below = below || strings.HasPrefix(r.Path, prefix+"/")
+		below = below || strings.HasPrefix(r.Path, prefix+"/") && (r.Access != Public || r.Method != "GET")
 	}
 	var out []string
 	if exact {

@@ -25,8 +25,10 @@ const (
 	// MetricsPath is the process's metrics, where Prometheus looks for them
 	// (the one path outside /api/v1).
 	MetricsPath = "/metrics"
-	// ConsolePath is the operators' console: its page and files (shared/httpapi/console).
-	ConsolePath = "/ui/{file...}"
+	// ConsolePrefix is the operators' console (shared/httpapi/console), whose
+	// page and files are at ConsolePath.
+	ConsolePrefix = "/ui"
+	ConsolePath   = ConsolePrefix + "/{file...}"
 	config      = "/api/v1/config"
 	// docPath is a ConfigDB document's path at the global level (Route.Levels).
 	docPath = config + "/environments/{env}/resources/{resource...}"

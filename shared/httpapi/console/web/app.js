@@ -199,11 +199,13 @@ function Run({ uuid }) {
   useEffect(() => {
     let live = true;
     let timer;
+    const plans = {}; // a sub-transaction's plan does not change: read once
+    const planOf = (sub) => (plans[sub] ||= api('/transactions/' + sub + '/plan'));
     const poll = async () => {
       try {
         const top = await api('/transactions/' + uuid);
         const subs = await Promise.all((top.sub_transactions || []).map(async (s) => {
-          const [tx, plan] = await Promise.all([api('/transactions/' + s.uuid), api('/transactions/' + s.uuid + '/plan')]);
+          const [tx, plan] = await Promise.all([api('/transactions/' + s.uuid), planOf(s.uuid)]);
           return { tx, plan };
         }));
         if (!live) return;

@@ -29,7 +29,7 @@ const (
 	// page and files are at ConsolePath.
 	ConsolePrefix = "/ui"
 	ConsolePath   = ConsolePrefix + "/{file...}"
-	config      = "/api/v1/config"
+	config        = "/api/v1/config"
 	// docPath is a ConfigDB document's path at the global level (Route.Levels).
 	docPath = config + "/environments/{env}/resources/{resource...}"
 )

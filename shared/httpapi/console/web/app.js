@@ -341,6 +341,7 @@ function Explain({ first, environment, levels, definitions, nodes }) {
       <label>Resource<select value=${resource} onChange=${(e) => setResource(e.target.value)}>
         ${definitions.map((d) => html`<option value=${d.name}>${d.name}</option>`)}</select></label>
     </div>
+    ${picked && resource && html`<${Layers} environment=${environment} node=${picked} resource=${resource} />`}
     <h2>Effective document, each key with its provenance</h2>
     <${Loaded} state=${explained}>${(x) => (x ? html`<table class="explain">
       <tr><th>Key</th><th>Value</th><th>From</th><th>Written by</th><th>Shadows</th></tr>
@@ -350,6 +351,18 @@ function Explain({ first, environment, levels, definitions, nodes }) {
         <td>${v.from.written_by ? v.from.written_by.principal + ', ' + when(v.from.written_by.time) : ''}</td>
         <td>${v.shadows.map((s) => html`<div class="mono">${s.level} v${s.version}: ${show(s.value)}</div>`)}</td></tr>`)}
     </table>` : html`<p class="muted">No node in this environment.</p>`)}<//>`;
+}
+
+// Layers shows the document stored at each level of a node's path, from the
+// global one to the node's own: what the effective document merges.
+function Layers({ environment, node, resource }) {
+  const paths = [[]];
+  for (const l of environment.hierarchy_levels) paths.push([...paths[paths.length - 1], [l, levelpathNode(l) ? String(node.id) : node.levels[l]]]);
+  const state = useAPI(() => Promise.all(paths.map((p) => api('/config/environments/' + [environment.id, ...p.map(([l, v]) => l + '/' + v)].join('/') +
+    '/resources/' + encodeURIComponent(resource) + '/values'))), [node.id, resource]);
+  return html`<h2>The documents it merges, broadest first</h2><${Loaded} state=${state}>${(docs) => html`<div class="layers">
+    ${paths.map((p, i) => html`<section class="card layer"><h3 class="mono">/${p.map(([l, v]) => l + '/' + v).join('/')}</h3>
+      ${Object.keys(docs[i]).length === 0 ? html`<p class="muted">nothing stored</p>` : html`<pre>${JSON.stringify(docs[i], null, 2)}</pre>`}</section>`)}</div>`}<//>`;
 }
 
 // levelpathNode reports whether a level is the node level (spec 000: "nodes" or "node").

@@ -119,8 +119,8 @@ func buildTable() []Route {
 			Summary: "Delete keys of a document: a new version.", Request: "KeyOps", Response: "Preview", Status: []int{http.StatusNoContent, http.StatusOK}, Query: []Param{dryRun}},
 		{ID: "config.diff", Method: "POST", Path: config + "/diff", Group: GroupConfig, Access: Read, Summary: "Compare two documents or versions; changes nothing.", Request: "DiffRequest", Response: "Diff"},
 		{ID: "config.overrides.apply", Method: "POST", Path: config + "/overrides/apply", Group: GroupConfig, Access: Read, Summary: "Apply Puppet resource overrides to a catalog (spec 001); changes nothing.", Request: "OverridesRequest", Response: "OverridesResult"},
-		{ID: "console", Method: "GET", Path: ConsolePath, Group: GroupConfig, Access: Public, Response: "Text", ContentType: "text/html",
-			Summary: "The operators' console (read-only; it logs in through POST /api/v1/sessions): its page for any view's path, its scripts and style sheets by name."},
+		{ID: "console", Method: "GET", Path: ConsolePath, Group: GroupConfig, Access: Public, Response: "Text", ContentType: "text/*",
+			Summary: "The operators' console (read-only; it logs in through POST /api/v1/sessions): its page (text/html) for any view's path, its scripts, style sheets and licenses by name."},
 		{ID: "store.gc", Method: "POST", Path: "/api/v1/store/gc", Group: GroupConfig, Access: Admin, Summary: "Sweep unreferenced blobs.", Response: "GCReport",
 			Query: []Param{{Name: "min_age", Type: String, Description: "Keep blobs younger than this duration (such as 30m or 2h)."}}},
 	}

@@ -26,11 +26,12 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 )
 
-// The graph.gv answers and the console's page are text: kin-openapi decodes
+// The graph.gv answers and the console's files are text: kin-openapi decodes
 // only the media types it is told of.
 func init() {
-	openapi3filter.RegisterBodyDecoder("text/vnd.graphviz", openapi3filter.PlainBodyDecoder)
-	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
+	for _, mediaType := range []string{"text/vnd.graphviz", "text/html", "text/javascript", "text/css"} {
+		openapi3filter.RegisterBodyDecoder(mediaType, openapi3filter.PlainBodyDecoder)
+	}
 }
 
 // Spec loads routes.Document with kin-openapi (once per test binary).

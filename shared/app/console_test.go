@@ -45,7 +45,9 @@ func TestConsoleThroughTheFunctions(t *testing.T) {
 		}
 		return string(got)
 	}
-	basic := func(user, pass string) func(*http.Request) { return func(r *http.Request) { r.SetBasicAuth(user, pass) } }
+	basic := func(user, pass string) func(*http.Request) {
+		return func(r *http.Request) { r.SetBasicAuth(user, pass) }
+	}
 	bearer := func(token string) func(*http.Request) {
 		return func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }
 	}

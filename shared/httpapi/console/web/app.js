@@ -20,13 +20,6 @@ function loadSession() {
   }
 }
 
-class APIError extends Error {
-  constructor(status, message) {
-    super(message);
-    this.status = status;
-  }
-}
-
 // api calls the API with the session's token; a 401 ends the session.
 async function api(path, { method = 'GET', body, headers = {}, text = false } = {}) {
   const session = loadSession();
@@ -41,7 +34,7 @@ async function api(path, { method = 'GET', body, headers = {}, text = false } = 
   if (!r.ok) {
     let message = r.statusText;
     try { message = (await r.json()).error.message; } catch { /* not JSON */ }
-    throw new APIError(r.status, message);
+    throw new Error(r.status + ' ' + message);
   }
   if (r.status === 204) return null;
   return text ? r.text() : r.json();

@@ -5,7 +5,7 @@ LISTEN ?= 127.0.0.1:8080
 DATA ?= ./data
 FUNCTIONS := $(notdir $(wildcard functions/*))
 
-.PHONY: run build test unit vet bench fmt integration hiera keystone synth cdk-test deploy fuzz agent memory python3-yaql puppet-agent
+.PHONY: run build test unit vet bench fmt integration hiera keystone synth cdk-test deploy fuzz agent memory python3-yaql puppet-agent console console-vendor
 
 # A local development administrator (admin/admin-password) unless the environment names
 # another; it is created only when missing. Never use these defaults on a shared server.
@@ -94,6 +94,16 @@ keystone:
 agent:
 	agent/test/run.sh
 
+# The console (/ui/) in headless chromium (installs Debian's chromium once): login, every
+# view from a seeded store of 1,000 nodes, a live run, a node user; screenshots in console/test/artifacts/.
+console:
+	console/test/run.sh
+
+# Refetches the console's libraries from npm (pinned versions and integrity) into
+# shared/httpapi/console/web/vendor/, which is committed.
+console-vendor:
+	shared/httpapi/console/vendor.sh
+
 # serve's anonymous memory under large reads (.ci/memory): a real server with the
 # default 256 MiB cache budget, 30 versions of a 7 MB document read as versions,
 # as_of, explain and diffs by 3 clients; RssAnon must stay within 1.25 x the
@@ -106,7 +116,7 @@ FUZZTIME ?= 10s
 fuzz:
 	FUZZTIME=$(FUZZTIME) .ci/fuzz.sh
 
-test: vet unit cdk-test integration hiera keystone agent memory fuzz
+test: vet unit cdk-test integration hiera keystone agent console memory fuzz
 
 bench:
 	bash .ci/bench.sh

@@ -205,7 +205,7 @@ func TestHTTPStackResourceCounts(t *testing.T) {
 		"AWS::ApiGatewayV2::Stage":       1,
 		"AWS::ApiGatewayV2::Integration": 4,
 		"AWS::ApiGatewayV2::Authorizer":  1,
-		"AWS::ApiGatewayV2::Route":       24, // 15 group paths with and without {proxy+} where they reach a route (22), and the public GET /api/v1/config and /api/v1/openapi.json
+		"AWS::ApiGatewayV2::Route":       26, // 17 group paths with and without {proxy+} where they reach a route (23), and the public GET /api/v1/config, /api/v1/openapi.json and /ui/{proxy+}
 		// Operations (TestOperableInventory).
 		"AWS::SecretsManager::Secret":    1, // the first administrator's
 		"Custom::FirstAdministrator":     1,
@@ -536,8 +536,8 @@ func TestRESTVariant(t *testing.T) {
 		"AWS::ApiGateway::Deployment":    1,
 		"AWS::ApiGateway::Stage":         1,
 		"AWS::ApiGateway::Authorizer":    1,
-		"AWS::ApiGateway::Resource":      29, // /api, /api/v1, /metrics, 14 group paths under /api/v1, 12 {proxy+}
-		"AWS::ApiGateway::Method":        24, // ANY on the 22 paths that reach a route, and the public GET /api/v1/config and /api/v1/openapi.json
+		"AWS::ApiGateway::Resource":      32, // /api, /api/v1, /metrics, /ui, 15 group paths under /api/v1, 13 {proxy+}
+		"AWS::ApiGateway::Method":        26, // ANY on the 23 paths that reach a route, and the public GET /api/v1/config, /api/v1/openapi.json and /ui/{proxy+}
 	})
 	functions := s.functionIDs(t)
 	authorizers := s.ofType("AWS::ApiGateway::Authorizer")
@@ -596,8 +596,8 @@ func TestWithoutAuthorizerRoutesAreOpen(t *testing.T) {
 			}
 			routeType := map[APIType]string{APIHTTP: "AWS::ApiGatewayV2::Route", APIREST: "AWS::ApiGateway::Method"}[apiType]
 			routes := s.ofType(routeType)
-			if len(routes) != 5 {
-				t.Errorf("%d routes for the config group, want 5 (ANY /api/v1/config/{proxy+}, /metrics and /api/v1/store/{proxy+}, two public GETs)", len(routes))
+			if len(routes) != 6 {
+				t.Errorf("%d routes for the config group, want 6 (ANY /api/v1/config/{proxy+}, /metrics and /api/v1/store/{proxy+}, three public GETs)", len(routes))
 			}
 			for _, id := range routes {
 				if at := s.resources[id].Properties["AuthorizationType"]; at != "NONE" {

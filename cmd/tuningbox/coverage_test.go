@@ -46,6 +46,9 @@ var operationsWithoutCommand = map[string]string{
 	"users.get":                       "user list shows every user; one user's record adds nothing to it",
 	"audit.list":                      "the audit log is read with curl (GET /api/v1/audit?environment=1)",
 	"metrics":                         "Prometheus scrapes it (GET /metrics, admin or observer); not for people at a terminal",
+	"console":                         "the operators' console is for a browser (/ui/)",
+	"sessions.create":                 "the console's login: the CLI sends its credentials with every request and needs no session",
+	"sessions.delete":                 "the console's logout",
 }
 
 // commandsNotRun are the CLI's commands the session below does not run, with the reason.

@@ -11,6 +11,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/authapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/configapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/console"
 	"github.com/tuningbox/tuningbox/shared/httpapi/graphsapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/nodesapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/overridesapi"
@@ -185,6 +186,8 @@ var groupRoutes = map[string]func(router *routes.Router, s *services){
 		overridesapi.Register(router, s.overrides)
 		// Blob garbage collection: the blobs are the ConfigDB's documents (and graphs' tasks).
 		storeapi.Register(router, s.backend, s.config, s.nodes)
+		// The operators' console, whose files are public: it calls the other groups with a session.
+		console.Register(router, console.New())
 	},
 	// Releases, plugins, deployment graphs and their execution (environments act as clusters).
 	"graphs": func(router *routes.Router, s *services) { graphsapi.Register(router, s.graphs) },

@@ -302,7 +302,7 @@ func (s *Service) VerifyToken(ctx context.Context, token string) (Principal, err
 	}
 	// The index found the item by its hash; compare again in constant time so that
 	// no backend's key matching (case folding, prefixes) can stand in for equality.
-	if !hmac.Equal([]byte(tok.Hash), []byte(hash)) {
+	if !hmac.Equal([]byte(tok.Hash), []byte(hash)) || s.expired(tok.Token) {
 		return Principal{}, s.fail()
 	}
 	rec, err := s.user(ctx, tok.User)
@@ -316,7 +316,11 @@ func (s *Service) VerifyToken(ctx context.Context, token string) (Principal, err
 	if err != nil {
 		return Principal{}, err
 	}
-	s.remember(key, verification{principal: p, gen: gen})
+	v := verification{principal: p, gen: gen}
+	if tok.ExpiresAt != nil {
+		v.expires = *tok.ExpiresAt // a session is not remembered past its end
+	}
+	s.remember(key, v)
 	return p, nil
 }
 
@@ -435,12 +439,15 @@ func (s *Service) cached(key [32]byte) (verification, bool) {
 }
 
 // remember caches v, a verification that started at generation v.gen, for the
-// TTL; one that raced with a deletion is not cached.
+// TTL, or until v.expires when that comes sooner; one that raced with a
+// deletion is not cached.
 func (s *Service) remember(key [32]byte, v verification) {
 	if s.ttl <= 0 || v.gen != s.gen.Load() {
 		return
 	}
-	v.expires = s.now().Add(s.ttl)
+	if end := s.now().Add(s.ttl); v.expires.IsZero() || end.Before(v.expires) {
+		v.expires = end
+	}
 	s.verified.Add(key, v)
 }
 

@@ -36,6 +36,19 @@ type Token struct {
 	User        string    `json:"user"`
 	Description string    `json:"description,omitempty"`
 	CreatedAt   time.Time `json:"created_at"`
+	// ExpiresAt ends a console session's token; API tokens have none.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+}
+
+// Session is a console session: a token of the caller's that expires, and
+// who the caller is, so that the console shows what the caller may see.
+type Session struct {
+	Token     string    `json:"token"`
+	ExpiresAt time.Time `json:"expires_at"`
+	User      string    `json:"user"`
+	Role      string    `json:"role" enum:"admin,observer,node"`
+	// NodeNames are a node user's node's names (id, FQDN and UUID as far as the registry knows them).
+	NodeNames []string `json:"node_names,omitempty"`
 }
 
 // NewToken issues a token for User ("": the caller).

@@ -69,7 +69,7 @@ func Functions(t testing.TB, admin, password string, logger *slog.Logger) *Stack
 			writeError(w, http.StatusNotFound, "no route")
 			return
 		}
-		if r.Method == http.MethodGet && slices.Contains(routes.PublicPaths(group), r.URL.Path) {
+		if r.Method == http.MethodGet && slices.ContainsFunc(routes.PublicPaths(group), func(p string) bool { return gatewayMatch(p, r.URL.Path) }) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -91,6 +91,15 @@ func Granted(t testing.TB, b store.Backend, function string) store.Backend {
 		t.Fatalf("function %s has no access in shared/app/keyspace", function)
 	}
 	return store.Backend{Index: grantedIndex{b.Index, t, function, access}, Blobs: grantedBlobs{b.Blobs, t, function, access.Blobs}}
+}
+
+// gatewayMatch reports whether an API Gateway route path takes path: the
+// same path, or for a greedy {proxy+} one segment or more below its prefix.
+func gatewayMatch(route, path string) bool {
+	if prefix, greedy := strings.CutSuffix(route, "/{proxy+}"); greedy {
+		return len(path) > len(prefix)+1 && strings.HasPrefix(path, prefix+"/")
+	}
+	return route == path
 }
 
 // groupOf is the group whose paths API Gateway routes path to ("" for none).

@@ -99,7 +99,9 @@ func decide(p auth.Principal, r *http.Request, need routes.Access, rule routes.N
 //   - NodeOwnEntry: its own registry entry, by name;
 //   - NodeHostnameSearch: the exact host name search Hiera backends use to map
 //     an FQDN to the node id (GET /api/v1/nodes?hostname={fqdn});
-//   - NodeOwnTask: the graph agent's claim and result calls for its own node.
+//   - NodeOwnTask: the graph agent's claim and result calls for its own node;
+//   - NodeOwnSession: a console session of its own (the session's reads are
+//     the node's, under this same policy).
 func nodeMay(p auth.Principal, r *http.Request, rule routes.NodeRule, value func(string) string) bool {
 	switch rule {
 	case routes.NodeOwnDocument:
@@ -121,6 +123,8 @@ func nodeMay(p auth.Principal, r *http.Request, rule routes.NodeRule, value func
 		return slices.Contains(p.NodeNames, host)
 	case routes.NodeOwnTask:
 		return slices.Contains(p.NodeNames, value("node"))
+	case routes.NodeOwnSession:
+		return true
 	}
 	return false
 }

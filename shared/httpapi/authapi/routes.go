@@ -2,6 +2,7 @@ package authapi
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/tuningbox/tuningbox/shared/auth"
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
@@ -16,14 +17,16 @@ import (
 // for admins only (see policy.go); the audit log is readable like any GET.
 func (m *Middleware) Register(router *routes.Router) {
 	router.Mount(routes.Handlers{
-		"users.create":  httpapi.Serve(m.createUser),
-		"users.list":    httpapi.Serve(m.listUsers),
-		"users.get":     httpapi.Serve(m.getUser),
-		"users.delete":  httpapi.Serve(m.deleteUser),
-		"tokens.create": httpapi.Serve(m.createToken),
-		"tokens.list":   httpapi.Serve(m.listTokens),
-		"tokens.revoke": httpapi.Serve(m.revokeToken),
-		"audit.list":    httpapi.Serve(m.listAudit),
+		"users.create":    httpapi.Serve(m.createUser),
+		"users.list":      httpapi.Serve(m.listUsers),
+		"users.get":       httpapi.Serve(m.getUser),
+		"users.delete":    httpapi.Serve(m.deleteUser),
+		"tokens.create":   httpapi.Serve(m.createToken),
+		"tokens.list":     httpapi.Serve(m.listTokens),
+		"tokens.revoke":   httpapi.Serve(m.revokeToken),
+		"audit.list":      httpapi.Serve(m.listAudit),
+		"sessions.create": httpapi.Serve(m.createSession),
+		"sessions.delete": httpapi.Serve(m.deleteSession),
 	})
 }
 
@@ -33,7 +36,55 @@ func userView(u auth.User) wire.User {
 }
 
 func tokenView(t auth.Token) wire.Token {
-	return wire.Token{ID: t.ID, User: t.User, Description: t.Description, CreatedAt: t.CreatedAt}
+	return wire.Token{ID: t.ID, User: t.User, Description: t.Description, CreatedAt: t.CreatedAt, ExpiresAt: t.ExpiresAt}
+}
+
+// SessionTTL is how long a console session lasts.
+const SessionTTL = 30 * time.Minute
+
+// createSession opens a console session for the caller, a user of this API
+// who logged in with a password or an API token: not with another session
+// (a stolen session token could renew itself), nor with credentials of
+// another identity service (Keystone, a client certificate: no user here).
+func (m *Middleware) createSession(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	p, _ := PrincipalFrom(r.Context())
+	if p.TokenID != "" {
+		session, err := m.svc.IsSession(r.Context(), p.TokenID)
+		if err != nil {
+			return 0, nil, err
+		}
+		if session {
+			return 0, nil, errs.Invalidf("a session opens no other: log in with a password or an API token")
+		}
+	}
+	tok, secret, err := m.svc.CreateSession(r.Context(), p.User, SessionTTL)
+	if errs.Is(err, errs.NotFound) {
+		return 0, nil, errs.Invalidf("%q is no user of this API: sessions are for its own users", p.User)
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	return http.StatusCreated, wire.Session{Token: secret, ExpiresAt: *tok.ExpiresAt, User: p.User, Role: string(p.Role), NodeNames: p.NodeNames}, nil
+}
+
+// deleteSession ends the session whose token the request carries.
+func (m *Middleware) deleteSession(_ http.ResponseWriter, r *http.Request) (int, any, error) {
+	p, _ := PrincipalFrom(r.Context())
+	if p.TokenID == "" {
+		return 0, nil, errs.Invalidf("the request carries no session token")
+	}
+	session, err := m.svc.IsSession(r.Context(), p.TokenID)
+	if err != nil {
+		return 0, nil, err
+	}
+	if !session {
+		return 0, nil, errs.Invalidf("the request carries an API token, not a session's: revoke it through /api/v1/tokens")
+	}
+	if err := m.svc.RevokeToken(r.Context(), p.TokenID); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, nil
 }
 
 func (m *Middleware) createUser(w http.ResponseWriter, r *http.Request) (int, any, error) {

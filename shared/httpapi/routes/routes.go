@@ -55,11 +55,13 @@ const (
 	NodeHostnameSearch
 	// NodeOwnTask: the graph agent's claim and report calls for its own node ({node} names it).
 	NodeOwnTask
+	// NodeOwnSession: the console's login and logout, for the node user itself.
+	NodeOwnSession
 )
 
 var nodeRuleNames = map[NodeRule]string{
 	NodeNone: "", NodeOwnDocument: "own-document", NodeOwnEntry: "own-entry",
-	NodeHostnameSearch: "own-hostname-search", NodeOwnTask: "own-task",
+	NodeHostnameSearch: "own-hostname-search", NodeOwnTask: "own-task", NodeOwnSession: "own-session",
 }
 
 func (n NodeRule) String() string { return nodeRuleNames[n] }
@@ -518,14 +520,19 @@ func (r Route) pathParams() []string {
 	return names
 }
 
-// Prefixes lists the top-level paths ("/api/v1/<name>") under which the
+// Prefixes lists the top-level paths ("/api/v1/<name>", "/ui") under which the
 // routes of group lie, in table order: what API Gateway sends to the group's
-// function (each prefix and everything below it).
+// function (each prefix and everything below it). A prefix ends before a
+// path's first wildcard.
 func Prefixes(group string) []string {
 	var out []string
 	for _, r := range Group(group) {
 		segs := strings.SplitN(strings.TrimPrefix(r.Path, "/"), "/", 4)
-		prefix := "/" + strings.Join(segs[:min(3, len(segs))], "/")
+		segs = segs[:min(3, len(segs))]
+		if wild := slices.IndexFunc(segs, func(s string) bool { return strings.HasPrefix(s, "{") }); wild >= 0 {
+			segs = segs[:wild]
+		}
+		prefix := "/" + strings.Join(segs, "/")
 		if !slices.Contains(out, prefix) {
 			out = append(out, prefix)
 		}
@@ -537,12 +544,12 @@ func Prefixes(group string) []string {
 // that reach routes of the table, so the API has no route that serves
 // nothing: the prefix itself when a route other than a public GET has that
 // path (a public GET has its own route, PublicPaths), and prefix/{proxy+}
-// when a route lies below it.
+// when such a route lies below it.
 func GatewayPaths(prefix string) []string {
 	var exact, below bool
 	for _, r := range Table {
 		exact = exact || r.Path == prefix && (r.Access != Public || r.Method != "GET")
-		below = below || strings.HasPrefix(r.Path, prefix+"/")
+		below = below || strings.HasPrefix(r.Path, prefix+"/") && (r.Access != Public || r.Method != "GET")
 	}
 	var out []string
 	if exact {
@@ -555,13 +562,23 @@ func GatewayPaths(prefix string) []string {
 }
 
 // PublicPaths lists the paths of group's public routes, whose GET API
-// Gateway answers without its authorizer.
+// Gateway answers without its authorizer, in API Gateway's spelling: a
+// trailing {name...} is its greedy {proxy+}.
 func PublicPaths(group string) []string {
 	var out []string
 	for _, r := range Group(group) {
 		if r.Access == Public {
-			out = append(out, r.Path)
+			out = append(out, GatewayPath(r.Path))
 		}
 	}
 	return out
+}
+
+// GatewayPath is an http.ServeMux path as an API Gateway route path: a
+// trailing {name...} is {proxy+}.
+func GatewayPath(path string) string {
+	if at := strings.LastIndex(path, "/{"); at >= 0 && strings.HasSuffix(path, "...}") {
+		return path[:at] + "/{proxy+}"
+	}
+	return path
 }

@@ -25,7 +25,11 @@ const (
 	// MetricsPath is the process's metrics, where Prometheus looks for them
 	// (the one path outside /api/v1).
 	MetricsPath = "/metrics"
-	config      = "/api/v1/config"
+	// ConsolePrefix is the operators' console (shared/httpapi/console), whose
+	// page and files are at ConsolePath.
+	ConsolePrefix = "/ui"
+	ConsolePath   = ConsolePrefix + "/{file...}"
+	config        = "/api/v1/config"
 	// docPath is a ConfigDB document's path at the global level (Route.Levels).
 	docPath = config + "/environments/{env}/resources/{resource...}"
 )
@@ -124,6 +128,8 @@ func buildTable() []Route {
 			Summary: "Delete keys of a document: a new version.", Request: "KeyOps", Response: "Preview", Status: []int{http.StatusNoContent, http.StatusOK}, Query: []Param{dryRun}},
 		{ID: "config.diff", Method: "POST", Path: config + "/diff", Group: GroupConfig, Access: Read, Summary: "Compare two documents or versions; changes nothing.", Request: "DiffRequest", Response: "Diff"},
 		{ID: "config.overrides.apply", Method: "POST", Path: config + "/overrides/apply", Group: GroupConfig, Access: Read, Summary: "Apply Puppet resource overrides to a catalog (spec 001); changes nothing.", Request: "OverridesRequest", Response: "OverridesResult"},
+		{ID: "console", Method: "GET", Path: ConsolePath, Group: GroupConfig, Access: Public, Response: "Text", ContentType: "text/*",
+			Summary: "The operators' console (read-only; it logs in through POST /api/v1/sessions): its page (text/html) for any view's path, its scripts, style sheets and licenses by name."},
 		{ID: "store.gc", Method: "POST", Path: "/api/v1/store/gc", Group: GroupConfig, Access: Admin, Summary: "Sweep unreferenced blobs.", Response: "GCReport",
 			Query: []Param{{Name: "min_age", Type: String, Description: "Keep blobs younger than this duration (such as 30m or 2h)."}}},
 		{ID: "store.backup", Method: "GET", Path: "/api/v1/store/backup", Group: GroupConfig, Access: Admin,
@@ -261,6 +267,12 @@ func authRoutes() []Route {
 		{ID: "tokens.list", Method: "GET", Path: "/api/v1/tokens", Access: Admin, Summary: "List API tokens.", Response: "TokenList",
 			Query: []Param{{Name: "user", Type: String, Description: "Only this user's tokens."}}},
 		{ID: "tokens.revoke", Method: "DELETE", Path: "/api/v1/tokens/{id}", Access: Admin, Summary: "Revoke an API token.", Status: noContent},
+		// The console's login and logout: every user has them for itself (a
+		// session reads what its user may, under the same policy).
+		{ID: "sessions.create", Method: "POST", Path: "/api/v1/sessions", Access: Read, Node: NodeOwnSession, Status: created, Response: "Session",
+			Summary: "Open a console session: a token of the caller's own that expires (the console keeps it instead of the password or API token it logged in with); a session opens no other."},
+		{ID: "sessions.delete", Method: "DELETE", Path: "/api/v1/sessions", Access: Read, Node: NodeOwnSession, Status: noContent,
+			Summary: "End the console session whose token the request carries."},
 		{ID: "audit.list", Method: "GET", Path: "/api/v1/audit", Access: Read, Summary: "The audit log, newest first.", Response: "AuditPage",
 			Query: []Param{{Name: "environment", Type: String, Description: "Only this environment's records."}, limit, {Name: "before", Type: String, Description: "The cursor of the next page (the previous answer's \"next\")."}}},
 	}

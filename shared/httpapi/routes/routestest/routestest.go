@@ -27,11 +27,11 @@ import (
 )
 
 // Bodies that are not JSON (the graph.gv drawing, an environment export,
-// plain or gzip) are text to the checks: kin-openapi decodes only the media
-// types it is told of.
+// plain or gzip, the console's files) are text to the checks: kin-openapi
+// decodes only the media types it is told of.
 func init() {
-	for _, contentType := range []string{"text/vnd.graphviz", "application/x-ndjson", "application/gzip"} {
-		openapi3filter.RegisterBodyDecoder(contentType, openapi3filter.PlainBodyDecoder)
+	for _, mediaType := range []string{"text/vnd.graphviz", "application/x-ndjson", "application/gzip", "text/html", "text/javascript", "text/css"} {
+		openapi3filter.RegisterBodyDecoder(mediaType, openapi3filter.PlainBodyDecoder)
 	}
 }
 

@@ -85,6 +85,7 @@ var (
 		{"UserList", wire.UserList{}},
 		{"CreatedToken", wire.CreatedToken{}},
 		{"TokenList", wire.TokenList{}},
+		{"Session", wire.Session{}},
 		{"AuditPage", wire.AuditPage{}},
 	}
 	requests = []schema{

@@ -1,0 +1,408 @@
+// Package test drives the operators' console (/ui/) in a real browser:
+// Debian's chromium, headless, through the Chrome DevTools Protocol
+// (chromedp), against `tuningbox serve` on 127.0.0.1 with a seeded store of
+// 1,000 nodes. run.sh installs chromium when it is missing.
+package test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/tuningbox/tuningbox/shared/app/apptest"
+	"github.com/tuningbox/tuningbox/shared/wire"
+)
+
+const (
+	adminUser     = "admin"
+	adminPassword = "admin-console-secret"
+	nodeUser      = "agent-node-4"
+	nodePassword  = "node-4-secret-pw"
+	// nodeCount is the cluster's size: the first view must draw within firstViewBudget with all of them.
+	nodeCount       = 1000
+	firstViewBudget = time.Second
+)
+
+// api is the seeded server's API, called as the administrator.
+type api struct {
+	t    *testing.T
+	base string
+}
+
+// call sends body (JSON unless nil) and fails the test unless the answer is want; it returns the answer's body.
+func (a api) call(method, path string, body any, want int) []byte {
+	a.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			a.t.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, a.base+path, rd)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	req.SetBasicAuth(adminUser, adminPassword)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	if resp.StatusCode != want {
+		a.t.Fatalf("%s %s: %d %s, want %d", method, path, resp.StatusCode, out, want)
+	}
+	return out
+}
+
+// seed stores what every view shows: environment 1 (levels role and nodes)
+// with nodeCount nodes (three controllers, the rest compute), a release, a
+// deployment graph with a skipped task, several versions of documents, and
+// the node user of node 4.
+func seed(t *testing.T, a api) {
+	start := time.Now()
+	a.call("POST", "/api/v1/config/components", map[string]any{"name": "fuel", "resource_definitions": []any{map[string]any{"name": "astute"}}}, http.StatusCreated)
+	a.call("POST", "/api/v1/config/environments", map[string]any{"id": 1, "components": []string{"fuel"}, "hierarchy_levels": []string{"role", "nodes"}}, http.StatusCreated)
+	a.call("POST", "/api/v1/releases", map[string]any{"name": "mitaka", "version": "9.0"}, http.StatusCreated)
+	a.call("PUT", "/api/v1/clusters/1", map[string]any{"release_id": 1}, http.StatusOK)
+	shell := func(id string, roles []string, requires ...string) map[string]any {
+		return map[string]any{"id": id, "type": "shell", "roles": roles, "requires": requires, "parameters": map[string]any{"cmd": "true"}}
+	}
+	all, controller, compute := []string{"*"}, []string{"controller"}, []string{"compute"}
+	never := shell("ceph-osd", compute, "netconfig")
+	never["condition"] = map[string]any{"yaql_exp": "false"}
+	a.call("POST", "/api/v1/clusters/1/deployment_graphs/default", map[string]any{"tasks": []any{
+		shell("hiera", all), shell("globals", all, "hiera"), shell("netconfig", all, "globals"),
+		shell("database", controller, "netconfig"), shell("keystone", controller, "database"),
+		shell("nova-compute", compute, "netconfig"), never,
+		map[string]any{"id": "legacy", "type": "skipped", "roles": all},
+	}}, http.StatusCreated)
+
+	// The nodes, by four clients at once (the store writes them one by one).
+	var wg sync.WaitGroup
+	ids := make(chan int)
+	for range 4 {
+		wg.Go(func() {
+			for id := range ids {
+				role := "compute"
+				if id <= 3 {
+					role = "controller"
+				}
+				a.call("POST", "/api/v1/nodes", map[string]any{"id": id, "fqdn": fmt.Sprintf("node-%d.console.test", id),
+					"environment_id": 1, "roles": []string{role}, "levels": map[string]string{"role": role}}, http.StatusCreated)
+			}
+		})
+	}
+	for id := 1; id <= nodeCount; id++ {
+		ids <- id
+	}
+	close(ids)
+	wg.Wait()
+
+	values := func(path string, doc map[string]any) {
+		a.call("PUT", "/api/v1/config/environments/1"+path+"/resources/astute/values", doc, http.StatusNoContent)
+	}
+	values("", map[string]any{"region": "RegionOne", "debug": false, "ntp": []string{"0.pool.ntp.org"}})
+	values("", map[string]any{"region": "RegionTwo", "debug": false, "ntp": []string{"0.pool.ntp.org", "1.pool.ntp.org"}, "syslog": "10.0.0.2"})
+	values("/role/compute", map[string]any{"debug": true, "nova": map[string]any{"cpu_allocation_ratio": 8}})
+	values("/role/compute/nodes/4", map[string]any{"hostname": "node-4", "nova": map[string]any{"cpu_allocation_ratio": 4}})
+	values("/role/compute/nodes/5", map[string]any{"hostname": "node-5-SECRET"})
+	a.call("POST", "/api/v1/users", map[string]any{"name": nodeUser, "password": nodePassword, "role": "node", "node": "node-4.console.test"}, http.StatusCreated)
+	t.Logf("seeded %d nodes in %v", nodeCount, time.Since(start).Round(time.Millisecond))
+}
+
+// browser is a headless chromium whose console errors (console.error calls,
+// uncaught exceptions, error entries of the browser log such as a failed
+// request or a Content-Security-Policy violation) are collected.
+type browser struct {
+	ctx    context.Context
+	mu     sync.Mutex
+	errors []string
+}
+
+func (b *browser) consoleErrors() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.errors...)
+}
+
+// startBrowser starts chromium with a profile in a temporary directory and
+// stops it, by its PID, when the test ends.
+func startBrowser(t *testing.T) *browser {
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("chromium is not on the PATH: run console/test/run.sh")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1000),
+		chromedp.NoSandbox, // root in CI containers; the page is our own, on 127.0.0.1
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	b := &browser{ctx: ctx}
+	messages := chromedp.Console(ctx) // starts the browser and its tab
+	pid := chromedp.FromContext(ctx).Browser.Process().Pid
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				b.mu.Lock()
+				b.errors = append(b.errors, fmt.Sprintf("%s (%s %s:%d)", m, m.Source, m.URL, m.Line+1))
+				b.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancel()
+		cancelAlloc()
+		<-read
+		if syscall.Kill(pid, 0) == nil { // still there after chromedp's own shutdown
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	return b
+}
+
+// do runs actions, failing the test with what is being checked.
+func (b *browser) do(t *testing.T, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		t.Fatalf("%s: %v\nthe page: %.2000s\nthe console's errors: %q", what, err, b.pageText(), b.consoleErrors())
+	}
+}
+
+// pageText is the page's text, for a failure's message.
+func (b *browser) pageText() string {
+	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+	defer cancel()
+	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+	if err != nil {
+		return err.Error()
+	}
+	return text
+}
+
+// get runs action and returns its value, failing the test with what is being read.
+func get[T any](t *testing.T, b *browser, what string, action chromedp.Action[T]) T {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, action)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return v
+}
+
+// screenshot saves the viewport as name.png in the artifacts directory.
+func (b *browser) screenshot(t *testing.T, dir, name string) {
+	t.Helper()
+	png := get(t, b, "screenshot "+name, chromedp.CaptureScreenshot())
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// text returns the text of the first element matching the CSS selector sel.
+func (b *browser) text(t *testing.T, sel string) string {
+	t.Helper()
+	return get(t, b, "read "+sel, chromedp.Text(chromedp.CSS(sel)))
+}
+
+func (b *browser) login(t *testing.T, base, user, password string) {
+	t.Helper()
+	b.do(t, "log in as "+user,
+		chromedp.Navigate(base+"/ui/"),
+		chromedp.WaitVisible(chromedp.ID("user")),
+		chromedp.SendKeys(chromedp.ID("user"), user),
+		chromedp.SendKeys(chromedp.ID("password"), password),
+		chromedp.Click(chromedp.ID("login-submit")),
+		chromedp.WaitVisible(chromedp.ID("who")),
+	)
+}
+
+func TestConsole(t *testing.T) {
+	if os.Getenv("TUNINGBOX_CONSOLE_TEST") != "1" {
+		t.Skip("set TUNINGBOX_CONSOLE_TEST=1 (console/test/run.sh) to drive the console in chromium")
+	}
+	artifacts := os.Getenv("TUNINGBOX_CONSOLE_ARTIFACTS")
+	if artifacts == "" {
+		artifacts = "artifacts"
+	}
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	srv := apptest.StartServe(t, apptest.Build(t), apptest.ServeOptions{Admin: adminUser, Password: adminPassword})
+	a := api{t: t, base: srv.URL}
+	seed(t, a)
+	b := startBrowser(t)
+
+	// Login, then the first view: the clusters with their nodes' counts, runs
+	// and first page of nodes.
+	b.login(t, srv.URL, adminUser, adminPassword)
+	firstPage := "#cluster-1 table.nodes tr:nth-child(101)"
+	b.do(t, "the clusters view", chromedp.WaitVisible(chromedp.CSS(firstPage)))
+	if who := b.text(t, "#who"); who != "admin (admin)" {
+		t.Errorf("logged in as %q", who)
+	}
+	// With the session in the tab, a fresh load of the page draws the clusters
+	// view: the time from navigating to the first page of nodes on screen,
+	// the best of three loads (the CI machine is shared: one load can wait
+	// for another process).
+	var loads []time.Duration
+	for range 3 {
+		b.do(t, "leave the console", chromedp.Navigate("about:blank"))
+		start := time.Now()
+		b.do(t, "load the clusters view", chromedp.Navigate(srv.URL+"/ui/#/clusters"), chromedp.WaitVisible(chromedp.CSS(firstPage)))
+		loads = append(loads, time.Since(start).Round(time.Millisecond))
+	}
+	t.Logf("first view (clusters, %d nodes) drawn in %v (three loads)", nodeCount, loads)
+	if best := slices.Min(loads); best > firstViewBudget {
+		t.Errorf("the first view took at best %v, over %v", best, firstViewBudget)
+	}
+	if s := b.text(t, "#cluster-1"); !strings.Contains(s, "mitaka 9.0") || !strings.Contains(s, "1000 nodes (controller 3, compute 997)") {
+		t.Errorf("cluster card: %.300s", s)
+	}
+	b.do(t, "filter the nodes", chromedp.SendKeys(chromedp.CSS("#cluster-1 .node-filter"), "node-1000."),
+		chromedp.Poll[chromedp.Void](`document.querySelectorAll("#cluster-1 table.nodes tr").length === 2`))
+	if s := b.text(t, "#cluster-1 table.nodes"); !strings.Contains(s, "node-1000.console.test") {
+		t.Errorf("filtered nodes: %.300s", s)
+	}
+	b.do(t, "clear the filter", chromedp.Navigate("about:blank"), chromedp.Navigate(srv.URL+"/ui/#/clusters"), chromedp.WaitVisible(chromedp.CSS(firstPage)))
+	b.screenshot(t, artifacts, "clusters")
+
+	// The plan: reasons of skipped tasks, and the graph drawn by Graphviz.
+	b.do(t, "the plan view", chromedp.Navigate(srv.URL+"/ui/#/plan/1"),
+		chromedp.WaitVisible(chromedp.CSS("table.plan tr:nth-child(2)")), chromedp.WaitVisible(chromedp.CSS("#graph svg")))
+	if s := b.text(t, "table.plan"); !strings.Contains(s, "ceph-osd condition") || !strings.Contains(s, "legacy type") {
+		t.Errorf("plan: no skipped tasks with their reasons in %.400s", s)
+	}
+	if s := get(t, b, "read the graph", chromedp.TextContent(chromedp.CSS("#graph svg"))); !strings.Contains(s, "keystone") {
+		t.Errorf("graph picture: %.200s", s)
+	}
+	b.screenshot(t, artifacts, "plan")
+
+	// The hierarchy to node 4's effective document, each key with its layer.
+	b.do(t, "the explain view", chromedp.Navigate(srv.URL+"/ui/#/config/1/4"), chromedp.WaitVisible(chromedp.CSS("table.explain tr:nth-child(2)")))
+	if s := b.text(t, "table.explain"); !strings.Contains(s, "/role/compute/nodes/4/") || !strings.Contains(s, "RegionTwo") || !strings.Contains(s, "admin") {
+		t.Errorf("explain: %.500s", s)
+	}
+	b.do(t, "the layers", chromedp.WaitVisible(chromedp.CSS(".layers .layer:nth-child(3) pre")))
+	if s := b.text(t, ".layers"); !strings.Contains(s, "/role/compute/nodes/4") || !strings.Contains(s, `"cpu_allocation_ratio": 8`) || !strings.Contains(s, `"cpu_allocation_ratio": 4`) {
+		t.Errorf("layers: %.500s", s)
+	}
+	b.screenshot(t, artifacts, "explain")
+
+	// History: the global document's two versions and their diff.
+	b.do(t, "the history view", chromedp.Navigate(srv.URL+"/ui/#/history/1"), chromedp.WaitVisible(chromedp.ID("diff")))
+	if s := b.text(t, "#diff"); !strings.Contains(s, "RegionOne") || !strings.Contains(s, "RegionTwo") || !strings.Contains(s, "syslog") {
+		t.Errorf("diff: %.400s", s)
+	}
+	b.screenshot(t, artifacts, "history")
+
+	// A run, live: the view updates as an agent reports, without a reload.
+	var tx wire.Transaction
+	if err := json.Unmarshal(a.call("PUT", "/api/v1/clusters/1/deploy?nodes=1,2,3", nil, http.StatusAccepted), &tx); err != nil {
+		t.Fatal(err)
+	}
+	b.do(t, "the run view", chromedp.Navigate(srv.URL+"/ui/#/runs/"+tx.UUID), chromedp.WaitVisible(chromedp.ID("run-node-1")))
+	if s := b.text(t, "#run-node-1"); !strings.Contains(s, "pending") || !strings.Contains(s, "keystone") {
+		t.Errorf("node 1 before any report: %q", s)
+	}
+	for _, task := range []string{"hiera", "globals"} {
+		var claim wire.Claim
+		if err := json.Unmarshal(a.call("POST", "/api/v1/clusters/1/nodes/1/claim", nil, http.StatusOK), &claim); err != nil || claim.Task.ID() != task {
+			t.Fatalf("claim: %+v %v, want task %s", claim, err, task)
+		}
+		a.call("POST", "/api/v1/transactions/"+claim.Transaction+"/nodes/1/result", wire.TaskReport{Task: task, Status: "ready", Message: "done"}, http.StatusOK)
+	}
+	b.do(t, "the run view updates", chromedp.WaitVisible(chromedp.CSS(`#run-node-1 .task.s-ready:nth-child(2)`)))
+	if s := b.text(t, "#run-node-1"); !strings.Contains(s, "running") {
+		t.Errorf("node 1 after two reports: %q", s)
+	}
+	b.screenshot(t, artifacts, "run")
+
+	// The audit log: the writes above, newest first.
+	b.do(t, "the audit view", chromedp.Navigate(srv.URL+"/ui/#/audit"), chromedp.WaitVisible(chromedp.CSS("table.audit tr:nth-child(2)")))
+	if s := b.text(t, "table.audit"); !strings.Contains(s, "/nodes/1/result") || !strings.Contains(s, "PUT /api/v1/clusters/1/deploy") {
+		t.Errorf("audit: %.400s", s)
+	}
+	b.screenshot(t, artifacts, "audit")
+
+	// Log out: the session's token no longer works.
+	token := get(t, b, "the session's token", chromedp.Evaluate[string](`JSON.parse(sessionStorage.getItem("tuningbox.session")).token`))
+	b.do(t, "log out", chromedp.Click(chromedp.ID("logout")), chromedp.WaitVisible(chromedp.ID("login")))
+	req, _ := http.NewRequest("GET", srv.URL+"/api/v1/config/environments", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the ended session's token: %v %v, want 401", resp.Status, err)
+	} else {
+		resp.Body.Close()
+	}
+
+	// A node user sees its own node, and nothing of the cluster, whatever the address.
+	b.login(t, srv.URL, nodeUser, nodePassword)
+	b.do(t, "the node's view", chromedp.Navigate(srv.URL+"/ui/#/clusters"), chromedp.WaitVisible(chromedp.CSS("table.lookup tr:nth-child(2)")))
+	page := b.text(t, "body")
+	for _, want := range []string{"node-4.console.test", "cpu_allocation_ratio", "/role/compute/nodes/4/"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the node's view lacks %q: %.500s", want, page)
+		}
+	}
+	for _, foreign := range []string{"node-5", "node-1.console.test", "Recent runs", "Audit log"} {
+		if strings.Contains(page, foreign) {
+			t.Errorf("the node's view shows %q", foreign)
+		}
+	}
+	if n := get(t, b, "count the cluster sections", chromedp.Evaluate[int](`document.querySelectorAll("section.cluster").length`)); n != 0 {
+		t.Errorf("a node user's page has %d cluster sections", n)
+	}
+	b.screenshot(t, artifacts, "node")
+
+	// An observer logs in with an API token instead of a password.
+	a.call("POST", "/api/v1/users", map[string]any{"name": "watcher", "password": "watcher-secret-pw", "role": "observer"}, http.StatusCreated)
+	var created wire.CreatedToken
+	if err := json.Unmarshal(a.call("POST", "/api/v1/tokens", map[string]any{"user": "watcher", "description": "console test"}, http.StatusCreated), &created); err != nil {
+		t.Fatal(err)
+	}
+	b.do(t, "log in with an API token", chromedp.Click(chromedp.ID("logout")), chromedp.WaitVisible(chromedp.ID("login")),
+		chromedp.Click(chromedp.CSS("#login button.link")), chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SendKeys(chromedp.ID("token"), created.Secret), chromedp.Click(chromedp.ID("login-submit")),
+		chromedp.WaitVisible(chromedp.CSS(firstPage)))
+	if who := b.text(t, "#who"); who != "watcher (observer)" {
+		t.Errorf("logged in with a token as %q", who)
+	}
+	if errs := b.consoleErrors(); len(errs) > 0 {
+		t.Errorf("the browser console has errors:\n%s", strings.Join(errs, "\n"))
+	}
+}

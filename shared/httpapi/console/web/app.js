@@ -1,0 +1,518 @@
+// The operators' console: a read-only view of the API, drawn with Preact and
+// htm (vendor/htm-preact.js). It logs in through POST /api/v1/sessions and
+// keeps only the session's token, in this tab's sessionStorage; every call
+// sends it as a Bearer token (no cookies). Views are addressed by the URL's
+// hash (#/clusters/1), so the page is one file whatever the view.
+import { html, render, useState, useEffect, useRef } from './vendor/htm-preact.js';
+
+// The API's root, beside the console's (a gateway's stage prefix kept).
+const apiRoot = new URL('../api/v1', document.baseURI).pathname;
+const sessionKey = 'tuningbox.session';
+// Explanations, diffs and UUID paths are microversion 1.3's.
+const v13 = { 'OpenStack-API-Version': 'config 1.3' };
+
+function loadSession() {
+  try {
+    const s = JSON.parse(sessionStorage.getItem(sessionKey));
+    return s && new Date(s.expires_at) > new Date() ? s : null;
+  } catch {
+    return null;
+  }
+}
+
+// api calls the API with the session's token; a 401 ends the session.
+async function api(path, { method = 'GET', body, headers = {}, text = false } = {}) {
+  const session = loadSession();
+  const h = { Accept: text ? 'text/vnd.graphviz' : 'application/json', ...headers };
+  if (session) h.Authorization = 'Bearer ' + session.token;
+  if (body !== undefined) h['Content-Type'] = 'application/json';
+  const r = await fetch(apiRoot + path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (r.status === 401 && session) {
+    sessionStorage.removeItem(sessionKey);
+    window.dispatchEvent(new Event('tuningbox-session'));
+  }
+  if (!r.ok) {
+    let message = r.statusText;
+    try { message = (await r.json()).error.message; } catch { /* not JSON */ }
+    throw new Error(r.status + ' ' + message);
+  }
+  if (r.status === 204) return null;
+  return text ? r.text() : r.json();
+}
+
+// useAPI loads what load returns, again whenever deps change.
+function useAPI(load, deps) {
+  const [state, setState] = useState({ loading: true });
+  useEffect(() => {
+    let live = true;
+    setState({ loading: true });
+    load().then((data) => live && setState({ data }), (error) => live && setState({ error }));
+    return () => { live = false; };
+  }, deps);
+  return state;
+}
+
+function Loaded({ state, children }) {
+  if (state.error) return html`<p class="error">${state.error.message}</p>`;
+  if (state.loading) return html`<p class="loading">Loading…</p>`;
+  return children(state.data);
+}
+
+const Status = ({ s }) => html`<span class=${'badge s-' + s}>${s}</span>`;
+const when = (t) => (t ? new Date(t).toLocaleString() : '');
+const seconds = (a, b) => (a && b ? ((new Date(b) - new Date(a)) / 1000).toFixed(1) + ' s' : '');
+const show = (v) => (typeof v === 'string' ? v : JSON.stringify(v));
+
+// allNodes reads the node registry page by page.
+async function allNodes() {
+  const out = [];
+  let marker = '';
+  for (;;) {
+    const page = await api('/nodes?limit=1000' + (marker ? '&marker=' + marker : ''));
+    out.push(...page.nodes);
+    if (!page.nodes_links || page.nodes_links.length === 0) return out;
+    marker = page.nodes[page.nodes.length - 1].uuid;
+  }
+}
+
+// ---- login
+
+function Login({ onLogin }) {
+  const [mode, setMode] = useState('password');
+  const [error, setError] = useState('');
+  const submit = async (e) => {
+    e.preventDefault();
+    const f = new FormData(e.target);
+    const authorization = mode === 'password'
+      ? 'Basic ' + btoa(unescape(encodeURIComponent(f.get('user') + ':' + f.get('password'))))
+      : 'Bearer ' + f.get('token');
+    try {
+      const r = await fetch(apiRoot + '/sessions', { method: 'POST', headers: { Authorization: authorization, Accept: 'application/json' } });
+      const body = await r.json();
+      if (!r.ok) throw new Error(body.error ? body.error.message : r.statusText);
+      sessionStorage.setItem(sessionKey, JSON.stringify(body));
+      onLogin(body);
+    } catch (err) {
+      setError(err.message);
+    }
+  };
+  return html`<form class="login" id="login" onSubmit=${submit}>
+    <h1>tuningbox</h1>
+    <p class="muted">Log in with your API user and password, or an API token.
+      The console keeps only a session that ends after 30 minutes.</p>
+    <p><button type="button" class="link" onClick=${() => setMode(mode === 'password' ? 'token' : 'password')}>
+      ${mode === 'password' ? 'Use an API token instead' : 'Use a user and password instead'}</button></p>
+    ${mode === 'password'
+      ? html`<label for="user">User</label><input type="text" id="user" name="user" autocomplete="username" required />
+             <label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required />`
+      : html`<label for="token">API token</label><input type="password" id="token" name="token" required />`}
+    <p><button type="submit" id="login-submit">Log in</button></p>
+    ${error && html`<p class="error" id="login-error">${error}</p>`}
+  </form>`;
+}
+
+// ---- clusters
+
+function Clusters() {
+  const state = useAPI(async () => {
+    const [envs, releases, nodes, runs] = await Promise.all([
+      api('/config/environments'), api('/releases'), allNodes(), api('/transactions?limit=100'),
+    ]);
+    const clusters = await Promise.all(envs.map(async (env) => {
+      const mine = runs.filter((t) => t.cluster_id === env.id);
+      const [cluster, lastRun] = await Promise.all([api('/clusters/' + env.id), lastRunByNode(mine[0])]);
+      return { env, cluster, lastRun, runs: mine, nodes: nodes.filter((n) => n.environment_id === env.id) };
+    }));
+    return { releases, clusters };
+  }, []);
+  return html`<h1>Clusters</h1><${Loaded} state=${state}>${(d) => d.clusters.length === 0
+    ? html`<p class="muted">No environments yet.</p>`
+    : d.clusters.map((c) => html`<${ClusterCard} releases=${d.releases} ...${c} />`)}<//>`;
+}
+
+// lastRunByNode maps each node of a run to its status in the run.
+async function lastRunByNode(run) {
+  const byNode = {};
+  if (!run || !run.sub_transactions) return byNode;
+  const subs = await Promise.all(run.sub_transactions.map((s) => api('/transactions/' + s.uuid)));
+  for (const s of subs) for (const n of s.nodes || []) byNode[n.node] = n.status;
+  return byNode;
+}
+
+// nodesPerPage bounds the node rows drawn at once: a cluster has thousands.
+const nodesPerPage = 100;
+
+function ClusterCard({ env, cluster, releases, nodes, runs, lastRun }) {
+  const [filter, setFilter] = useState('');
+  const [page, setPage] = useState(0);
+  const release = releases.find((r) => r.id === cluster.release_id);
+  const roles = {};
+  for (const n of nodes) for (const r of n.roles) roles[r] = (roles[r] || 0) + 1;
+  const words = filter.toLowerCase().split(/\s+/).filter(Boolean);
+  const shown = words.length === 0 ? nodes : nodes.filter((n) => {
+    const text = [n.id, n.fqdn, ...n.roles, n.status, lastRun[String(n.id)] || ''].join(' ').toLowerCase();
+    return words.every((w) => text.includes(w));
+  });
+  const pages = Math.max(1, Math.ceil(shown.length / nodesPerPage));
+  const at = Math.min(page, pages - 1);
+  return html`<section class="card cluster" id=${'cluster-' + env.id}>
+    <h2>Cluster ${env.id} <span class="muted mono">${env.uuid}</span></h2>
+    <p>Release: <b>${release ? release.name + ' ' + release.version : 'none'}</b>${' · '}levels ${env.hierarchy_levels.join(' → ') || '(global only)'}${' · '}<span class="node-count">${nodes.length} nodes (${Object.entries(roles).map(([r, c]) => r + ' ' + c).join(', ')})</span></p>
+    <p class="links"><a href=${'#/plan/' + env.id}>Plan and graph</a><a href=${'#/config/' + env.id}>Hierarchy and explain</a><a href=${'#/history/' + env.id}>History</a><a href=${'#/audit/' + env.id}>Audit</a></p>
+    <h2>Recent runs</h2>
+    ${runs.length === 0 ? html`<p class="muted">No runs yet.</p>` : html`<table class="runs">
+      <tr><th>Run</th><th>Graph</th><th>Status</th><th>Started</th><th>Took</th></tr>
+      ${runs.slice(0, 5).map((t) => html`<tr>
+        <td><a href=${'#/runs/' + t.uuid} class="mono">${t.uuid}</a></td>
+        <td>${(t.sub_transactions || []).map((s) => s.graph_type).join(', ')}</td>
+        <td><${Status} s=${t.status} /></td><td>${when(t.time_start)}</td><td>${seconds(t.time_start, t.time_end)}</td></tr>`)}
+    </table>`}
+    <h2>Nodes</h2>
+    <div class="row"><label>Filter (id, host name, role, status)
+      <input type="text" class="node-filter" value=${filter} onInput=${(e) => { setFilter(e.target.value); setPage(0); }} /></label>
+      <span class="pager">${shown.length} shown · page ${at + 1} of ${pages}
+        <button class="link" disabled=${at === 0} onClick=${() => setPage(at - 1)}>previous</button>
+        <button class="link next-page" disabled=${at >= pages - 1} onClick=${() => setPage(at + 1)}>next</button></span></div>
+    <table class="nodes">
+      <tr><th>Node</th><th>FQDN</th><th>Roles</th><th>Placement</th><th>Registry</th><th>Last run</th></tr>
+      ${shown.slice(at * nodesPerPage, (at + 1) * nodesPerPage).map((n) => html`<tr>
+        <td class="num"><a href=${'#/config/' + env.id + '/' + n.id}>${n.id}</a></td><td>${n.fqdn}</td><td>${n.roles.join(', ')}</td>
+        <td class="mono">${Object.entries(n.levels || {}).map(([k, v]) => k + '=' + v).join(' ')}</td>
+        <td><${Status} s=${n.maintenance ? 'maintenance' : n.status} /></td>
+        <td>${lastRun[String(n.id)] ? html`<${Status} s=${lastRun[String(n.id)]} />` : ''}</td></tr>`)}
+    </table>
+  </section>`;
+}
+
+// ---- a run, live
+
+function Run({ uuid }) {
+  const [run, setRun] = useState(null);
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    let live = true;
+    let timer;
+    const plans = {}; // a sub-transaction's plan does not change: read once
+    const planOf = (sub) => (plans[sub] ||= api('/transactions/' + sub + '/plan'));
+    const poll = async () => {
+      try {
+        const top = await api('/transactions/' + uuid);
+        const subs = await Promise.all((top.sub_transactions || []).map(async (s) => {
+          const [tx, plan] = await Promise.all([api('/transactions/' + s.uuid), planOf(s.uuid)]);
+          return { tx, plan };
+        }));
+        if (!live) return;
+        setRun({ top, subs });
+        setError(null);
+        if (top.status === 'running' || top.status === 'pending') timer = setTimeout(poll, 1000);
+      } catch (e) {
+        if (live) setError(e);
+      }
+    };
+    poll();
+    return () => { live = false; clearTimeout(timer); };
+  }, [uuid]);
+  if (error) return html`<p class="error">${error.message}</p>`;
+  if (!run) return html`<p class="loading">Loading…</p>`;
+  const { top, subs } = run;
+  return html`<h1>Run <span class="mono">${uuid}</span></h1>
+    <p>Cluster <a href=${'#/clusters'}>${top.cluster_id}</a>${' · '}<span id="run-status"><${Status} s=${top.status} /></span>${' · started ' + when(top.time_start) + (top.time_end ? ' · ended ' + when(top.time_end) : ' · updating every second')}
+      ${top.message ? html` · <span class="muted">${top.message}</span>` : ''}</p>
+    ${subs.map(({ tx, plan }) => html`<section class="card">
+      <h2>${tx.graph_type} <${Status} s=${tx.status} /></h2>
+      <table class="timeline-table">
+        <tr><th>Node</th><th>Status</th><th>Tasks (done, in flight, to run)</th><th>Last seen</th></tr>
+        ${(tx.nodes || []).map((n) => html`<tr id=${'run-node-' + n.node}>
+          <td class="num">${n.node}</td><td><${Status} s=${n.status} /></td>
+          <td><div class="timeline">
+            ${n.results.map((r) => html`<span class=${'task s-' + r.status} title=${r.status + ' ' + seconds(r.time_start, r.time_end) + (r.message ? ': ' + r.message : '')}>${r.task}</span>`)}
+            ${n.current_task && html`<span class="task s-running" title="running">${n.current_task}</span>`}
+            ${(plan.node_tasks[n.node] || []).slice(n.results.length + (n.current_task ? 1 : 0)).map((t) => html`<span class="task s-pending">${t.task.id}</span>`)}
+          </div></td>
+          <td>${when(n.last_seen)}</td></tr>`)}
+      </table></section>`)}`;
+}
+
+// ---- the plan
+
+function Plan({ env }) {
+  const state = useAPI(() => api('/clusters/' + env + '/serialized_tasks'), [env]);
+  return html`<h1>Plan of cluster ${env}</h1>
+    <p class="muted">What a deployment would run on each node now, in order, and what each node skips with the reason. Nothing runs.
+      Nodes with the same plan share a row.</p>
+    <${Loaded} state=${state}>${(p) => html`
+      ${(p.warnings || []).map((w) => html`<p class="error">${w}</p>`)}
+      <table class="plan">
+        <tr><th>Nodes</th><th>Roles</th><th>Tasks to run</th><th>Skipped (reason)</th></tr>
+        ${samePlans(p.nodes).map((g) => html`<tr>
+          <td>${idRanges(g.nodes)} <span class="muted">(${g.nodes.length})</span></td><td>${g.roles.join(', ')}</td>
+          <td><div class="timeline">${g.tasks.map((t) => html`<span class="task">${t.task.id}</span>`)}</div></td>
+          <td>${(g.skipped || []).map((s) => html`<div><span class="mono">${s.task}</span> <span class="muted">${s.reason}</span></div>`)}</td></tr>`)}
+      </table>`}<//>
+    <h2>Graph</h2><${GraphPicture} env=${env} />`;
+}
+
+// samePlans groups the nodes whose roles, tasks and skipped tasks are the same.
+function samePlans(nodes) {
+  const groups = new Map();
+  for (const n of nodes) {
+    const key = JSON.stringify([n.roles, n.tasks.map((t) => t.task.id), n.skipped]);
+    if (!groups.has(key)) groups.set(key, { ...n, nodes: [] });
+    groups.get(key).nodes.push(n.node);
+  }
+  return [...groups.values()];
+}
+
+// idRanges writes node ids as ranges: 1-3, 7, 9-12.
+function idRanges(ids) {
+  const out = [];
+  for (const id of ids) {
+    const last = out[out.length - 1];
+    if (last && /^[0-9]+$/.test(id) && Number(id) === last[1] + 1) last[1] = Number(id);
+    else out.push(/^[0-9]+$/.test(id) ? [Number(id), Number(id)] : [id, null]);
+  }
+  return out.map(([a, b]) => (b === null || a === b ? String(a) : a + '-' + b)).join(', ');
+}
+
+// GraphPicture draws the cluster's DOT with Graphviz (WebAssembly), whose
+// module is loaded only now.
+function GraphPicture({ env }) {
+  const box = useRef(null);
+  const [state, setState] = useState('Drawing the graph…');
+  useEffect(() => {
+    let live = true;
+    (async () => {
+      try {
+        const [dot, { Graphviz }] = await Promise.all([
+          api('/clusters/' + env + '/deploy_tasks/graph.gv', { text: true }), import('./vendor/graphviz.js'),
+        ]);
+        const graphviz = await Graphviz.load();
+        const svg = new DOMParser().parseFromString(graphviz.dot(dot), 'image/svg+xml').documentElement;
+        if (!live) return;
+        box.current.replaceChildren(document.importNode(svg, true));
+        setState('');
+      } catch (e) {
+        if (live) setState(e.message);
+      }
+    })();
+    return () => { live = false; };
+  }, [env]);
+  return html`<div><p class="muted">${state}</p><div class="graph" id="graph" ref=${box}></div></div>`;
+}
+
+// ---- hierarchy and explain
+
+function Hierarchy({ env, node }) {
+  const state = useAPI(async () => {
+    const [environment, levels, definitions, nodes] = await Promise.all([
+      api('/config/environments/' + env), api('/config/environments/' + env + '/hierarchy_levels'),
+      api('/config/resource_definitions'), allNodes(),
+    ]);
+    return { environment, levels, definitions, nodes: nodes.filter((n) => String(n.environment_id) === String(env)) };
+  }, [env]);
+  return html`<h1>Hierarchy of environment ${env}</h1>
+    <${Loaded} state=${state}>${(d) => html`<${Explain} first=${node} ...${d} />`}<//>`;
+}
+
+function Explain({ first, environment, levels, definitions, nodes }) {
+  const [node, setNode] = useState(first || (nodes.length ? String(nodes[0].id) : ''));
+  const [resource, setResource] = useState(definitions.length ? definitions[0].name : '');
+  const picked = nodes.find((n) => String(n.id) === node);
+  const explained = useAPI(async () => {
+    if (!picked || !resource) return null;
+    // At 1.3 the path names the environment and the node by UUID.
+    const path = [environment.uuid, ...environment.hierarchy_levels.map((l) => l + '/' + (levelpathNode(l) ? picked.uuid : picked.levels[l]))].join('/');
+    return api('/config/environments/' + path + '/resources/' + encodeURIComponent(resource) + '/values?effective&explain', { headers: v13 });
+  }, [node, resource]);
+  return html`
+    <section class="card"><h2>Levels</h2><div class="chain"><span class="level">global</span>
+      ${levels.map((l) => html`→ <span class="level">${l.name} <span class="muted">(${l.values.length} values)</span></span>`)}</div>
+      ${picked && html`<p>Node ${picked.id} (${picked.fqdn}) reads, from the broadest level to its own:${' '}<span class="mono">/ → ${environment.hierarchy_levels.map((l) => l + '=' + (levelpathNode(l) ? picked.id : picked.levels[l])).join(' → ')}</span></p>`}</section>
+    <div class="row">
+      <label>Node<select id="explain-node" value=${node} onChange=${(e) => setNode(e.target.value)}>
+        ${nodes.map((n) => html`<option value=${String(n.id)}>${n.id} ${n.fqdn}</option>`)}</select></label>
+      <label>Resource<select value=${resource} onChange=${(e) => setResource(e.target.value)}>
+        ${definitions.map((d) => html`<option value=${d.name}>${d.name}</option>`)}</select></label>
+    </div>
+    ${picked && resource && html`<${Layers} environment=${environment} node=${picked} resource=${resource} />`}
+    <h2>Effective document, each key with its provenance</h2>
+    <${Loaded} state=${explained}>${(x) => (x ? html`<table class="explain">
+      <tr><th>Key</th><th>Value</th><th>From</th><th>Written by</th><th>Shadows</th></tr>
+      ${Object.entries(x.keys).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => html`<tr>
+        <td class="mono">${k}</td><td><pre>${show(v.value)}</pre></td>
+        <td class="mono">${v.from.level} ${v.from.kind} v${v.from.version}</td>
+        <td>${v.from.written_by ? v.from.written_by.principal + ', ' + when(v.from.written_by.time) : ''}</td>
+        <td>${v.shadows.map((s) => html`<div class="mono">${s.level} v${s.version}: ${show(s.value)}</div>`)}</td></tr>`)}
+    </table>` : html`<p class="muted">No node in this environment.</p>`)}<//>`;
+}
+
+// Layers shows the document stored at each level of a node's path, from the
+// global one to the node's own: what the effective document merges.
+function Layers({ environment, node, resource }) {
+  const paths = [[]];
+  for (const l of environment.hierarchy_levels) paths.push([...paths[paths.length - 1], [l, levelpathNode(l) ? String(node.id) : node.levels[l]]]);
+  const state = useAPI(() => Promise.all(paths.map((p) => api('/config/environments/' + [environment.id, ...p.map(([l, v]) => l + '/' + v)].join('/') +
+    '/resources/' + encodeURIComponent(resource) + '/values'))), [node.id, resource]);
+  return html`<h2>The documents it merges, broadest first</h2><${Loaded} state=${state}>${(docs) => html`<div class="layers">
+    ${paths.map((p, i) => html`<section class="card layer"><h3 class="mono">/${p.map(([l, v]) => l + '/' + v).join('/')}</h3>
+      ${Object.keys(docs[i]).length === 0 ? html`<p class="muted">nothing stored</p>` : html`<pre>${JSON.stringify(docs[i], null, 2)}</pre>`}</section>`)}</div>`}<//>`;
+}
+
+// levelpathNode reports whether a level is the node level (spec 000: "nodes" or "node").
+const levelpathNode = (name) => name === 'nodes' || name === 'node';
+
+// ---- history and diff
+
+function History({ env }) {
+  const state = useAPI(async () => {
+    const [environment, levels, definitions, nodes] = await Promise.all([
+      api('/config/environments/' + env), api('/config/environments/' + env + '/hierarchy_levels'),
+      api('/config/resource_definitions'), allNodes(),
+    ]);
+    return { environment, levels, definitions, nodes };
+  }, [env]);
+  return html`<h1>History of environment ${env}</h1><${Loaded} state=${state}>${(d) => html`<${Versions} ...${d} />`}<//>`;
+}
+
+// documentPaths lists the level paths that hold documents: the global one and
+// every stored value of each level under its parent's.
+function documentPaths(environment, levels) {
+  const paths = [[]];
+  let frontier = [[]];
+  for (const name of environment.hierarchy_levels) {
+    const level = levels.find((l) => l.name === name);
+    const next = [];
+    for (const p of frontier) for (const v of level ? level.values : []) next.push([...p, [name, v]]);
+    paths.push(...next);
+    frontier = next;
+  }
+  return paths;
+}
+
+function Versions({ environment, levels, definitions, nodes }) {
+  const paths = documentPaths(environment, levels);
+  const [at, setAt] = useState(0);
+  const [resource, setResource] = useState(definitions.length ? definitions[0].name : '');
+  const [pair, setPair] = useState(null);
+  const path = paths[at] || [];
+  const urlPath = [environment.id, ...path.map(([l, v]) => l + '/' + v)].join('/');
+  const versions = useAPI(async () => {
+    const list = await api('/config/environments/' + urlPath + '/resources/' + encodeURIComponent(resource) + '/values/versions');
+    const sorted = list.slice().sort((a, b) => a.version - b.version);
+    setPair(sorted.length > 1 ? [sorted[sorted.length - 2].version, sorted[sorted.length - 1].version] : null);
+    return sorted;
+  }, [at, resource]);
+  const diff = useAPI(async () => {
+    if (!pair) return null;
+    // At 1.3 a diff names the environment and a node by UUID.
+    const levelsOf = Object.fromEntries(path.map(([l, v]) => [l, levelpathNode(l) ? (nodes.find((n) => String(n.id) === v) || { uuid: v }).uuid : v]));
+    return api('/config/diff', { method: 'POST', headers: v13, body: {
+      from: { environment: environment.uuid, levels: levelsOf, resource, kind: 'values', version: pair[0] }, to: { version: pair[1] },
+    } });
+  }, [pair && pair.join(), at, resource]);
+  const choose = (i) => (e) => { const p = [...pair]; p[i] = Number(e.target.value); setPair(p); };
+  return html`<div class="row">
+      <label>Document<select id="history-path" value=${at} onChange=${(e) => setAt(Number(e.target.value))}>
+        ${paths.map((p, i) => html`<option value=${i}>/${p.map(([l, v]) => l + '/' + v).join('/')}</option>`)}</select></label>
+      <label>Resource<select value=${resource} onChange=${(e) => setResource(e.target.value)}>
+        ${definitions.map((d) => html`<option value=${d.name}>${d.name}</option>`)}</select></label>
+    </div>
+    <${Loaded} state=${versions}>${(list) => html`<h2>Versions</h2><table class="versions">
+      <tr><th>Version</th><th>Written</th><th>By</th><th>Size</th></tr>
+      ${list.slice().reverse().map((v) => html`<tr><td class="num">${v.version}</td><td>${when(v.created_at)}</td>
+        <td>${v.written_by ? v.written_by.principal : ''}</td><td class="num">${v.size} B</td></tr>`)}</table>
+      ${pair ? html`<h2>Diff</h2><div class="row">
+          <label>From<select id="diff-from" value=${pair[0]} onChange=${choose(0)}>${list.map((v) => html`<option value=${v.version}>${v.version}</option>`)}</select></label>
+          <label>To<select id="diff-to" value=${pair[1]} onChange=${choose(1)}>${list.map((v) => html`<option value=${v.version}>${v.version}</option>`)}</select></label></div>
+        <${Loaded} state=${diff}>${(d) => d && html`<${DiffTable} diff=${d} />`}<//>`
+        : html`<p class="muted">One version or none: nothing to compare.</p>`}`}<//>`;
+}
+
+function DiffTable({ diff }) {
+  const rows = [
+    ...Object.entries(diff.added).map(([k, v]) => ['added', k, '', v]),
+    ...Object.entries(diff.removed).map(([k, v]) => ['removed', k, v, '']),
+    ...Object.entries(diff.changed).map(([k, c]) => ['changed', k, c.from, c.to]),
+  ].sort((a, b) => a[1].localeCompare(b[1]));
+  if (rows.length === 0) return html`<p class="muted" id="diff">The two versions are the same.</p>`;
+  return html`<table class="diff" id="diff"><tr><th></th><th>Key</th><th>Before</th><th>After</th></tr>
+    ${rows.map(([kind, k, a, b]) => html`<tr class=${'s-' + kind}><td>${kind}</td><td class="mono">${k}</td>
+      <td><pre>${kind === 'added' ? '' : show(a)}</pre></td><td><pre>${kind === 'removed' ? '' : show(b)}</pre></td></tr>`)}</table>`;
+}
+
+// ---- audit
+
+function Audit({ env }) {
+  const [before, setBefore] = useState(['']);
+  const state = useAPI(() => api('/audit?limit=50' + (env ? '&environment=' + env : '') + (before[0] ? '&before=' + before[0] : '')), [env, before[0]]);
+  return html`<h1>Audit log${env ? ' of environment ' + env : ''}</h1><${Loaded} state=${state}>${(page) => html`
+    <table class="audit"><tr><th>Time</th><th>Who</th><th>Request</th><th>Status</th><th>Environment</th><th>Version</th></tr>
+      ${page.records.map((r) => html`<tr><td>${when(r.time)}</td><td>${r.principal} <span class="muted">${r.role}</span></td>
+        <td class="mono">${r.method} ${r.path}</td><td class="num">${r.status}</td><td>${r.environment || ''}</td><td class="num">${r.version || ''}</td></tr>`)}
+    </table>
+    <p>${before.length > 1 && html`<button class="link" onClick=${() => setBefore(before.slice(1))}>Newer</button> `}
+      ${page.next && html`<button class="link" onClick=${() => setBefore([page.next, ...before])}>Older</button>`}</p>`}<//>`;
+}
+
+// ---- a node's own view (node users)
+
+function OwnNode({ session }) {
+  const name = session.node_names.find((n) => /^[0-9]+$/.test(n)) || session.node_names[0];
+  const [resource, setResource] = useState('astute');
+  const node = useAPI(() => api('/nodes/' + name), [name]);
+  const n = node.data && node.data.node;
+  const doc = useAPI(async () => n && api('/config/environments/' + n.environment_id + '/nodes/' + n.id + '/resources/' + encodeURIComponent(resource) + '/values?effective&show_lookup'),
+    [n && n.id, resource]);
+  return html`<h1>Node ${name}</h1><${Loaded} state=${node}>${({ node: n }) => html`<section class="card" id="own-node">
+      <p>${n.fqdn} · environment ${n.environment_id} · roles ${n.roles.join(', ')} · <${Status} s=${n.status} /></p>
+      <p class="mono">${Object.entries(n.levels || {}).map(([k, v]) => k + '=' + v).join(' ')}</p></section>`}<//>
+    <div class="row"><label>Resource<input type="text" value=${resource} onChange=${(e) => setResource(e.target.value)} /></label></div>
+    <h2>Effective document and the level of each key</h2>
+    <${Loaded} state=${doc}>${(d) => d && html`<table class="lookup"><tr><th>Key</th><th>Value</th><th>From</th></tr>
+      ${Object.entries(d).sort(([a], [b]) => a.localeCompare(b)).map(([k, [v, level]]) => html`<tr><td class="mono">${k}</td><td><pre>${show(v)}</pre></td><td class="mono">${level}</td></tr>`)}
+    </table>`}<//>`;
+}
+
+// ---- the shell
+
+function route() {
+  const parts = location.hash.replace(/^#\/?/, '').split('/').filter(Boolean);
+  return { view: parts[0] || '', arg: parts.slice(1).join('/') };
+}
+
+function App() {
+  const [session, setSession] = useState(loadSession());
+  const [where, setWhere] = useState(route());
+  useEffect(() => {
+    const onHash = () => setWhere(route());
+    const onSession = () => setSession(loadSession());
+    window.addEventListener('hashchange', onHash);
+    window.addEventListener('tuningbox-session', onSession);
+    return () => { window.removeEventListener('hashchange', onHash); window.removeEventListener('tuningbox-session', onSession); };
+  }, []);
+  if (!session) return html`<${Login} onLogin=${setSession} />`;
+  const logout = async () => {
+    try { await api('/sessions', { method: 'DELETE' }); } catch { /* ended already */ }
+    sessionStorage.removeItem(sessionKey);
+    setSession(null);
+  };
+  const isNode = session.role === 'node';
+  let view;
+  if (isNode) view = html`<${OwnNode} session=${session} />`;
+  else if (where.view === 'runs') view = html`<${Run} uuid=${where.arg} />`;
+  else if (where.view === 'plan') view = html`<${Plan} env=${where.arg} />`;
+  else if (where.view === 'config') view = html`<${Hierarchy} env=${where.arg.split('/')[0]} node=${where.arg.split('/')[1]} />`;
+  else if (where.view === 'history') view = html`<${History} env=${where.arg} />`;
+  else if (where.view === 'audit') view = html`<${Audit} env=${where.arg} />`;
+  else view = html`<${Clusters} />`;
+  return html`<header>
+      <span class="brand">tuningbox</span>
+      ${!isNode && html`<nav><a href="#/clusters">Clusters</a><a href="#/audit">Audit log</a></nav>`}
+      <span class="who" id="who">${session.user} (${session.role})</span>
+      <button class="link" id="logout" onClick=${logout}>Log out</button>
+    </header><main id="view" data-view=${isNode ? 'node' : where.view || 'clusters'}>${view}</main>`;
+}
+
+const root = document.getElementById('app');
+root.replaceChildren(); // the page's "Loading" line
+render(html`<${App} />`, root);

@@ -373,6 +373,43 @@ func (s *Service) progressOf(ctx context.Context, sub txRecord, node string) (No
 	return p, rev, err
 }
 
+// readProgress adds to progress that of the nodes it does not hold yet.
+func (s *Service) readProgress(ctx context.Context, sub txRecord, nodes []string, progress map[string]NodeProgress) error {
+	var keys []store.Key
+	for _, n := range nodes {
+		if _, ok := progress[n]; !ok {
+			progress[n] = sub.initialProgress(n)
+			keys = append(keys, progressKey(sub.UUID, n))
+		}
+	}
+	items, err := s.getMany(ctx, keys)
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		var p NodeProgress
+		if err := decodeItem(it, &p); err != nil {
+			return err
+		}
+		progress[p.Node] = p
+	}
+	return nil
+}
+
+// waitedNodes lists the nodes a step waits for.
+func (s NodeStep) waitedNodes() []string {
+	var nodes []string
+	for _, r := range s.After {
+		nodes = append(nodes, r.Node)
+	}
+	for _, group := range s.AfterAny {
+		for _, r := range group {
+			nodes = append(nodes, r.Node)
+		}
+	}
+	return nodes
+}
+
 // progressByNode reads the progress of every node of a sub-transaction.
 func (s *Service) progressByNode(ctx context.Context, sub txRecord) (map[string]NodeProgress, error) {
 	items, err := s.idx.Query(ctx, store.Query{Partition: prefix + "txnode#" + sub.UUID})
@@ -419,20 +456,19 @@ func (p *frozenPlan) nextRunnable(steps []NodeStep, from int) int {
 // passed on the way) still waits for another node. A node has passed a step
 // once its Next is beyond it (reported, or passed on the way) or it finished.
 func (s *Service) advance(ctx context.Context, sub txRecord, plan *frozenPlan, steps []NodeStep, from int) (i int, blocked bool, err error) {
-	var passed func(StepRef) bool
+	// The progress of the nodes waited for, read as steps need them: a
+	// claim costs in proportion to what its node waits for, not to the run.
+	progress := map[string]NodeProgress{}
+	passed := func(r StepRef) bool {
+		p := progress[r.Node]
+		return p.Status == StatusReady || p.Next > r.Step
+	}
 	met := func(step NodeStep) (bool, error) {
 		if !step.waits() {
 			return true, nil
 		}
-		if passed == nil {
-			progress, err := s.progressByNode(ctx, sub)
-			if err != nil {
-				return false, err
-			}
-			passed = func(r StepRef) bool {
-				p, ok := progress[r.Node]
-				return ok && (p.Status == StatusReady || p.Next > r.Step)
-			}
+		if err := s.readProgress(ctx, sub, step.waitedNodes(), progress); err != nil {
+			return false, err
 		}
 		if !allPassed(step.After, passed) {
 			return false, nil

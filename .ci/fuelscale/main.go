@@ -137,6 +137,8 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
+	case err != nil && req.Context().Err() != nil:
+		// A claim in flight when the run ended: no answer.
 	case err != nil || resp.StatusCode >= 400:
 		t.run.errors++
 		status := http.StatusBadGateway

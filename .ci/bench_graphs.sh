@@ -7,7 +7,9 @@
 #     server's CPU time over the same window;
 #  3. Fuel scale (.ci/fuelscale): fuel-library's default graph on each of
 #     FUEL_NODES (1000 5000) nodes with real astute data, on a fresh server
-#     each: data load, serialized_tasks, deploy, the answer's size, RssAnon.
+#     each: data load, serialized_tasks (every page), deploy, the answer's
+#     size, serve's CPU time and RssAnon, 20 agents claiming at full speed,
+#     then 1,000 real agents long-polling a dry run.
 # Everything runs on 127.0.0.1; every process started here is stopped by PID.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -129,7 +131,7 @@ for n in ${FUEL_NODES:-1000 5000}; do
   # and no role wait, on each node, for it on every node that runs it:
   # top-role-compute on every compute): bounded, so that make bench ends.
   timeout "${FUEL_TIMEOUT:-900}" "$WORK/fuelscale" -nodes "$n" -fuel "$FUEL" -url "http://127.0.0.1:$((PORT + 1))" -pid "$FUEL_PID" \
-    -user "$TUNINGBOX_USER" -password "$TUNINGBOX_PASSWORD" ||
+    -user "$TUNINGBOX_USER" -password "$TUNINGBOX_PASSWORD" -pollers 1000 -agent-time 30s ||
     echo "fuelscale $n nodes: did not finish within ${FUEL_TIMEOUT:-900} s (serve RssAnon $(awk '/RssAnon/ {print int($2 / 1024)}' "/proc/$FUEL_PID/status") MiB)"
   kill "$FUEL_PID" && wait "$FUEL_PID" 2>/dev/null || true
   rm -rf "$WORK/fuel-$n"

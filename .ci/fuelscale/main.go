@@ -59,7 +59,7 @@ func main() {
 	memProfile := flag.String("memprofile", "", "in process: write a heap profile (allocations) of plan and execute here")
 	agents := flag.Int("agents", 20, "agents claiming and reporting at full speed after the deploy (0: none)")
 	agentTime := flag.Duration("agent-time", 20*time.Second, "how long the agents run")
-	agentProfile := flag.String("agentprofile", "", "in process: write a CPU profile of the agents' run here")
+	agentProfile := flag.String("agentprofile", "", "in process: write a CPU profile of the agents' runs here")
 	pollers := flag.Int("pollers", 0, "then, on a dry run, this many real agents long-polling (one per node) for -agent-time")
 	flag.Parse()
 
@@ -104,10 +104,10 @@ func main() {
 	plan := c.readPages("/api/v1/transactions/" + tx.SubTransactions[0].UUID + "/plan")
 	fmt.Printf("fuelscale %d nodes: GET the transaction's plan %.2f s, %.1f MB in %d pages of at most %.1f MB\n",
 		*nodes, time.Since(planRead).Seconds(), float64(plan.bytes)/1e6, plan.pages, float64(plan.largest)/1e6)
+	stopAgentProfile := startProfiles(*agentProfile)
+	defer stopAgentProfile()
 	if *agents > 0 {
-		stopProfile := startProfiles(*agentProfile)
 		run := runAgents(c, tx.UUID, *nodes, *agents, *agentTime)
-		stopProfile()
 		fmt.Printf("fuelscale %d nodes: %d agents for %v: %d claims (%.0f/s), %d reports, %d error answers; claim latency p50 %v, p99 %v, max %v; serve RssAnon %d MiB, peak %d MiB\n",
 			*nodes, *agents, *agentTime, len(run.latencies), float64(len(run.latencies))/agentTime.Seconds(), run.reports, run.errors,
 			run.quantile(0.5), run.quantile(0.99), run.quantile(1), anonBytes(*pid)>>20, peak.Load()>>20)
@@ -127,6 +127,8 @@ type countingTransport struct {
 	next http.RoundTripper
 	mu   sync.Mutex
 	run  agentRun
+	// statuses counts the error answers by status and the path's last segment.
+	statuses map[string]int
 }
 
 func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -135,8 +137,15 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
+	case err != nil && req.Context().Err() != nil:
+		// A claim in flight when the run ended: no answer.
 	case err != nil || resp.StatusCode >= 400:
 		t.run.errors++
+		status := http.StatusBadGateway
+		if err == nil {
+			status = resp.StatusCode
+		}
+		t.statuses[fmt.Sprintf("%d %s", status, req.URL.Path[strings.LastIndexByte(req.URL.Path, '/')+1:])]++
 	case strings.HasSuffix(req.URL.Path, "/claim"):
 		t.run.latencies = append(t.run.latencies, time.Since(start))
 	case strings.HasSuffix(req.URL.Path, "/result"):
@@ -149,7 +158,7 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 // 25s`) for nodes 1..n for d, on the running dry run: each long-polls its
 // cluster, claims its tasks and reports them without running them.
 func runPollers(c *caller, n int, d time.Duration) agentRun {
-	transport := &countingTransport{next: &http.Transport{MaxIdleConnsPerHost: n + 2}}
+	transport := &countingTransport{next: &http.Transport{MaxIdleConnsPerHost: n + 2}, statuses: map[string]int{}}
 	api, err := client.New(c.base, client.WithBasicAuth(c.user, c.password), client.WithHTTPClient(&http.Client{Transport: transport}))
 	if err != nil {
 		log.Fatal(err)
@@ -172,6 +181,9 @@ func runPollers(c *caller, n int, d time.Duration) agentRun {
 	transport.mu.Lock()
 	defer transport.mu.Unlock()
 	slices.Sort(transport.run.latencies)
+	if len(transport.statuses) > 0 {
+		fmt.Printf("fuelscale: the agents' error answers: %v\n", transport.statuses)
+	}
 	return transport.run
 }
 

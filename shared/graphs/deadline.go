@@ -179,6 +179,7 @@ func (s *Service) overdue(ctx context.Context, st *txState, now time.Time) (node
 	if err != nil {
 		return "", "", err
 	}
+	var plan *frozenPlan
 	var first time.Time
 	var n string // the node looked at
 	missed := func(deadline time.Time, format string, args ...any) {
@@ -202,15 +203,17 @@ func (s *Service) overdue(ctx context.Context, st *txState, now time.Time) (node
 		if p.CurrentTask == "" || p.CurrentStart == nil {
 			continue
 		}
-		plan, err := s.loadPlan(ctx, sub.Plan, n)
-		if err != nil {
-			return "", "", err
+		// The task in flight by its id: no node's steps are read (a split plan's head holds the tasks).
+		if plan == nil {
+			if plan, err = s.loadPlan(ctx, sub.Plan); err != nil {
+				return "", "", err
+			}
 		}
-		steps := plan.steps(n)
-		if p.Next >= len(steps) {
+		i := slices.IndexFunc(plan.Tasks, func(t Task) bool { return t.ID == p.CurrentTask })
+		if i < 0 {
 			continue
 		}
-		limit := plan.Tasks[steps[p.Next].Task].runLimit()
+		limit := plan.Tasks[i].runLimit()
 		missed(p.CurrentStart.Add(limit+taskTimeoutGrace), "Task %s timed out on node %s after %s", p.CurrentTask, sub.nodeName(n), limit)
 	}
 	return node, msg, nil

@@ -150,24 +150,16 @@ func (s *Service) loadPlanShowing(ctx context.Context, hash string, nodes []stri
 	if err != nil || head.Parts == nil {
 		return plan, err
 	}
-	name := func(r StepRef) {
-		if _, ok := plan.Nodes[r.Node]; !ok {
-			tasks := head.StepTasks[r.Node]
-			steps := make([]NodeStep, len(tasks))
-			for k, t := range tasks {
-				steps[k].Task = int(t)
-			}
-			plan.Nodes[r.Node] = steps
-		}
-	}
 	for _, n := range nodes {
 		for _, step := range plan.Nodes[n] {
-			for _, r := range step.After {
-				name(r)
-			}
-			for _, group := range step.AfterAny {
-				for _, r := range group {
-					name(r)
+			for _, other := range step.waitedNodes() {
+				if _, ok := plan.Nodes[other]; !ok {
+					tasks := head.StepTasks[other]
+					steps := make([]NodeStep, len(tasks))
+					for k, t := range tasks {
+						steps[k].Task = int(t)
+					}
+					plan.Nodes[other] = steps
 				}
 			}
 		}

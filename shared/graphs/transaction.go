@@ -480,6 +480,43 @@ func (s *Service) progressOf(ctx context.Context, sub txRecord, node string) (No
 	return p, rev, err
 }
 
+// readProgress adds to progress that of the nodes it does not hold yet.
+func (s *Service) readProgress(ctx context.Context, sub txRecord, nodes []string, progress map[string]NodeProgress) error {
+	var keys []store.Key
+	for _, n := range nodes {
+		if _, ok := progress[n]; !ok {
+			progress[n] = sub.initialProgress(n)
+			keys = append(keys, progressKey(sub.UUID, n))
+		}
+	}
+	items, err := s.getMany(ctx, keys)
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		var p NodeProgress
+		if err := decodeItem(it, &p); err != nil {
+			return err
+		}
+		progress[p.Node] = p
+	}
+	return nil
+}
+
+// waitedNodes lists the nodes a step waits for.
+func (s NodeStep) waitedNodes() []string {
+	var nodes []string
+	for _, r := range s.After {
+		nodes = append(nodes, r.Node)
+	}
+	for _, group := range s.AfterAny {
+		for _, r := range group {
+			nodes = append(nodes, r.Node)
+		}
+	}
+	return nodes
+}
+
 // progressByNode reads the progress of every node of a sub-transaction.
 func (s *Service) progressByNode(ctx context.Context, sub txRecord) (map[string]NodeProgress, error) {
 	items, err := s.idx.Query(ctx, store.Query{Partition: prefix + "txnode#" + sub.UUID})
@@ -528,33 +565,46 @@ func (p *frozenPlan) nextRunnable(steps []NodeStep, from int) int {
 // passed a step once its Next is beyond it (reported, or passed on the way)
 // or it finished, and the step did not fail.
 func (s *Service) advance(ctx context.Context, sub txRecord, plan *frozenPlan, steps []NodeStep, from int) (i int, blocked bool, failed *NodeTaskRef, err error) {
-	var progress map[string]NodeProgress
+	// The progress of the nodes waited for, read as steps need them: a
+	// claim costs in proportion to what its node waits for, not to the run.
+	progress := map[string]NodeProgress{}
 	stepFailed := func(r StepRef) bool {
 		at := progress[r.Node].FailedAt
 		return at != nil && r.Step >= *at
 	}
 	passed := func(r StepRef) bool {
-		p, ok := progress[r.Node]
-		return ok && (p.Status == StatusReady || p.Next > r.Step) && !stepFailed(r)
+		p := progress[r.Node]
+		return (p.Status == StatusReady || p.Next > r.Step) && !stepFailed(r)
 	}
-	ref := func(r StepRef) *NodeTaskRef {
-		return &NodeTaskRef{Node: r.Node, Task: plan.Tasks[plan.steps(r.Node)[r.Step].Task].ID}
+	// ref names another node's step: its steps are read from the plan (a split plan holds them apart).
+	ref := func(r StepRef) (*NodeTaskRef, error) {
+		other, err := s.loadPlan(ctx, sub.Plan, r.Node)
+		if err != nil {
+			return nil, err
+		}
+		out := &NodeTaskRef{Node: r.Node}
+		if theirs := other.steps(r.Node); r.Step < len(theirs) {
+			out.Task = other.Tasks[theirs[r.Step].Task].ID
+		}
+		return out, nil
 	}
 	for i = from; i < len(steps); i++ {
 		step := steps[i]
-		if step.waits() && progress == nil {
-			if progress, err = s.progressByNode(ctx, sub); err != nil {
+		if step.waits() {
+			if err := s.readProgress(ctx, sub, step.waitedNodes(), progress); err != nil {
 				return i, false, nil, err
 			}
 		}
 		for _, r := range step.After {
 			if stepFailed(r) {
-				return i, false, ref(r), nil
+				failed, err = ref(r)
+				return i, false, failed, err
 			}
 		}
 		for _, group := range step.AfterAny {
 			if !slices.ContainsFunc(group, func(r StepRef) bool { return !stepFailed(r) }) {
-				return i, false, ref(group[0]), nil
+				failed, err = ref(group[0])
+				return i, false, failed, err
 			}
 		}
 		if !allPassed(step.After, passed) {

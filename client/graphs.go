@@ -222,6 +222,7 @@ func nextPage(links []wire.PageLink) string {
 type (
 	ClusterTasks = wire.ClusterTasks
 	Why          = wire.Why
+	KeyOrigin    = wire.KeyOrigin
 )
 
 // PlanQuery asks for a preview of a run: of the graph of Type ("default"

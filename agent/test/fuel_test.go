@@ -203,13 +203,16 @@ func TestFuelDefaultGraphRuns(t *testing.T) {
 	}
 
 	// An operator changes the glance settings of the primary controller: the
-	// plan says which change makes which tasks run there, and why glance does.
+	// plan says which change makes which tasks run there, who wrote the new
+	// value (the node's document, version 2) and where the deployed one came
+	// from (the environment's, version 1), and why glance runs.
 	controller := nodes[2]
 	changed := ownPart(controller.data, common)
 	changed["glance"] = map[string]any{"image_cache_max_size": "5368709120"}
 	do("PUT", "/api/v1/config/environments/1/nodes/"+controller.id+"/resources/astute/values", changed)
 	changes := s.cli(t, "graph", "plan", "-e", cluster, "--node", controller.id, "--changes")
-	if !strings.Contains(changes, "  $.glance: {") || !regexp.MustCompile(`runs [^\n]*\bglance\b`).MatchString(changes) {
+	if !strings.Contains(changes, "  $.glance: {") || !regexp.MustCompile(`runs [^\n]*\bglance\b`).MatchString(changes) ||
+		!regexp.MustCompile(`written at /nodes/` + controller.id + `/ version 2, [^\n]* by admin \(admin, request req-[^)]+\); deployed: / version 1`).MatchString(changes) {
 		t.Errorf("graph plan --changes:\n%s", changes)
 	}
 	why := s.cli(t, "graph", "plan", "-e", cluster, "--node", controller.id, "--explain", "--task", "glance")

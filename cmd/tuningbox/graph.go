@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -648,8 +649,9 @@ func printPlans(out io.Writer, plans []*client.Plan, only []string) {
 func printChanges(out io.Writer, tasks *client.ClusterTasks) {
 	for _, n := range tasks.Nodes {
 		type change struct {
-			old, new *string
-			tasks    []string
+			old, new          *string
+			written, deployed *client.KeyOrigin
+			tasks             []string
 		}
 		var order []string
 		changed := map[string]*change{}
@@ -663,7 +665,7 @@ func printChanges(out io.Writer, tasks *client.ClusterTasks) {
 				}
 				ch, ok := changed[call.Arg]
 				if !ok {
-					ch = &change{old: call.Old, new: call.New}
+					ch = &change{old: call.Old, new: call.New, written: call.Written, deployed: call.Deployed}
 					changed[call.Arg] = ch
 					order = append(order, call.Arg)
 				}
@@ -675,7 +677,11 @@ func printChanges(out io.Writer, tasks *client.ClusterTasks) {
 		fmt.Fprintf(out, "node %s: %d changes make tasks run\n", n.Node, len(order))
 		for _, arg := range order {
 			ch := changed[arg]
-			fmt.Fprintf(out, "  %s: %s -> %s\n    runs %s\n", arg, quoted(ch.old), quoted(ch.new), strings.Join(ch.tasks, ", "))
+			fmt.Fprintf(out, "  %s: %s -> %s\n", arg, quoted(ch.old), quoted(ch.new))
+			if origin := origins(ch.written, ch.deployed); origin != "" {
+				fmt.Fprintf(out, "    %s\n", origin)
+			}
+			fmt.Fprintf(out, "    runs %s\n", strings.Join(ch.tasks, ", "))
 		}
 	}
 }
@@ -692,8 +698,26 @@ func printWhy(out io.Writer, why *client.Why) {
 	if c := why.Condition; c != nil {
 		for _, call := range c.Calls {
 			fmt.Fprintf(out, "         %s: %s %s -> %s: %v\n", call.Call, call.Arg, quoted(call.Old), quoted(call.New), call.Result)
+			if origin := origins(call.Written, call.Deployed); origin != "" {
+				fmt.Fprintf(out, "           %s\n", origin)
+			}
 		}
 	}
+}
+
+// origins says who wrote a changed key's value, and which version was deployed.
+func origins(written, deployed *client.KeyOrigin) string {
+	if written == nil {
+		return ""
+	}
+	s := fmt.Sprintf("written at %s version %d, %s", written.Level, written.Version, written.CreatedAt.Format(time.RFC3339))
+	if w := written.WrittenBy; w != nil {
+		s += fmt.Sprintf(" by %s (%s, request %s)", w.Principal, cmp.Or(w.Role, "-"), cmp.Or(w.RequestID, "-"))
+	}
+	if deployed != nil {
+		s += fmt.Sprintf("; deployed: %s version %d", deployed.Level, deployed.Version)
+	}
+	return s
 }
 
 // quoted is an explained value, or "(not read)".

@@ -316,6 +316,14 @@ func (c *client) checkExplained() {
 	for _, call := range glance.Condition.Calls {
 		if call.Arg == "$.glance" && call.Result == true && call.Old != nil && call.New != nil && *call.Old != *call.New {
 			found = true
+			// The key's value was written by the node's document version 2 (the change), and by version 1 when it was deployed.
+			w, d := call.Written, call.Deployed
+			if w == nil || d == nil || w.Key != "glance" || w.Version != 2 || d.Version != 1 || w.WrittenBy == nil || w.WrittenBy.Principal != "admin" ||
+				!strings.Contains(w.Level, "103") {
+				c.t.Errorf("who wrote $.glance: now %+v, deployed %+v", w, d)
+			} else {
+				c.t.Logf("$.glance written by %s at %s version %d (deployed: version %d)", w.WrittenBy.Principal, w.Level, w.Version, d.Version)
+			}
 		}
 	}
 	if !found {

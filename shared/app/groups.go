@@ -24,6 +24,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/store/blobcache"
 	"github.com/tuningbox/tuningbox/shared/templates"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // services holds one instance of every domain service over a backend.
@@ -233,6 +234,19 @@ func (c environmentClusters) NodeParts(ctx context.Context, cluster, resource st
 			return nil, err
 		}
 		out[id] = graphs.NodeParts{Own: own.Body, Common: common.Body}
+	}
+	return out, nil
+}
+
+// KeyOrigin reads who wrote a key of a node's deployment data (configdb.KeyProvenance).
+func (c environmentClusters) KeyOrigin(ctx context.Context, cluster, resource, node, key string, at time.Time) (wire.KeyOrigin, error) {
+	src, err := c.db.KeyProvenance(ctx, cluster, node, resource, key, at)
+	if err != nil {
+		return wire.KeyOrigin{}, err
+	}
+	out := wire.KeyOrigin{Key: key, Level: src.Level, Version: src.Version, CreatedAt: src.CreatedAt}
+	if w := src.WrittenBy; w != nil {
+		out.WrittenBy = &wire.Writer{Principal: w.Principal, Role: w.Role, RequestID: w.RequestID, Time: w.Time}
 	}
 	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // The large case: a release graph of 300 tasks (4 stages, 6 groups, 290
@@ -211,6 +212,10 @@ func (oneNodeCluster) NodeData(ctx context.Context, cluster, resource string, id
 		docs[id] = NodeDocument{ETag: `"empty"`}
 	}
 	return docs, oneNodeCluster{}.HasResource(ctx, cluster, resource)
+}
+
+func (oneNodeCluster) KeyOrigin(context.Context, string, string, string, string, time.Time) (wire.KeyOrigin, error) {
+	return wire.KeyOrigin{}, errs.Conflictf("no key")
 }
 
 func (oneNodeCluster) NodeParts(context.Context, string, string, []string, time.Time) (map[string]NodeParts, error) {

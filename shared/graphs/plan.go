@@ -101,6 +101,9 @@ func (s *Service) plan(ctx context.Context, req planRequest) (*frozenPlan, error
 		for n := range nodes {
 			frozen.Why[nodes[n].ID] = p.why[n]
 		}
+		if err := s.originate(ctx, req.cluster, frozen, nodes); err != nil {
+			return nil, err
+		}
 	}
 	return frozen, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/cache"
 	"github.com/tuningbox/tuningbox/shared/store"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // Clusters is what graphs needs from the environments a deployment runs on
@@ -24,6 +25,10 @@ type Clusters interface {
 	// Identify resolves a cluster given by integer id or UUID, and answers an
 	// errs.NotFound error when it does not exist.
 	Identify(ctx context.Context, ref string) (ClusterIdentity, error)
+	// KeyOrigin returns the document version that wrote key (a dot path) of
+	// resource's effective document at node, as it was at instant at (zero:
+	// now); an errs.Conflict error when the key has no value there.
+	KeyOrigin(ctx context.Context, cluster, resource, node, key string, at time.Time) (wire.KeyOrigin, error)
 	// HasResource returns nil when the cluster's environment defines the
 	// resource (by name or id) and an errs.NotFound error when it does not.
 	HasResource(ctx context.Context, cluster, resource string) error

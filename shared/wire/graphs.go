@@ -361,6 +361,22 @@ type DataDiffCall struct {
 	Old      *string `json:"old,omitempty"`
 	New      *string `json:"new,omitempty"`
 	Result   any     `json:"result"`
+	// Written, for a changed key (an argument that is a plain path such as
+	// $.glance.image_cache_max_size), is the document version that wrote its
+	// value now; Deployed the one that had written it at the node's last
+	// successful run (absent on a first deployment).
+	Written  *KeyOrigin `json:"written,omitempty"`
+	Deployed *KeyOrigin `json:"deployed,omitempty"`
+}
+
+// KeyOrigin is the document version that wrote a key's value: the level
+// ("/" is the environment's), the version, when and by whom.
+type KeyOrigin struct {
+	Key       string    `json:"key"`
+	Level     string    `json:"level"`
+	Version   int       `json:"version"`
+	CreatedAt time.Time `json:"created_at"`
+	WrittenBy *Writer   `json:"written_by,omitempty"`
 }
 
 // MaxExplainedValue bounds each value an explanation quotes.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/graphs"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // Clusters is a fixed, in-memory graphs.Clusters: cluster id -> nodes.
@@ -76,6 +77,14 @@ func (c Clusters) NodeData(ctx context.Context, id, resource string, _ []string,
 func (c Clusters) NodeParts(ctx context.Context, id, resource string, _ []string, _ time.Time) (map[string]graphs.NodeParts, error) {
 	_, err := c.NodeData(ctx, id, resource, nil, time.Time{})
 	return nil, err
+}
+
+// KeyOrigin implements graphs.Clusters: these clusters hold no deployment data.
+func (c Clusters) KeyOrigin(ctx context.Context, id, resource, _, key string, _ time.Time) (wire.KeyOrigin, error) {
+	if err := c.Exists(ctx, id); err != nil {
+		return wire.KeyOrigin{}, err
+	}
+	return wire.KeyOrigin{}, errs.Conflictf("key %s of resource %s has no value in cluster %s", key, resource, id)
 }
 
 // Clock is a fake clock for graphs.WithClock: it stands still until Advance.

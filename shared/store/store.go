@@ -1,8 +1,9 @@
 // Package store defines the storage contract every backend implements: an
 // Index of small, revisioned JSON items with atomic conditional writes, and a
 // content-addressed store of immutable Blobs. The embedded backend
-// (shared/store/bolt) and the AWS backend (shared/store/awsstore: DynamoDB for
-// the index, S3 for blobs) both pass the contract suite in shared/store/storetest.
+// (shared/store/bolt), the AWS backend (shared/store/awsstore: DynamoDB for
+// the index, S3 for blobs) and the in-memory backend most tests use
+// (shared/store/mem) all pass the contract suite in shared/store/storetest.
 package store
 
 import (

@@ -11,7 +11,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/app"
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/store"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // TestStoreGCRoute: POST /api/v1/store/gc sweeps and answers what it found;
@@ -32,11 +32,7 @@ func TestStoreGCRoute(t *testing.T) {
 // interval after start-up, so orphans of a previous short run are collected;
 // it deletes the audit records older than the retention too.
 func TestSweepAtStartUp(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := mem.New()
 	const retention = 90 * 24 * time.Hour
 	for _, age := range []time.Duration{retention + time.Hour, retention - time.Hour} {
 		written := audit.New(b.Index, func() time.Time { return time.Now().Add(-age) })
@@ -76,11 +72,7 @@ func (panickyBlobs) List(context.Context, func(string, time.Time) error) error {
 // TestBackgroundSweepSurvivesPanic: a panic in a background sweep is logged
 // and the sweeps go on, instead of ending the server.
 func TestBackgroundSweepSurvivesPanic(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := mem.New()
 	b.Blobs = panickyBlobs{b.Blobs}
 	var logs syncBuffer
 	ctx, cancel := context.WithCancel(t.Context())
@@ -110,11 +102,7 @@ func (panickyIndex) Query(context.Context, store.Query) ([]store.Item, error) {
 // TestBackgroundDeadlineCheckSurvivesPanic: a panic in a background check of
 // the runs' deadlines is logged and the checks go on, instead of ending the server.
 func TestBackgroundDeadlineCheckSurvivesPanic(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := mem.New()
 	b.Index = panickyIndex{b.Index}
 	var logs syncBuffer
 	ctx, cancel := context.WithCancel(t.Context())

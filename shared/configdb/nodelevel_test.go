@@ -9,7 +9,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/nodes"
 	"github.com/tuningbox/tuningbox/shared/nodes/nodestest"
 	"github.com/tuningbox/tuningbox/shared/store"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // registry adapts the node registry as shared/app does.
@@ -32,11 +32,7 @@ func asNode(n nodes.Node) Node {
 // short path through its placement) adds no request to a warm read, and a
 // change of the node is seen by the very next read.
 func TestWarmNodeReadIsOneIndexCall(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := mem.New()
 	idx, blobs := &countingIndex{Index: b.Index}, &countingBlobs{Blobs: b.Blobs}
 	reg := nodes.NewService(b.Index, nodestest.Environments{Count: 2})
 	s := NewService(idx, blobs, WithNodes(registry{reg}))

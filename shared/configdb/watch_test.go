@@ -8,18 +8,14 @@ import (
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/store"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // TestWaitSharesOneRecheck: many reads waiting on one resource cost the store
 // one read each and then only their topic's rechecks, and a write through
 // another service (another process) wakes them at the next recheck.
 func TestWaitSharesOneRecheck(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	b := mem.New()
 	idx := &countingIndex{Index: b.Index}
 	waiting := NewService(idx, b.Blobs)
 	waiting.watch.recheckEvery = 50 * time.Millisecond
@@ -101,11 +97,7 @@ func (p *panickyIndex) Query(ctx context.Context, q store.Query) ([]store.Item, 
 // request's handler around it to recover) is not the end of the process: the
 // recheck goes on, and a write of another process still wakes the waiter.
 func TestRecheckSurvivesPanic(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	b := mem.New()
 	idx := &panickyIndex{Index: b.Index}
 	waiting := NewService(idx, b.Blobs)
 	waiting.watch.recheckEvery = 20 * time.Millisecond

@@ -12,7 +12,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/graphs/graphstest"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // newService returns a service on a fresh embedded store with clusters 1
@@ -20,11 +20,7 @@ import (
 // controller and 3 compute).
 func newService(t testing.TB, opts ...graphs.Option) *graphs.Service {
 	t.Helper()
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	b := mem.New()
 	clusters := graphstest.Clusters{"1": graphstest.Nodes("n1", "n2"), "2": graphstest.Nodes("n3"), "3": {
 		{ID: "1", Roles: []string{"primary-controller"}}, {ID: "2", Roles: []string{"controller"}}, {ID: "3", Roles: []string{"compute"}},
 	}}

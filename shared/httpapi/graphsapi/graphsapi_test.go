@@ -14,7 +14,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi/graphsapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes/routestest"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 type api struct {
@@ -28,11 +28,7 @@ type api struct {
 // 1 (nodes 1, 2) and 2 (node 3).
 func newAPI(t *testing.T) *api {
 	t.Helper()
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	b := mem.New()
 	router := routes.NewRouter(1 << 20)
 	graphsapi.Register(router, graphs.NewService(b.Index, b.Blobs, graphstest.Clusters{"1": graphstest.Nodes("1", "2"), "2": graphstest.Nodes("3")}))
 	return &api{t: t, h: routestest.Validating(t, httpapi.Wrap(router, httpapi.Options{}))}

@@ -118,8 +118,8 @@ type Op struct {
 	Cond  Cond
 	// Expires, when set on a put, is when the item may go: the AWS backend
 	// stores it for the table's TTL, which deletes the item within days
-	// after; the embedded backend ignores it (the item's owner deletes it,
-	// as audit.Log.Expire does). A put without it clears an earlier one.
+	// after; the embedded and in-memory backends ignore it (the item's owner
+	// deletes it, as audit.Log.Expire does). A put without it clears an earlier one.
 	Expires time.Time
 }
 

@@ -112,12 +112,12 @@ func (x *index) Query(ctx context.Context, q store.Query) ([]store.Item, error) 
 	hi := lo + sort.Search(len(part)-lo, func(i int) bool { return !strings.HasPrefix(part[lo+i].sort, q.Prefix) })
 	if q.After != "" {
 		after, found := slices.BinarySearchFunc(part, q.After, compareSort)
-		if q.Reverse {
+		switch {
+		case q.Reverse:
 			hi = min(hi, after)
-		} else {
-			if found {
-				after++
-			}
+		case found:
+			lo = max(lo, after+1)
+		default:
 			lo = max(lo, after)
 		}
 	}

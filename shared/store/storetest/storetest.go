@@ -784,6 +784,10 @@ func testBatchGet(t *testing.T, f *indexFixture) {
 	if err != nil || len(got) != 0 {
 		t.Errorf("BatchGet of no keys = %v, %v; want an empty map", got, err)
 	}
+	tooMany := append(slices.Clone(keys), f.key("p0", "one too many"))
+	if got, err = f.idx.BatchGet(f.ctx, tooMany); err == nil {
+		t.Errorf("BatchGet of %d keys = %d items, want an error: at most %d", len(tooMany), len(got), store.MaxBatchGet)
+	}
 }
 
 func testValuesAreCopies(t *testing.T, f *indexFixture) {

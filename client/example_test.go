@@ -8,35 +8,22 @@ import (
 	"log"
 	"log/slog"
 	"net/http/httptest"
-	"os"
 
 	"github.com/tuningbox/tuningbox/client"
 	"github.com/tuningbox/tuningbox/shared/app/apptest"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
-// exampleServer serves the whole tuningbox handler, over an embedded store in
-// a temporary directory, on a loopback test server with admin/admin-password
-// as its administrator; stop closes it and removes the store.
+// exampleServer serves the whole tuningbox handler, over an in-memory store,
+// on a loopback test server with admin/admin-password as its administrator;
+// stop closes it.
 func exampleServer() (url string, stop func()) {
-	dir, err := os.MkdirTemp("", "tuningbox-example-")
-	if err != nil {
-		log.Fatal(err)
-	}
-	b, err := bolt.Open(dir)
-	if err != nil {
-		log.Fatal(err)
-	}
-	h, _, err := apptest.Handler(b, "admin", "admin-password", slog.New(slog.DiscardHandler))
+	h, _, err := apptest.Handler(mem.New(), "admin", "admin-password", slog.New(slog.DiscardHandler))
 	if err != nil {
 		log.Fatal(err)
 	}
 	srv := httptest.NewServer(h)
-	return srv.URL, func() {
-		srv.Close()
-		_ = b.Close()
-		_ = os.RemoveAll(dir)
-	}
+	return srv.URL, srv.Close
 }
 
 // The ConfigDB in a few calls: a component with one resource (astute), an

@@ -24,7 +24,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi/authapi"
 	"github.com/tuningbox/tuningbox/shared/keystone"
 	"github.com/tuningbox/tuningbox/shared/lambdaadapter/authorizer"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // ks talks to the test Keystone as its bootstrap administrator.
@@ -128,11 +128,7 @@ func server(t *testing.T, env map[string]string) string {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	b := mem.New()
 	h, err := app.NewHandler(b, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -306,11 +302,7 @@ func TestKeystone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := bolt.Open(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer b.Close()
+		b := mem.New()
 		m := authapi.New(auth.NewService(b.Index), audit.New(b.Index, nil), nil, slog.New(slog.DiscardHandler))
 		m.UseKeystone(v)
 		a := authorizer.New(m)

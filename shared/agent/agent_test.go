@@ -22,7 +22,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/graphsapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // clusterOne is environment 1, where the tests execute their graphs.
@@ -232,9 +232,7 @@ func TestSandboxRoot(t *testing.T) {
 // An agent running a task claims it again every heartbeat; when the run is
 // stopped meanwhile, the next heartbeat ends the task.
 func TestHeartbeatStopsTaskOfEndedRun(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	must(t, err)
-	t.Cleanup(func() { _ = b.Close() })
+	b := mem.New()
 	router := routes.NewRouter(1 << 20)
 	graphsapi.Register(router, graphs.NewService(b.Index, b.Blobs, graphstest.Clusters{"1": graphstest.Nodes("1")}, graphs.WithHeartbeat(100*time.Millisecond)))
 	srv := httptest.NewServer(httpapi.Wrap(router, httpapi.Options{}))

@@ -14,7 +14,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/app"
 	"github.com/tuningbox/tuningbox/shared/store"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // failingAuditIndex fails, while armed, every write batch that stores an audit
@@ -37,11 +37,7 @@ func (f *failingAuditIndex) Write(ctx context.Context, ops ...store.Op) error {
 // are one atomic write: when that write fails, neither exists; when it
 // succeeds, the record names the version.
 func TestAuditRecordInTheVersionsWrite(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	b := mem.New()
 	idx := &failingAuditIndex{Index: b.Index}
 	b.Index = idx
 	cfg, err := app.LoadConfig(func(string) string { return "" })

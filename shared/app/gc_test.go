@@ -6,12 +6,13 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/app"
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/store"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // TestStoreGCRoute: POST /api/v1/store/gc sweeps and answers what it found;
@@ -31,12 +32,10 @@ func TestStoreGCRoute(t *testing.T) {
 // TestSweepAtStartUp: the periodic sweep's first run is at once, not one
 // interval after start-up, so orphans of a previous short run are collected;
 // it deletes the audit records older than the retention too.
-func TestSweepAtStartUp(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+func TestSweepAtStartUp(t *testing.T) { synctest.Test(t, testSweepAtStartUp) }
+
+func testSweepAtStartUp(t *testing.T) {
+	b := mem.New()
 	const retention = 90 * 24 * time.Hour
 	for _, age := range []time.Duration{retention + time.Hour, retention - time.Hour} {
 		written := audit.New(b.Index, func() time.Time { return time.Now().Add(-age) })
@@ -51,12 +50,9 @@ func TestSweepAtStartUp(t *testing.T) {
 		defer close(done)
 		app.CollectGarbageEvery(ctx, b, time.Hour, retention, slog.New(slog.NewJSONHandler(&logs, nil)))
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(logs.String(), `"msg":"blob garbage collection"`) || !strings.Contains(logs.String(), `"msg":"audit records expired","deleted":1`) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no sweep within 5 s of start-up (interval 1 h); log: %s", logs.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+	synctest.Wait() // the first sweep is done and the next waits for its interval
+	if !strings.Contains(logs.String(), `"msg":"blob garbage collection"`) || !strings.Contains(logs.String(), `"msg":"audit records expired","deleted":1`) {
+		t.Fatalf("no sweep at start-up (interval 1 h); log: %s", logs.String())
 	}
 	cancel()
 	<-done
@@ -76,11 +72,11 @@ func (panickyBlobs) List(context.Context, func(string, time.Time) error) error {
 // TestBackgroundSweepSurvivesPanic: a panic in a background sweep is logged
 // and the sweeps go on, instead of ending the server.
 func TestBackgroundSweepSurvivesPanic(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	synctest.Test(t, testBackgroundSweepSurvivesPanic)
+}
+
+func testBackgroundSweepSurvivesPanic(t *testing.T) {
+	b := mem.New()
 	b.Blobs = panickyBlobs{b.Blobs}
 	var logs syncBuffer
 	ctx, cancel := context.WithCancel(t.Context())
@@ -89,12 +85,10 @@ func TestBackgroundSweepSurvivesPanic(t *testing.T) {
 		defer close(done)
 		app.CollectGarbageEvery(ctx, b, 10*time.Millisecond, 0, slog.New(slog.NewJSONHandler(&logs, nil)))
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for strings.Count(logs.String(), `"msg":"blob garbage collection panicked"`) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("fewer than two recovered sweeps in 5 s; log: %s", logs.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // two intervals
+	synctest.Wait()
+	if strings.Count(logs.String(), `"msg":"blob garbage collection panicked"`) < 2 {
+		t.Fatalf("fewer than two recovered sweeps in two intervals; log: %s", logs.String())
 	}
 	cancel()
 	<-done
@@ -110,11 +104,11 @@ func (panickyIndex) Query(context.Context, store.Query) ([]store.Item, error) {
 // TestBackgroundDeadlineCheckSurvivesPanic: a panic in a background check of
 // the runs' deadlines is logged and the checks go on, instead of ending the server.
 func TestBackgroundDeadlineCheckSurvivesPanic(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	synctest.Test(t, testBackgroundDeadlineCheckSurvivesPanic)
+}
+
+func testBackgroundDeadlineCheckSurvivesPanic(t *testing.T) {
+	b := mem.New()
 	b.Index = panickyIndex{b.Index}
 	var logs syncBuffer
 	ctx, cancel := context.WithCancel(t.Context())
@@ -123,12 +117,10 @@ func TestBackgroundDeadlineCheckSurvivesPanic(t *testing.T) {
 		defer close(done)
 		app.EnforceRunDeadlinesEvery(ctx, b, 10*time.Millisecond, slog.New(slog.NewJSONHandler(&logs, nil)))
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for strings.Count(logs.String(), `"msg":"run deadline check panicked"`) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("fewer than two recovered checks in 5 s; log: %s", logs.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // two intervals
+	synctest.Wait()
+	if strings.Count(logs.String(), `"msg":"run deadline check panicked"`) < 2 {
+		t.Fatalf("fewer than two recovered checks in two intervals; log: %s", logs.String())
 	}
 	cancel()
 	<-done

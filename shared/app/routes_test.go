@@ -12,7 +12,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi/authapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes/routestest"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // TestRoutesAgree checks, route by route, that the served router, the route
@@ -20,11 +20,7 @@ import (
 // Gateway routes are checked against the table in infra's
 // TestEndpointGroupsServeTheRouteTable).
 func TestRoutesAgree(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	b := mem.New()
 	cfg, err := app.LoadConfig(func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-lambda-go/cfn"
 
 	"github.com/tuningbox/tuningbox/shared/auth"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // secrets is a SecretReader over fixed values.
@@ -33,11 +33,7 @@ func secrets(values map[string]string) SecretReader {
 // The first administrator comes from the secret at create, is not replaced
 // by a later update once its password changed, and stays on delete.
 func TestFirstAdministrator(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	b := mem.New()
 	const arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:tuningbox-admin"
 	read := secrets(map[string]string{arn: `{"username":"admin","password":"generated-password-1"}`})
 	create := FirstAdministrator(b.Index, read, slog.New(slog.DiscardHandler))

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/store"
@@ -15,7 +16,9 @@ import (
 // one at a time, writers of other documents do not wait for them, a writer
 // whose context ends stops waiting, a conflicting attempt is retried, and
 // nothing is kept of a document nobody writes any more.
-func TestDocWritersTakeTurns(t *testing.T) {
+func TestDocWritersTakeTurns(t *testing.T) { synctest.Test(t, testDocWritersTakeTurns) }
+
+func testDocWritersTakeTurns(t *testing.T) {
 	var d docWriters
 	ctx := context.Background()
 	key := docLockKey(DocRef{Env: "1", Levels: lv("role", "compute"), Resource: "astute"}, Values)

@@ -10,18 +10,14 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/store"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // newTestService returns a service on a fresh embedded store with one component
 // ("fuel": astute, override/plugins) and environment 1 with levels [role, nodes].
 func newTestService(t testing.TB) *Service {
 	t.Helper()
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	b := mem.New()
 	s := NewService(b.Index, b.Blobs)
 	ctx := context.Background()
 	if _, err := s.CreateComponent(ctx, NewComponent{Name: "fuel", ResourceDefinitions: []NewResourceDefinition{
@@ -298,11 +294,7 @@ func warmReadService(t *testing.T, idx store.Index, blobs store.Blobs) (*Service
 }
 
 func TestWarmReadIsOneIndexCall(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := mem.New()
 	// The counting wrapper hides the index's generation: this is a read over
 	// an index others write too (DynamoDB).
 	idx, blobs := &countingIndex{Index: b.Index}, &countingBlobs{Blobs: b.Blobs}
@@ -339,11 +331,7 @@ type onlyWriterIndex struct {
 // reads is the new state, and a read as of an earlier time leaves the kept
 // snapshot as it was.
 func TestWarmReadOverOnlyWriter(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := mem.New()
 	counting := &countingIndex{Index: b.Index}
 	idx, blobs := onlyWriterIndex{counting, b.Index.(store.Generational)}, &countingBlobs{Blobs: b.Blobs}
 	s, node := warmReadService(t, idx, blobs)

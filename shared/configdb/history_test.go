@@ -11,7 +11,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/nodes"
 	"github.com/tuningbox/tuningbox/shared/nodes/nodestest"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // writes stores documents at levels of environment 1's astute, each as
@@ -226,11 +226,7 @@ func TestKeyHistoryWalkIsBounded(t *testing.T) {
 }
 
 func TestKeyProvenance(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	b := mem.New()
 	reg := nodes.NewService(b.Index, nodestest.Environments{Count: 1})
 	now := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
 	s := NewService(b.Index, b.Blobs, WithNodes(registry{reg}), WithClock(func() time.Time { return now }))

@@ -11,7 +11,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/nodes"
 	"github.com/tuningbox/tuningbox/shared/nodes/nodestest"
 	"github.com/tuningbox/tuningbox/shared/store"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // registry adapts the node registry as shared/app does.
@@ -34,11 +34,7 @@ func asNode(n nodes.Node) Node {
 // short path through its placement) adds no request to a warm read, and a
 // change of the node is seen by the very next read.
 func TestWarmNodeReadIsOneIndexCall(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := mem.New()
 	idx, blobs := &countingIndex{Index: b.Index}, &countingBlobs{Blobs: b.Blobs}
 	reg := nodes.NewService(b.Index, nodestest.Environments{Count: 2})
 	s := NewService(idx, blobs, WithNodes(registry{reg}))
@@ -150,11 +146,7 @@ func TestNodeLevelNames(t *testing.T) {
 // several layers), from one index call once the nodes are resolved; a node
 // of another environment fails the read as Read does.
 func TestReadNodesAsReadOneByOne(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := mem.New()
 	idx := &countingIndex{Index: b.Index}
 	reg := nodes.NewService(b.Index, nodestest.Environments{Count: 2})
 	s := NewService(idx, b.Blobs, WithNodes(registry{reg}))

@@ -8,15 +8,11 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/configdb/configdbtest"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 func TestHierarchyChangeRacesDocumentWrite(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	b := mem.New()
 	const trials = 200
 	writes, removals := configdbtest.HierarchyRace(t, b, trials)
 	t.Logf("%d trials: the write won %d, the level removal %d, never both", trials, writes, removals)
@@ -26,11 +22,7 @@ func TestHierarchyChangeRacesDocumentWrite(t *testing.T) {
 // waited (for the document's turn, a backoff or the store's writer lock)
 // commits nothing and says so.
 func TestNoWriteAfterDeadline(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	b := mem.New()
 	ctx := context.Background()
 	svc := configdb.NewService(b.Index, b.Blobs)
 	if _, err := svc.CreateComponent(ctx, configdb.NewComponent{Name: "c", ResourceDefinitions: []configdb.NewResourceDefinition{{Name: "r"}}}); err != nil {

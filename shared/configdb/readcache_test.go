@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/store"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // generationalIndex is an index that says it is its items' only writer.
@@ -56,11 +56,7 @@ func TestReadCacheSnapshots(t *testing.T) {
 // an index that keeps no snapshot; any other read of the snapshot (another
 // merge, a key, show_lookup, another version) is not taken for it.
 func TestPlainAnswerOfAKeptSnapshot(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := mem.New()
 	kept, node := warmReadService(t, b.Index, b.Blobs)
 	fresh := NewService(struct{ store.Index }{b.Index}, b.Blobs)
 	if !kept.cache.keepsSnapshots() || fresh.cache.keepsSnapshots() {

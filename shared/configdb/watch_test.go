@@ -5,21 +5,20 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/store"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // TestWaitSharesOneRecheck: many reads waiting on one resource cost the store
 // one read each and then only their topic's rechecks, and a write through
 // another service (another process) wakes them at the next recheck.
-func TestWaitSharesOneRecheck(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+func TestWaitSharesOneRecheck(t *testing.T) { synctest.Test(t, testWaitSharesOneRecheck) }
+
+func testWaitSharesOneRecheck(t *testing.T) {
+	b := mem.New()
 	idx := &countingIndex{Index: b.Index}
 	waiting := NewService(idx, b.Blobs)
 	waiting.watch.recheckEvery = 50 * time.Millisecond
@@ -100,12 +99,10 @@ func (p *panickyIndex) Query(ctx context.Context, q store.Query) ([]store.Item, 
 // TestRecheckSurvivesPanic: a panic in a topic's background recheck (no
 // request's handler around it to recover) is not the end of the process: the
 // recheck goes on, and a write of another process still wakes the waiter.
-func TestRecheckSurvivesPanic(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+func TestRecheckSurvivesPanic(t *testing.T) { synctest.Test(t, testRecheckSurvivesPanic) }
+
+func testRecheckSurvivesPanic(t *testing.T) {
+	b := mem.New()
 	idx := &panickyIndex{Index: b.Index}
 	waiting := NewService(idx, b.Blobs)
 	waiting.watch.recheckEvery = 20 * time.Millisecond
@@ -155,7 +152,9 @@ func TestRecheckSurvivesPanic(t *testing.T) {
 // write through this process (changed) or a change of the topic's
 // fingerprint (another process's write) wakes them; the last waiter to leave
 // stops the recheck and forgets the topic.
-func TestWatchHub(t *testing.T) {
+func TestWatchHub(t *testing.T) { synctest.Test(t, testWatchHub) }
+
+func testWatchHub(t *testing.T) {
 	var looks, state atomic.Int64
 	h := newWatchHub(func(context.Context, watchKey) ([32]byte, error) {
 		looks.Add(1)

@@ -4,14 +4,10 @@ import (
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/configdb/configdbtest"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 func TestVersionWriters(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	b := mem.New()
 	configdbtest.VersionWriters(t, b)
 }

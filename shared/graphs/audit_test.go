@@ -8,7 +8,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/graphs/graphstest"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // TestAgentPollsAreNotAudited: of an agent's calls, the claim that hands out
@@ -16,11 +16,7 @@ import (
 // (recorded or not as the node's last sign of life), waiting claims that pass
 // nothing and the claim that finds the node done leave no record.
 func TestAgentPollsAreNotAudited(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	b := mem.New()
 	clock := graphstest.NewClock()
 	s := graphs.NewService(b.Index, b.Blobs, graphstest.Clusters{"1": {{ID: "n1", Roles: []string{"a"}}, {ID: "n2", Roles: []string{"b"}}}},
 		graphs.WithClock(clock.Now), graphs.WithHeartbeat(10*time.Second))

@@ -8,7 +8,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/store"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // twoNodeCluster is cluster 1 with the role-less nodes n1 and n2.
@@ -72,11 +72,7 @@ func reportReady(t *testing.T, s *Service, tx, node, task string) {
 // until the first reports it.
 func TestClaimHonoursSkipAndLimits(t *testing.T) {
 	ctx := context.Background()
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	b := mem.New()
 	s := NewService(b.Index, b.Blobs, twoNodeCluster{})
 	if _, err := s.CreateGraph(ctx, Owner{Kind: Cluster, ID: 1}, DefaultType, GraphInput{Tasks: []byte(
 		`[{"id":"a","type":"shell"},{"id":"b","type":"shell","requires":["a"]}]`)}, false); err != nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/graphs/graphstest"
 	"github.com/tuningbox/tuningbox/shared/store"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 func seconds(s float64) *float64 { return &s }
@@ -147,11 +147,7 @@ func TestTaskTimeout(t *testing.T) {
 // The local server's periodic check ends an overdue run without any request.
 func TestEnforceDeadlines(t *testing.T) {
 	ctx := context.Background()
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	b := mem.New()
 	clock := graphstest.NewClock()
 	s := graphs.NewService(b.Index, b.Blobs, graphstest.Clusters{"1": graphstest.Nodes("n1")}, graphs.WithClock(clock.Now))
 	setupExecution(t, s)

@@ -10,7 +10,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/graphs/graphstest"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // definingClusters are clusters whose environments define the resources
@@ -40,11 +40,7 @@ func (c definingClusters) NodeData(ctx context.Context, id, resource string, nod
 
 func definingService(t *testing.T, nodes []graphs.ClusterNode, resources ...string) *graphs.Service {
 	t.Helper()
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	b := mem.New()
 	return graphs.NewService(b.Index, b.Blobs, definingClusters{graphstest.Clusters{"1": nodes}, resources})
 }
 

@@ -4,17 +4,13 @@ import (
 	"context"
 	"testing"
 
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // A plan stored before tasks were resolved per node is a bare task list:
 // every node runs all of it, and nothing waits across nodes.
 func TestLegacyPlanRunsWholeOnEveryNode(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	b := mem.New()
 	s := NewService(b.Index, b.Blobs, oneNodeCluster{})
 	hash, err := b.Blobs.Put(context.Background(), []byte(`[{"id":"a","type":"shell"},{"id":"g","type":"group"},{"id":"b","type":"shell"}]`))
 	if err != nil {

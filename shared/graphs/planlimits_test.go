@@ -12,7 +12,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/graphs/graphstest"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 	"github.com/tuningbox/tuningbox/shared/yaql"
 )
 
@@ -20,11 +20,7 @@ import (
 // of type default with tasks (a JSON list).
 func clusterOf(t *testing.T, n int, tasks any, opts ...graphs.Option) *graphs.Service {
 	t.Helper()
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	b := mem.New()
 	nodes := make([]graphs.ClusterNode, n)
 	for i := range nodes {
 		nodes[i] = graphs.ClusterNode{ID: fmt.Sprint(i + 1), Roles: []string{"compute"}}

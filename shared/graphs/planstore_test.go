@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/store"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // A plan whose steps pass planPartBytes is stored split: the head alone
@@ -16,11 +16,7 @@ import (
 // outnumber what the execution's write can reference.
 func TestSplitPlanReadsBackByNode(t *testing.T) {
 	ctx := context.Background()
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	b := mem.New()
 	s := NewService(b.Index, b.Blobs, oneNodeCluster{})
 	plan := &frozenPlan{Tasks: []Task{{ID: "a", Type: TypeShell}, {ID: "b", Type: TypeShell}}, Nodes: map[string][]NodeStep{}, Limits: map[string]int{"b": 3}}
 	var order []string

@@ -3,6 +3,7 @@ package graphs_test
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/graphs"
@@ -10,7 +11,9 @@ import (
 
 // A waiting cluster claim answers as soon as an execution starts, and idle
 // when its wait runs out or the server drains.
-func TestClaimInClusterWaitsForWork(t *testing.T) {
+func TestClaimInClusterWaitsForWork(t *testing.T) { synctest.Test(t, testClaimInClusterWaitsForWork) }
+
+func testClaimInClusterWaitsForWork(t *testing.T) {
 	ctx := context.Background()
 	s := newService(t)
 	setupExecution(t, s)
@@ -31,7 +34,7 @@ func TestClaimInClusterWaitsForWork(t *testing.T) {
 		}
 		claims <- c
 	}()
-	time.Sleep(100 * time.Millisecond)
+	synctest.Wait() // the claim waits
 	tx := must[graphs.Transaction](t)(s.Execute(ctx, graphs.ExecuteRequest{Cluster: cluster1(), Graphs: []graphs.GraphRun{{Type: "upgrade", Nodes: []graphs.NodeID{"n1"}}}}))
 	select {
 	case c := <-claims:
@@ -53,6 +56,10 @@ func TestClaimInClusterWaitsForWork(t *testing.T) {
 // A claim answers a second before its request's deadline (a Lambda
 // function's timeout), however long it was asked to wait.
 func TestClaimInClusterAnswersBeforeTheDeadline(t *testing.T) {
+	synctest.Test(t, testClaimInClusterAnswersBeforeTheDeadline)
+}
+
+func testClaimInClusterAnswersBeforeTheDeadline(t *testing.T) {
 	s := newService(t)
 	setupExecution(t, s)
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)

@@ -12,7 +12,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/graphs/graphstest"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // newService returns a service on a fresh embedded store with clusters 1
@@ -28,11 +28,7 @@ func newService(t testing.TB, opts ...graphs.Option) *graphs.Service {
 // newServiceOf returns a service on a fresh embedded store with these clusters.
 func newServiceOf(t testing.TB, clusters graphs.Clusters, opts ...graphs.Option) *graphs.Service {
 	t.Helper()
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	b := mem.New()
 	return graphs.NewService(b.Index, b.Blobs, clusters, opts...)
 }
 

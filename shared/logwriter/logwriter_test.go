@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/logwriter"
@@ -32,6 +33,10 @@ func (d *destination) snapshot() []string {
 }
 
 func TestLinesGoOutTogetherWithinTheInterval(t *testing.T) {
+	synctest.Test(t, testLinesGoOutTogetherWithinTheInterval)
+}
+
+func testLinesGoOutTogetherWithinTheInterval(t *testing.T) {
 	var d destination
 	w := logwriter.New(&d, 50*time.Millisecond)
 	for i := range 3 {
@@ -40,10 +45,8 @@ func TestLinesGoOutTogetherWithinTheInterval(t *testing.T) {
 	if got := d.snapshot(); len(got) != 0 {
 		t.Fatalf("written before the interval: %q", got)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(d.snapshot()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	time.Sleep(50 * time.Millisecond) // the interval
+	synctest.Wait()                   // the flush it started is done
 	if got := d.snapshot(); len(got) != 1 || got[0] != "line 0\nline 1\nline 2\n" {
 		t.Fatalf("writes %q, want the three lines in one", got)
 	}

@@ -1,8 +1,9 @@
 // Package store defines the storage contract every backend implements: an
 // Index of small, revisioned JSON items with atomic conditional writes, and a
 // content-addressed store of immutable Blobs. The embedded backend
-// (shared/store/bolt) and the AWS backend (shared/store/awsstore: DynamoDB for
-// the index, S3 for blobs) both pass the contract suite in shared/store/storetest.
+// (shared/store/bolt), the AWS backend (shared/store/awsstore: DynamoDB for
+// the index, S3 for blobs) and the in-memory backend most tests use
+// (shared/store/mem) all pass the contract suite in shared/store/storetest.
 package store
 
 import (
@@ -118,8 +119,8 @@ type Op struct {
 	Cond  Cond
 	// Expires, when set on a put, is when the item may go: the AWS backend
 	// stores it for the table's TTL, which deletes the item within days
-	// after; the embedded backend ignores it (the item's owner deletes it,
-	// as audit.Log.Expire does). A put without it clears an earlier one.
+	// after; the embedded and in-memory backends ignore it (the item's owner
+	// deletes it, as audit.Log.Expire does). A put without it clears an earlier one.
 	Expires time.Time
 }
 

@@ -1,5 +1,5 @@
 // Package apptest runs the whole tuningbox handler, every endpoint group, over
-// a fresh embedded store for tests of the wiring, the CLI and the policy.
+// a fresh in-memory store for tests of the wiring, the CLI and the policy.
 package apptest
 
 import (
@@ -23,7 +23,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/app"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes/routestest"
 	"github.com/tuningbox/tuningbox/shared/store"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // Stack is the handler of every group and what it was built from.
@@ -35,16 +35,12 @@ type Stack struct {
 	Config    app.Config
 }
 
-// New builds the handler over an embedded store in a temporary directory,
+// New builds the handler over a fresh in-memory store (shared/store/mem),
 // with admin/password as the bootstrap administrator, logging to logger. Every
 // exchange with it is checked against the OpenAPI document (routestest).
 func New(t testing.TB, admin, password string, logger *slog.Logger) *Stack {
 	t.Helper()
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	b := mem.New()
 	h, cfg, err := Handler(b, admin, password, logger)
 	if err != nil {
 		t.Fatal(err)

@@ -20,11 +20,11 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes/routestest"
 	"github.com/tuningbox/tuningbox/shared/store"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // Functions builds the handler the way the stack deploys it, over one fresh
-// embedded store: a handler per endpoint group, routed by path prefix as API
+// in-memory store: a handler per endpoint group, routed by path prefix as API
 // Gateway does; the authorizer's handler in front of every route but the
 // public GETs, its answer reaching the group as on Lambda (so the groups never
 // verify credentials); and admin/password created as the first administrator
@@ -34,11 +34,7 @@ import (
 // policies) lacks. Every exchange is checked against the OpenAPI document.
 func Functions(t testing.TB, admin, password string, logger *slog.Logger) *Stack {
 	t.Helper()
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	b := mem.New()
 	cfg, err := app.LoadConfig(func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)

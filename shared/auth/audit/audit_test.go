@@ -7,15 +7,11 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/errs"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 func TestAppendAndList(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := mem.New()
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	log := audit.New(b.Index, func() time.Time { now = now.Add(time.Second); return now })
 	ctx := context.Background()
@@ -76,11 +72,7 @@ func TestAppendAndList(t *testing.T) {
 // DynamoDB's TTL) and Expire deletes the records older than the retention,
 // under both partitions, over several batches; without one it deletes nothing.
 func TestExpire(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := mem.New()
 	ctx := context.Background()
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	clock := func() time.Time { return now }

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // TestWriteNotes: a write begun by the HTTP layer is recorded once, with what
@@ -15,11 +15,7 @@ import (
 // a failed request, one that wrote nothing or a poll that changed nothing;
 // and notes outside an audited write do nothing.
 func TestWriteNotes(t *testing.T) {
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := mem.New()
 	log := audit.New(b.Index, nil)
 	ctx := context.Background()
 

@@ -14,10 +14,10 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi/configapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes/routestest"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
-// api is a test client of the ConfigDB routes served by the real handler on the embedded store.
+// api is a test client of the ConfigDB routes served by the real handler on an in-memory store.
 type api struct {
 	t   testing.TB
 	url string
@@ -26,18 +26,12 @@ type api struct {
 
 func newAPI(t testing.TB, opts httpapi.Options) *api {
 	t.Helper()
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := mem.New()
 	svc := configdb.NewService(b.Index, b.Blobs)
 	router := routes.NewRouter(1 << 20)
 	configapi.Register(router, svc, httpapi.NewCompressed(16<<20))
 	srv := httptest.NewServer(routestest.Validating(t, httpapi.Wrap(router, opts)))
-	t.Cleanup(func() {
-		srv.Close()
-		b.Close()
-	})
+	t.Cleanup(srv.Close)
 	return &api{t: t, url: srv.URL + configapi.Prefix, svc: svc}
 }
 

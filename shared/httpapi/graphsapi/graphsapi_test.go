@@ -15,7 +15,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi/graphsapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes/routestest"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 	"github.com/tuningbox/tuningbox/shared/yaql"
 )
 
@@ -30,11 +30,7 @@ type api struct {
 // 1 (nodes 1, 2) and 2 (node 3).
 func newAPI(t *testing.T, opts ...graphs.Option) *api {
 	t.Helper()
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	b := mem.New()
 	router := routes.NewRouter(1 << 20)
 	graphsapi.Register(router, graphs.NewService(b.Index, b.Blobs, graphstest.EmptyData{Clusters: graphstest.Clusters{"1": graphstest.Nodes("1", "2"), "2": graphstest.Nodes("3")}}, opts...))
 	return &api{t: t, h: routestest.Validating(t, httpapi.Wrap(router, httpapi.Options{}))}

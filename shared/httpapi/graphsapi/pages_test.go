@@ -12,18 +12,14 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi/graphsapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes/routestest"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // pagedAPI serves cluster 1 with nodes 1..n.
 func pagedAPI(t *testing.T, n int) *api {
 	t.Helper()
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	b := mem.New()
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = fmt.Sprint(i + 1)

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/store"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 	"github.com/tuningbox/tuningbox/shared/store/storetest"
 )
 
@@ -205,11 +205,7 @@ func TestContract(t *testing.T) {
 	for _, maxBytes := range []int64{1 << 10, 64 << 20} {
 		t.Run(fmt.Sprintf("cache %d bytes", maxBytes), func(t *testing.T) {
 			storetest.RunBlobs(t, func(t *testing.T) store.Blobs {
-				b, err := bolt.Open(t.TempDir())
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { b.Close() })
+				b := mem.New()
 				return New(b.Blobs, maxBytes)
 			})
 		})

@@ -198,13 +198,8 @@ func (x *index) BatchGet(ctx context.Context, keys []store.Key) (map[store.Key]s
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if len(keys) > store.MaxBatchGet {
-		return nil, fmt.Errorf("batch get of %d keys: at most %d allowed", len(keys), store.MaxBatchGet)
-	}
-	for _, k := range keys {
-		if err := store.CheckKey(k); err != nil {
-			return nil, err
-		}
+	if err := store.CheckBatchGet(keys); err != nil {
+		return nil, err
 	}
 	items := make(map[store.Key]store.Item, len(keys))
 	err := x.db.View(func(tx *bbolt.Tx) error {
@@ -314,7 +309,7 @@ func (x *index) Write(ctx context.Context, ops ...store.Op) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := validBatch(ops); err != nil {
+	if err := store.CheckBatch(ops); err != nil {
 		return err
 	}
 	if len(ops) == 0 {
@@ -347,7 +342,7 @@ func (x *index) Write(ctx context.Context, ops ...store.Op) error {
 			if v := b.Get(keys[i]); v != nil {
 				revs[i] = revisionOf(v)
 			}
-			if !holds(op.Cond, revs[i]) {
+			if !op.Cond.HoldsAt(revs[i]) {
 				return fmt.Errorf("write %s/%s: %w", op.Key.Partition, op.Key.Sort, store.ErrConflict)
 			}
 		}
@@ -370,50 +365,6 @@ func (x *index) Write(ctx context.Context, ops ...store.Op) error {
 		}
 		return nil
 	})
-}
-
-// validBatch rejects batches the contract forbids, before any condition is looked at.
-func validBatch(ops []store.Op) error {
-	if len(ops) > store.MaxWriteBatch {
-		return fmt.Errorf("write batch of %d operations: at most %d allowed", len(ops), store.MaxWriteBatch)
-	}
-	seen := make(map[store.Key]bool, len(ops))
-	for _, op := range ops {
-		if err := store.CheckKey(op.Key); err != nil {
-			return err
-		}
-		if seen[op.Key] {
-			return fmt.Errorf("write batch names %s/%s more than once", op.Key.Partition, op.Key.Sort)
-		}
-		seen[op.Key] = true
-		switch op.Kind {
-		case store.OpPut:
-			if len(op.Value) > store.MaxValueSize {
-				return fmt.Errorf("put %s/%s: value of %d bytes: %w", op.Key.Partition, op.Key.Sort, len(op.Value), store.ErrValueTooLarge)
-			}
-		case store.OpDelete, store.OpCheck:
-		default:
-			return fmt.Errorf("write %s/%s: unknown operation kind %d", op.Key.Partition, op.Key.Sort, op.Kind)
-		}
-		if op.Cond.Kind < store.Always || op.Cond.Kind > store.RevisionIs {
-			return fmt.Errorf("write %s/%s: unknown condition kind %d", op.Key.Partition, op.Key.Sort, op.Cond.Kind)
-		}
-	}
-	return nil
-}
-
-// holds reports whether c is met by an item at revision rev (0 = absent).
-func holds(c store.Cond, rev int64) bool {
-	switch c.Kind {
-	case store.MustNotExist:
-		return rev == 0
-	case store.MustExist:
-		return rev > 0
-	case store.RevisionIs:
-		return rev > 0 && rev == c.Revision
-	default:
-		return true
-	}
 }
 
 // blobs stores each blob under its hex SHA-256.

@@ -784,6 +784,10 @@ func testBatchGet(t *testing.T, f *indexFixture) {
 	if err != nil || len(got) != 0 {
 		t.Errorf("BatchGet of no keys = %v, %v; want an empty map", got, err)
 	}
+	tooMany := append(slices.Clone(keys), f.key("p0", "one too many"))
+	if got, err = f.idx.BatchGet(f.ctx, tooMany); err == nil {
+		t.Errorf("BatchGet of %d keys = %d items, want an error: at most %d", len(tooMany), len(got), store.MaxBatchGet)
+	}
 }
 
 func testValuesAreCopies(t *testing.T, f *indexFixture) {
@@ -805,19 +809,24 @@ func testValuesAreCopies(t *testing.T, f *indexFixture) {
 	copy(in, "MUTATED!")
 	f.want(t, k, "original", 6)
 
-	it, err := f.idx.Get(f.ctx, k)
-	if err != nil {
-		t.Fatal(err)
+	// read returns k's value as each of Get, BatchGet and Query returns it.
+	read := func() map[string][]byte {
+		t.Helper()
+		it, err := f.idx.Get(f.ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch, err := f.idx.BatchGet(f.ctx, []store.Key{k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := f.idx.Query(f.ctx, store.Query{Partition: k.Partition})
+		if err != nil || len(list) != 1 {
+			t.Fatalf("Query = %v, %v", list, err)
+		}
+		return map[string][]byte{"Get": it.Value, "BatchGet": batch[k].Value, "Query": list[0].Value}
 	}
-	batch, err := f.idx.BatchGet(f.ctx, []store.Key{k})
-	if err != nil {
-		t.Fatal(err)
-	}
-	list, err := f.idx.Query(f.ctx, store.Query{Partition: k.Partition})
-	if err != nil || len(list) != 1 {
-		t.Fatalf("Query = %v, %v", list, err)
-	}
-	returned := map[string][]byte{"Get": it.Value, "BatchGet": batch[k].Value, "Query": list[0].Value}
+	returned := read()
 	churn(2)
 	f.write(t, store.Put(k, []byte("original")))
 	for name, v := range returned {
@@ -826,11 +835,19 @@ func testValuesAreCopies(t *testing.T, f *indexFixture) {
 		}
 	}
 
-	// Values belong to the caller: changing them changes nothing stored.
+	// Values belong to the caller: changing them changes nothing stored,
+	// whether the item was rewritten since they were read or not (an
+	// in-memory backend could hand out its own slices).
 	for _, v := range returned {
 		copy(v, "MUTATED!")
 	}
 	f.want(t, k, "original", 12)
+	for name, v := range read() {
+		copy(v, "MUTATED!")
+		if it, err := f.idx.Get(f.ctx, k); err != nil || string(it.Value) != "original" {
+			t.Fatalf("changing the value %s returned changed the stored item to %q (%v)", name, it.Value, err)
+		}
+	}
 }
 
 // concurrency is the number of goroutines of the concurrent cases.

@@ -1,5 +1,5 @@
 // Package templatesapitest serves the node and deploy template APIs over a
-// fresh embedded store for tests, and talks to them.
+// fresh in-memory store for tests, and talks to them.
 package templatesapitest
 
 import (
@@ -16,7 +16,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi/templatesapi"
 	"github.com/tuningbox/tuningbox/shared/nodes"
 	"github.com/tuningbox/tuningbox/shared/nodes/nodestest"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 	"github.com/tuningbox/tuningbox/shared/templates"
 )
 
@@ -34,11 +34,7 @@ type Client struct {
 // microversion document, inside the shared middleware; it stops with the test.
 func NewServer(t testing.TB) *Client {
 	t.Helper()
-	b, err := bolt.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	b := mem.New()
 	nodeSvc := nodes.NewService(b.Index, nodestest.Environments{Count: Environments})
 	router := routes.NewRouter(1 << 20)
 	router.Mount(routes.Handlers{"versions": httpapi.ServeVersions})

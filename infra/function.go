@@ -125,7 +125,9 @@ func grantBlobs(fn awslambda.Function, storage *Storage, access keyspace.BlobAcc
 		objectActions = append(objectActions, "s3:PutObject")
 	}
 	if access == keyspace.BlobsCollect {
-		objectActions = append(objectActions, "s3:DeleteObject", "s3:DeleteObjectVersion")
+		// A delete without a version id: the sweep leaves a delete marker and
+		// can destroy no version (the bucket's lifecycle expires them).
+		objectActions = append(objectActions, "s3:DeleteObject")
 	}
 	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings(objectActions...),
@@ -138,12 +140,4 @@ func grantBlobs(fn awslambda.Function, storage *Storage, access keyspace.BlobAcc
 		Actions:   jsii.Strings("s3:ListBucket"),
 		Resources: jsii.Strings(*bucket.BucketArn()),
 	}))
-	if access == keyspace.BlobsCollect {
-		// The sweep lists the versions of the blob keys only.
-		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Actions:    jsii.Strings("s3:ListBucketVersions"),
-			Resources:  jsii.Strings(*bucket.BucketArn()),
-			Conditions: &map[string]any{"StringLike": map[string]any{"s3:prefix": blobKeys}},
-		}))
-	}
 }

@@ -269,7 +269,7 @@ func TestTableIsOnDemandWithPITRAndStringKeys(t *testing.T) {
 				map[string]any{"AttributeName": "pk", "AttributeType": "S"},
 				map[string]any{"AttributeName": "sk", "AttributeType": "S"},
 			},
-			"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
+			"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true, "RecoveryPeriodInDays": pointInTimeRecoveryDays},
 			"GlobalSecondaryIndexes":           assertions.Match_Absent(),
 			"ProvisionedThroughput":            assertions.Match_Absent(),
 		})
@@ -409,7 +409,7 @@ func TestIAMGrantsOnlyTheStoreCalls(t *testing.T) {
 		keyspace.BlobsNone:      nil,
 		keyspace.BlobsRead:      {"s3:GetObject", "s3:ListBucket"},
 		keyspace.BlobsReadWrite: {"s3:GetObject", "s3:ListBucket", "s3:PutObject"},
-		keyspace.BlobsCollect:   {"s3:GetObject", "s3:ListBucket", "s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion", "s3:ListBucketVersions"},
+		keyspace.BlobsCollect:   {"s3:GetObject", "s3:ListBucket", "s3:PutObject", "s3:DeleteObject"},
 	}
 	xray := []string{"xray:PutTelemetryRecords", "xray:PutTraceSegments"}
 	extra := map[string][]string{

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
@@ -137,6 +138,14 @@ func newHTTPAPI(scope constructs.Construct, id string, routes []Route, authorize
 				Authorizer:  awsapigatewayv2.NewHttpNoneAuthorizer(),
 			})
 		}
+		for _, key := range r.Group.Routes {
+			method, path, _ := strings.Cut(key, " ")
+			api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+				Path:        jsii.String(path),
+				Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod(method)},
+				Integration: integration,
+			})
+		}
 	}
 	if domain != nil {
 		return mtlsURL(scope, ids.MTLS, domain.RegionalDomainName()), serverErrors
@@ -158,6 +167,9 @@ func newRESTAPI(scope constructs.Construct, id string, routes []Route, authorize
 	}
 	props := &awsapigateway.RestApiProps{
 		Description: jsii.String("tuningbox API"),
+		// The 5xx alarm's dimension (ApiName): the stack's name, unique in
+		// the account and region, not the construct id every stack shares.
+		RestApiName: awscdk.Aws_STACK_NAME(),
 		// A REST API writes access logs through the account's API Gateway
 		// CloudWatch role (AWS::ApiGateway::Account), which this creates.
 		CloudWatchRole:       jsii.Bool(true),

@@ -38,9 +38,8 @@ type FunctionProps struct {
 	// TimeoutSeconds is the function's timeout when longer than the default.
 	TimeoutSeconds float64
 	Operations     *Operations
-	// ReservedConcurrency fixes the function's cap instead of the stack
-	// parameter ReservedConcurrency.
-	ReservedConcurrency *float64
+	// Pool is the concurrency the function reserves (PoolGroups by default).
+	Pool Pool
 }
 
 // Function timeouts: longPollTimeout stays below the 29 s API Gateway gives an
@@ -89,7 +88,7 @@ func NewFunction(scope constructs.Construct, id string, props FunctionProps) aws
 			Retention: accessLogRetention,
 		}),
 	})
-	props.Operations.configureFunction(props.Name, fn, timeout, props.ReservedConcurrency)
+	props.Operations.configureFunction(props.Name, fn, timeout, props.LongPoll, props.Pool)
 	grantTable(fn, props.Storage, tableReadActions, props.Access.Read)
 	grantTable(fn, props.Storage, tableWriteActions, props.Access.Write)
 	grantBlobs(fn, props.Storage, props.Access.Blobs)

@@ -51,25 +51,35 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	stack := awscdk.NewStack(scope, jsii.String(id), &props.StackProps)
 	s := &Stack{Stack: stack, Storage: NewStorage(stack, "Storage"), Operations: NewOperations(stack), Functions: map[string]awslambda.Function{}}
 
-	newFunction := func(name string, longPoll bool) awslambda.Function {
-		fn := NewFunction(stack, constructID(name), FunctionProps{
-			Name:       name,
-			CodeDir:    filepath.Join(props.BinDir, name),
+	newFunction := func(g EndpointGroup) awslambda.Function {
+		pool := PoolGroups
+		if g.OwnPool {
+			pool = PoolLongPolls
+		}
+		fn := NewFunction(stack, constructID(g.Name), FunctionProps{
+			Name:       g.Name,
+			CodeDir:    filepath.Join(props.BinDir, g.Name),
 			Storage:    s.Storage,
-			Access:     keyspace.Functions[name],
-			LongPoll:   longPoll,
+			Access:     keyspace.Functions[g.RouteGroup()],
+			LongPoll:   g.LongPoll,
+			Pool:       pool,
 			Operations: s.Operations,
 		})
-		s.Functions[name] = fn
+		s.Functions[g.Name] = fn
 		return fn
 	}
 	apiRoutes := make([]Route, 0, len(props.Functions.Groups))
 	for _, g := range props.Functions.Groups {
-		apiRoutes = append(apiRoutes, Route{Group: g, Function: newFunction(g.Name, g.LongPoll)})
+		if g.OwnPool && props.API == APIREST {
+			// A REST API resource cannot have both {id} and {proxy+}
+			// children: its claims stay with the graphs function.
+			continue
+		}
+		apiRoutes = append(apiRoutes, Route{Group: g, Function: newFunction(g)})
 	}
 	var authorizer awslambda.IFunction
 	if props.Functions.Authorizer {
-		fn := newFunction(authorizerName, false)
+		fn := newFunction(EndpointGroup{Name: authorizerName})
 		props.Identities.configureAuthorizer(stack, fn)
 		authorizer = fn
 	}
@@ -146,13 +156,13 @@ func (s *Stack) collector(binDir string) {
 		EnforceSSL:      jsii.Bool(true),
 	})
 	fn := NewFunction(s.Stack, constructID(gcName), FunctionProps{
-		Name:                gcName,
-		CodeDir:             filepath.Join(binDir, gcName),
-		Storage:             s.Storage,
-		Access:              keyspace.Functions[gcName],
-		TimeoutSeconds:      900,
-		Operations:          s.Operations,
-		ReservedConcurrency: jsii.Number(1),
+		Name:           gcName,
+		CodeDir:        filepath.Join(binDir, gcName),
+		Storage:        s.Storage,
+		Access:         keyspace.Functions[gcName],
+		TimeoutSeconds: 900,
+		Operations:     s.Operations,
+		Pool:           PoolOne,
 	})
 	fn.ConfigureAsyncInvoke(&awslambda.EventInvokeConfigOptions{
 		OnFailure:     awslambdadestinations.NewSqsDestination(deadLetters),

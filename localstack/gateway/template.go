@@ -523,7 +523,8 @@ func matchesVariables(pattern, path string) bool {
 		return false
 	}
 	for i, w := range want {
-		if got[i] == "" || !(strings.HasPrefix(w, "{") && strings.HasSuffix(w, "}")) && w != got[i] {
+		variable := strings.HasPrefix(w, "{") && strings.HasSuffix(w, "}")
+		if variable && got[i] == "" || !variable && w != got[i] {
 			return false
 		}
 	}

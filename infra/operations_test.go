@@ -76,6 +76,9 @@ func TestOperableInventory(t *testing.T) {
 	if name := functionOf(t, functions, cr["ServiceToken"]); name != "auth" || !slices.Equal(refs(cr[adminSecretProperty]), secrets) {
 		t.Errorf("first administrator: run by %s with %v", name, cr)
 	}
+	if got := fmt.Sprint(cr["ServiceTimeout"]); got != fmt.Sprint(firstAdministratorTimeoutSeconds) {
+		t.Errorf("first administrator: ServiceTimeout %s, want %d s (not CloudFormation's hour)", got, firstAdministratorTimeoutSeconds)
+	}
 	for output, want := range map[string]string{"AdminSecretArn": secrets[0], "AdminUserName": "AdminUser", "AlarmTopicArn": s.ofType("AWS::SNS::Topic")[0]} {
 		o, ok := s.outputs[output].(map[string]any)
 		if !ok || !slices.Equal(refs(o["Value"]), []string{want}) {

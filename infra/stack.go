@@ -46,6 +46,11 @@ type Stack struct {
 // secret: shared/app.AdminSecretProperty, which the auth function reads.
 const adminSecretProperty = "AdminSecret"
 
+// firstAdministratorTimeoutSeconds is how long CloudFormation waits for the
+// first administrator's answer: a few of the auth function's invocations
+// (defaultTimeout), with Lambda's retries of a failed one.
+const firstAdministratorTimeoutSeconds = 120
+
 // NewStack builds the stack and outputs the API's URL as ApiUrl.
 func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	stack := awscdk.NewStack(scope, jsii.String(id), &props.StackProps)
@@ -131,6 +136,10 @@ func (s *Stack) firstAdministrator(auth awslambda.Function) {
 		ServiceToken: auth.FunctionArn(),
 		ResourceType: jsii.String("Custom::FirstAdministrator"),
 		Properties:   &map[string]any{adminSecretProperty: secret.SecretArn()},
+		// The function answers even when it cannot start (shared/lambdamain);
+		// should no answer come all the same, CloudFormation gives up after
+		// this instead of an hour.
+		ServiceTimeout: awscdk.Duration_Seconds(jsii.Number(firstAdministratorTimeoutSeconds)),
 	})
 	awscdk.NewCfnOutput(s.Stack, jsii.String("AdminSecretArn"), &awscdk.CfnOutputProps{
 		Value:       secret.SecretArn(),

@@ -147,6 +147,7 @@ func newHTTPAPI(scope constructs.Construct, id string, routes []Route, authorize
 			})
 		}
 	}
+	suppressAPIFindings(api, APIHTTP) // after the routes: it applies to the API's children as they are then
 	if domain != nil {
 		return mtlsURL(scope, ids.MTLS, domain.RegionalDomainName()), serverErrors
 	}
@@ -179,7 +180,10 @@ func newRESTAPI(scope constructs.Construct, id string, routes []Route, authorize
 			ThrottlingBurstLimit: ops.BurstLimit.ValueAsNumber(),
 			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(accessLogs),
 			AccessLogFormat:      awsapigateway.AccessLogFormat_Custom(jsii.String(accessLogFormat(APIREST))),
-			TracingEnabled:       jsii.Bool(true),
+			// Execution logs of failures only (integration and authorizer
+			// errors): the access logs have every request.
+			LoggingLevel:   awsapigateway.MethodLoggingLevel_ERROR,
+			TracingEnabled: jsii.Bool(true),
 		},
 		// Gzip-encoded answers (isBase64Encoded) reach clients as bytes, not base64 text.
 		BinaryMediaTypes: jsii.Strings("*/*"),
@@ -209,6 +213,7 @@ func newRESTAPI(scope constructs.Construct, id string, routes []Route, authorize
 				&awsapigateway.MethodOptions{AuthorizationType: awsapigateway.AuthorizationType_NONE})
 		}
 	}
+	suppressAPIFindings(api, APIREST) // after the methods: it applies to the API's children as they are then
 	if ids.MTLS.Enabled() {
 		return mtlsURL(scope, ids.MTLS, api.DomainName().DomainNameAliasDomainName()), serverErrors
 	}

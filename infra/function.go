@@ -74,6 +74,12 @@ func NewFunction(scope constructs.Construct, id string, props FunctionProps) aws
 	if props.LongPoll {
 		env["TUNINGBOX_MAX_WAIT"] = props.Operations.LongPollMaxWait.ValueAsString()
 	}
+	logs := awslogs.NewLogGroup(c, jsii.String("Logs"), &awslogs.LogGroupProps{Retention: accessLogRetention})
+	// A role of its own rather than the CDK's default, which carries the
+	// managed AWSLambdaBasicExecutionRole (logs on every log group): this
+	// one writes to the function's log group only.
+	role := awsiam.NewRole(c, jsii.String("Role"), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
+	logs.GrantWrite(role)
 	fn := awslambda.NewFunction(c, jsii.String("Function"), &awslambda.FunctionProps{
 		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
 		Architecture: awslambda.Architecture_ARM_64(),
@@ -83,15 +89,15 @@ func NewFunction(scope constructs.Construct, id string, props FunctionProps) aws
 		Timeout:      awscdk.Duration_Seconds(jsii.Number(timeout)),
 		Environment:  &env,
 		// The X-Ray permissions; the mode is the stack parameter Tracing.
-		Tracing: awslambda.Tracing_ACTIVE,
-		LogGroup: awslogs.NewLogGroup(c, jsii.String("Logs"), &awslogs.LogGroupProps{
-			Retention: accessLogRetention,
-		}),
+		Tracing:  awslambda.Tracing_ACTIVE,
+		LogGroup: logs,
+		Role:     role,
 	})
 	props.Operations.configureFunction(props.Name, fn, timeout, props.LongPoll, props.Pool)
 	grantTable(fn, props.Storage, tableReadActions, props.Access.Read)
 	grantTable(fn, props.Storage, tableWriteActions, props.Access.Write)
 	grantBlobs(fn, props.Storage, props.Access.Blobs)
+	suppressFunctionFindings(role, props.Storage) // after the grants: it applies to the role's policy as it is then
 	return fn
 }
 

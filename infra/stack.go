@@ -108,6 +108,7 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 		},
 		Period: awscdk.Duration_Minutes(jsii.Number(alarmPeriodMinutes)),
 	}), 1, "DynamoDB throttled requests to the table")
+	suppressStackFindings(s)
 	return s
 }
 

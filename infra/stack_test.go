@@ -375,7 +375,11 @@ func (s *synthesized) statements(t *testing.T) map[string][]map[string]any {
 	t.Helper()
 	roleOf := map[string]string{}
 	for id, name := range s.functionIDs(t) {
-		roleOf[refs(s.resources[id].Properties["Role"])[0]] = name
+		role := refs(s.resources[id].Properties["Role"])[0]
+		roleOf[role] = name
+		if managed := s.resources[role].Properties["ManagedPolicyArns"]; managed != nil {
+			t.Errorf("%s: the role has managed policies %v", name, managed)
+		}
 	}
 	statements := map[string][]map[string]any{}
 	for _, id := range s.ofType("AWS::IAM::Policy") {
@@ -420,6 +424,7 @@ func TestIAMGrantsOnlyTheStoreCalls(t *testing.T) {
 		keyspace.BlobsCollect:   {"s3:GetObject", "s3:ListBucket", "s3:PutObject", "s3:DeleteObject"},
 	}
 	xray := []string{"xray:PutTelemetryRecords", "xray:PutTraceSegments"}
+	logs := []string{"logs:CreateLogStream", "logs:PutLogEvents"}
 	extra := map[string][]string{
 		"auth": {"secretsmanager:DescribeSecret", "secretsmanager:GetSecretValue"},
 		"gc":   {"sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:SendMessage"},
@@ -434,7 +439,7 @@ func TestIAMGrantsOnlyTheStoreCalls(t *testing.T) {
 		t.Errorf("statements for %d functions, want %d", len(statements), len(grants))
 	}
 	for name, access := range grants {
-		want := slices.Concat(blobActions[access.Blobs], xray, extra[name])
+		want := slices.Concat(blobActions[access.Blobs], xray, logs, extra[name])
 		if len(access.Read) > 0 {
 			want = append(want, tableRead...)
 		}
@@ -471,6 +476,10 @@ func TestIAMGrantsOnlyTheStoreCalls(t *testing.T) {
 				}
 				if objects := fmt.Sprint(st["Resource"]); strings.Contains(objects, "/*") && !strings.Contains(objects, "/"+keyspace.BlobKeys+"*") {
 					t.Errorf("%s: %v on objects %s, not blobs/*", name, stActions, objects)
+				}
+			case "logs": // its own log group only (no managed AWSLambdaBasicExecutionRole)
+				if len(resources) != 1 || s.resources[resources[0]].Type != "AWS::Logs::LogGroup" || !strings.HasPrefix(resources[0], constructID(name)+"Logs") {
+					t.Errorf("%s: %v on %v, want its own log group", name, stActions, st["Resource"])
 				}
 			case "xray":
 				if st["Resource"] != "*" { // X-Ray has no resources to name

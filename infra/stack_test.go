@@ -222,6 +222,7 @@ func TestHTTPStackResourceCounts(t *testing.T) {
 		"AWS::SQS::QueuePolicy":          1, // SSL only
 		"AWS::Lambda::EventInvokeConfig": 1, // gc's retries and on-failure destination
 	})
+	checkInventoryDoc(t, APIHTTP, s)
 }
 
 func TestBucketIsVersionedEncryptedPrivateAndSSLOnly(t *testing.T) {
@@ -562,6 +563,7 @@ func TestRESTVariant(t *testing.T) {
 		"AWS::ApiGateway::Resource":      28, // /api, /api/v1, 14 group paths under /api/v1, 12 {proxy+}
 		"AWS::ApiGateway::Method":        23, // ANY on the 21 paths that reach a route, and the public GET /api/v1/config and /api/v1/openapi.json
 	})
+	checkInventoryDoc(t, APIREST, s)
 	functions := s.functionIDs(t)
 	authorizers := s.ofType("AWS::ApiGateway::Authorizer")
 	auth := s.resources[authorizers[0]].Properties

@@ -22,7 +22,8 @@ type APIType string
 const (
 	// APIHTTP is an HTTP API (payload format 2.0): cheaper and the default.
 	APIHTTP APIType = "http"
-	// APIREST is a REST API (payload format 1.0), which LocalStack Community emulates.
+	// APIREST is a REST API (payload format 1.0): what an operator needs for a
+	// WAF web ACL or a private endpoint; make integration runs it on moto.
 	APIREST APIType = "rest"
 )
 

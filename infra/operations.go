@@ -71,8 +71,8 @@ func NewOperations(stack awscdk.Stack) *Operations {
 		})
 	}
 	o := &Operations{stack: stack}
-	o.RateLimit = number("ApiRateLimit", "steady requests per second the API accepts before it answers 429", defaultRateLimit, 1, 10000)
-	o.BurstLimit = number("ApiBurstLimit", "requests the API accepts at once above the steady rate", defaultBurstLimit, 1, 5000)
+	o.RateLimit = number("ApiRateLimit", "steady requests per second each route of the API accepts before it answers 429 (API Gateway throttles every route on its own)", defaultRateLimit, 1, 10000)
+	o.BurstLimit = number("ApiBurstLimit", "requests each route of the API accepts at once above the steady rate", defaultBurstLimit, 1, 5000)
 	o.ReservedConcurrency = number("ReservedConcurrency",
 		"concurrent executions reserved for, and capping, each endpoint group's function and the authorizer, and one for the sweep (0: none; Lambda keeps 100 of the account's limit unreserved)", 0, 0, 1000)
 	o.capConcurrency = nonZero(stack, "CapConcurrency", o.ReservedConcurrency)

@@ -37,6 +37,12 @@ func TestOperableInventory(t *testing.T) {
 			t.Errorf("parameter %s: %s, want %s", name, got, want)
 		}
 	}
+	// API Gateway applies the stage's default route throttle to each route: the parameters say so.
+	for _, name := range []string{"ApiRateLimit", "ApiBurstLimit"} {
+		if d := fmt.Sprint(s.param(t, name)["Description"]); !strings.Contains(d, "each route") {
+			t.Errorf("parameter %s: %q does not say the throttle is per route", name, d)
+		}
+	}
 	if p := s.param(t, "LongPollMaxWait"); p["MaxValue"] != 25.0 || maxLongPollWait != 25 {
 		t.Errorf("LongPollMaxWait may exceed the 25 s the API waits: %v", p)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
@@ -21,7 +22,8 @@ type APIType string
 const (
 	// APIHTTP is an HTTP API (payload format 2.0): cheaper and the default.
 	APIHTTP APIType = "http"
-	// APIREST is a REST API (payload format 1.0), which LocalStack Community emulates.
+	// APIREST is a REST API (payload format 1.0): what an operator needs for a
+	// WAF web ACL or a private endpoint; make integration runs it on moto.
 	APIREST APIType = "rest"
 )
 
@@ -137,7 +139,16 @@ func newHTTPAPI(scope constructs.Construct, id string, routes []Route, authorize
 				Authorizer:  awsapigatewayv2.NewHttpNoneAuthorizer(),
 			})
 		}
+		for _, key := range r.Group.Routes {
+			method, path, _ := strings.Cut(key, " ")
+			api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+				Path:        jsii.String(path),
+				Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod(method)},
+				Integration: integration,
+			})
+		}
 	}
+	suppressAPIFindings(api, APIHTTP) // after the routes: it applies to the API's children as they are then
 	if domain != nil {
 		return mtlsURL(scope, ids.MTLS, domain.RegionalDomainName()), serverErrors
 	}
@@ -158,6 +169,9 @@ func newRESTAPI(scope constructs.Construct, id string, routes []Route, authorize
 	}
 	props := &awsapigateway.RestApiProps{
 		Description: jsii.String("tuningbox API"),
+		// The 5xx alarm's dimension (ApiName): the stack's name, unique in
+		// the account and region, not the construct id every stack shares.
+		RestApiName: awscdk.Aws_STACK_NAME(),
 		// A REST API writes access logs through the account's API Gateway
 		// CloudWatch role (AWS::ApiGateway::Account), which this creates.
 		CloudWatchRole:       jsii.Bool(true),
@@ -167,7 +181,10 @@ func newRESTAPI(scope constructs.Construct, id string, routes []Route, authorize
 			ThrottlingBurstLimit: ops.BurstLimit.ValueAsNumber(),
 			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(accessLogs),
 			AccessLogFormat:      awsapigateway.AccessLogFormat_Custom(jsii.String(accessLogFormat(APIREST))),
-			TracingEnabled:       jsii.Bool(true),
+			// Execution logs of failures only (integration and authorizer
+			// errors): the access logs have every request.
+			LoggingLevel:   awsapigateway.MethodLoggingLevel_ERROR,
+			TracingEnabled: jsii.Bool(true),
 		},
 		// Gzip-encoded answers (isBase64Encoded) reach clients as bytes, not base64 text.
 		BinaryMediaTypes: jsii.Strings("*/*"),
@@ -197,6 +214,7 @@ func newRESTAPI(scope constructs.Construct, id string, routes []Route, authorize
 				&awsapigateway.MethodOptions{AuthorizationType: awsapigateway.AuthorizationType_NONE})
 		}
 	}
+	suppressAPIFindings(api, APIREST) // after the methods: it applies to the API's children as they are then
 	if ids.MTLS.Enabled() {
 		return mtlsURL(scope, ids.MTLS, api.DomainName().DomainNameAliasDomainName()), serverErrors
 	}

@@ -38,9 +38,8 @@ type FunctionProps struct {
 	// TimeoutSeconds is the function's timeout when longer than the default.
 	TimeoutSeconds float64
 	Operations     *Operations
-	// ReservedConcurrency fixes the function's cap instead of the stack
-	// parameter ReservedConcurrency.
-	ReservedConcurrency *float64
+	// Pool is the concurrency the function reserves (PoolGroups by default).
+	Pool Pool
 }
 
 // Function timeouts: longPollTimeout stays below the 29 s API Gateway gives an
@@ -75,6 +74,12 @@ func NewFunction(scope constructs.Construct, id string, props FunctionProps) aws
 	if props.LongPoll {
 		env["TUNINGBOX_MAX_WAIT"] = props.Operations.LongPollMaxWait.ValueAsString()
 	}
+	logs := awslogs.NewLogGroup(c, jsii.String("Logs"), &awslogs.LogGroupProps{Retention: accessLogRetention})
+	// A role of its own rather than the CDK's default, which carries the
+	// managed AWSLambdaBasicExecutionRole (logs on every log group): this
+	// one writes to the function's log group only.
+	role := awsiam.NewRole(c, jsii.String("Role"), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
+	logs.GrantWrite(role)
 	fn := awslambda.NewFunction(c, jsii.String("Function"), &awslambda.FunctionProps{
 		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
 		Architecture: awslambda.Architecture_ARM_64(),
@@ -84,15 +89,15 @@ func NewFunction(scope constructs.Construct, id string, props FunctionProps) aws
 		Timeout:      awscdk.Duration_Seconds(jsii.Number(timeout)),
 		Environment:  &env,
 		// The X-Ray permissions; the mode is the stack parameter Tracing.
-		Tracing: awslambda.Tracing_ACTIVE,
-		LogGroup: awslogs.NewLogGroup(c, jsii.String("Logs"), &awslogs.LogGroupProps{
-			Retention: accessLogRetention,
-		}),
+		Tracing:  awslambda.Tracing_ACTIVE,
+		LogGroup: logs,
+		Role:     role,
 	})
-	props.Operations.configureFunction(props.Name, fn, timeout, props.ReservedConcurrency)
+	props.Operations.configureFunction(props.Name, fn, timeout, props.LongPoll, props.Pool)
 	grantTable(fn, props.Storage, tableReadActions, props.Access.Read)
 	grantTable(fn, props.Storage, tableWriteActions, props.Access.Write)
 	grantBlobs(fn, props.Storage, props.Access.Blobs)
+	suppressFunctionFindings(role, props.Storage) // after the grants: it applies to the role's policy as it is then
 	return fn
 }
 
@@ -125,7 +130,9 @@ func grantBlobs(fn awslambda.Function, storage *Storage, access keyspace.BlobAcc
 		objectActions = append(objectActions, "s3:PutObject")
 	}
 	if access == keyspace.BlobsCollect {
-		objectActions = append(objectActions, "s3:DeleteObject", "s3:DeleteObjectVersion")
+		// A delete without a version id: the sweep leaves a delete marker and
+		// can destroy no version (the bucket's lifecycle expires them).
+		objectActions = append(objectActions, "s3:DeleteObject")
 	}
 	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings(objectActions...),
@@ -138,12 +145,4 @@ func grantBlobs(fn awslambda.Function, storage *Storage, access keyspace.BlobAcc
 		Actions:   jsii.Strings("s3:ListBucket"),
 		Resources: jsii.Strings(*bucket.BucketArn()),
 	}))
-	if access == keyspace.BlobsCollect {
-		// The sweep lists the versions of the blob keys only.
-		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Actions:    jsii.Strings("s3:ListBucketVersions"),
-			Resources:  jsii.Strings(*bucket.BucketArn()),
-			Conditions: &map[string]any{"StringLike": map[string]any{"s3:prefix": blobKeys}},
-		}))
-	}
 }

@@ -21,11 +21,30 @@ type EndpointGroup struct {
 	// GET route skips the authorizer (which refuses a request without an
 	// Authorization header before the function could answer it).
 	PublicGET []string
+	// Routes are single routes ("POST /api/v1/clusters/{id}/nodes/{node}/claim")
+	// the group serves besides Paths; API Gateway prefers them to a {proxy+}
+	// route of another group.
+	Routes []string
+	// Serves is the route group whose handler the function mounts
+	// (shared/httpapi/routes) and whose grants it has, when it is not Name.
+	Serves string
 	// LongPoll: the group holds requests (the ConfigDB's ?wait= reads up to
 	// configdb.MaxWait, the agents' claims up to graphs.MaxClaimWait: 25 s,
 	// both capped lower by the stack parameter LongPollMaxWait), so its
 	// function may run up to longPollTimeout.
 	LongPoll bool
+	// OwnPool: the function holds only long polls, in a concurrency pool of
+	// its own (the stack parameter LongPollReservedConcurrency), so that
+	// waiting requests never take the executions of other routes.
+	OwnPool bool
+}
+
+// RouteGroup is the route group the function serves.
+func (g EndpointGroup) RouteGroup() string {
+	if g.Serves != "" {
+		return g.Serves
+	}
+	return g.Name
 }
 
 // endpointGroups lists every group the API serves, in routing order. Its
@@ -34,15 +53,39 @@ type EndpointGroup struct {
 var endpointGroups = []EndpointGroup{
 	// The ConfigDB, the public microversion and OpenAPI documents, resource
 	// overrides and the blob sweep (POST /api/v1/store/gc, admins only).
+	// Its waits (watchers' ?wait=) lie on the document paths, which have a
+	// level path of any length in the middle: API Gateway routes no such path
+	// apart from the reads of the same document.
 	tableGroup(routes.GroupConfig, true),
-	tableGroup(routes.GroupGraphs, true), // agents' claims wait
+	// A claim that reaches graphs' own routes (a trailing slash) may wait too.
+	tableGroup(routes.GroupGraphs, true),
+	longPollGroup(claimsName, routes.GroupGraphs), // the agents' claims
 	tableGroup(routes.GroupTemplates, false),
 	tableGroup(routes.GroupAuth, false),
 }
 
-// tableGroup is the endpoint group of the table's group name.
+// claimsName is the function directory of the agents' claims.
+const claimsName = "claims"
+
+// tableGroup is the endpoint group of the table's group name, without
+// GET /metrics: on Lambda it would read the counters of whichever instance
+// answered, and the functions' EMF lines are the metrics there (CloudWatch
+// sums them over every instance).
 func tableGroup(name string, longPoll bool) EndpointGroup {
-	return EndpointGroup{Name: name, Paths: routes.Prefixes(name), PublicGET: routes.PublicPaths(name), LongPoll: longPoll}
+	paths := slices.DeleteFunc(routes.Prefixes(name), func(p string) bool { return p == routes.MetricsPath })
+	return EndpointGroup{Name: name, Paths: paths, PublicGET: routes.PublicPaths(name), LongPoll: longPoll}
+}
+
+// longPollGroup is the function, named name, of the routes of group that
+// take ?wait= and that API Gateway can route by method and path alone.
+func longPollGroup(name, group string) EndpointGroup {
+	var keys []string
+	for _, r := range routes.Group(group) {
+		if !r.Levels && slices.ContainsFunc(r.Query, func(p routes.Param) bool { return p.Name == "wait" }) {
+			keys = append(keys, r.Method+" "+r.Path)
+		}
+	}
+	return EndpointGroup{Name: name, Routes: keys, Serves: group, LongPoll: true, OwnPool: true}
 }
 
 // RoutePaths are the group's API Gateway route paths (each takes ANY method):

@@ -19,7 +19,7 @@ func TestDiscoverFunctions(t *testing.T) {
 		wantErr        string
 	}{
 		{name: "config only", dirs: []string{"config"}, wantGroups: []string{"config"}},
-		{name: "all", dirs: []string{"authorizer", "gc", "templates", "auth", "config", "graphs"}, wantGroups: []string{"config", "graphs", "templates", "auth"}, wantAuthorizer: true},
+		{name: "all", dirs: []string{"authorizer", "gc", "templates", "auth", "config", "graphs", "claims"}, wantGroups: []string{"config", "graphs", "claims", "templates", "auth"}, wantAuthorizer: true},
 		{name: "unknown function", dirs: []string{"config", "nodes"}, wantErr: "nodes has no endpoint group"},
 		{name: "authorizer alone", dirs: []string{"authorizer"}, wantErr: "no endpoint group function"},
 		{name: "empty", wantErr: "no endpoint group function"},
@@ -68,13 +68,13 @@ func TestParseAPIType(t *testing.T) {
 	}
 }
 
-// Every group path is distinct and under /api/v1 (but the metrics' and the
-// console's own paths), so each request reaches one function.
+// Every group path is distinct and under /api/v1 (but the console's own
+// path), so each request reaches one function.
 func TestEndpointGroupPathsAreDisjoint(t *testing.T) {
 	seen := map[string]string{}
 	for _, g := range endpointGroups {
 		for _, p := range g.Paths {
-			if !strings.HasPrefix(p, "/api/v1/") && p != routes.MetricsPath && p != routes.ConsolePrefix || strings.HasSuffix(p, "/") {
+			if !strings.HasPrefix(p, "/api/v1/") && p != routes.ConsolePrefix || strings.HasSuffix(p, "/") {
 				t.Errorf("%s: path %q", g.Name, p)
 			}
 			if other, ok := seen[p]; ok {
@@ -114,15 +114,26 @@ func TestSamconfigNamesTheSynthesizedTemplate(t *testing.T) {
 func TestEndpointGroupsServeTheRouteTable(t *testing.T) {
 	public := 0
 	for _, r := range routes.Table {
-		var served []string
+		if r.Path == routes.MetricsPath {
+			continue // not on Lambda: EMF (tableGroup)
+		}
+		// API Gateway prefers a route of its own to any {proxy+} route.
+		var served []EndpointGroup
 		for _, g := range endpointGroups {
-			for _, p := range g.Paths {
-				if r.Path == p || strings.HasPrefix(r.Path, p+"/") {
-					served = append(served, g.Name)
+			if slices.Contains(g.Routes, r.Method+" "+r.Path) {
+				served = append(served, g)
+			}
+		}
+		if len(served) == 0 {
+			for _, g := range endpointGroups {
+				for _, p := range g.Paths {
+					if r.Path == p || strings.HasPrefix(r.Path, p+"/") {
+						served = append(served, g)
+					}
 				}
 			}
 		}
-		if len(served) != 1 || served[0] != r.Group {
+		if len(served) != 1 || served[0].RouteGroup() != r.Group {
 			t.Errorf("%s %s (group %s) reaches functions %v", r.Method, r.Path, r.Group, served)
 		}
 		if r.Access == routes.Public {
@@ -140,4 +151,22 @@ func TestEndpointGroupsServeTheRouteTable(t *testing.T) {
 		t.Errorf("%d authorizer-free routes, %d public routes in the table", n, public)
 	}
 	t.Logf("%d table routes over %d endpoint groups, %d public", len(routes.Table), len(endpointGroups), public)
+}
+
+// The long polls API Gateway can route apart have a function of their own:
+// the agents' claims, out of the graphs function's pool.
+func TestLongPollsHaveTheirOwnFunction(t *testing.T) {
+	var claims *EndpointGroup
+	for i, g := range endpointGroups {
+		if g.OwnPool {
+			if claims != nil {
+				t.Fatalf("two long-poll functions: %s and %s", claims.Name, g.Name)
+			}
+			claims = &endpointGroups[i]
+		}
+	}
+	if claims == nil || claims.Name != claimsName || claims.RouteGroup() != routes.GroupGraphs || !claims.LongPoll ||
+		!slices.Equal(claims.Routes, []string{"POST /api/v1/clusters/{id}/nodes/{node}/claim"}) {
+		t.Errorf("long-poll function %+v", claims)
+	}
 }

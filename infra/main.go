@@ -4,7 +4,7 @@
 // from the repository root (cdk.json builds it as infra/infra) and deploys
 // every function that exists under functions/, from the bootstraps `make
 // build` writes to bin/. Context: -c apiType=rest puts a REST API in front instead of
-// an HTTP API (for LocalStack Community); -c keystone=true and the mtls* values
+// an HTTP API (for a WAF web ACL or a private endpoint: docs/aws.md); -c keystone=true and the mtls* values
 // add Keystone tokens and mutual TLS (see Identities).
 package main
 

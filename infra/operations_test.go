@@ -28,16 +28,32 @@ func (s *synthesized) param(t *testing.T, name string) map[string]any {
 func TestOperableInventory(t *testing.T) {
 	s := synth(t, APIHTTP, allFunctions)
 	for name, want := range map[string]string{
-		"ApiRateLimit": "Number 100", "ApiBurstLimit": "Number 200", "ReservedConcurrency": "Number 20",
-		"LongPollMaxWait": "Number 10", "Tracing": "String Active", "AdminUser": "String admin",
+		"ApiRateLimit": "Number 100", "ApiBurstLimit": "Number 200", "ReservedConcurrency": "Number 0",
+		"LongPollReservedConcurrency": "Number 0", "LongPollMaxWait": "Number 10", "Tracing": "String Active",
+		"AdminUser": "String admin", "AlarmEmail": "String ",
 	} {
 		p := s.param(t, name)
 		if got := fmt.Sprint(p["Type"], " ", p["Default"]); got != want {
 			t.Errorf("parameter %s: %s, want %s", name, got, want)
 		}
 	}
-	if p := s.param(t, "LongPollMaxWait"); p["MaxValue"] != 25.0 {
+	// API Gateway applies the stage's default route throttle to each route: the parameters say so.
+	for _, name := range []string{"ApiRateLimit", "ApiBurstLimit"} {
+		if d := fmt.Sprint(s.param(t, name)["Description"]); !strings.Contains(d, "each route") {
+			t.Errorf("parameter %s: %q does not say the throttle is per route", name, d)
+		}
+	}
+	if p := s.param(t, "LongPollMaxWait"); p["MaxValue"] != 25.0 || maxLongPollWait != 25 {
 		t.Errorf("LongPollMaxWait may exceed the 25 s the API waits: %v", p)
+	}
+	// The alarm e-mail is subscribed only when given.
+	subscriptions := s.ofType("AWS::SNS::Subscription")
+	if len(subscriptions) != 1 {
+		t.Fatalf("subscriptions %v", subscriptions)
+	}
+	sub := s.tpl["Resources"].(map[string]any)[subscriptions[0]].(map[string]any)
+	if got := fmt.Sprint(sub["Condition"], " ", sub["Properties"]); got != "HasAlarmEmail map[Endpoint:map[Ref:AlarmEmail] Protocol:email TopicArn:map[Ref:"+s.ofType("AWS::SNS::Topic")[0]+"]]" {
+		t.Errorf("alarm subscription %s", got)
 	}
 
 	// The first administrator: a generated secret, created by the auth function at deploy.
@@ -66,6 +82,9 @@ func TestOperableInventory(t *testing.T) {
 	if name := functionOf(t, functions, cr["ServiceToken"]); name != "auth" || !slices.Equal(refs(cr[adminSecretProperty]), secrets) {
 		t.Errorf("first administrator: run by %s with %v", name, cr)
 	}
+	if got := fmt.Sprint(cr["ServiceTimeout"]); got != fmt.Sprint(firstAdministratorTimeoutSeconds) {
+		t.Errorf("first administrator: ServiceTimeout %s, want %d s (not CloudFormation's hour)", got, firstAdministratorTimeoutSeconds)
+	}
 	for output, want := range map[string]string{"AdminSecretArn": secrets[0], "AdminUserName": "AdminUser", "AlarmTopicArn": s.ofType("AWS::SNS::Topic")[0]} {
 		o, ok := s.outputs[output].(map[string]any)
 		if !ok || !slices.Equal(refs(o["Value"]), []string{want}) {
@@ -73,22 +92,26 @@ func TestOperableInventory(t *testing.T) {
 		}
 	}
 
-	// Functions: traced by the parameter, capped (the collector at one
-	// sweep), the long-poll groups capped by LongPollMaxWait.
+	// Functions: traced by the parameter, capped only when the operator
+	// reserves concurrency (the collector at one sweep, the claims in their
+	// own pool), the long-poll groups capped by LongPollMaxWait.
 	for id, name := range functions {
 		p := s.resources[id].Properties
 		if got := fmt.Sprint(p["TracingConfig"]); got != "map[Mode:map[Ref:Tracing]]" {
 			t.Errorf("%s: tracing %s", name, got)
 		}
 		want := "map[Fn::If:[CapConcurrency map[Ref:ReservedConcurrency] map[Ref:AWS::NoValue]]]"
-		if name == "gc" {
-			want = "1"
+		switch name {
+		case "gc":
+			want = "map[Fn::If:[CapConcurrency 1 map[Ref:AWS::NoValue]]]"
+		case "claims":
+			want = "map[Fn::If:[CapLongPolls map[Ref:LongPollReservedConcurrency] map[Ref:AWS::NoValue]]]"
 		}
 		if got := fmt.Sprint(p["ReservedConcurrentExecutions"]); got != want {
 			t.Errorf("%s: reserved concurrency %s, want %s", name, got, want)
 		}
 		env := p["Environment"].(map[string]any)["Variables"].(map[string]any)
-		longPoll := name == "config" || name == "graphs"
+		longPoll := name == "config" || name == "graphs" || name == "claims"
 		if got := fmt.Sprint(env["TUNINGBOX_MAX_WAIT"]); longPoll != (got == "map[Ref:LongPollMaxWait]") {
 			t.Errorf("%s: TUNINGBOX_MAX_WAIT %s", name, got)
 		}
@@ -121,8 +144,16 @@ func TestOperableInventory(t *testing.T) {
 		if a := alarms["AWS/Lambda Throttles <nil> "+id]; a == nil || a["Threshold"] != 1.0 {
 			t.Errorf("%s: throttles alarm %v", name, a)
 		}
-		if a := alarms["AWS/Lambda Duration p99 "+id]; a == nil || a["Threshold"] != timeout*1000*durationAlarmShare {
-			t.Errorf("%s: p99 duration alarm %v (timeout %v s)", name, a, timeout)
+		// A long poll lasts its wait: its alarm is past the longest one, before the timeout.
+		threshold := timeout * 1000 * durationAlarmShare
+		if _, longPoll := s.resources[id].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)["TUNINGBOX_MAX_WAIT"]; longPoll {
+			threshold = (maxLongPollWait + longPollAlarmMargin) * 1000
+			if threshold >= timeout*1000 {
+				t.Errorf("%s: p99 threshold %v ms is not below the %v s timeout", name, threshold, timeout)
+			}
+		}
+		if a := alarms["AWS/Lambda Duration p99 "+id]; a == nil || a["Threshold"] != threshold {
+			t.Errorf("%s: p99 duration alarm %v (timeout %v s), want at %v ms", name, a, timeout, threshold)
 		}
 	}
 	queue := s.ofType("AWS::SQS::Queue")
@@ -152,8 +183,10 @@ func TestOperableInventory(t *testing.T) {
 	if table["DeletionProtectionEnabled"] != true {
 		t.Errorf("table deletion protection %v", table["DeletionProtectionEnabled"])
 	}
+	// A swept blob's bytes outlive the table's recovery window: a restored index finds them.
+	recovery := table["PointInTimeRecoverySpecification"].(map[string]any)["RecoveryPeriodInDays"]
 	rules := fmt.Sprint(s.resources[s.ofType("AWS::S3::Bucket")[0]].Properties["LifecycleConfiguration"])
-	for _, want := range []string{"AbortIncompleteMultipartUpload:map[DaysAfterInitiation:1]", "NoncurrentVersionExpiration:map[NoncurrentDays:30]", "Status:Enabled"} {
+	for _, want := range []string{"AbortIncompleteMultipartUpload:map[DaysAfterInitiation:1]", fmt.Sprintf("NoncurrentVersionExpiration:map[NoncurrentDays:%v]", recovery), "Status:Enabled"} {
 		if !strings.Contains(rules, want) {
 			t.Errorf("bucket lifecycle %s lacks %s", rules, want)
 		}
@@ -202,5 +235,23 @@ func TestOperableREST(t *testing.T) {
 	checkAccessLogs(t, s, logs["DestinationArn"], logs["Format"])
 	if len(s.ofType("AWS::ApiGateway::Account")) != 1 {
 		t.Error("no API Gateway account setting: a REST API's access logs need its CloudWatch role")
+	}
+	// The 5xx alarm's ApiName is the stack's: two stacks' alarms never watch each other's API.
+	api := s.resources[s.ofType("AWS::ApiGateway::RestApi")[0]].Properties
+	if got := fmt.Sprint(api["Name"]); got != "map[Ref:AWS::StackName]" {
+		t.Errorf("REST API name %s, want the stack's", got)
+	}
+	found := false
+	for _, id := range s.ofType("AWS::CloudWatch::Alarm") {
+		p := s.resources[id].Properties
+		if p["MetricName"] == "5XXError" {
+			found = true
+			if got := fmt.Sprint(p["Dimensions"]); got != "[map[Name:ApiName Value:map[Ref:AWS::StackName]]]" {
+				t.Errorf("5xx alarm dimensions %s", got)
+			}
+		}
+	}
+	if !found {
+		t.Error("no 5XXError alarm")
 	}
 }

@@ -46,30 +46,45 @@ type Stack struct {
 // secret: shared/app.AdminSecretProperty, which the auth function reads.
 const adminSecretProperty = "AdminSecret"
 
+// firstAdministratorTimeoutSeconds is how long CloudFormation waits for the
+// first administrator's answer: a few of the auth function's invocations
+// (defaultTimeout), with Lambda's retries of a failed one.
+const firstAdministratorTimeoutSeconds = 120
+
 // NewStack builds the stack and outputs the API's URL as ApiUrl.
 func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	stack := awscdk.NewStack(scope, jsii.String(id), &props.StackProps)
 	s := &Stack{Stack: stack, Storage: NewStorage(stack, "Storage"), Operations: NewOperations(stack), Functions: map[string]awslambda.Function{}}
 
-	newFunction := func(name string, longPoll bool) awslambda.Function {
-		fn := NewFunction(stack, constructID(name), FunctionProps{
-			Name:       name,
-			CodeDir:    filepath.Join(props.BinDir, name),
+	newFunction := func(g EndpointGroup) awslambda.Function {
+		pool := PoolGroups
+		if g.OwnPool {
+			pool = PoolLongPolls
+		}
+		fn := NewFunction(stack, constructID(g.Name), FunctionProps{
+			Name:       g.Name,
+			CodeDir:    filepath.Join(props.BinDir, g.Name),
 			Storage:    s.Storage,
-			Access:     keyspace.Functions[name],
-			LongPoll:   longPoll,
+			Access:     keyspace.Functions[g.RouteGroup()],
+			LongPoll:   g.LongPoll,
+			Pool:       pool,
 			Operations: s.Operations,
 		})
-		s.Functions[name] = fn
+		s.Functions[g.Name] = fn
 		return fn
 	}
 	apiRoutes := make([]Route, 0, len(props.Functions.Groups))
 	for _, g := range props.Functions.Groups {
-		apiRoutes = append(apiRoutes, Route{Group: g, Function: newFunction(g.Name, g.LongPoll)})
+		if g.OwnPool && props.API == APIREST {
+			// A REST API resource cannot have both {id} and {proxy+}
+			// children: its claims stay with the graphs function.
+			continue
+		}
+		apiRoutes = append(apiRoutes, Route{Group: g, Function: newFunction(g)})
 	}
 	var authorizer awslambda.IFunction
 	if props.Functions.Authorizer {
-		fn := newFunction(authorizerName, false)
+		fn := newFunction(EndpointGroup{Name: authorizerName})
 		props.Identities.configureAuthorizer(stack, fn)
 		authorizer = fn
 	}
@@ -93,6 +108,7 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 		},
 		Period: awscdk.Duration_Minutes(jsii.Number(alarmPeriodMinutes)),
 	}), 1, "DynamoDB throttled requests to the table")
+	suppressStackFindings(s)
 	return s
 }
 
@@ -121,6 +137,10 @@ func (s *Stack) firstAdministrator(auth awslambda.Function) {
 		ServiceToken: auth.FunctionArn(),
 		ResourceType: jsii.String("Custom::FirstAdministrator"),
 		Properties:   &map[string]any{adminSecretProperty: secret.SecretArn()},
+		// The function answers even when it cannot start (shared/lambdamain);
+		// should no answer come all the same, CloudFormation gives up after
+		// this instead of an hour.
+		ServiceTimeout: awscdk.Duration_Seconds(jsii.Number(firstAdministratorTimeoutSeconds)),
 	})
 	awscdk.NewCfnOutput(s.Stack, jsii.String("AdminSecretArn"), &awscdk.CfnOutputProps{
 		Value:       secret.SecretArn(),
@@ -146,13 +166,13 @@ func (s *Stack) collector(binDir string) {
 		EnforceSSL:      jsii.Bool(true),
 	})
 	fn := NewFunction(s.Stack, constructID(gcName), FunctionProps{
-		Name:                gcName,
-		CodeDir:             filepath.Join(binDir, gcName),
-		Storage:             s.Storage,
-		Access:              keyspace.Functions[gcName],
-		TimeoutSeconds:      900,
-		Operations:          s.Operations,
-		ReservedConcurrency: jsii.Number(1),
+		Name:           gcName,
+		CodeDir:        filepath.Join(binDir, gcName),
+		Storage:        s.Storage,
+		Access:         keyspace.Functions[gcName],
+		TimeoutSeconds: 900,
+		Operations:     s.Operations,
+		Pool:           PoolOne,
 	})
 	fn.ConfigureAsyncInvoke(&awslambda.EventInvokeConfigOptions{
 		OnFailure:     awslambdadestinations.NewSqsDestination(deadLetters),

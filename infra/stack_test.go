@@ -32,6 +32,7 @@ type synthesized struct {
 	template  assertions.Template
 	resources map[string]resource
 	outputs   map[string]any
+	tpl       map[string]any // the whole template
 }
 
 type resource struct {
@@ -67,6 +68,7 @@ func synthStack(t *testing.T, props StackProps) *synthesized {
 		s.template = assertions.Template_FromStack(s.stack.Stack, nil)
 	})
 	tpl := *s.template.ToJSON()
+	s.tpl = tpl
 	s.resources = map[string]resource{}
 	for id, v := range tpl["Resources"].(map[string]any) {
 		r := v.(map[string]any)
@@ -170,6 +172,9 @@ func wantRoutes(groups []EndpointGroup) map[string]string {
 		for _, p := range g.PublicGET {
 			want["GET "+p] = g.Name
 		}
+		for _, key := range g.Routes {
+			want[key] = g.Name
+		}
 	}
 	return want
 }
@@ -195,26 +200,29 @@ func TestHTTPStackResourceCounts(t *testing.T) {
 		"AWS::DynamoDB::Table":           1,
 		"AWS::S3::Bucket":                1,
 		"AWS::S3::BucketPolicy":          1,
-		"AWS::Lambda::Function":          6, // config, graphs, templates, auth, authorizer, gc
-		"AWS::Logs::LogGroup":            7, // one per function, the API's access logs
-		"AWS::IAM::Role":                 6,
-		"AWS::IAM::Policy":               6,
-		"AWS::Lambda::Permission":        6, // one per integration, one for the authorizer, one for the gc schedule
+		"AWS::Lambda::Function":          7, // config, graphs, claims, templates, auth, authorizer, gc
+		"AWS::Logs::LogGroup":            8, // one per function, the API's access logs
+		"AWS::IAM::Role":                 7,
+		"AWS::IAM::Policy":               7,
+		"AWS::Lambda::Permission":        7, // one per integration, one for the authorizer, one for the gc schedule
 		"AWS::Events::Rule":              1, // the hourly gc
 		"AWS::ApiGatewayV2::Api":         1,
 		"AWS::ApiGatewayV2::Stage":       1,
-		"AWS::ApiGatewayV2::Integration": 4,
+		"AWS::ApiGatewayV2::Integration": 5,
 		"AWS::ApiGatewayV2::Authorizer":  1,
-		"AWS::ApiGatewayV2::Route":       26, // 17 group paths with and without {proxy+} where they reach a route (23), and the public GET /api/v1/config, /api/v1/openapi.json and /ui/{proxy+}
+		"AWS::ApiGatewayV2::Route":       26, // the group paths with and without {proxy+} where they reach a route, the public GET /api/v1/config, /api/v1/openapi.json and /ui/{proxy+}, the agents' claim
 		// Operations (TestOperableInventory).
 		"AWS::SecretsManager::Secret":    1, // the first administrator's
 		"Custom::FirstAdministrator":     1,
-		"AWS::CloudWatch::Alarm":         16, // throttles and p99 duration of 6 functions, 5xx, table throttles, gc errors, dead letters
+		"AWS::CloudWatch::Alarm":         18, // throttles and p99 duration of 7 functions, 5xx, table throttles, gc errors, dead letters
 		"AWS::SNS::Topic":                1,
+		"AWS::SNS::TopicPolicy":          1, // SSL only
+		"AWS::SNS::Subscription":         1, // the alarm e-mail, when given (a condition)
 		"AWS::SQS::Queue":                1, // gc's dead letters
 		"AWS::SQS::QueuePolicy":          1, // SSL only
 		"AWS::Lambda::EventInvokeConfig": 1, // gc's retries and on-failure destination
 	})
+	checkInventoryDoc(t, APIHTTP, s)
 }
 
 func TestBucketIsVersionedEncryptedPrivateAndSSLOnly(t *testing.T) {
@@ -269,7 +277,7 @@ func TestTableIsOnDemandWithPITRAndStringKeys(t *testing.T) {
 				map[string]any{"AttributeName": "pk", "AttributeType": "S"},
 				map[string]any{"AttributeName": "sk", "AttributeType": "S"},
 			},
-			"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
+			"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true, "RecoveryPeriodInDays": pointInTimeRecoveryDays},
 			"TimeToLiveSpecification":          map[string]any{"AttributeName": "expires_at", "Enabled": true},
 			"GlobalSecondaryIndexes":           assertions.Match_Absent(),
 			"ProvisionedThroughput":            assertions.Match_Absent(),
@@ -286,7 +294,7 @@ func TestFunctionsRunBootstrapOnARMWithStorageEnv(t *testing.T) {
 	s := synth(t, APIHTTP, allFunctions)
 	table, bucket := s.ofType("AWS::DynamoDB::Table"), s.ofType("AWS::S3::Bucket")
 	functions := s.functionIDs(t)
-	if got := slices.Sorted(maps.Values(functions)); !slices.Equal(got, []string{"auth", "authorizer", "config", "gc", "graphs", "templates"}) {
+	if got := slices.Sorted(maps.Values(functions)); !slices.Equal(got, []string{"auth", "authorizer", "claims", "config", "gc", "graphs", "templates"}) {
 		t.Fatalf("functions %v", got)
 	}
 	for id, name := range functions {
@@ -302,11 +310,12 @@ func TestFunctionsRunBootstrapOnARMWithStorageEnv(t *testing.T) {
 		if got := refs(env["TUNINGBOX_BUCKET"]); !slices.Equal(got, bucket) {
 			t.Errorf("%s: TUNINGBOX_BUCKET refers to %v, want the bucket %v", name, got, bucket)
 		}
-		// The config function holds ?wait= reads and the graphs function agents' claims
-		// up to 25 s: their timeout stays below API Gateway's 29 s.
+		// The config function holds ?wait= reads and the claims function (and
+		// graphs, for a claim it gets) agents' claims up to 25 s: their
+		// timeout stays below API Gateway's 29 s.
 		want := float64(defaultTimeout)
 		switch name {
-		case "config", "graphs":
+		case "config", "graphs", "claims":
 			want = longPollTimeout
 		case "gc": // a sweep, not a request (TestGCRunsHourly)
 			want = 900
@@ -368,7 +377,11 @@ func (s *synthesized) statements(t *testing.T) map[string][]map[string]any {
 	t.Helper()
 	roleOf := map[string]string{}
 	for id, name := range s.functionIDs(t) {
-		roleOf[refs(s.resources[id].Properties["Role"])[0]] = name
+		role := refs(s.resources[id].Properties["Role"])[0]
+		roleOf[role] = name
+		if managed := s.resources[role].Properties["ManagedPolicyArns"]; managed != nil {
+			t.Errorf("%s: the role has managed policies %v", name, managed)
+		}
 	}
 	statements := map[string][]map[string]any{}
 	for _, id := range s.ofType("AWS::IAM::Policy") {
@@ -410,19 +423,25 @@ func TestIAMGrantsOnlyTheStoreCalls(t *testing.T) {
 		keyspace.BlobsNone:      nil,
 		keyspace.BlobsRead:      {"s3:GetObject", "s3:ListBucket"},
 		keyspace.BlobsReadWrite: {"s3:GetObject", "s3:ListBucket", "s3:PutObject"},
-		keyspace.BlobsCollect:   {"s3:GetObject", "s3:ListBucket", "s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion", "s3:ListBucketVersions"},
+		keyspace.BlobsCollect:   {"s3:GetObject", "s3:ListBucket", "s3:PutObject", "s3:DeleteObject"},
 	}
 	xray := []string{"xray:PutTelemetryRecords", "xray:PutTraceSegments"}
+	logs := []string{"logs:CreateLogStream", "logs:PutLogEvents"}
 	extra := map[string][]string{
 		"auth": {"secretsmanager:DescribeSecret", "secretsmanager:GetSecretValue"},
 		"gc":   {"sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:SendMessage"},
 	}
 	statements := s.statements(t)
-	if len(statements) != len(keyspace.Functions) {
-		t.Errorf("statements for %d functions, keyspace has %d", len(statements), len(keyspace.Functions))
+	// A function that serves another's routes has its grants.
+	grants := maps.Clone(keyspace.Functions)
+	for _, g := range endpointGroups {
+		grants[g.Name] = keyspace.Functions[g.RouteGroup()]
 	}
-	for name, access := range keyspace.Functions {
-		want := slices.Concat(blobActions[access.Blobs], xray, extra[name])
+	if len(statements) != len(grants) {
+		t.Errorf("statements for %d functions, want %d", len(statements), len(grants))
+	}
+	for name, access := range grants {
+		want := slices.Concat(blobActions[access.Blobs], xray, logs, extra[name])
 		if len(access.Read) > 0 {
 			want = append(want, tableRead...)
 		}
@@ -459,6 +478,10 @@ func TestIAMGrantsOnlyTheStoreCalls(t *testing.T) {
 				}
 				if objects := fmt.Sprint(st["Resource"]); strings.Contains(objects, "/*") && !strings.Contains(objects, "/"+keyspace.BlobKeys+"*") {
 					t.Errorf("%s: %v on objects %s, not blobs/*", name, stActions, objects)
+				}
+			case "logs": // its own log group only (no managed AWSLambdaBasicExecutionRole)
+				if len(resources) != 1 || s.resources[resources[0]].Type != "AWS::Logs::LogGroup" || !strings.HasPrefix(resources[0], constructID(name)+"Logs") {
+					t.Errorf("%s: %v on %v, want its own log group", name, stActions, st["Resource"])
 				}
 			case "xray":
 				if st["Resource"] != "*" { // X-Ray has no resources to name
@@ -529,6 +552,8 @@ func TestRESTVariant(t *testing.T) {
 		"Custom::FirstAdministrator":     1,
 		"AWS::CloudWatch::Alarm":         16,
 		"AWS::SNS::Topic":                1,
+		"AWS::SNS::TopicPolicy":          1,
+		"AWS::SNS::Subscription":         1,
 		"AWS::SQS::Queue":                1,
 		"AWS::SQS::QueuePolicy":          1,
 		"AWS::Lambda::EventInvokeConfig": 1,
@@ -536,9 +561,10 @@ func TestRESTVariant(t *testing.T) {
 		"AWS::ApiGateway::Deployment":    1,
 		"AWS::ApiGateway::Stage":         1,
 		"AWS::ApiGateway::Authorizer":    1,
-		"AWS::ApiGateway::Resource":      32, // /api, /api/v1, /metrics, /ui, 15 group paths under /api/v1, 13 {proxy+}
-		"AWS::ApiGateway::Method":        26, // ANY on the 23 paths that reach a route, and the public GET /api/v1/config, /api/v1/openapi.json and /ui/{proxy+}
+		"AWS::ApiGateway::Resource":      31, // /api, /api/v1, /ui, the group paths under /api/v1 and their {proxy+}
+		"AWS::ApiGateway::Method":        25, // ANY on the paths that reach a route, and the public GET /api/v1/config, /api/v1/openapi.json and /ui/{proxy+}
 	})
+	checkInventoryDoc(t, APIREST, s)
 	functions := s.functionIDs(t)
 	authorizers := s.ofType("AWS::ApiGateway::Authorizer")
 	auth := s.resources[authorizers[0]].Properties
@@ -567,7 +593,9 @@ func TestRESTVariant(t *testing.T) {
 			t.Errorf("%s: authorization %v by %v, want CUSTOM by %v", key, p["AuthorizationType"], refs(p["AuthorizerId"]), authorizers)
 		}
 	}
-	if want := wantRoutes(endpointGroups); !maps.Equal(got, want) {
+	// A REST API resource cannot have {id} beside {proxy+}: no claims function.
+	restGroups := slices.DeleteFunc(slices.Clone(endpointGroups), func(g EndpointGroup) bool { return g.OwnPool })
+	if want := wantRoutes(restGroups); !maps.Equal(got, want) {
 		t.Errorf("methods:\n got %v\nwant %v", got, want)
 	}
 	if _, ok := s.outputs["ApiUrl"]; !ok {
@@ -596,8 +624,8 @@ func TestWithoutAuthorizerRoutesAreOpen(t *testing.T) {
 			}
 			routeType := map[APIType]string{APIHTTP: "AWS::ApiGatewayV2::Route", APIREST: "AWS::ApiGateway::Method"}[apiType]
 			routes := s.ofType(routeType)
-			if len(routes) != 6 {
-				t.Errorf("%d routes for the config group, want 6 (ANY /api/v1/config/{proxy+}, /metrics and /api/v1/store/{proxy+}, three public GETs)", len(routes))
+			if len(routes) != 5 {
+				t.Errorf("%d routes for the config group, want 5 (ANY /api/v1/config/{proxy+} and /api/v1/store/{proxy+}, three public GETs: /api/v1/config, /api/v1/openapi.json, /ui/{proxy+})", len(routes))
 			}
 			for _, id := range routes {
 				if at := s.resources[id].Properties["AuthorizationType"]; at != "NONE" {

@@ -8,8 +8,14 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// noncurrentVersionDays is how long the bucket keeps a blob's noncurrent versions.
-const noncurrentVersionDays = 30
+// pointInTimeRecoveryDays is the table's recovery window (DynamoDB keeps 35
+// days unless told fewer), and noncurrentVersionDays how long the bucket keeps
+// a swept blob's bytes: as long, so that an index restored to any point of
+// the window finds every blob it refers to (docs/aws.md, the restore drill).
+const (
+	pointInTimeRecoveryDays = 35
+	noncurrentVersionDays   = pointInTimeRecoveryDays
+)
 
 // Storage is the data of a deployment: the index table and the blob bucket
 // that shared/store/awsstore uses (see its package doc for the key design).
@@ -30,6 +36,7 @@ func NewStorage(scope constructs.Construct, id string) *Storage {
 		BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
 		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
 			PointInTimeRecoveryEnabled: jsii.Bool(true),
+			RecoveryPeriodInDays:       jsii.Number(pointInTimeRecoveryDays),
 		},
 		DeletionProtection: jsii.Bool(true),
 		// Audit records carry their expiry here (shared/store/awsstore's
@@ -44,7 +51,7 @@ func NewStorage(scope constructs.Construct, id string) *Storage {
 		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
 		EnforceSSL:        jsii.Bool(true),
 		// Blobs are never overwritten: a noncurrent version exists only after
-		// the sweep deleted a blob (it deletes every version) or after a
+		// the sweep deleted a blob (a delete marker over it) or after a
 		// deletion by hand, which versioning lets one undo for this long.
 		LifecycleRules: &[]*awss3.LifecycleRule{{
 			Id:                                  jsii.String("noncurrent-versions-and-incomplete-uploads"),

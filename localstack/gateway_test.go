@@ -3,6 +3,7 @@ package localstack
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,8 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	tbclient "github.com/tuningbox/tuningbox/client"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 )
 
 // Tests of the serverless path through the local API Gateway
@@ -129,7 +132,9 @@ func TestGatewayAuthorization(t *testing.T) {
 
 // Every operation of the OpenAPI document reaches its function through the
 // stack's routes: an answer of the function (an unknown id, a missing body),
-// not a refusal of API Gateway (whose answers carry x-amzn-ErrorType).
+// not a refusal of API Gateway (whose answers carry x-amzn-ErrorType), but
+// GET /metrics, which the stack does not route: on Lambda it would read one
+// instance's counters, and the functions' EMF lines are the metrics there.
 func TestGatewayRouteWalk(t *testing.T) {
 	c, _ := gatewayClient(t)
 	status, _, body := c.raw("GET", "/api/v1/openapi.json", "", "")
@@ -145,6 +150,13 @@ func TestGatewayRouteWalk(t *testing.T) {
 		for method := range item {
 			method, path := strings.ToUpper(method), unknown.ReplaceAllString(path, "999999")
 			r := c.send(c.api, method, path, nil)
+			if path == routes.MetricsPath {
+				// No route: an HTTP API answers 404, a REST API 403 (Missing Authentication Token).
+				if r.status != http.StatusNotFound && r.status != http.StatusForbidden || r.header.Get("x-amzn-ErrorType") == "" {
+					t.Errorf("%s %s = %d (x-amzn-ErrorType %q), want API Gateway's own refusal: no route", method, path, r.status, r.header.Get("x-amzn-ErrorType"))
+				}
+				continue
+			}
 			if r.status >= 500 || r.header.Get("x-amzn-ErrorType") != "" {
 				t.Errorf("%s %s = %d (x-amzn-ErrorType %q)", method, path, r.status, r.header.Get("x-amzn-ErrorType"))
 			}
@@ -207,4 +219,66 @@ func TestGatewayLargeAnswers(t *testing.T) {
 		t.Errorf("client without gzip: %d %.300s", r.status, r.body)
 	}
 	c.checkErrorBody("GET", path, r)
+}
+
+// TestGatewayLongPollsHaveTheirOwnPool: run-integration.sh starts the HTTP
+// API's gateway with LongPollReservedConcurrency (TUNINGBOX_GATEWAY_LONG_POLL_POOL),
+// which it enforces as Lambda does. Waiting claims that fill the claims
+// function's pool get a further claim throttled at once (API Gateway's 500
+// for a throttled Lambda invocation), while the ConfigDB answers a read.
+func TestGatewayLongPollsHaveTheirOwnPool(t *testing.T) {
+	c, apiType := gatewayClient(t)
+	pool, _ := strconv.Atoi(os.Getenv("TUNINGBOX_GATEWAY_LONG_POLL_POOL"))
+	if apiType != "http" || pool == 0 {
+		t.Skip("the gateway has no long-poll pool (HTTP API with TUNINGBOX_GATEWAY_LONG_POLL_POOL)")
+	}
+	const wait = 4 * time.Second
+	authorization := "Basic " + base64.StdEncoding.EncodeToString([]byte(os.Getenv("TUNINGBOX_USER")+":"+os.Getenv("TUNINGBOX_PASSWORD")))
+	send := func(method, path string) (int, time.Duration) {
+		req, err := http.NewRequestWithContext(t.Context(), method, c.server+path, nil)
+		if err != nil {
+			t.Error(err)
+			return 0, 0
+		}
+		req.Header.Set("Authorization", authorization)
+		start := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			return 0, 0
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, time.Since(start)
+	}
+	// A claim on a cluster with no transaction waits its whole wait (idle).
+	claim := fmt.Sprintf("/api/v1/clusters/990001/nodes/1/claim?wait=%d", int(wait.Seconds()))
+	send("GET", "/api/v1/config/components") // the authorizer's answer, cached, and config warm
+
+	type answer struct {
+		status int
+		took   time.Duration
+	}
+	held := make(chan answer, pool)
+	for range pool {
+		go func() {
+			status, took := send("POST", claim)
+			held <- answer{status, took}
+		}()
+	}
+	time.Sleep(wait / 2) // the held claims are waiting
+	if status, took := send("POST", claim); status != http.StatusInternalServerError || took > wait/2 {
+		t.Errorf("a claim beyond the pool of %d: %d after %v, want API Gateway's 500 for a throttled invocation at once", pool, status, took)
+	}
+	if status, took := send("GET", "/api/v1/config/components"); status != http.StatusOK {
+		t.Errorf("a read while the claims' pool is full: %d after %v, want 200", status, took)
+	} else {
+		t.Logf("a read while %d claims wait: 200 in %v", pool, took)
+	}
+	for range pool {
+		a := <-held
+		if a.status != http.StatusOK || a.took < wait-time.Second {
+			t.Errorf("a held claim: %d after %v, want 200 after its %v wait", a.status, a.took, wait)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,7 +43,13 @@ func TestHTTPEveryOperation(t *testing.T) {
 
 	step("versions", root, 200, "GET", "/api/v1/config", nil)
 	step("openapi", root, 200, "GET", "/api/v1/openapi.json", nil)
-	step("metrics", root, 200, "GET", "/metrics", nil)
+	if os.Getenv("TUNINGBOX_GATEWAY") == "" {
+		step("metrics", root, 200, "GET", "/metrics", nil)
+	} else {
+		// Not routed on Lambda, where the functions' EMF lines are the metrics:
+		// API Gateway refuses it itself (TestGatewayRouteWalk).
+		taken["metrics"] = true
+	}
 
 	// ConfigDB entities, on their own component and environment.
 	var entity struct {

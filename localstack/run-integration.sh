@@ -94,11 +94,16 @@ run_suite() {
 
 # run_gateway NAME TEMPLATE: the local API Gateway over a fresh table and bucket,
 # and the suites through it; the exercised routes go to $RUN/routes-NAME.
+# LONG_POLL_POOL=N deploys with LongPollReservedConcurrency=N, which the
+# gateway enforces (TestGatewayLongPollsHaveTheirOwnPool).
 run_gateway() {
-  local name=$1 template=$2 t0=$SECONDS password status=0
+  local name=$1 template=$2 t0=$SECONDS password status=0 parameters=()
   password=$(python3 -c 'import secrets; print(secrets.token_urlsafe(18))')
   export TUNINGBOX_GATEWAY_TEMPLATE=$template TUNINGBOX_GATEWAY_BIN=$RUN/host TUNINGBOX_GATEWAY_ROUTES_LOG=$RUN/routes-$name
-  "$RUN/gateway" -table "tuningbox-gw-$name" -bucket "tuningbox-gw-$name" >"$RUN/gateway-$name.url" 2>"$RUN/gateway-$name.log" &
+  if [ -n "${LONG_POLL_POOL:-}" ]; then
+    parameters=(-parameter "LongPollReservedConcurrency=$LONG_POLL_POOL")
+  fi
+  "$RUN/gateway" "${parameters[@]}" -table "tuningbox-gw-$name" -bucket "tuningbox-gw-$name" >"$RUN/gateway-$name.url" 2>"$RUN/gateway-$name.log" &
   echo $! >"$RUN/gateway.pid"
   local pid=$! url=
   for _ in $(seq 1 300); do
@@ -132,6 +137,7 @@ PY
   log "[$name] logged in as the first administrator ${first% *} (generated in the stack's secret) and created the administrator integration"
   TUNINGBOX_URL=$url TUNINGBOX_USER=integration TUNINGBOX_PASSWORD=$password \
     TUNINGBOX_GATEWAY=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["api"])' "$RUN/gateway-$name.url") \
+    TUNINGBOX_GATEWAY_LONG_POLL_POOL=${LONG_POLL_POOL:-} \
     go test -count=1 -v -run '^(TestHTTP|TestGateway)' ./localstack/ >"$RUN/test-gateway-$name.log" 2>&1 || status=$?
   # Suites that start their own server get a fresh gateway per server instead.
   if [ "$status" -eq 0 ]; then
@@ -170,7 +176,7 @@ if [ -n "${AWS_ENDPOINT_URL:-}" ]; then
   export AWS_ACCESS_KEY_ID=${AWS_ACCESS_KEY_ID:-test} AWS_SECRET_ACCESS_KEY=${AWS_SECRET_ACCESS_KEY:-test}
   export AWS_REGION=${AWS_REGION:-us-east-1} AWS_EC2_METADATA_DISABLED=true
   run_suite external
-  GATEWAY_HIERA=external run_gateway external "$ROOT/cdk.out/Tuningbox.template.json"
+  LONG_POLL_POOL=2 GATEWAY_HIERA=external run_gateway external "$ROOT/cdk.out/Tuningbox.template.json"
 else
   for emu in ${EMULATORS:-local moto}; do
     t0=$SECONDS
@@ -182,7 +188,7 @@ else
       run_suite "$emu"
       # The HTTP API (and Hiera) on DynamoDB Local + versitygw, the REST variant on moto.
       if [ "$emu" = local ]; then
-        GATEWAY_HIERA=$emu run_gateway "$emu" "$ROOT/cdk.out/Tuningbox.template.json"
+        LONG_POLL_POOL=2 GATEWAY_HIERA=$emu run_gateway "$emu" "$ROOT/cdk.out/Tuningbox.template.json"
       else
         run_gateway "$emu" "$ROOT/cdk.out-rest/Tuningbox.template.json"
       fi

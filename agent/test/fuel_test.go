@@ -212,7 +212,7 @@ func TestFuelDefaultGraphRuns(t *testing.T) {
 	do("PUT", "/api/v1/config/environments/1/nodes/"+controller.id+"/resources/astute/values", changed)
 	changes := s.cli(t, "graph", "plan", "-e", cluster, "--node", controller.id, "--changes")
 	if !strings.Contains(changes, "  $.glance: {") || !regexp.MustCompile(`runs [^\n]*\bglance\b`).MatchString(changes) ||
-		!regexp.MustCompile(`written at /nodes/` + controller.id + `/ version 2, [^\n]* by admin \(admin, request req-[^)]+\); deployed: / version 1`).MatchString(changes) {
+		!regexp.MustCompile(`written at /nodes/`+controller.id+`/ version 2, [^\n]* by admin \(admin, request req-[^)]+\); deployed: / version 1`).MatchString(changes) {
 		t.Errorf("graph plan --changes:\n%s", changes)
 	}
 	why := s.cli(t, "graph", "plan", "-e", cluster, "--node", controller.id, "--explain", "--task", "glance")

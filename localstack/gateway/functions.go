@@ -22,8 +22,10 @@ import (
 // initTimeout is Lambda's limit on a function's init phase.
 const initTimeout = 10 * time.Second
 
-// maxInstances bounds the concurrent execution environments of one function;
-// a request beyond them waits for one to be free.
+// maxInstances bounds the concurrent execution environments of a function
+// without reserved concurrency; a request beyond them waits for one to be
+// free. A function with reserved concurrency has that many, and throttles
+// an invocation beyond them, as Lambda does.
 const maxInstances = 4
 
 // function runs a function's bootstrap as Lambda does: one process per
@@ -42,11 +44,12 @@ type function struct {
 }
 
 type functionStats struct {
-	inits    durations // process start -> first /next
-	cold     durations // invokes of a fresh instance (init not included)
-	warm     durations // invokes of an instance that had served before
-	errors   int       // invocations that failed (error, timeout, killed)
-	maxRSSKB int64     // peak resident set of any instance
+	inits     durations // process start -> first /next
+	cold      durations // invokes of a fresh instance (init not included)
+	warm      durations // invokes of an instance that had served before
+	errors    int       // invocations that failed (error, timeout, killed)
+	throttled int       // invocations refused beyond the reserved concurrency
+	maxRSSKB  int64     // peak resident set of any instance
 }
 
 type instance struct {
@@ -90,7 +93,11 @@ func newFunction(spec *functionSpec, binDir string, base []string, logs io.Write
 		// Lambda does not tell the Go runtime its memory; the stack sets GOMEMLIMIT the same way (infra/function.go).
 		fmt.Sprintf("GOMEMLIMIT=%dMiB", spec.memoryMB*9/10),
 	)
-	f := &function{spec: spec, bootstrap: bootstrap, env: env, logs: logs, slots: make(chan struct{}, maxInstances)}
+	instances := maxInstances
+	if spec.reserved > 0 {
+		instances = spec.reserved
+	}
+	f := &function{spec: spec, bootstrap: bootstrap, env: env, logs: logs, slots: make(chan struct{}, instances)}
 	return f, nil
 }
 
@@ -144,10 +151,19 @@ func (inst *instance) kill() {
 
 // invoke runs one event on a free execution environment (a new one when none is idle).
 func (f *function) invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	select {
-	case f.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if f.spec.reserved > 0 {
+		select {
+		case f.slots <- struct{}{}:
+		default:
+			f.count(func(s *functionStats) { s.throttled++ })
+			return nil, &invocationError{"TooManyRequestsException", fmt.Sprintf("Rate Exceeded: all %d reserved executions are busy", f.spec.reserved)}
+		}
+	} else {
+		select {
+		case f.slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	defer func() { <-f.slots }()
 	f.mu.Lock()

@@ -328,10 +328,20 @@ func (req *request) query() (single map[string]string, multi map[string][]string
 }
 
 func (req *request) pathParameters() map[string]string {
-	if !req.route.greedy {
-		return nil
+	if req.route.greedy {
+		return map[string]string{"proxy": req.proxy}
 	}
-	return map[string]string{"proxy": req.proxy}
+	var params map[string]string
+	got := strings.Split(strings.TrimSuffix(req.path, "/"), "/")
+	for i, seg := range strings.Split(req.route.path, "/") {
+		if name, ok := strings.CutPrefix(seg, "{"); ok && i < len(got) {
+			if params == nil {
+				params = map[string]string{}
+			}
+			params[strings.TrimSuffix(name, "}")] = got[i]
+		}
+	}
+	return params
 }
 
 // encodedBody is the body as the event carries it: text as is, anything else

@@ -205,8 +205,8 @@ func (g *gateway) report(w io.Writer) {
 		fn.mu.Lock()
 		s := fn.stats
 		fn.mu.Unlock()
-		fmt.Fprintf(w, "  function %s (%d MB, timeout %v): init %v; first invoke %v; warm invoke %v; failed %d; peak RSS %d MB\n",
-			fn.spec.name, fn.spec.memoryMB, fn.spec.timeout, s.inits, s.cold, s.warm, s.errors, (s.maxRSSKB+1023)/1024)
+		fmt.Fprintf(w, "  function %s (%d MB, timeout %v, reserved %d): init %v; first invoke %v; warm invoke %v; failed %d; throttled %d; peak RSS %d MB\n",
+			fn.spec.name, fn.spec.memoryMB, fn.spec.timeout, fn.spec.reserved, s.inits, s.cold, s.warm, s.errors, s.throttled, (s.maxRSSKB+1023)/1024)
 		if len(keys) > 0 {
 			fmt.Fprintf(w, "    routes: %s\n", strings.Join(keys, ", "))
 		}

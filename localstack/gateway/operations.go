@@ -86,8 +86,10 @@ func answerLine(status int, method, target string) string {
 
 // printCoverage prints "gateway: N of M operations": the operations of the
 // OpenAPI document that one of the logged answers took with a status the
-// document declares for it. It fails unless every operation was, or when a
-// route of the template reaches no operation.
+// document declares for it, of those a route of the template reaches (the
+// stack routes no GET /metrics: the others are named). It fails unless
+// every such operation was, or when a route of the template reaches no
+// operation.
 func printCoverage(templatePath, openAPIPath, routesLog string) error {
 	a, err := loadAPI(templatePath, "table", "bucket", nil)
 	if err != nil {
@@ -119,9 +121,24 @@ func printCoverage(templatePath, openAPIPath, routesLog string) error {
 		}
 		f.Close()
 	}
-	var problems []string
-	n := 0
+	// The operations the template routes, and the routes that reach one.
+	routed := make([]bool, len(ops.all))
+	reached := map[*route]bool{}
+	var unrouted []string
 	for i, op := range ops.all {
+		if rt, _ := a.match(op.method, strings.NewReplacer("{", "", "}", "").Replace(op.path)); rt != nil {
+			routed[i], reached[rt] = true, true
+		} else {
+			unrouted = append(unrouted, op.id)
+		}
+	}
+	var problems []string
+	n, m := 0, 0
+	for i, op := range ops.all {
+		if !routed[i] {
+			continue
+		}
+		m++
 		if covered[i] {
 			n++
 			continue
@@ -134,19 +151,14 @@ func printCoverage(templatePath, openAPIPath, routesLog string) error {
 		problems = append(problems, fmt.Sprintf("%s (%s %s) never answered %v (answered %v)", op.id, op.method, op.path, op.statuses, got))
 	}
 	// Every route of the template must reach an operation.
-	reached := map[*route]bool{}
-	for _, op := range ops.all {
-		if rt, _ := a.match(op.method, strings.NewReplacer("{", "", "}", "").Replace(op.path)); rt != nil {
-			reached[rt] = true
-		}
-	}
 	for _, rt := range a.routes {
 		if !reached[rt] {
 			problems = append(problems, "template route "+rt.key+" reaches no operation")
 		}
 	}
 	slices.Sort(problems)
-	fmt.Printf("gateway: %d of %d operations (%d template routes)\n", n, len(ops.all), len(a.routes))
+	slices.Sort(unrouted)
+	fmt.Printf("gateway: %d of %d operations (%d template routes; not routed by the template: %v)\n", n, m, len(a.routes), unrouted)
 	if len(problems) > 0 {
 		return fmt.Errorf("%d problems:\n  %s", len(problems), strings.Join(problems, "\n  "))
 	}

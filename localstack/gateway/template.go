@@ -19,6 +19,7 @@ type resource struct {
 
 type template struct {
 	Parameters map[string]struct{ Default any }
+	Conditions map[string]any
 	Resources  map[string]resource
 	Outputs    map[string]struct{ Value any }
 }
@@ -90,6 +91,8 @@ type functionSpec struct {
 	memoryMB  int
 	timeout   time.Duration
 	env       map[string]string
+	// reserved is its reserved concurrency (ReservedConcurrentExecutions), 0 for none.
+	reserved int
 }
 
 // loadAPI reads a synthesized template (cdk.out/<Stack>.template.json) and
@@ -168,6 +171,17 @@ func (t *template) function(id string, r resource, dir, table, bucket string) (*
 	if n, ok := p["Timeout"].(float64); ok {
 		fn.timeout = time.Duration(n) * time.Second
 	}
+	if v, ok := p["ReservedConcurrentExecutions"]; ok {
+		n, set, err := t.value(v)
+		if err != nil {
+			return nil, fmt.Errorf("ReservedConcurrentExecutions: %w", err)
+		}
+		if set {
+			if _, err := fmt.Sscan(fmt.Sprint(n), &fn.reserved); err != nil {
+				return nil, fmt.Errorf("ReservedConcurrentExecutions %v: %w", n, err)
+			}
+		}
+	}
 	if archs, ok := p["Architectures"].([]any); ok && len(archs) > 0 {
 		fn.arch, _ = archs[0].(string)
 	}
@@ -194,6 +208,67 @@ func (t *template) function(id string, r resource, dir, table, bucket string) (*
 		}
 	}
 	return fn, nil
+}
+
+// value resolves a property as CloudFormation does with the deploy's
+// parameters: a literal, a Ref to a parameter, or Fn::If on a condition
+// (Fn::Not, Fn::Equals and Fn::Or of values); set is false for AWS::NoValue.
+func (t *template) value(v any) (out any, set bool, err error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v, true, nil
+	}
+	if ref, ok := m["Ref"].(string); ok {
+		if ref == "AWS::NoValue" {
+			return nil, false, nil
+		}
+		p, ok := t.Parameters[ref]
+		if !ok {
+			return nil, false, fmt.Errorf("Ref %s is no parameter", ref)
+		}
+		return p.Default, true, nil
+	}
+	if args, ok := m["Fn::If"].([]any); ok && len(args) == 3 {
+		name, _ := args[0].(string)
+		holds, err := t.condition(t.Conditions[name])
+		if err != nil {
+			return nil, false, fmt.Errorf("condition %s: %w", name, err)
+		}
+		if holds {
+			return t.value(args[1])
+		}
+		return t.value(args[2])
+	}
+	return nil, false, fmt.Errorf("%v is not emulated", v)
+}
+
+// condition evaluates a condition's expression.
+func (t *template) condition(c any) (bool, error) {
+	m, _ := c.(map[string]any)
+	if args, ok := m["Fn::Not"].([]any); ok && len(args) == 1 {
+		holds, err := t.condition(args[0])
+		return !holds, err
+	}
+	if args, ok := m["Fn::Or"].([]any); ok {
+		for _, a := range args {
+			if holds, err := t.condition(a); err != nil || holds {
+				return holds, err
+			}
+		}
+		return false, nil
+	}
+	if args, ok := m["Fn::Equals"].([]any); ok && len(args) == 2 {
+		x, _, err := t.value(args[0])
+		if err != nil {
+			return false, err
+		}
+		y, _, err := t.value(args[1])
+		return fmt.Sprint(x) == fmt.Sprint(y), err
+	}
+	if name, ok := m["Condition"].(string); ok {
+		return t.condition(t.Conditions[name])
+	}
+	return false, fmt.Errorf("%v is not emulated", c)
 }
 
 // httpRoutes reads the routes, integrations and authorizers of an HTTP API.
@@ -418,6 +493,8 @@ func (a *api) match(method, path string) (rt *route, proxy string) {
 		switch {
 		case !r.greedy && (path == r.path || path == r.path+"/"):
 			score = 1 << 20
+		case !r.greedy && matchesVariables(r.path, path):
+			score = 1 << 19 // API Gateway prefers literal paths, then paths with {variables}, then {proxy+}
 		case r.greedy && strings.HasPrefix(path, r.path+"/") && len(path) > len(r.path)+1:
 			score = len(r.path) << 1
 		default:
@@ -436,4 +513,20 @@ func (a *api) match(method, path string) (rt *route, proxy string) {
 		}
 	}
 	return rt, proxy
+}
+
+// matchesVariables reports whether path matches pattern, whose {name}
+// segments each match one segment.
+func matchesVariables(pattern, path string) bool {
+	want, got := strings.Split(pattern, "/"), strings.Split(strings.TrimSuffix(path, "/"), "/")
+	if len(want) != len(got) || !strings.Contains(pattern, "{") {
+		return false
+	}
+	for i, w := range want {
+		variable := strings.HasPrefix(w, "{") && strings.HasSuffix(w, "}")
+		if variable && got[i] == "" || !variable && w != got[i] {
+			return false
+		}
+	}
+	return true
 }

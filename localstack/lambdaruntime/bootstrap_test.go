@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -346,4 +348,47 @@ func TestBootstrapExitsOnBadConfiguration(t *testing.T) {
 		t.Errorf("log does not name the missing setting:\n%s", f.stderr)
 	}
 	t.Logf("start-up errors posted to /init/error: %d", len(f.api.InitErrors()))
+}
+
+// The auth function that cannot start still answers CloudFormation's event
+// for Custom::FirstAdministrator (FAILED with the reason; a Delete succeeds),
+// then exits: without the answer the stack waited for the ServiceTimeout.
+func TestBootstrapAnswersCloudFormationWhenItCannotStart(t *testing.T) {
+	for requestType, wantStatus := range map[string]string{"Create": "FAILED", "Delete": "SUCCESS"} {
+		t.Run(requestType, func(t *testing.T) {
+			answers := make(chan map[string]any, 1)
+			cloudFormation := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var answer map[string]any
+				if r.Method != http.MethodPut || json.NewDecoder(r.Body).Decode(&answer) != nil {
+					t.Errorf("CloudFormation got %s %s", r.Method, r.URL)
+				}
+				answers <- answer
+			}))
+			defer cloudFormation.Close()
+			f := startFunction(t, bootstraps["auth"], "TUNINGBOX_BACKEND=aws") // no table, no bucket
+			f.ready(t)
+			event, _ := json.Marshal(map[string]any{
+				"RequestType": requestType, "ResponseURL": cloudFormation.URL + "/answer", "StackId": "arn:aws:cloudformation:us-east-1:123456789012:stack/Tuningbox/1",
+				"RequestId": "request-1", "LogicalResourceId": "FirstAdministrator", "PhysicalResourceId": "administrator/admin",
+				"ResourceType": "Custom::FirstAdministrator", "ResourceProperties": map[string]any{"AdminSecret": "arn:aws:secretsmanager:us-east-1:123456789012:secret:admin"},
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			go f.api.Invoke(ctx, event, time.Now().Add(30*time.Second))
+			select {
+			case answer := <-answers:
+				if answer["Status"] != wantStatus || answer["RequestId"] != "request-1" ||
+					wantStatus == "FAILED" && !strings.Contains(fmt.Sprint(answer["Reason"]), "TUNINGBOX_TABLE") {
+					t.Errorf("answer %v, want %s", answer, wantStatus)
+				}
+			case <-ctx.Done():
+				t.Fatal("CloudFormation got no answer")
+			}
+			select {
+			case <-f.exited:
+			case <-ctx.Done():
+				t.Fatal("the function did not exit after its answer")
+			}
+		})
+	}
 }

@@ -6,10 +6,13 @@ package lambdamain
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"time"
 
+	"github.com/aws/aws-lambda-go/cfn"
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/tuningbox/tuningbox/shared/app"
@@ -37,11 +40,31 @@ func Group(name string) {
 }
 
 // Auth serves the auth group's routes and creates the first administrator
-// when CloudFormation sends the stack's Custom::FirstAdministrator resource.
+// when CloudFormation sends the stack's Custom::FirstAdministrator resource,
+// which gets an answer even when the function cannot start (startupFailed).
 func Auth() {
-	start(func(ctx context.Context, logger *slog.Logger) (any, error) {
+	startOr(func(ctx context.Context, logger *slog.Logger) (any, error) {
 		return app.LambdaAuth(ctx, os.Getenv, logger)
-	})
+	}, startupFailed)
+}
+
+// startupFailed answers CloudFormation's event for a custom resource when
+// the function could not start: FAILED with the start-up error (a Delete
+// succeeds: nothing was created), sent to the event's ResponseURL, instead
+// of no answer, which kept CloudFormation waiting for the resource's
+// ServiceTimeout. It returns the start-up error for any other event.
+func startupFailed(ctx context.Context, payload json.RawMessage, startErr error) error {
+	var ev cfn.Event
+	if json.Unmarshal(payload, &ev) != nil || ev.RequestType == "" || ev.ResponseURL == "" {
+		return startErr
+	}
+	_, err := cfn.LambdaWrap(func(_ context.Context, ev cfn.Event) (string, map[string]any, error) {
+		if ev.RequestType == cfn.RequestDelete {
+			return ev.PhysicalResourceID, nil, nil
+		}
+		return "", nil, fmt.Errorf("the function could not start: %w", startErr)
+	})(ctx, ev)
+	return errors.Join(startErr, err)
 }
 
 // Authorizer answers API Gateway's REQUEST authorizer calls.
@@ -60,13 +83,31 @@ func GC() {
 
 // start builds the invocation handler and hands it to the runtime; a failed
 // start-up exits non-zero so Lambda reports an init error.
-func start(build func(context.Context, *slog.Logger) (any, error)) {
-	logger := slog.New(logjson.New(os.Stderr, nil))
-	slog.SetDefault(logger) // lines of libraries that log through the log or slog defaults, in the same JSON format
+func start(build func(context.Context, *slog.Logger) (any, error)) { startOr(build, nil) }
+
+// startOr is start, but after a failed start-up the runtime gets failed,
+// which sees the start-up error and the one event that comes, then the
+// process exits (Lambda starts a new environment for the next event).
+func startOr(build func(context.Context, *slog.Logger) (any, error), failed func(context.Context, json.RawMessage, error) error) {
+	logger := newLogger()
 	handler, err := build(context.Background(), logger)
 	if err != nil {
 		logger.Error("start", "err", err)
-		os.Exit(1)
+		if failed == nil {
+			os.Exit(1)
+		}
+		lambda.Start(func(ctx context.Context, payload json.RawMessage) error {
+			defer os.Exit(1)
+			return failed(ctx, payload, err)
+		})
+		return
 	}
 	lambda.Start(handler)
+}
+
+// newLogger is the JSON logger of a function, also the log and slog defaults.
+func newLogger() *slog.Logger {
+	logger := slog.New(logjson.New(os.Stderr, nil))
+	slog.SetDefault(logger) // lines of libraries that log through the log or slog defaults, in the same JSON format
+	return logger
 }

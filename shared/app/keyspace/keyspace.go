@@ -43,7 +43,7 @@ const (
 	// BlobsReadWrite: it stores blobs and reads them back.
 	BlobsReadWrite
 	// BlobsCollect: BlobsReadWrite, and it lists and deletes unreferenced
-	// blobs (every version of them: the bucket keeps versions).
+	// blobs (their current version: a delete marker, see infra/storage.go).
 	BlobsCollect
 )
 

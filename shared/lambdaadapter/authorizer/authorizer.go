@@ -9,6 +9,7 @@
 // 2.0, simple responses) — isAuthorized with the principal as context; a
 // denial is API Gateway's 403, since simple responses cannot ask for a 401
 // (a request without an Authorization header gets 401 from API Gateway itself).
+// A throttled login is an error of either (API Gateway's 500), never cached.
 package authorizer
 
 import (
@@ -94,10 +95,13 @@ func (a *Authorizer) AnswerRESTAPI(ctx context.Context, ev events.APIGatewayCust
 }
 
 // refused reports whether an authorizer answers err with "not authorized":
-// bad credentials, a throttled login (an authorizer cannot answer 429), or a
-// Keystone identity with no tuningbox role.
+// bad credentials, or a Keystone identity with no tuningbox role. A
+// throttled login is not refused but fails (API Gateway's 500): API Gateway
+// caches an answer, a denial too, for the Authorization header's TTL, which
+// would refuse the right password long after the throttle let it through;
+// a failed authorizer is not cached.
 func refused(err error) bool {
-	return errs.Is(err, errs.Unauthenticated) || errs.Is(err, errs.TooManyRequests) || errs.Is(err, errs.Forbidden)
+	return errs.Is(err, errs.Unauthenticated) || errs.Is(err, errs.Forbidden)
 }
 
 // wholeAPI turns a method ARN (arn:...:api-id/stage/METHOD/path) into the ARN

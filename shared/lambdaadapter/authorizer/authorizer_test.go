@@ -244,3 +244,39 @@ func TestLambdaAuthorizerClientCertificate(t *testing.T) {
 		t.Fatalf("own, other node's, server on other node's: %v, want [200 403 200]", got)
 	}
 }
+
+// A throttled login fails the authorizer instead of denying: API Gateway
+// caches a denial for the Authorization header's TTL, so the right password
+// would be refused for minutes after the throttle lets it through.
+func TestThrottledLoginIsNoCachedDenial(t *testing.T) {
+	s, admin := newStack(t)
+	if _, err := admin.CreateUser(context.Background(), client.NewUser{Name: "watcher", Password: "watch-password", Role: "observer"}); err != nil {
+		t.Fatal(err)
+	}
+	users := auth.NewService(s.Backend.Index, auth.WithBcryptCost(bcrypt.MinCost))
+	a := authorizer.New(authapi.New(users, audit.New(s.Backend.Index, nil), nil, slog.New(slog.DiscardHandler)))
+	answer := func(password string) (events.APIGatewayV2CustomAuthorizerSimpleResponse, error) {
+		return a.AnswerHTTPAPI(context.Background(), events.APIGatewayV2CustomAuthorizerV2Request{
+			Version: "2.0", Type: "REQUEST",
+			Headers:        map[string]string{"authorization": lambdatest.BasicHeader("watcher", password)},
+			RequestContext: events.APIGatewayV2HTTPRequestContext{HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{SourceIP: "198.51.100.9"}},
+		})
+	}
+	var throttled error
+	for range 100 {
+		denied, err := answer("guess")
+		if err != nil {
+			throttled = err
+			break
+		}
+		if denied.IsAuthorized {
+			t.Fatal("a wrong password was authorized")
+		}
+	}
+	if !errs.Is(throttled, errs.TooManyRequests) {
+		t.Fatalf("100 wrong passwords: the last answer's error %v, want a throttle", throttled)
+	}
+	if got, err := answer("watch-password"); !errs.Is(err, errs.TooManyRequests) || got.IsAuthorized {
+		t.Fatalf("right password while throttled: %+v, %v; want the throttle's error, which API Gateway does not cache", got, err)
+	}
+}

@@ -27,7 +27,6 @@ type S3API interface {
 	PutObject(context.Context, *s3.PutObjectInput, ...func(*s3.Options)) (*s3.PutObjectOutput, error)
 	GetObject(context.Context, *s3.GetObjectInput, ...func(*s3.Options)) (*s3.GetObjectOutput, error)
 	ListObjectsV2(context.Context, *s3.ListObjectsV2Input, ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
-	ListObjectVersions(context.Context, *s3.ListObjectVersionsInput, ...func(*s3.Options)) (*s3.ListObjectVersionsOutput, error)
 	DeleteObject(context.Context, *s3.DeleteObjectInput, ...func(*s3.Options)) (*s3.DeleteObjectOutput, error)
 }
 
@@ -110,35 +109,17 @@ func (b *blobs) List(ctx context.Context, fn func(hash string, created time.Time
 	return nil
 }
 
-// Delete removes every version of the blob's object (and any delete marker):
-// the bucket keeps versions, and a plain delete would only hide the bytes.
+// Delete removes the blob's current version only: in the versioned bucket
+// that leaves a delete marker over the bytes, which the bucket's lifecycle
+// expires after the table's point-in-time-recovery window
+// (infra/storage.go), so an index restored within that window can have its
+// blobs back by removing their markers (docs/aws.md, the restore drill).
 func (b *blobs) Delete(ctx context.Context, hash string) error {
 	if !isHash(hash) {
 		return nil
 	}
-	key := blobPrefix + hash
-	out, err := b.s3.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: &b.bucket, Prefix: &key})
-	if err != nil {
+	if _, err := b.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &b.bucket, Key: aws.String(blobPrefix + hash)}); err != nil {
 		return fmt.Errorf("delete blob %s: %w", hash, err)
-	}
-	var versions []*string
-	for _, v := range out.Versions {
-		if aws.ToString(v.Key) == key {
-			versions = append(versions, v.VersionId)
-		}
-	}
-	for _, m := range out.DeleteMarkers {
-		if aws.ToString(m.Key) == key {
-			versions = append(versions, m.VersionId)
-		}
-	}
-	if len(versions) == 0 { // an unversioned bucket lists no versions
-		versions = append(versions, nil)
-	}
-	for _, v := range versions {
-		if _, err := b.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &b.bucket, Key: &key, VersionId: v}); err != nil {
-			return fmt.Errorf("delete blob %s: %w", hash, err)
-		}
 	}
 	return nil
 }

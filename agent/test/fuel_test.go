@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -129,7 +130,9 @@ func TestFuelDefaultGraphRuns(t *testing.T) {
 	// generate_keys (a stub here) would have written.
 	stubs, calls := filepath.Join(dir, "stubs"), filepath.Join(dir, "calls.log")
 	must(t, os.MkdirAll(stubs, 0o755))
-	stub := "#!/bin/sh\nprintf '%s %s %s\\n' \"$TUNINGBOX_NODE_ID\" \"${0##*/}\" \"$*\" >> \"$STUB_CALLS\"\n"
+	// A stub records its call, and fails it when STUB_FAIL names the node and a word of its arguments.
+	stub := "#!/bin/sh\nprintf '%s %s %s\\n' \"$TUNINGBOX_NODE_ID\" \"${0##*/}\" \"$*\" >> \"$STUB_CALLS\"\n" +
+		"case \"$TUNINGBOX_NODE_ID $*\" in \"${STUB_FAIL%% *} \"*\"${STUB_FAIL#* }\"*) echo injected failure >&2; exit 1;; esac\n"
 	for _, name := range stubbed {
 		must(t, os.WriteFile(filepath.Join(stubs, name), []byte(stub), 0o755))
 	}
@@ -140,19 +143,27 @@ func TestFuelDefaultGraphRuns(t *testing.T) {
 		must(t, os.WriteFile(filepath.Join(keys, key), []byte(key+"\n"), 0o600))
 	}
 
-	tx := execute(t, s, "-t", "default")
-	start := time.Now()
-	var agents []*agent
-	for _, n := range append(nodes, master) {
-		agents = append(agents, s.startAgentEnv(t, n.node, filepath.Join(dir, "work", n.id),
-			[]string{"PATH=" + stubs, "STUB_CALLS=" + calls},
-			"--once", "--root", root(n.node), "--copy-from", root(master.node)))
+	// runAgents runs every node's agent once through the run tx, a stub failing as fail says.
+	runAgents := func(tx, fail string) (transaction, time.Duration, []error) {
+		start := time.Now()
+		var agents []*agent
+		for _, n := range append(nodes, master) {
+			agents = append(agents, s.startAgentEnv(t, n.node, filepath.Join(dir, "work", n.id),
+				[]string{"PATH=" + stubs, "STUB_CALLS=" + calls, "STUB_FAIL=" + fail},
+				"--once", "--root", root(n.node), "--copy-from", root(master.node)))
+		}
+		end := awaitEnd(t, s, tx, 5*time.Minute)
+		ran := time.Since(start)
+		exits := make([]error, len(agents))
+		for i, a := range agents {
+			exits[i] = a.wait(t, time.Minute)
+		}
+		return end, ran, exits
 	}
-	end := awaitEnd(t, s, tx, 5*time.Minute)
-	ran := time.Since(start)
-	for i, a := range agents {
-		if err := a.wait(t, time.Minute); err != nil {
-			t.Errorf("agent %d: %v\n%s", i, err, a.log.String())
+	end, ran, exits := runAgents(execute(t, s, "-t", "default"), "")
+	for i, err := range exits {
+		if err != nil {
+			t.Errorf("agent %d: %v", i, err)
 		}
 	}
 	if end.Status != "ready" {
@@ -223,6 +234,20 @@ func TestFuelDefaultGraphRuns(t *testing.T) {
 		}
 	}
 	t.Logf("after the glance change, graph plan --changes:\n%s", changes)
+
+	// The whole run again, forced, with the second controller's updatedb
+	// failing: the controllers' group tolerates one failed node, so the run
+	// ends ready, naming the node and the task; only its agent exits 1.
+	forced, took, exits := runAgents(execute(t, s, "-t", "default", "--force"), "104 updatedb.pp")
+	if forced.Status != "ready" || !slices.Equal(forced.FailedNodes, []string{"104"}) || len(forced.FailedTasks) != 1 || forced.FailedTasks[0].Task != "updatedb" {
+		t.Fatalf("forced run with a failure on 104: %s %q, failed nodes %v, tasks %v", forced.Status, forced.Message, forced.FailedNodes, forced.FailedTasks)
+	}
+	for i, n := range append(nodes, master) {
+		if failed := exits[i] != nil; failed != (n.id == "104") {
+			t.Errorf("agent of node %s: exit %v", n.id, exits[i])
+		}
+	}
+	t.Logf("forced run with updatedb failing on node 104 (tolerated): %s in %v, failed %v", forced.Status, took.Round(time.Millisecond), forced.FailedTasks)
 }
 
 // toString is a JSON number or string as text.

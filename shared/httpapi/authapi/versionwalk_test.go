@@ -206,6 +206,9 @@ func TestEveryRouteAtEachMicroversion(t *testing.T) {
 				if !latest && strings.Contains(a.body, "at API version 1.0") {
 					continue // a route from a later microversion (deploy templates: 1.1)
 				}
+				if s.backend.Backup == nil && a.status == http.StatusNotFound && strings.Contains(a.body, "this store has no backup route") {
+					continue // the in-memory store, like AWS's, has no backup to stream: its documented answer
+				}
 				t.Errorf("GET %s at %s: %d %s", target, version, a.status, a.body)
 				continue
 			}

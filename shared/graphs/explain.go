@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -89,36 +91,123 @@ func (p *placement) decide(n, i int, decision string, condition *wire.ConditionW
 
 // conditionWhy is a condition's value on a node and the data-diff calls
 // that gave it, as Env.Trace heard them.
-func conditionWhy(e *Expression, value any, calls []yaql.DiffCall) *wire.ConditionWhy {
+func (q *quoter) conditionWhy(e *Expression, value any, calls []yaql.DiffCall) *wire.ConditionWhy {
 	c := &wire.ConditionWhy{Expression: strings.TrimSpace(e.expr.Source()), Value: yaql.Truthy(value)}
 	for _, call := range calls {
 		c.Calls = append(c.Calls, wire.DataDiffCall{
 			Function: call.Func, Call: call.Call, Arg: call.Arg,
-			Old: explainedValue(call.Old), New: explainedValue(call.New), Result: jsonable(call.Result),
+			Old: q.quote(call.Old), New: q.quote(call.New), Result: jsonable(call.Result),
 		})
 	}
 	return c
 }
 
-// explainedValue is a value as an explanation quotes it: JSON, cut to
-// wire.MaxExplainedValue bytes; nil when it was not read.
-func explainedValue(v any) *string {
+// quoter writes the values explanations quote: JSON cut to
+// wire.MaxExplainedValue bytes, written no further than that, and once per
+// collection a plan's nodes share (their data is decoded sharing what they
+// share), so that explaining costs little beside planning.
+type quoter struct {
+	seen map[collection]*string
+}
+
+// collection identifies a map or a list by its storage and its length.
+type collection struct {
+	at  uintptr
+	len int
+}
+
+func newQuoter() *quoter { return &quoter{seen: map[collection]*string{}} }
+
+// quote is v as an explanation quotes it; nil when it was not read.
+func (q *quoter) quote(v any) *string {
 	if v == yaql.Undefined {
 		return nil
 	}
-	b, err := json.Marshal(jsonable(v))
-	if err != nil {
-		b = []byte(fmt.Sprint(v))
-	}
-	s := string(b)
-	if len(s) > wire.MaxExplainedValue {
-		cut := wire.MaxExplainedValue
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
+	var id collection
+	switch v.(type) {
+	case map[string]any, []any:
+		if rv := reflect.ValueOf(v); rv.Len() > 0 {
+			id = collection{rv.Pointer(), rv.Len()}
 		}
-		s = s[:cut] + "…"
+	}
+	if s, ok := q.seen[id]; ok && id.len > 0 {
+		return s
+	}
+	w := boundedJSON{max: wire.MaxExplainedValue}
+	w.value(v)
+	s := w.String()
+	if id.len > 0 {
+		q.seen[id] = &s
 	}
 	return &s
+}
+
+// boundedJSON writes JSON (keys sorted, as encoding/json does) until it
+// holds max bytes, then stops and ends with "…".
+type boundedJSON struct {
+	strings.Builder
+	max  int
+	full bool
+}
+
+func (w *boundedJSON) write(s string) {
+	if w.full {
+		return
+	}
+	if room := w.max - w.Len(); len(s) > room {
+		for room > 0 && !utf8.RuneStart(s[room]) {
+			room--
+		}
+		w.WriteString(s[:room])
+		w.WriteString("…")
+		w.full = true
+		return
+	}
+	w.WriteString(s)
+}
+
+func (w *boundedJSON) value(v any) {
+	if w.full {
+		return
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		w.write("{")
+		for i, k := range slices.Sorted(maps.Keys(x)) {
+			if i > 0 {
+				w.write(",")
+			}
+			w.value(k)
+			w.write(":")
+			w.value(x[k])
+			if w.full {
+				return
+			}
+		}
+		w.write("}")
+	case []any:
+		w.write("[")
+		for i, item := range x {
+			if i > 0 {
+				w.write(",")
+			}
+			w.value(item)
+			if w.full {
+				return
+			}
+		}
+		w.write("]")
+	case string:
+		// Only what can show is encoded: a long string costs no more than a short one.
+		b, _ := json.Marshal(x[:min(len(x), w.max)])
+		w.write(string(b))
+	default:
+		b, err := json.Marshal(jsonable(x))
+		if err != nil {
+			b, _ = json.Marshal(fmt.Sprint(x))
+		}
+		w.write(string(b))
+	}
 }
 
 // jsonable is v with yaql's Undefined as null.

@@ -311,22 +311,30 @@ func BenchmarkPlanFuel1000(b *testing.B) {
 				nodes[i].Old = nodes[i].Data
 			}
 		}
-		b.Run(state, func(b *testing.B) {
-			b.ReportAllocs()
-			var plan frozenPlan
-			for b.Loop() {
-				p, err := place(context.Background(), ordered, make([]bool, len(ordered)), nodes, rules, false)
-				if err != nil {
-					b.Fatal(err)
-				}
-				steps, err := resolveNodes(ordered, p)
-				if err != nil {
-					b.Fatal(err)
-				}
-				plan = frozenPlan{Tasks: ordered, Nodes: steps, Limits: p.limits}
-			}
-			// What a run keeps of it: the frozen plan, stored as one blob.
-			b.ReportMetric(float64(len(mustJSON(plan)))/1e6, "plan-MB")
-		})
+		for _, explain := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/explain=%v", state, explain), func(b *testing.B) {
+				benchmarkPlan(b, ordered, nodes, rules, explain)
+			})
+		}
 	}
+}
+
+// benchmarkPlan places and orders a plan, explained or not: what an
+// explanation costs beside the plain plan.
+func benchmarkPlan(b *testing.B, ordered []Task, nodes []PlanNode, rules tagRules, explain bool) {
+	b.ReportAllocs()
+	var plan frozenPlan
+	for b.Loop() {
+		p, err := place(context.Background(), ordered, make([]bool, len(ordered)), nodes, rules, explain)
+		if err != nil {
+			b.Fatal(err)
+		}
+		steps, err := resolveNodes(ordered, p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		plan = frozenPlan{Tasks: ordered, Nodes: steps, Limits: p.limits}
+	}
+	// What a run keeps of it: the frozen plan, stored as one blob.
+	b.ReportMetric(float64(len(mustJSON(plan)))/1e6, "plan-MB")
 }

@@ -65,6 +65,8 @@ type placement struct {
 	rules      tagRules
 	// why[n][i], when the plan is explained, says why task i is on node n and runs or is skipped.
 	why [][]*wire.Why
+	// quotes writes the values explanations quote.
+	quotes *quoter
 }
 
 // matcher returns the matcher of a name (compiled once per plan). Past
@@ -136,6 +138,7 @@ func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode,
 func arrange(tasks []Task, nodes []PlanNode, rules tagRules, patterns *patterns, explain bool) (*placement, error) {
 	p := &placement{nodes: nodes, limits: map[string]int{}, matchers: map[string]nameMatcher{}, selections: map[string][]bool{}, patterns: patterns, rules: rules}
 	if explain {
+		p.quotes = newQuoter()
 		p.why = make([][]*wire.Why, len(nodes))
 		for n := range p.why {
 			p.why[n] = make([]*wire.Why, len(tasks))
@@ -347,7 +350,7 @@ func (p *placement) evaluate(ctx context.Context, tasks []Task, filtered []bool,
 					p.skip[n][i] = SkipCondition
 				}
 				if p.why != nil {
-					p.decide(n, i, fmt.Sprintf("%s: its condition is %v", runsOrSkipped(run), run), conditionWhy(c.Expr, v, calls))
+					p.decide(n, i, fmt.Sprintf("%s: its condition is %v", runsOrSkipped(run), run), p.quotes.conditionWhy(c.Expr, v, calls))
 				}
 			}
 			for _, cd := range []struct {

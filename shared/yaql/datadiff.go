@@ -50,7 +50,18 @@ func (c call) traced(arg node, oldValue, newValue, result any) {
 	if i := slices.Index(c.node.args, arg); i >= 0 && i < len(c.node.argText) {
 		text = c.node.argText[i]
 	}
-	c.ev.trace(DiffCall{Func: c.node.name, Call: c.node.text, Arg: text, Old: finalize(oldValue), New: finalize(newValue), Result: finalize(result)})
+	c.ev.trace(DiffCall{Func: c.node.name, Call: c.node.text, Arg: text, Old: traceValue(oldValue), New: traceValue(newValue), Result: traceValue(result)})
+}
+
+// traceValue is a value as Env.Trace gets it: a collection the evaluation
+// made (an iterator, a set) as a list; the data itself as it is, uncopied,
+// so tracing costs nothing in proportion to the data compared.
+func traceValue(v any) any {
+	switch v.(type) {
+	case *iterator, *set:
+		return finalize(v)
+	}
+	return v
 }
 
 // fixedValue is the value of this call in this evaluation, when its arguments are closed

@@ -45,7 +45,7 @@ type Env struct {
 // DiffCall is one data-diff call of an evaluation: the function, the text of
 // the call and of the argument compared, the argument's value on the old and
 // on the new data (Undefined when not read there), and the call's answer
-// for that argument.
+// for that argument. The values are the data's own: read them, never change them.
 type DiffCall struct {
 	Func, Call, Arg string
 	Old, New        any

@@ -114,12 +114,7 @@ EOF
 grep -E 'VmRSS' "/proc/$SERVER_PID/status"
 
 echo "== Fuel scale: fuel-library's default graph, real astute data per node, through the API"
-# ../shared/fuel beside the checkout (CI lays shared/ there; a worktree looks further up).
-FUEL=""
-for dir in "$(dirname "$PWD")" "$(dirname "$(dirname "$PWD")")" "$(dirname "$(dirname "$(dirname "$PWD")")")"; do
-  if [ -d "$dir/shared/fuel/release" ]; then FUEL="$dir/shared/fuel"; break; fi
-done
-[ -n "$FUEL" ] || { echo "../shared/fuel not found beside the checkout"; exit 1; }
+FUEL=testdata/fuel   # the repository's copy of Fuel's data
 go build -o "$WORK/fuelscale" ./.ci/fuelscale
 for n in ${FUEL_NODES:-1000 5000}; do
   TUNINGBOX_ADMIN_USER=$TUNINGBOX_USER TUNINGBOX_ADMIN_PASSWORD=$TUNINGBOX_PASSWORD \

@@ -1,7 +1,7 @@
 // Command fuelscale measures the whole planning path at Fuel scale (part of
 // `make bench`, issue 33): fuel-library's default graph and role metadata
-// (../shared/fuel/release) on -nodes nodes, each with real astute data (the
-// three ../shared/fuel/hiera files, made unique per node: uid, fqdn, name)
+// (testdata/fuel/release) on -nodes nodes, each with real astute data (the
+// three testdata/fuel/hiera files, made unique per node: uid, fqdn, name)
 // stored in the ConfigDB at the node level as the graph's deployment data. It
 // times the data load, GET /clusters/1/serialized_tasks (every page; the
 // answer's size), PUT /clusters/1/deploy and the transaction's plan, then
@@ -49,7 +49,7 @@ import (
 
 func main() {
 	nodes := flag.Int("nodes", 1000, "nodes in the cluster")
-	fuel := flag.String("fuel", "../shared/fuel", "the shared Fuel data (release/, hiera/)")
+	fuel := flag.String("fuel", "testdata/fuel", "Fuel's data (release/, hiera/)")
 	url := flag.String("url", "", "a running serve's base URL (default: serve in this process)")
 	pid := flag.Int("pid", 0, "the running serve's PID, for its RssAnon")
 	user := flag.String("user", "bench", "administrator")
@@ -100,6 +100,12 @@ func main() {
 	writeHeapProfile(*memProfile)
 	fmt.Printf("fuelscale %d nodes: PUT deploy %.2f s; plan and execute %.2f s, serve's CPU time %.2f s; serve RssAnon %d MiB, peak %d MiB\n",
 		*nodes, deployTime.Seconds(), (planTime + deployTime).Seconds(), cpuSeconds(*pid)-cpuStart, anonBytes(*pid)>>20, peak.Load()>>20)
+	// The same preview explained (serialized_tasks?explain): what the "why" of every task on every node costs beside it.
+	explainStart := time.Now()
+	explained := c.readPages("/api/v1/clusters/1/serialized_tasks?graph_type=default&explain")
+	explainTime := time.Since(explainStart)
+	fmt.Printf("fuelscale %d nodes: GET serialized_tasks?explain %.2f s, %.2f x the plain one; answer %.1f MB in %d pages of at most %.1f MB\n",
+		*nodes, explainTime.Seconds(), explainTime.Seconds()/planTime.Seconds(), float64(explained.bytes)/1e6, explained.pages, float64(explained.largest)/1e6)
 	planRead := time.Now()
 	plan := c.readPages("/api/v1/transactions/" + tx.SubTransactions[0].UUID + "/plan")
 	fmt.Printf("fuelscale %d nodes: GET the transaction's plan %.2f s, %.1f MB in %d pages of at most %.1f MB\n",

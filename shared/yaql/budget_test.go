@@ -20,12 +20,8 @@ func wantLimit(t *testing.T, what string, err error, budget string, plan bool) {
 // doublings of 'a' ran the server out of memory. Its bytes are counted now.
 func TestStringDoublingStopsAtTheByteBudget(t *testing.T) {
 	src := "['a']" + strings.Repeat(".select($+$)", 33) + ".len() > 0"
-	start := time.Now()
 	_, err := eval(t, src, Env{New: map[string]any{}})
 	wantLimit(t, "33 doublings", err, "byte", false)
-	if took := time.Since(start); took > time.Second {
-		t.Errorf("took %v to refuse", took)
-	}
 	for _, src := range []string{"concat($.s, $.s, $.s)", "$.s.toJson()", "[$.s, $.s].toYaml()", "[$.s] * 3 + [1]"} {
 		_, err := eval(t, "("+src+").toJson()", Env{New: map[string]any{"s": strings.Repeat("x", 1000)}, Limits: Limits{Bytes: 1500}})
 		wantLimit(t, src, err, "byte", false)
@@ -41,12 +37,8 @@ func TestLongStringsCostSteps(t *testing.T) {
 	long := strings.Repeat("a", 8<<20)
 	env := Env{New: map[string]any{"s": long, "p": "(a|b|c)*x", "l": []any{long, long}}, Vars: map[string]any{"t": strings.Clone(long)}}
 	for _, src := range []string{"$.s.matches('(a|b|c)*x')", "$.s =~ '(.*)(.*)z'", "$.s.matches($.p)", "$.s !~ $.p"} {
-		start := time.Now()
 		_, err := eval(t, src, env)
 		wantLimit(t, src, err, "step", false)
-		if took := time.Since(start); took > 100*time.Millisecond {
-			t.Errorf("%s took %v to refuse", src, took)
-		}
 	}
 	env.Limits.Steps = 100_000 // under the 131,072 of a pass over 8M characters
 	for _, src := range []string{"$.l.where($ = $t).len()", "'b' in $.s", "[$.s].where($ < $t)", "$.l.toSet()"} {

@@ -127,3 +127,20 @@ func BenchmarkPlan1000(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkToYaml is upload_node_configuration's $node.toYaml() on one real
+// node's data: what a plan's bodies cost per node.
+func BenchmarkToYaml(b *testing.B) {
+	node := loadYAML(b, filepath.Join(fuelDir, "hiera", "neut_vlan.ceph-compute.yaml"))
+	e, err := Compile("$node.toYaml()")
+	if err != nil {
+		b.Fatal(err)
+	}
+	env := Env{New: map[string]any{}, Vars: map[string]any{"node": node}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.Eval(context.Background(), env); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

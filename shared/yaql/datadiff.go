@@ -3,13 +3,10 @@ package yaql
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
-
-	"go.yaml.in/yaml/v3"
 )
 
 // new(expr): expr on the node's data now.
@@ -429,49 +426,15 @@ func isUndefined(v any) bool {
 	return ok
 }
 
-// toYaml(): the value as a YAML document (Nailgun's serializer; the same data, in
-// PyYAML's block layout: two spaces, sequences not indented under their key; the
-// quoting may differ).
+// toYaml(): the value as a YAML document in PyYAML's layout (Nailgun's serializer; see
+// appendYAML).
 func fnToYaml(c call) (any, error) {
 	v, reserved, err := c.serializable()
 	if err != nil {
 		return nil, err
 	}
-	var out bytes.Buffer
-	enc := yaml.NewEncoder(&out)
-	enc.SetIndent(2)
-	enc.CompactSeqIndent()
-	if err := enc.Encode(integralAsInt(v)); err != nil {
-		return nil, c.fail("%v", err)
-	}
-	if err := enc.Close(); err != nil {
-		return nil, c.fail("%v", err)
-	}
-	return out.String(), c.ev.bytes.add(out.Len() - reserved)
-}
-
-// integralAsInt gives the whole numbers of JSON data (decoded as float64) as
-// integers, which YAML writes as Python did (3757668, not 3.757668e+06).
-func integralAsInt(v any) any {
-	switch x := v.(type) {
-	case float64:
-		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
-			return int64(x)
-		}
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, item := range x {
-			out[k] = integralAsInt(item)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, item := range x {
-			out[i] = integralAsInt(item)
-		}
-		return out
-	}
-	return v
+	out := appendYAML(nil, v)
+	return string(out), c.ev.bytes.add(len(out) - reserved)
 }
 
 // toJson(): the value as JSON.

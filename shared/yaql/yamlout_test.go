@@ -20,7 +20,7 @@ func TestYAMLReadsBackAsWritten(t *testing.T) {
 		"multi": "line one\nline two\n", "unicode": "héllo ✓", "flow": "[1, 2]", "dash": "- x", "star": "*anchor",
 		"key: odd": 1, "9": "nine", "whole": float64(3757668), "half": 0.5, "big": 1e300, "neg": float64(-3), "t": true, "f": false, "nil": nil,
 		"nested": map[string]any{"list": []any{"a", map[string]any{"b": 1, "c": []any{}}, []any{"x", "y"}, map[string]any{}}, "empty": map[string]any{}},
-		"lists": []any{[]any{[]any{"deep"}}, []any{}},
+		"lists":  []any{[]any{[]any{"deep"}}, []any{}},
 	}
 	out := appendYAML(nil, data)
 	got, err := puppetyaml.Decode(out)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	tbclient "github.com/tuningbox/tuningbox/client"
 )
 
 // TestHTTPEveryOperation takes every operation of the OpenAPI document the
@@ -96,6 +98,8 @@ func TestHTTPEveryOperation(t *testing.T) {
 	step("config.overrides.get", config, 200, "GET", overrides, nil)
 	step("config.documents.effective", config, 200, "GET", doc+"?effective", nil)
 	step("config.documents.versions", config, 200, "GET", doc+"/versions", nil)
+	// From 1.2 on, paths name the environment by its UUID.
+	step("config.documents.history", config, 200, "GET", "/environments/"+f.env.UUID+"/resources/astute/values/history?key=a.b", nil, v13...)
 	ref := map[string]any{"environment": f.env.UUID, "resource": "astute"} // from 1.2 on, bodies name entities by UUID
 	step("config.diff", config, 200, "POST", "/diff", map[string]any{"from": withVersion(ref, 1), "to": ref}, v13...)
 	step("config.overrides.apply", config, 200, "POST", "/overrides/apply", map[string]any{
@@ -187,6 +191,11 @@ func TestHTTPEveryOperation(t *testing.T) {
 	step("graphs.clusters.deploy", api, 202, "PUT", cluster+"/deploy?graph_type=default", nil).decode(t, &tx)
 	step("graphs.clusters.claim", api, 200, "POST", fmt.Sprintf("%s/nodes/%d/claim", cluster, f.node.ID), nil)
 	step("graphs.transactions.stop", api, 200, "POST", "/transactions/"+tx.UUID+"/stop", nil)
+	var again struct {
+		UUID string `json:"uuid"`
+	}
+	step("graphs.transactions.retry", api, 202, "POST", "/transactions/"+tx.UUID+"/retry", map[string]any{}).decode(t, &again)
+	api.want(http.StatusOK, "POST", "/transactions/"+again.UUID+"/stop", nil)
 	step("graphs.graphs.delete", api, 204, "DELETE", graphPath, nil)
 	api.want(http.StatusOK, "PUT", cluster, map[string]any{"release_id": nil, "plugins": []int64{}})
 	step("graphs.plugins.delete", api, 204, "DELETE", pluginPath, nil)
@@ -235,6 +244,15 @@ func TestHTTPEveryOperation(t *testing.T) {
 	step("tokens.revoke", api, 204, "DELETE", "/tokens/"+token.Token.ID, nil)
 	step("users.delete", api, 204, "DELETE", "/users/"+user, nil)
 	step("audit.list", api, 200, "GET", fmt.Sprintf("/audit?environment=%d", f.env.ID), nil)
+
+	// The console and its sessions: its files are public; a session ends with its own token.
+	step("console", root, 200, "GET", "/ui/index.html", nil)
+	var session struct {
+		Token string `json:"token"`
+	}
+	step("sessions.create", api, 201, "POST", "/sessions", nil).decode(t, &session)
+	own := clientFor(t, f.client.server, tbclient.WithToken(session.Token)).under("/api/v1")
+	step("sessions.delete", own, 204, "DELETE", "/sessions", nil)
 
 	for _, id := range slices.Sorted(maps.Keys(declared)) {
 		if !taken[id] {

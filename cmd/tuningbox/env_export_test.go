@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -87,7 +88,8 @@ func TestEnvImportOverTheBodyCap(t *testing.T) {
 		strings.Repeat("x", httpapi.DefaultMaxBody) + `"}}]}}` + "\n"
 	_, err = c.Do(context.Background(), client.Request{Method: "POST", Path: "/api/v1/store/environments/import",
 		Header: http.Header{"Content-Type": {"application/x-ndjson"}}, Body: []byte(huge)})
-	if !isStatus(err, http.StatusRequestEntityTooLarge) || !strings.Contains(err.Error(), "gzip") {
+	// Through API Gateway the gateway refuses the body itself (its payload limit), in its own words.
+	if !isStatus(err, http.StatusRequestEntityTooLarge) || os.Getenv("TUNINGBOX_TEST_GATEWAY") == "" && !strings.Contains(err.Error(), "gzip") {
 		t.Fatalf("import over the body cap: %v", err)
 	}
 	if _, err := cli(t, url, "", "env", "show", "1"); !isStatus(err, http.StatusNotFound) {

@@ -60,8 +60,17 @@ func (b *blobs) Put(ctx context.Context, data []byte) (string, error) {
 			return hash, nil
 		}
 		switch statusOf(err) {
-		case http.StatusPreconditionFailed: // stored before
-			return hash, nil
+		case http.StatusPreconditionFailed: // stored before, unless only a swept blob's delete marker is there
+			if in.IfNoneMatch == nil {
+				return hash, nil
+			}
+			if _, err := b.Get(ctx, hash); !errors.Is(err, store.ErrNotFound) {
+				return hash, err
+			}
+			// Some S3 implementations (versitygw) take a delete marker for the
+			// object: the blob is put again, unconditionally, over the marker.
+			in.IfNoneMatch = nil
+			continue
 		case http.StatusConflict: // a concurrent conditional put of the same key: try again
 			continue
 		}

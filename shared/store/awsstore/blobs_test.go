@@ -53,22 +53,29 @@ func httpError(status int) error {
 const helloHash = "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824" // sha256("hello")
 
 func TestBlobPut(t *testing.T) {
+	stored := map[string][]byte{"blobs/" + helloHash: []byte("hello")}
 	tests := []struct {
 		name      string
 		responses []error // one per PutObject call
-		wantErr   error
+		objects   map[string][]byte
+		// unconditional is the PutObject call (from 1) from which If-None-Match is not sent (0: never).
+		unconditional int
+		wantErr       error
 	}{
 		{name: "stored", responses: []error{nil}},
-		{name: "already stored: 412 from If-None-Match", responses: []error{httpError(http.StatusPreconditionFailed)}},
+		{name: "already stored: 412 from If-None-Match", responses: []error{httpError(http.StatusPreconditionFailed)}, objects: stored},
+		{name: "a swept blob's delete marker taken for it: put again over the marker", unconditional: 2,
+			responses: []error{httpError(http.StatusPreconditionFailed), nil}},
 		{name: "concurrent put of the same key: retried", responses: []error{httpError(http.StatusConflict), nil}},
 		{name: "server error", responses: []error{httpError(http.StatusInternalServerError)}, wantErr: errOther},
 		{name: "no response at all", responses: []error{errors.New("connection refused")}, wantErr: errOther},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fake := &fakeS3{}
+			fake := &fakeS3{object: tt.objects}
 			fake.put = func(in *s3.PutObjectInput) error {
-				if aws.ToString(in.Key) != "blobs/"+helloHash || aws.ToString(in.IfNoneMatch) != "*" {
+				conditional := tt.unconditional == 0 || fake.puts < tt.unconditional
+				if aws.ToString(in.Key) != "blobs/"+helloHash || (aws.ToString(in.IfNoneMatch) == "*") != conditional {
 					t.Fatalf("PutObject key %q If-None-Match %q", aws.ToString(in.Key), aws.ToString(in.IfNoneMatch))
 				}
 				if body, _ := io.ReadAll(in.Body); string(body) != "hello" {

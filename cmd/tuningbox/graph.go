@@ -463,7 +463,7 @@ func newGraphExecuteCmd() *cobra.Command {
 	var (
 		env, format                string
 		types, nodes, tasks, skip  []string
-		force, dryRun, noop, debug bool
+		force, dryRun, noop, debug, explain bool
 		claimTimeout               time.Duration
 	)
 	cmd := &cobra.Command{
@@ -493,7 +493,7 @@ start fails the run as unreachable.`,
 			}
 			// The client sends the cluster in the form the microversion takes (the UUID from 1.2 on).
 			cluster := client.ID(env)
-			in := client.ExecuteRequest{Cluster: &cluster, Graphs: make([]client.GraphRun, len(types)), DryRun: dryRun, NoopRun: noop, Force: force, Debug: debug}
+			in := client.ExecuteRequest{Cluster: &cluster, Graphs: make([]client.GraphRun, len(types)), DryRun: dryRun, NoopRun: noop, Force: force, Debug: debug, Explain: explain}
 			seconds := claimTimeout.Seconds()
 			in.ClaimTimeout = &seconds
 			for i, t := range types {
@@ -539,6 +539,7 @@ start fails the run as unreachable.`,
 	f.BoolVar(&dryRun, "dry-run", false, "plan the run and print each node's tasks to run and to skip; nothing runs and the environment is not held")
 	f.BoolVar(&noop, "noop", false, "ask agents to run tasks in no-op mode")
 	f.BoolVar(&debug, "debug", false, "ask agents for debug output")
+	f.BoolVar(&explain, "explain", false, "keep with the run's plans why each task is on each node and runs or is skipped (with --dry-run, printed)")
 	f.DurationVar(&claimTimeout, "claim-timeout", wire.DefaultClaimTimeout, "fail the run when a node has not claimed within this long of its graph's start")
 	addListFormat(cmd, &format)
 	return cmd

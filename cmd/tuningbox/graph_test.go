@@ -224,8 +224,12 @@ func TestGraphPlan(t *testing.T) {
 	if len(nodes) != 2 || !strings.Contains(mustCLI(t, url, "", "graph", "plan", "-e", "1", "--format", "json"), `"fail_on_error": true`) {
 		t.Fatalf("plan --format json: %v", js)
 	}
+	// A run explained keeps the reasons with its plan: a dry run prints them.
+	dry := mustCLI(t, url, "", "graph", "execute", "-e", "1", "--dry-run", "--explain")
+	if !strings.Contains(dry, "    skip never (condition)\n         placed: no tags, role or groups: every node\n         skipped: its condition is false\n") {
+		t.Errorf("execute --dry-run --explain:\n%s", dry)
+	}
 	// The run list holds the dry run alone: the plans started nothing.
-	mustCLI(t, url, "", "graph", "execute", "-e", "1", "--dry-run")
 	if runs, _ := jsonOut(t, mustCLI(t, url, "", "graph", "run", "list", "-e", "1", "--format", "json")).([]any); len(runs) != 1 || runs[0].(map[string]any)["status"] != "ready" {
 		t.Fatalf("runs after three plans and a dry run: %v", runs)
 	}

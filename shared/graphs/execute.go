@@ -28,6 +28,8 @@ type ExecuteRequest struct {
 	// Force and Debug are passed on to the agent with every task.
 	Force bool `json:"force"`
 	Debug bool `json:"debug"`
+	// Explain keeps with each plan why each task is on each node (frozenPlan.Why).
+	Explain bool `json:"explain"`
 	// Subgraphs, when set, run only the tasks on a path from a start to an end task of one of them.
 	Subgraphs []Subgraph `json:"subgraphs"`
 	// ClaimTimeout is how many seconds a node has, from the start of each of
@@ -230,7 +232,7 @@ func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (_ Transactio
 		if err != nil {
 			return Transaction{}, err
 		}
-		frozen, err := s.plan(planCtx, planRequest{cluster: cid, graphType: run.Type, merged: m, run: run, subgraphs: req.Subgraphs, nodes: nodes, force: req.Force, budget: budget})
+		frozen, err := s.plan(planCtx, planRequest{cluster: cid, graphType: run.Type, merged: m, run: run, subgraphs: req.Subgraphs, nodes: nodes, force: req.Force, explain: req.Explain, budget: budget})
 		if err != nil {
 			return Transaction{}, err
 		}

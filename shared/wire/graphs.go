@@ -127,12 +127,16 @@ type ExecuteRequest struct {
 	// Cluster is the cluster's id or UUID (a UUID from 1.2 on).
 	Cluster *ID        `json:"cluster"`
 	Graphs  []GraphRun `json:"graphs"`
-	// DryRun asks the agent to report tasks without running them; NoopRun to run them in no-op mode.
+	// DryRun plans, stores the plans and ends at once (no node runs anything);
+	// NoopRun has the agents run the tasks in no-op mode.
 	DryRun  bool `json:"dry_run"`
 	NoopRun bool `json:"noop_run"`
 	// Force and Debug are passed on to the agent with every task.
 	Force bool `json:"force"`
 	Debug bool `json:"debug"`
+	// Explain keeps with each plan why each task is on each node and runs or
+	// is skipped; the sub-transaction's plan shows it.
+	Explain bool `json:"explain,omitempty"`
 	// Subgraphs, when set, run only the tasks on a path from a start to an end task of one of them.
 	Subgraphs []Subgraph `json:"subgraphs"`
 	// ClaimTimeout is how many seconds a node has, from the start of each of

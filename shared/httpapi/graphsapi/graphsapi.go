@@ -378,7 +378,7 @@ func (h *handlers) execute(w http.ResponseWriter, r *http.Request) (int, any, er
 		return 0, nil, err
 	}
 	in := body.ExecuteRequest
-	req := graphs.ExecuteRequest{DryRun: in.DryRun, NoopRun: in.NoopRun, Force: in.Force, Debug: in.Debug, ClaimTimeout: in.ClaimTimeout,
+	req := graphs.ExecuteRequest{DryRun: in.DryRun, NoopRun: in.NoopRun, Force: in.Force, Debug: in.Debug, Explain: in.Explain, ClaimTimeout: in.ClaimTimeout,
 		Graphs: httpapi.Convert(in.Graphs, func(g wire.GraphRun) graphs.GraphRun {
 			return graphs.GraphRun{Type: g.Type, Tasks: g.Tasks, SkipTasks: g.SkipTasks, Nodes: httpapi.Convert(g.Nodes, func(n wire.NodeID) graphs.NodeID { return graphs.NodeID(n) })}
 		}),

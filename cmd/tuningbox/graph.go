@@ -461,10 +461,10 @@ func newGraphDeleteCmd() *cobra.Command {
 
 func newGraphExecuteCmd() *cobra.Command {
 	var (
-		env, format                string
-		types, nodes, tasks, skip  []string
+		env, format                         string
+		types, nodes, tasks, skip           []string
 		force, dryRun, noop, debug, explain bool
-		claimTimeout               time.Duration
+		claimTimeout                        time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "execute -e ENV [-t TYPE[,TYPE...]] [-n NODE,...] [-T TASK,...] [--skip-tasks TASK,...] [--force] [--dry-run | --noop] [--debug]",

@@ -18,6 +18,8 @@ type operation struct {
 	id, method, path string
 	// statuses are the statuses the document declares for it (its success answers).
 	statuses []int
+	// embeddedOnly: only the embedded store serves it (routes.EmbeddedOnlyExtension).
+	embeddedOnly bool
 }
 
 // operations are the document's operations, found for a request as the
@@ -36,8 +38,9 @@ func loadOperations(file string) (*operations, error) {
 	}
 	var doc struct {
 		Paths map[string]map[string]struct {
-			OperationID string                     `json:"operationId"`
-			Responses   map[string]json.RawMessage `json:"responses"`
+			OperationID  string                     `json:"operationId"`
+			Responses    map[string]json.RawMessage `json:"responses"`
+			EmbeddedOnly bool                       `json:"x-tuningbox-embedded-only"`
 		} `json:"paths"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
@@ -46,7 +49,7 @@ func loadOperations(file string) (*operations, error) {
 	ops := &operations{byID: map[string]int{}}
 	for path, item := range doc.Paths {
 		for method, o := range item {
-			op := operation{id: o.OperationID, method: strings.ToUpper(method), path: path}
+			op := operation{id: o.OperationID, method: strings.ToUpper(method), path: path, embeddedOnly: o.EmbeddedOnly}
 			for code := range o.Responses {
 				if status, err := strconv.Atoi(code); err == nil {
 					op.statuses = append(op.statuses, status)
@@ -125,7 +128,12 @@ func printCoverage(templatePath, openAPIPath, routesLog string) error {
 	routed := make([]bool, len(ops.all))
 	reached := map[*route]bool{}
 	var unrouted []string
+	var embedded []string
 	for i, op := range ops.all {
+		if op.embeddedOnly {
+			embedded = append(embedded, op.id)
+			continue
+		}
 		if rt, _ := a.match(op.method, strings.NewReplacer("{", "", "}", "").Replace(op.path)); rt != nil {
 			routed[i], reached[rt] = true, true
 		} else {
@@ -158,7 +166,7 @@ func printCoverage(templatePath, openAPIPath, routesLog string) error {
 	}
 	slices.Sort(problems)
 	slices.Sort(unrouted)
-	fmt.Printf("gateway: %d of %d operations (%d template routes; not routed by the template: %v)\n", n, m, len(a.routes), unrouted)
+	fmt.Printf("gateway: %d of %d operations (%d template routes; not routed by the template: %v; the embedded store's only: %v)\n", n, m, len(a.routes), unrouted, embedded)
 	if len(problems) > 0 {
 		return fmt.Errorf("%d problems:\n  %s", len(problems), strings.Join(problems, "\n  "))
 	}

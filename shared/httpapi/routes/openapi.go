@@ -113,6 +113,9 @@ func operation(r Route) object {
 	if r.Slash {
 		op[TrailingSlashExtension] = true
 	}
+	if r.EmbeddedOnly {
+		op[EmbeddedOnlyExtension] = true
+	}
 	if r.Since != (httpapi.Version{}) {
 		op["x-tuningbox-since"] = r.Since.String()
 		op["description"] = "From microversion " + r.Since.String() + "."

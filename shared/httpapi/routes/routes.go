@@ -132,7 +132,13 @@ type Route struct {
 	Status []int
 	// ContentType of the success answer ("application/json" when "").
 	ContentType string
+	// EmbeddedOnly: only the embedded store serves it; on AWS it is a 404
+	// that says what does the job there (the store's backup).
+	EmbeddedOnly bool
 }
+
+// EmbeddedOnlyExtension marks, in the OpenAPI document, an operation only the embedded store serves.
+const EmbeddedOnlyExtension = "x-tuningbox-embedded-only"
 
 // Patterns are the ServeMux patterns of r: its path, and with Slash the same
 // path with a trailing slash. A route behind a level path has its Path (the

@@ -134,7 +134,7 @@ func buildTable() []Route {
 			Query: []Param{{Name: "min_age", Type: String, Description: "Keep blobs younger than this duration (such as 30m or 2h)."}}},
 		{ID: "store.backup", Method: "GET", Path: "/api/v1/store/backup", Group: GroupConfig, Access: Admin,
 			Summary:  "A consistent copy of the embedded store's database file, taken while it serves (404 on AWS, where point-in-time recovery and S3 versioning are the backup).",
-			Response: "Text", ContentType: "application/octet-stream"},
+			Response: "Text", ContentType: "application/octet-stream", EmbeddedOnly: true},
 		{ID: "store.environments.export", Method: "GET", Path: "/api/v1/store/environments/{env}/export", Group: GroupConfig, Access: Admin,
 			Summary:  "Export an environment: its levels, components, definitions and every document with its whole history, as JSON lines (shared/envexport).",
 			Response: "Text", ContentType: "application/x-ndjson"},

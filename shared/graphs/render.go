@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -279,16 +278,18 @@ func (t *Task) renderField(ctx context.Context, raw json.RawMessage, d *renderDa
 }
 
 // perNode reports whether the task's body differs between nodes: a field
-// other than the planner's holds a placeholder or a yaql expression.
-func (t *Task) perNode() bool {
+// other than the planner's holds a placeholder or a yaql expression
+// (worked out when the task is read).
+func (t *Task) perNode() bool { return t.bodyPerNode }
+
+// rendersPerNode works out perNode from the task's fields.
+func (t *Task) rendersPerNode() bool {
 	if len(t.fieldExprs) > 0 {
 		return true
 	}
 	if len(t.Parameters) > 0 && bytes.ContainsAny(t.Parameters, "{}") {
-		if v, err := decodeFieldValue(t.Parameters); err == nil {
-			if m, ok := v.(map[string]any); ok && slices.ContainsFunc(slices.Collect(maps.Values(m)), rendered) {
-				return true
-			}
+		if v, err := decodeFieldValue(t.Parameters); err == nil && rendered(v) {
+			return true
 		}
 	}
 	for _, raw := range t.Extra {
@@ -322,12 +323,12 @@ func (p *frozenPlan) setOld(node string, pin DataPin) {
 // handed a task whose body renders per node.
 func (p *frozenPlan) setPlaceholders(nodes []PlanNode, masterIP string) {
 	perNode := make([]bool, len(p.Tasks))
-	any := false
+	some := false
 	for i := range p.Tasks {
 		perNode[i] = !p.Tasks[i].noop() && p.Tasks[i].perNode()
-		any = any || perNode[i]
+		some = some || perNode[i]
 	}
-	if !any {
+	if !some {
 		return
 	}
 	for _, n := range nodes {

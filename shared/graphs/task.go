@@ -72,6 +72,8 @@ type Task struct {
 	// fieldExprs are the {yaql_exp: ...} of Parameters and Extra, compiled
 	// when the task is read, by source: each node's body evaluates them.
 	fieldExprs map[string]*yaql.Expr
+	// bodyPerNode: the body differs between nodes (perNode).
+	bodyPerNode bool
 }
 
 // CrossDependency is one entry of cross-depends / cross-depended-by.
@@ -584,6 +586,7 @@ func (t *Task) UnmarshalJSON(b []byte) error {
 			return err
 		}
 	}
+	t.bodyPerNode = t.rendersPerNode()
 	return nil
 }
 

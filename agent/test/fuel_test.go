@@ -209,8 +209,13 @@ func TestFuelDefaultGraphRuns(t *testing.T) {
 			}
 		}
 	}
-	if _, err := os.Stat(filepath.Join(root(master.node), "var/lib/fuel/configs", id, "cluster.yaml")); err != nil {
-		t.Errorf("the master's upload_cluster_configuration: %v", err)
+	// The master's upload_cluster_configuration wrote $common.toYaml(): the environment's part.
+	clusterYAML, err := os.ReadFile(filepath.Join(root(master.node), "var/lib/fuel/configs", id, "cluster.yaml"))
+	must(t, err)
+	written, err := puppetyaml.Decode(clusterYAML)
+	must(t, err)
+	if !reflect.DeepEqual(normalize(t, written), normalize(t, common)) {
+		t.Errorf("the master's cluster.yaml is not the cluster-wide data ($common.toYaml())")
 	}
 
 	// An operator changes the glance settings of the primary controller: the

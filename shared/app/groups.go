@@ -220,20 +220,29 @@ func (c environmentClusters) NodeData(ctx context.Context, cluster, resource str
 }
 
 // NodeParts reads each node's own document of the resource (the node level,
-// not merged) and the effective document of its placement above it.
+// not merged) and the effective document of its placement above it, for
+// all the nodes in two batched reads.
 func (c environmentClusters) NodeParts(ctx context.Context, cluster, resource string, ids []string, at time.Time) (map[string]graphs.NodeParts, error) {
+	q := configdb.ReadQuery{DocRef: configdb.DocRef{Env: cluster, Resource: resource}, Kind: configdb.Values, AsOf: at}
+	own, err := c.db.ReadNodes(ctx, q, ids)
+	if err != nil {
+		return nil, err
+	}
+	q.Effective, q.Above = true, true
+	common, err := c.db.ReadNodes(ctx, q, ids)
+	if err != nil {
+		return nil, err
+	}
 	out := make(map[string]graphs.NodeParts, len(ids))
 	for _, id := range ids {
-		ref := configdb.DocRef{Env: cluster, Levels: []configdb.LevelValue{{Name: configdb.NodeLevel, Value: id}}, Resource: resource}
-		own, err := c.db.Read(ctx, configdb.ReadQuery{DocRef: ref, Kind: configdb.Values, AsOf: at})
-		if err != nil {
-			return nil, err
+		var p graphs.NodeParts
+		if d, ok := own[id]; ok {
+			p.Own = d.Body
 		}
-		common, err := c.db.Read(ctx, configdb.ReadQuery{DocRef: ref, Kind: configdb.Values, Effective: true, Above: true, AsOf: at})
-		if err != nil {
-			return nil, err
+		if d, ok := common[id]; ok {
+			p.Common = d.Body
 		}
-		out[id] = graphs.NodeParts{Own: own.Body, Common: common.Body}
+		out[id] = p
 	}
 	return out, nil
 }

@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
-
 	"github.com/tuningbox/tuningbox/shared/wire"
 	"github.com/tuningbox/tuningbox/shared/yaql"
 )

@@ -7,15 +7,17 @@ import (
 	"fmt"
 
 	"github.com/tuningbox/tuningbox/shared/store"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
-// How a frozen plan is stored. A plan whose nodes' steps take at most
-// planPartBytes is one blob: the frozenPlan's JSON, as it always was. A
-// larger one (fuel-library's graph on 1,000 nodes is about 20 MB) is split:
-// a head blob holds everything but the steps (a storedPlan: tasks, limits,
-// data pins, warnings, Parts and StepsAt), and the steps go to part blobs,
-// each the concatenation of some nodes' step lists as JSON arrays; StepsAt
-// says where each node's list lies. A claim or a report then reads the head
+// How a frozen plan is stored. A plan whose nodes' steps (and, explained,
+// their explanations) take at most planPartBytes is one blob: the
+// frozenPlan's JSON, as it always was. A larger one (fuel-library's graph on
+// 1,000 nodes is about 20 MB) is split: a head blob holds everything but the
+// steps and explanations (a storedPlan: tasks, limits, data pins, warnings,
+// Parts, StepsAt and WhyAt), and they go to part blobs, each the
+// concatenation of some nodes' step lists (each followed by the node's
+// explanations) as JSON arrays; StepsAt and WhyAt say where they lie. A claim or a report then reads the head
 // (cached: it is small) and decodes its own node's steps from one part (the
 // blob cache keeps the parts' bytes), so it costs in proportion to the
 // node's own tasks, not to the whole plan.
@@ -32,6 +34,9 @@ type storedPlan struct {
 	Parts []string `json:"parts,omitempty"`
 	// StepsAt: node -> [part, offset, length] of its step list's JSON in Parts.
 	StepsAt map[string][3]int `json:"steps_at,omitempty"`
+	// WhyAt: node -> where its explanations lie in Parts, after its steps
+	// (an explained plan's; the head holds none of them).
+	WhyAt map[string][3]int `json:"why_at,omitempty"`
 	// StepTasks: node -> the task of each of its steps, so that the tasks a
 	// node waits for on others are named without reading their steps.
 	StepTasks map[string][]uint32 `json:"step_tasks,omitempty"`
@@ -50,13 +55,19 @@ func storePlan(ctx context.Context, plan *frozenPlan, order []string, maxParts i
 	total := 0
 	for _, n := range order {
 		total += len(mustJSON(plan.Nodes[n]))
+		if plan.Why != nil {
+			total += len(mustJSON(plan.Why[n]))
+		}
 	}
 	if total <= planPartBytes {
 		return put(ctx, mustJSON(plan))
 	}
 	partBytes := max(planPartBytes, (total-1)/max(maxParts, 1)+1)
 	head := storedPlan{frozenPlan: *plan, StepsAt: make(map[string][3]int, len(order)), StepTasks: make(map[string][]uint32, len(order))}
-	head.Nodes = nil
+	head.Nodes, head.Why = nil, nil
+	if plan.Why != nil {
+		head.WhyAt = make(map[string][3]int, len(order))
+	}
 	var ops []store.Op
 	var part []byte
 	flush := func() error {
@@ -66,7 +77,11 @@ func storePlan(ctx context.Context, plan *frozenPlan, order []string, maxParts i
 	}
 	for _, n := range order {
 		steps := mustJSON(plan.Nodes[n])
-		if len(part) > 0 && len(part)+len(steps) > partBytes {
+		var why []byte
+		if plan.Why != nil {
+			why = mustJSON(plan.Why[n])
+		}
+		if len(part) > 0 && len(part)+len(steps)+len(why) > partBytes {
 			if err := flush(); err != nil {
 				return "", nil, err
 			}
@@ -77,6 +92,10 @@ func storePlan(ctx context.Context, plan *frozenPlan, order []string, maxParts i
 			head.StepTasks[n][k] = uint32(step.Task)
 		}
 		part = append(part, steps...)
+		if why != nil {
+			head.WhyAt[n] = [3]int{len(head.Parts), len(part), len(why)}
+			part = append(part, why...)
+		}
 	}
 	if err := flush(); err != nil {
 		return "", nil, err
@@ -134,6 +153,16 @@ func (s *Service) loadPlan(ctx context.Context, hash string, nodes ...string) (*
 			return nil, fmt.Errorf("plan %s: steps of node %s: %w", hash, n, err)
 		}
 		plan.Nodes[n] = steps
+		if at, ok := head.WhyAt[n]; ok {
+			if plan.Why == nil {
+				plan.Why = make(map[string][]*wire.Why, len(nodes))
+			}
+			var why []*wire.Why
+			if err := json.Unmarshal(part[at[1]:at[1]+at[2]], &why); err != nil {
+				return nil, fmt.Errorf("plan %s: explanations of node %s: %w", hash, n, err)
+			}
+			plan.Why[n] = why
+		}
 	}
 	return &plan, nil
 }

@@ -1,13 +1,16 @@
 package graphs
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/store/mem"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // A plan whose steps pass planPartBytes is stored split: the head alone
@@ -78,3 +81,35 @@ func TestSplitPlanReadsBackByNode(t *testing.T) {
 }
 
 func stepsEqual(a, b NodeStep) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
+
+// An explained plan keeps each node's explanations beside its steps in the
+// parts, not in the head: a page reads its own nodes' only.
+func TestSplitPlanKeepsExplanationsByNode(t *testing.T) {
+	ctx := context.Background()
+	b := mem.New()
+	s := NewService(b.Index, b.Blobs, oneNodeCluster{})
+	plan := &frozenPlan{Tasks: []Task{{ID: "a", Type: TypeShell}}, Nodes: map[string][]NodeStep{}, Why: map[string][]*wire.Why{}}
+	var order []string
+	for n := range 2000 {
+		id := fmt.Sprintf("n%d", n)
+		order = append(order, id)
+		plan.Nodes[id] = []NodeStep{{Task: 0}}
+		plan.Why[id] = []*wire.Why{{Placed: "every node " + id, Decision: "runs: it has no condition " + strings.Repeat("x", 600)}}
+	}
+	hash, _, err := storePlan(ctx, plan, order, 4, s.referencedBlob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := b.Blobs.Get(ctx, hash)
+	if err != nil || bytes.Contains(raw, []byte("every node n7")) || len(raw) > 1<<20 {
+		t.Fatalf("the head holds explanations (%d bytes, %v)", len(raw), err)
+	}
+	s.plans.Remove(hash)
+	some, err := s.loadPlan(ctx, hash, "n7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(some.Why) != 1 || some.Why["n7"][0].Placed != "every node n7" {
+		t.Fatalf("explanations read back: %d nodes, %+v", len(some.Why), some.Why["n7"])
+	}
+}

@@ -110,8 +110,12 @@ func seed(t *testing.T, a api) {
 	nova["condition"] = map[string]any{"yaql_exp": "changed($.nova.cpu_allocation_ratio)"}
 	ntp := shell("ntp-config", all, "netconfig")
 	ntp["condition"] = map[string]any{"yaql_exp": "changed($.ntp)"}
+	// A body of 6 KB on every node: the plan of 1,000 nodes takes more than
+	// one page of serialized_tasks (5 MiB), which the console reads to the end.
+	globals := shell("globals", all, "hiera")
+	globals["parameters"] = map[string]any{"cmd": "true # " + strings.Repeat("globals ", 750)}
 	a.call("POST", "/api/v1/clusters/1/deployment_graphs/default", map[string]any{"tasks": []any{
-		shell("hiera", all), shell("globals", all, "hiera"), shell("netconfig", all, "globals"),
+		shell("hiera", all), globals, shell("netconfig", all, "globals"),
 		shell("database", controller, "netconfig"), shell("keystone", controller, "database"),
 		shell("nova-compute", compute, "netconfig"), never, nova, ntp,
 		map[string]any{"id": "legacy", "type": "skipped", "roles": all},
@@ -355,11 +359,24 @@ func TestConsole(t *testing.T) {
 	b.screenshot(t, artifacts, "clusters")
 
 	// The plan: reasons of skipped tasks, and the graph drawn by Graphviz.
-	b.do(t, "the plan view", chromedp.Navigate(srv.URL+"/ui/#/plan/1"),
-		chromedp.WaitVisible(chromedp.CSS("table.plan tr:nth-child(2)")), chromedp.WaitVisible(chromedp.CSS("#graph svg")))
+	start := time.Now()
+	b.do(t, "the plan view", chromedp.Navigate(srv.URL+"/ui/#/plan/1"), chromedp.WaitVisible(chromedp.CSS("table.plan tr:nth-child(2)")))
+	planDrawn := time.Since(start)
+	b.do(t, "the graph's picture", chromedp.WaitVisible(chromedp.CSS("#graph svg")))
 	if s := b.text(t, "table.plan"); !strings.Contains(s, "ceph-osd condition") || !strings.Contains(s, "legacy type") {
 		t.Errorf("plan: no skipped tasks with their reasons in %.400s", s)
 	}
+	// Every page of the plan was read: the nodes of the last one are in it.
+	var planPage wire.ClusterTasks
+	if err := json.Unmarshal(a.call("GET", "/api/v1/clusters/1/serialized_tasks", nil, http.StatusOK), &planPage); err != nil || len(planPage.Links) == 0 {
+		t.Fatalf("the plan of %d nodes fits in one page (%d nodes, %v): the test reads no next page", nodeCount, len(planPage.Nodes), err)
+	}
+	b.do(t, "the plan's last page", chromedp.WaitVisible(chromedp.ID("find-changes")))
+	t.Logf("the plan of %d nodes: first page drawn in %v; every page read and the graph drawn in %v", nodeCount, planDrawn.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	if s := b.text(t, "table.plan"); !strings.Contains(s, "4-6, 8-1000 (996)") || !strings.Contains(s, "1-3 (3)") {
+		t.Errorf("plan: the nodes after the first page (%d nodes) are missing: %.400s", len(planPage.Nodes), s)
+	}
+	t.Logf("the plan's first page has %d of %d nodes", len(planPage.Nodes), nodeCount)
 	if s := get(t, b, "read the graph", chromedp.TextContent(chromedp.CSS("#graph svg"))); !strings.Contains(s, "keystone") {
 		t.Errorf("graph picture: %.200s", s)
 	}
@@ -367,7 +384,7 @@ func TestConsole(t *testing.T) {
 
 	// The changes since each node's last run, explained on demand, 100 nodes
 	// a request: node 7's changed key, its old and new values and its writer.
-	start := time.Now()
+	start = time.Now()
 	b.do(t, "find the changes", chromedp.Click(chromedp.ID("find-changes")),
 		chromedp.Poll[chromedp.Void](fmt.Sprintf(`(document.getElementById("changes-progress") || {}).textContent?.startsWith("All %d of %d")`, nodeCount, nodeCount), chromedp.WithPollingTimeout(25*time.Second)))
 	t.Logf("the changes of %d nodes explained in %v", nodeCount, time.Since(start).Round(time.Millisecond))

@@ -189,11 +189,27 @@ function ClusterCard({ env, cluster, releases, nodes, runs, lastRun }) {
 function Run({ uuid }) {
   const [run, setRun] = useState(null);
   const [error, setError] = useState(null);
+  const [, setPlanPages] = useState(0);
   useEffect(() => {
     let live = true;
     let timer;
-    const plans = {}; // a sub-transaction's plan does not change: read once
-    const planOf = (sub) => (plans[sub] ||= transactionPlan(sub));
+    // A sub-transaction's plan does not change: it is read once, page by
+    // page; the run is drawn with its first page, each next one as it comes.
+    const plans = {};
+    const planOf = (sub) => (plans[sub] ||= new Promise((resolve, reject) => {
+      const plan = { node_tasks: {}, skipped: {} };
+      readPages('/transactions/' + sub + '/plan', (page) => {
+        if (!live) return false;
+        for (const [node, tasks] of Object.entries(page.node_tasks)) plan.node_tasks[node] = tasks.map(taskOutline);
+        Object.assign(plan.skipped, page.skipped);
+        resolve(plan);
+        setPlanPages((n) => n + 1);
+        return true;
+      }).catch((e) => {
+        reject(e);
+        if (live) setError(e);
+      });
+    }));
     const poll = async () => {
       try {
         const top = await api('/transactions/' + uuid);
@@ -235,18 +251,9 @@ function Run({ uuid }) {
       </table></section>`)}`;
 }
 
-// transactionPlan reads a sub-transaction's plan page by page into one.
-async function transactionPlan(sub) {
-  let all = null;
-  await readPages('/transactions/' + sub + '/plan', (page) => {
-    if (!all) all = page;
-    else {
-      Object.assign(all.node_tasks, page.node_tasks);
-      Object.assign(all.skipped, page.skipped);
-    }
-  });
-  return all;
-}
+// taskOutline is what the views keep of a planned task: its id and its
+// explanation, not its body (a Fuel node's bodies are megabytes).
+const taskOutline = (t) => ({ task: { id: t.task.id }, why: t.why });
 
 // hasWhy says whether a run's plan explains a node's tasks.
 const hasWhy = (plan, node) => [...(plan.node_tasks[node] || []), ...(plan.skipped[node] || [])].some((t) => t.why);
@@ -262,13 +269,14 @@ function RunWhy({ node, tasks, skipped }) {
 // ---- the plan
 
 // readPages reads a listing paged by node (serialized_tasks, a transaction's
-// plan), giving each page to onPage: the next link's marker is sent on the
-// console's own path to the API, so a gateway's stage prefix stays.
+// plan), giving each page to onPage, until the last or until onPage answers
+// false: the next link's marker is sent on the console's own path to the
+// API, so a gateway's stage prefix stays.
 async function readPages(path, onPage) {
   let marker = '';
   for (;;) {
     const page = await api(path + (marker ? (path.includes('?') ? '&' : '?') + 'marker=' + encodeURIComponent(marker) : ''));
-    onPage(page);
+    if (onPage(page) === false) return;
     const next = (page.links || []).find((l) => l.rel === 'next');
     if (!next) return;
     marker = new URL(next.href, location.href).searchParams.get('marker');
@@ -287,12 +295,27 @@ async function clusterTasks(env, query) {
 }
 
 function Plan({ env }) {
-  const state = useAPI(() => clusterTasks(env, ''), [env]);
+  // The plan is drawn from its first page on, each next page as it comes.
+  const [state, setState] = useState({ loading: true });
+  useEffect(() => {
+    let live = true;
+    const plan = { nodes: [], warnings: null, done: false };
+    setState({ loading: true });
+    readPages('/clusters/' + env + '/serialized_tasks?graph_type=default', (page) => {
+      if (!live) return false;
+      plan.warnings ||= page.warnings || [];
+      plan.nodes.push(...page.nodes.map((n) => ({ ...n, tasks: n.tasks.map(taskOutline) })));
+      setState({ data: { ...plan } });
+      return true;
+    }).then(() => live && setState({ data: { ...plan, done: true } }), (error) => live && setState({ error }));
+    return () => { live = false; };
+  }, [env]);
   return html`<h1>Plan of cluster ${env}</h1>
     <p class="muted">What a deployment would run on each node now, in order, and what each node skips with the reason. Nothing runs.
       Nodes with the same plan share a row; "why" explains a node's plan.</p>
     <${Loaded} state=${state}>${(p) => html`
-      ${(p.warnings || []).map((w) => html`<p class="error">${w}</p>`)}
+      ${p.warnings.map((w) => html`<p class="error">${w}</p>`)}
+      ${!p.done && html`<p class="loading">${p.nodes.length} nodes read, reading the next page…</p>`}
       <table class="plan">
         <tr><th>Nodes</th><th>Roles</th><th>Tasks to run</th><th>Skipped (reason)</th></tr>
         ${samePlans(p.nodes).map((g) => html`<tr>
@@ -301,7 +324,7 @@ function Plan({ env }) {
           <td><div class="timeline">${g.tasks.map((t) => html`<span class="task">${t.task.id}</span>`)}</div></td>
           <td>${(g.skipped || []).map((s) => html`<div><span class="mono">${s.task}</span> <span class="muted">${s.reason}</span></div>`)}</td></tr>`)}
       </table>
-      <${Changes} env=${env} nodes=${p.nodes.map((n) => n.node)} />`}<//>
+      ${p.done && html`<${Changes} env=${env} nodes=${p.nodes.map((n) => n.node)} />`}`}<//>
     <h2>Graph</h2><${GraphPicture} env=${env} />`;
 }
 
@@ -375,6 +398,7 @@ function Changes({ env, nodes }) {
     try {
       for (let i = 0; i < nodes.length && live.current; i += explainBatch) {
         await readPages('/clusters/' + env + '/serialized_tasks?graph_type=default&explain&nodes=' + nodes.slice(i, i + explainBatch).join(','), (page) => {
+          if (!live.current) return false;
           for (const n of page.nodes) {
             const changes = changesOf(n.tasks);
             const key = JSON.stringify(changes);
@@ -382,7 +406,8 @@ function Changes({ env, nodes }) {
             groups.get(key).nodes.push(n.node);
           }
           read += page.nodes.length;
-          if (live.current) report(false);
+          report(false);
+          return true;
         });
       }
       if (live.current) report(true);

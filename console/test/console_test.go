@@ -433,6 +433,7 @@ func TestConsole(t *testing.T) {
 	if s := b.text(t, "#run-why-"+changedNode); !strings.Contains(s, "first deployment") || !strings.Contains(s, "nova-config") {
 		t.Errorf("the first run's explanation of node %s: %.1500s", changedNode, s)
 	}
+	b.screenshot(t, artifacts, "run-why")
 
 	// The hierarchy to node 4's effective document, each key with its layer.
 	b.do(t, "the explain view", chromedp.Navigate(srv.URL+"/ui/#/config/1/4"), chromedp.WaitVisible(chromedp.CSS("table.explain tr:nth-child(2)")))

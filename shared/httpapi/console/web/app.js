@@ -435,7 +435,7 @@ function ChangeRows({ env, nodes, changes }) {
   if (changes.length === 0) return html`<tr>${who}<td colspan="5" class="muted">no change of data makes a task run</td></tr>`;
   return changes.map((c, i) => html`<tr>${i === 0 && who}
     <td class="mono">${c.arg}</td><td><code>${quoted(c.old)}</code> → <code>${quoted(c.new)}</code></td>
-    <td>${origin(c.written)}</td><td>${c.deployed ? c.deployed.level + ' version ' + c.deployed.version : ''}</td>
+    <td>${origin(c.written)}</td><td>${c.deployed ? versionOf(c.deployed) : ''}</td>
     <td>${c.tasks.join(', ')}</td></tr>`);
 }
 
@@ -459,11 +459,14 @@ function changesOf(tasks) {
 // quoted is an explained value (JSON text), or that the side was not read.
 const quoted = (v) => (v === undefined || v === null ? '(not read)' : v);
 
+// versionOf names the document version that wrote a key's value.
+const versionOf = (o) => o.level + ' version ' + o.version;
+
 // origin says which document version wrote a key's value, when and by whom.
 function origin(o) {
   if (!o) return '';
   const w = o.written_by;
-  return o.level + ' version ' + o.version + ', ' + when(o.created_at) +
+  return versionOf(o) + ', ' + when(o.created_at) +
     (w ? ' by ' + w.principal + ' (' + (w.role || '-') + ', request ' + (w.request_id || '-') + ')' : '');
 }
 
@@ -507,7 +510,7 @@ function WhyTable({ tasks, skipped }) {
         ${why.condition && html`<div>condition <code>${why.condition.expression}</code> is <code>${show(why.condition.value)}</code></div>
           ${(why.condition.calls || []).map((c) => html`<div class="call"><code>${c.call}</code> compared <code>${c.arg}</code>:${' '}
             <code>${quoted(c.old)}</code> → <code>${quoted(c.new)}</code>, answered <code>${show(c.result)}</code>
-            ${c.written && html`<div class="muted">written at ${origin(c.written)}${c.deployed ? '; deployed: ' + c.deployed.level + ' version ' + c.deployed.version : ''}</div>`}</div>`)}`}`}</td>
+            ${c.written && html`<div class="muted">written at ${origin(c.written)}${c.deployed ? '; deployed: ' + versionOf(c.deployed) : ''}</div>`}</div>`)}`}`}</td>
     </tr>`)}</table></div>`;
 }
 

@@ -350,28 +350,33 @@ function idRanges(ids) {
   return out.map(([a, b]) => (b === null || a === b ? String(a) : a + '-' + b)).join(', ');
 }
 
-// GraphPicture draws the cluster's DOT with Graphviz (WebAssembly), whose
-// module is loaded only now.
+// GraphPicture draws the cluster's DOT with Graphviz (WebAssembly) in a
+// worker (graph-worker.js), which loads the layout engine only now: laying
+// out fuel-library's graph takes seconds, in which the page's own thread
+// would draw nothing.
 function GraphPicture({ env }) {
   const box = useRef(null);
   const [state, setState] = useState('Drawing the graph…');
   useEffect(() => {
     let live = true;
-    (async () => {
-      try {
-        const [dot, { Graphviz }] = await Promise.all([
-          api('/clusters/' + env + '/deploy_tasks/graph.gv', { text: true }), import('./vendor/graphviz.js'),
-        ]);
-        const graphviz = await Graphviz.load();
-        const svg = new DOMParser().parseFromString(graphviz.dot(dot), 'image/svg+xml').documentElement;
-        if (!live) return;
-        box.current.replaceChildren(document.importNode(svg, true));
-        setState('');
-      } catch (e) {
-        if (live) setState(e.message);
+    const worker = new Worker(new URL('./graph-worker.js', import.meta.url), { type: 'module' });
+    worker.onmessage = ({ data }) => {
+      worker.terminate();
+      if (!live) return;
+      if (data.error) {
+        setState(data.error);
+        return;
       }
-    })();
-    return () => { live = false; };
+      const svg = new DOMParser().parseFromString(data.svg, 'image/svg+xml').documentElement;
+      box.current.replaceChildren(document.importNode(svg, true));
+      setState('');
+    };
+    worker.onerror = (e) => live && setState('The layout engine failed: ' + (e.message || 'it did not load'));
+    api('/clusters/' + env + '/deploy_tasks/graph.gv', { text: true }).then((dot) => worker.postMessage(dot), (e) => live && setState(e.message));
+    return () => {
+      live = false;
+      worker.terminate();
+    };
   }, [env]);
   return html`<div><p class="muted">${state}</p><div class="graph" id="graph" ref=${box}></div></div>`;
 }

@@ -295,6 +295,14 @@ func (b *browser) text(t *testing.T, sel string) string {
 	return get(t, b, "read "+sel, chromedp.Text(chromedp.CSS(sel)))
 }
 
+// rowCells returns the texts of the cells of the first row of the table sel
+// whose text contains what.
+func (b *browser) rowCells(t *testing.T, sel, what string) []string {
+	t.Helper()
+	return get(t, b, "read the row of "+sel+" with "+what, chromedp.Evaluate[[]string](fmt.Sprintf(
+		`Array.from(Array.from(document.querySelectorAll(%q)).find((r) => r.innerText.includes(%q))?.cells ?? [], (c) => c.innerText.trim())`, sel+" tr", what)))
+}
+
 func (b *browser) login(t *testing.T, base, user, password string) {
 	t.Helper()
 	b.do(t, "log in as "+user,
@@ -388,11 +396,12 @@ func TestConsole(t *testing.T) {
 	b.do(t, "find the changes", chromedp.Click(chromedp.ID("find-changes")),
 		chromedp.Poll[chromedp.Void](fmt.Sprintf(`(document.getElementById("changes-progress") || {}).textContent?.startsWith("All %d of %d")`, nodeCount, nodeCount), chromedp.WithPollingTimeout(25*time.Second)))
 	t.Logf("the changes of %d nodes explained in %v", nodeCount, time.Since(start).Round(time.Millisecond))
-	changes := b.text(t, "table.changes")
-	for _, want := range []string{"$.nova.cpu_allocation_ratio", "8 → 2", "/role/compute/nodes/7/ version 1", "by " + operator + " (admin", "/role/compute/ version 1", "nova-config"} {
-		if !strings.Contains(changes, want) {
-			t.Errorf("the changes lack %q: %.1500s", want, changes)
-		}
+	// Node 7's row: nodes, changed data, old → new, written, deployed, makes run.
+	row := b.rowCells(t, "table.changes", "why on "+changedNode)
+	if len(row) != 6 || row[0] != "7 (1) why on 7" || row[1] != "$.nova.cpu_allocation_ratio" || row[2] != "8 → 2" ||
+		!strings.HasPrefix(row[3], "/role/compute/nodes/7/ version 1, ") || !strings.Contains(row[3], " by "+operator+" (admin, request req-") ||
+		row[4] != "/role/compute/ version 1" || row[5] != "nova-config" {
+		t.Errorf("node %s's changes: %q", changedNode, row)
 	}
 	b.do(t, "show the changes", chromedp.ScrollIntoView(chromedp.ID("changes")))
 	b.screenshot(t, artifacts, "changes")
@@ -411,19 +420,30 @@ func TestConsole(t *testing.T) {
 		whyLoads = append(whyLoads, time.Since(start).Round(time.Millisecond))
 	}
 	t.Logf("node %s's plan explained in %v (three fresh loads)", changedNode, whyLoads)
-	if s := b.text(t, "#why-changes"); !strings.Contains(s, "$.nova.cpu_allocation_ratio") || !strings.Contains(s, "8 → 2") ||
-		!strings.Contains(s, "by "+operator) || !strings.Contains(s, "/role/compute/ version 1") {
-		t.Errorf("node %s's changes: %.800s", changedNode, s)
+	// Its changes, then each task: name, decision, placed by, condition and data.
+	if row := b.rowCells(t, "#why-changes", "$.nova"); len(row) != 5 || row[0] != "$.nova.cpu_allocation_ratio" || row[1] != "8 → 2" ||
+		!strings.Contains(row[2], " by "+operator+" (admin, request req-") || row[3] != "/role/compute/ version 1" || row[4] != "nova-config" {
+		t.Errorf("node %s's changes: %q", changedNode, row)
 	}
-	why := b.text(t, "#why")
-	for _, want := range []string{
-		"runs: its condition is true", "changed($.nova.cpu_allocation_ratio) is true", "$%old is the data of the node's last successful run",
-		"written at /role/compute/nodes/7/ version 1", "by " + operator, "deployed: /role/compute/ version 1",
-		"skipped: its condition is false", "changed($.ntp) is false", `role "compute" matches tag "compute" of role "compute"`,
-	} {
-		if !strings.Contains(why, want) {
-			t.Errorf("node %s's explanation lacks %q: %.3000s", changedNode, want, why)
+	if s := b.text(t, "#why"); !strings.Contains(s, "$%old is the data of the node's last successful run") {
+		t.Errorf("node %s's explanation does not say whose data $%%old is: %.500s", changedNode, s)
+	}
+	nova := b.rowCells(t, "#why table.why", "nova-config")
+	if len(nova) != 4 || nova[1] != "runs: its condition is true" || nova[2] != `role "compute" matches tag "compute" of role "compute" (roles_metadata "compute" tags)` {
+		t.Errorf("nova-config on node %s: %q", changedNode, nova)
+	} else {
+		for _, want := range []string{
+			"condition changed($.nova.cpu_allocation_ratio) is true", "compared $.nova.cpu_allocation_ratio: 8 → 2, answered true",
+			"written at /role/compute/nodes/7/ version 1", "by " + operator + " (admin, request req-", "deployed: /role/compute/ version 1",
+		} {
+			if !strings.Contains(nova[3], want) {
+				t.Errorf("nova-config on node %s: no %q in %q", changedNode, want, nova[3])
+			}
 		}
+	}
+	if ntp := b.rowCells(t, "#why table.why", "ntp-config"); len(ntp) != 4 || ntp[1] != "skipped: its condition is false" ||
+		!strings.Contains(ntp[3], "condition changed($.ntp) is false") || !strings.Contains(ntp[3], "answered false") {
+		t.Errorf("ntp-config on node %s: %q", changedNode, ntp)
 	}
 	b.screenshot(t, artifacts, "why")
 

@@ -435,8 +435,7 @@ const changeColumns = html`<th>Changed data</th><th>Old → new</th><th>Written 
 // ChangeRows are one group of nodes' changes: a row each, the nodes (when
 // given) named once.
 function ChangeRows({ env, nodes, changes }) {
-  const who = nodes && html`<td rowspan=${Math.max(1, changes.length)}>${idRanges(nodes)} <span class="muted">(${nodes.length})</span>
-    <a class="why-link" href=${'#/why/' + env + '/' + nodes[0]}>why on ${nodes[0]}</a></td>`;
+  const who = nodes && html`<td rowspan=${Math.max(1, changes.length)}>${idRanges(nodes)} <span class="muted">(${nodes.length})</span>${' '}<a class="why-link" href=${'#/why/' + env + '/' + nodes[0]}>why on ${nodes[0]}</a></td>`;
   if (changes.length === 0) return html`<tr>${who}<td colspan="5" class="muted">no change of data makes a task run</td></tr>`;
   return changes.map((c, i) => html`<tr>${i === 0 && who}
     <td class="mono">${c.arg}</td><td><code>${quoted(c.old)}</code> → <code>${quoted(c.new)}</code></td>

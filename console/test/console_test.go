@@ -446,6 +446,11 @@ func TestConsole(t *testing.T) {
 		t.Errorf("ntp-config on node %s: %q", changedNode, ntp)
 	}
 	b.screenshot(t, artifacts, "why")
+	b.do(t, "filter the tasks", chromedp.SendKeys(chromedp.CSS("#why .task-filter"), "ntp"),
+		chromedp.Poll[chromedp.Void](`document.querySelectorAll("#why table.why tr").length === 2`))
+	if s := b.text(t, "#why table.why"); !strings.Contains(s, "ntp-config") {
+		t.Errorf("the tasks filtered by ntp: %.300s", s)
+	}
 
 	// The first run was executed with explain: its plan says why node 7 ran each task.
 	b.do(t, "the first run's explanation", chromedp.Navigate(srv.URL+"/ui/#/runs/"+firstRun), chromedp.WaitVisible(chromedp.ID("run-why-"+changedNode)),

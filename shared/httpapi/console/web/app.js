@@ -499,14 +499,20 @@ function Why({ env, node }) {
 
 // WhyTable shows each task's explanation: what placed it, the decision,
 // whose data $%old is, the condition's value and each data-diff call with
-// the values it compared and, for a changed key, who wrote it.
+// the values it compared and, for a changed key, who wrote it. A filter
+// keeps the tasks whose name has its text (as `graph plan --task`).
 function WhyTable({ tasks, skipped }) {
+  const [filter, setFilter] = useState('');
   const rows = [...tasks.map((t) => [t.task.id, '', t.why]), ...(skipped || []).map((s) => [s.task, s.reason, s.why])];
   // Whose data $%old is is the node's, the same for every task: said once.
   const data = [...new Set(rows.map(([, , why]) => why && why.data).filter(Boolean))];
-  return html`<div>${data.length === 1 && html`<p class="muted">${data[0]}</p>`}<table class="why">
+  const shown = rows.filter(([task]) => task.includes(filter.trim()));
+  return html`<div>${data.length === 1 && html`<p class="muted">${data[0]}</p>`}
+    <p><label>Tasks whose name has <input type="text" class="task-filter" size="16" value=${filter} onInput=${(e) => setFilter(e.target.value)} /></label>
+      <span class="muted"> ${shown.length} of ${rows.length}</span></p>
+    <table class="why">
     <tr><th>Task</th><th>Decision</th><th>Placed by</th><th>Condition and the data it compared</th></tr>
-    ${rows.map(([task, reason, why]) => html`<tr class=${reason ? 's-skipped' : ''}>
+    ${shown.map(([task, reason, why]) => html`<tr class=${reason ? 's-skipped' : ''}>
       <td class="mono">${task}</td>
       <td>${why ? why.decision : reason}</td>
       <td>${why && why.placed}</td>

@@ -17,9 +17,12 @@ func newEnvExportCmd() *cobra.Command {
 		Use:   "export ENV --to FILE",
 		Short: "Write an environment with every document's whole history to FILE",
 		Long: `Write environment ENV (id or UUID) to FILE: its hierarchy levels, its
-components with their resource definitions, and every values and overrides
-document with all its versions (content, time, writer), as JSON lines
-(docs/operations.md). FILE appears only once the whole export has arrived.
+components with their resource definitions, every values and overrides
+document with all its versions (content, time, writer), its nodes, what its
+cluster deploys with (release and plugins with their metadata and graphs, the
+cluster's own graphs) and its deploy templates (default steps, the templates
+its nodes' traits name), as JSON lines (docs/operations.md). FILE appears
+only once the whole export has arrived.
 Read it into any tuningbox, local or on AWS, with 'tuningbox env import FILE'.`,
 		Args: exactArgs("ENV"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -52,9 +55,11 @@ func newEnvImportCmd() *cobra.Command {
 		Long: `Create the environment exported to FILE ('tuningbox env export', plain or
 gzip-compressed), with every document's whole history. It keeps its id and
 UUID where this tuningbox never had them, else it gets new ones (the answer
-names them). Components and resource definitions are matched by name and
-created where missing; one whose content differs is refused. A cut-short,
-foreign or newer-format file is refused and nothing is imported.`,
+names them); so do its nodes, releases, plugins and graphs. Components,
+resource definitions and deploy templates are matched by name, releases and
+plugins by name and version: each is reused when it is the same here, created
+where missing, and refused (409) where it differs. A cut-short, foreign or
+newer-format file is refused and nothing is imported.`,
 		Args: exactArgs("FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			export, err := os.ReadFile(args[0])

@@ -73,7 +73,7 @@ func BenchmarkRoundTrip1000Nodes(b *testing.B) {
 		backend := openBolt(b)
 		svc := configdb.NewService(backend.Index, backend.Blobs)
 		start := time.Now()
-		env, counts, err := envexport.Import(context.Background(), bytes.NewReader(file), svc, nil)
+		env, counts, err := envexport.Import(context.Background(), bytes.NewReader(file), envexport.Services{Config: svc})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -82,7 +82,7 @@ func BenchmarkRoundTrip1000Nodes(b *testing.B) {
 			b.Fatalf("imported %+v", counts)
 		}
 		start = time.Now()
-		h, docs, err := envexport.Source(context.Background(), svc, nil, strconv.FormatInt(env.ID, 10), exportedAt(b, file))
+		h, docs, err := envexport.Source(context.Background(), envexport.Services{Config: svc}, strconv.FormatInt(env.ID, 10), exportedAt(b, file))
 		if err != nil {
 			b.Fatal(err)
 		}

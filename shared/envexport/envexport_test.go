@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,7 +93,7 @@ func seed(t testing.TB, b store.Backend, svc *configdb.Service) {
 
 func export(t testing.TB, svc *configdb.Service, env string) []byte {
 	t.Helper()
-	h, docs, err := envexport.Source(context.Background(), svc, nil, env, start)
+	h, docs, err := envexport.Source(context.Background(), envexport.Services{Config: svc}, env, start)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func export(t testing.TB, svc *configdb.Service, env string) []byte {
 }
 
 func importFile(svc *configdb.Service, file []byte) (configdb.Environment, configdb.ImportCounts, error) {
-	return envexport.Import(context.Background(), bytes.NewReader(file), svc, nil)
+	return envexport.Import(context.Background(), bytes.NewReader(file), envexport.Services{Config: svc})
 }
 
 // reads is every answer of env the round trip must keep: per address, the
@@ -219,7 +220,7 @@ func TestRefusedFiles(t *testing.T) {
 	}{
 		"foreign":            {[]byte(`{"apiVersion":"v1","kind":"ConfigMap"}` + "\n"), envexport.ErrForeign, ""},
 		"empty":              {nil, envexport.ErrForeign, ""},
-		"newer":              {bytes.Replace(file, []byte(`"version":1,`), []byte(`"version":2,`), 1), envexport.ErrNewer, ""},
+		"newer":              {bytes.Replace(file, fmt.Appendf(nil, `"version":%d,`, envexport.Version), fmt.Appendf(nil, `"version":%d,`, envexport.Version+1), 1), envexport.ErrNewer, ""},
 		"no end":             {bytes.Join(lines[:len(lines)-2], nil), envexport.ErrTruncated, ""},
 		"cut in a line":      {file[:len(file)/2], envexport.ErrTruncated, ""},
 		"a document dropped": {append(bytes.Join(lines[:2], nil), bytes.Join(lines[3:], nil)...), envexport.ErrTruncated, ""},
@@ -285,12 +286,13 @@ func TestImportBatchesAnyNumberOfNodes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stageNodes := func(context.Context, configdb.Environment) ([]store.Op, map[string]string, error) {
+		// In groups of a whole batch each, as Import stages nodes.
+		stageNodes := func(context.Context, configdb.Environment) ([][]store.Op, map[string]string, error) {
 			ops := make([]store.Op, n)
 			for i := range ops {
 				ops[i] = store.Create(store.Key{Partition: "test#nodes", Sort: strconv.Itoa(i)}, []byte("{}"))
 			}
-			return ops, nil, nil
+			return slices.Collect(slices.Chunk(ops, store.MaxWriteBatch)), nil, nil
 		}
 		if _, _, err := target.ImportEnvironment(context.Background(), h.Environment, docs, stageNodes); err != nil {
 			t.Fatalf("import with %d node writes: %v", n, err)

@@ -436,7 +436,9 @@ func (w *stagedWriter) write(ctx context.Context, ops []store.Op) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, op := range ops {
-		if op.Kind == store.OpPut {
+		// Only creations: a put over an existing item (a guard of something
+		// the import reuses) is not the import's to undo.
+		if op.Kind == store.OpPut && op.Cond.Kind == store.MustNotExist {
 			w.created = append(w.created, op.Key)
 		}
 	}

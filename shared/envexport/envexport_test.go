@@ -302,3 +302,57 @@ func TestImportBatchesAnyNumberOfNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedImportKeepsWhatItReused: an import that fails after a batch of
+// it rewrote an item it reuses (the guard of a release registered here) takes
+// back what it created and leaves that item in place.
+func TestFailedImportKeepsWhatItReused(t *testing.T) {
+	source := openBolt(t)
+	svc := configdb.NewService(source.Index, source.Blobs, configdb.WithClock(tick()))
+	seed(t, source, svc)
+	file := export(t, svc, "3")
+	b := openBolt(t)
+	ctx := context.Background()
+	reused, taken := store.Key{Partition: "test#reused", Sort: "release"}, store.Key{Partition: "test#taken", Sort: "99"}
+	if err := b.Index.Write(ctx, store.Create(reused, []byte("{}")), store.Create(taken, []byte("{}"))); err != nil {
+		t.Fatal(err)
+	}
+	target := configdb.NewService(b.Index, b.Blobs)
+	h, docs, err := envexport.Read(bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stage := func(context.Context, configdb.Environment) ([][]store.Op, map[string]string, error) {
+		// A whole batch after the guard, so that the two go in separate batches; its last write fails.
+		creates := make([]store.Op, store.MaxWriteBatch)
+		for i := range creates {
+			creates[i] = store.Create(store.Key{Partition: "test#taken", Sort: strconv.Itoa(i)}, []byte("{}"))
+		}
+		return [][]store.Op{{store.Update(reused, []byte("{}"), 1)}, creates}, nil, nil
+	}
+	if _, _, err := target.ImportEnvironment(ctx, h.Environment, docs, stage); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("import over a taken key = %v, want a conflict", err)
+	}
+	if _, err := b.Index.Get(ctx, reused); err != nil {
+		t.Fatalf("the reused item after the failed import: %v", err)
+	}
+	if items, err := b.Index.Query(ctx, store.Query{Partition: "test#taken"}); err != nil || len(items) != 1 {
+		t.Fatalf("test#taken after the failed import: %d items, %v", len(items), err)
+	}
+	if envs, err := target.ListEnvironments(ctx); err != nil || len(envs) != 0 {
+		t.Fatalf("environments after the failed import: %+v, %v", envs, err)
+	}
+}
+
+// TestReadsVersion1: a file of the format before (version 1: no cluster and
+// no deploy templates in its header) still imports.
+func TestReadsVersion1(t *testing.T) {
+	source := openBolt(t)
+	svc := configdb.NewService(source.Index, source.Blobs, configdb.WithClock(tick()))
+	seed(t, source, svc)
+	file := bytes.Replace(export(t, svc, "3"), fmt.Appendf(nil, `"version":%d,`, envexport.Version), []byte(`"version":1,`), 1)
+	b := openBolt(t)
+	if _, counts, err := importFile(configdb.NewService(b.Index, b.Blobs), file); err != nil || counts.Versions != 16 {
+		t.Fatalf("import of a version 1 file: %+v, %v", counts, err)
+	}
+}

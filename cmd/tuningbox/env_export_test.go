@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -12,7 +13,10 @@ import (
 	"time"
 
 	"github.com/tuningbox/tuningbox/client"
+	"github.com/tuningbox/tuningbox/shared/app"
+	"github.com/tuningbox/tuningbox/shared/envexport"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
 
 // TestEnvMoveWithNodes: an environment whose level "nodes" holds registered
@@ -247,5 +251,58 @@ func TestEnvMoveWithDeployment(t *testing.T) {
 		if out := mustCLI(t, differs, "", list...); strings.Contains(out, "ldap") || strings.Contains(out, "CUSTOM_RAID") || strings.Contains(out, "node-1") {
 			t.Fatalf("%s after the refused import:\n%s", strings.Join(list, " "), out)
 		}
+	}
+}
+
+// TestEnvImportIntoStore: `env import --backend embedded --data DIR` writes
+// the import straight into a stopped server's store, with the services the
+// server uses: exported from there, the environment is the same file, to
+// the byte. --backend aws without a table or bucket is a usage error.
+func TestEnvImportIntoStore(t *testing.T) {
+	source := cliServer(t)
+	seedDeployment(t, source)
+	export := filepath.Join(t.TempDir(), "env-1.export")
+	mustCLI(t, source, "", "env", "export", "1", "--to", export)
+	file, err := os.ReadFile(export)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	dataDir := t.TempDir()
+	out, _, err := runCLI(t, "", "env", "import", export, "--backend", "embedded", "--data", dataDir)
+	if err != nil || !strings.Contains(out, "environment 1 ") || !strings.Contains(out, "4 documents, 6 versions") {
+		t.Fatalf("env import --backend embedded: %q, %v", out, err)
+	}
+	b, err := bolt.Open(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	cfg, err := app.LoadConfig(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := app.EnvironmentServices(b, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _, err := envexport.Read(bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, docs, err := envexport.Source(context.Background(), svc, "1", h.ExportedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := envexport.Write(&buf, again, docs); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), file) {
+		t.Fatalf("the environment imported into the store exports otherwise:\n%s\nwant\n%s", buf.Bytes(), file)
+	}
+
+	if _, _, err := runCLI(t, "", "env", "import", export, "--backend", "aws", "--bucket", "b"); exitCode(err) != 2 {
+		t.Fatalf("--backend aws without a table: %v (exit %d)", err, exitCode(err))
 	}
 }

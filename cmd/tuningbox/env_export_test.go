@@ -237,6 +237,23 @@ func TestEnvMoveWithDeployment(t *testing.T) {
 		t.Fatalf("the cluster's graphs where its release was reused:\n%s", cluster)
 	}
 
+	// Release id 1 and graph ids 1-2 are taken here: the release and its graphs get new ids, the cluster follows.
+	taken := cliServer(t)
+	mustCLI(t, taken, "", "release", "create", "--name", "newton", "--version", "10.0")
+	mustCLI(t, taken, "", "graph", "upload", "-r", "newton-10.0", "-t", "default", "-f", writeFile(t, "newton.yaml", "- {id: newton, type: shell}\n"), "--yes")
+	mustCLI(t, taken, "", "graph", "upload", "-r", "newton-10.0", "-t", "provision", "-f", writeFile(t, "newton.yaml", "- {id: newton, type: shell}\n"), "--yes")
+	mustCLI(t, taken, "", "env", "import", export)
+	c, err := client.New(taken, client.WithBasicAuth(testAdmin, testAdminPassword))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cluster, err := c.Cluster(context.Background(), "1"); err != nil || cluster.ReleaseID == nil || *cluster.ReleaseID != "2" {
+		t.Fatalf("the cluster where release id 1 was taken: %+v, %v; want release 2", cluster, err)
+	}
+	if got, want := deploymentTasks(t, taken), deploymentTasks(t, source); got != want {
+		t.Fatalf("the deployment tasks where the release's id was taken:\n%s\nwant\n%s", got, want)
+	}
+
 	// A release of the same name and version whose default graph differs: nothing is imported.
 	differs := cliServer(t)
 	mustCLI(t, differs, "", "release", "create", "--name", "mitaka", "--version", "9.0", "--metadata", release+"release-metadata.yaml")
@@ -305,4 +322,18 @@ func TestEnvImportIntoStore(t *testing.T) {
 	if _, _, err := runCLI(t, "", "env", "import", export, "--backend", "aws", "--bucket", "b"); exitCode(err) != 2 {
 		t.Fatalf("--backend aws without a table: %v (exit %d)", err, exitCode(err))
 	}
+}
+
+// deploymentTasks is the merged default graph of cluster 1 at url.
+func deploymentTasks(t *testing.T, url string) string {
+	t.Helper()
+	c, err := client.New(url, client.WithBasicAuth(testAdmin, testAdminPassword))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Do(context.Background(), client.Request{Method: http.MethodGet, Path: "/api/v1/clusters/1/deployment_tasks"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(resp.Body)
 }

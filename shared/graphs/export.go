@@ -105,17 +105,22 @@ func encodeTasks(tasks []Task) ([]byte, error) {
 // when they differ; a missing one is registered with its graphs. Releases,
 // plugins and graphs keep their ids and UUIDs where no other holds them here,
 // else they get new ones (the cluster's settings follow). Nothing is written
-// here: a refusal leaves the store as it was.
+// here but the id counters (moved past the ids kept): a refusal leaves every
+// release, plugin and graph as it was.
 func (s *Service) ImportOps(ctx context.Context, in ClusterExport, cluster int64) ([][]store.Op, error) {
 	if in.MasterIP != "" {
 		if _, err := netip.ParseAddr(in.MasterIP); err != nil {
 			return nil, errs.Invalidf("cluster.master_ip: %q is not an IP address", in.MasterIP)
 		}
 	}
+	ids, err := s.planImportIDs(ctx, in)
+	if err != nil {
+		return nil, err
+	}
 	settings := ClusterSettings{ID: cluster, Plugins: []int64{}, MasterIP: in.MasterIP}
 	var writes, guards [][]store.Op
 	if in.Release != nil {
-		id, entryWrites, guard, err := s.importEntry(ctx, Release, *in.Release)
+		id, entryWrites, guard, err := s.importEntry(ctx, ids, Release, *in.Release)
 		if err != nil {
 			return nil, err
 		}
@@ -126,7 +131,7 @@ func (s *Service) ImportOps(ctx context.Context, in ClusterExport, cluster int64
 		return nil, errs.Invalidf("cluster.plugins: at most %d plugins per cluster", store.MaxWriteBatch-2)
 	}
 	for _, p := range in.Plugins {
-		id, entryWrites, guard, err := s.importEntry(ctx, Plugin, p)
+		id, entryWrites, guard, err := s.importEntry(ctx, ids, Plugin, p)
 		if err != nil {
 			return nil, err
 		}
@@ -137,7 +142,7 @@ func (s *Service) ImportOps(ctx context.Context, in ClusterExport, cluster int64
 		writes, guards = append(writes, entryWrites...), append(guards, guard)
 	}
 	slices.Sort(settings.Plugins)
-	graphWrites, err := s.importGraphs(ctx, Owner{Kind: Cluster, ID: cluster}, in.Graphs)
+	graphWrites, err := s.importGraphs(ctx, ids, Owner{Kind: Cluster, ID: cluster}, in.Graphs)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +156,7 @@ func (s *Service) ImportOps(ctx context.Context, in ClusterExport, cluster int64
 // guard that keeps a registered one from being deleted while the cluster's
 // settings are written (see SetCluster); a new one needs none: no cluster
 // here knows it yet.
-func (s *Service) importEntry(ctx context.Context, kind OwnerKind, in ExportedEntry) (int64, [][]store.Op, []store.Op, error) {
+func (s *Service) importEntry(ctx context.Context, ids importIDs, kind OwnerKind, in ExportedEntry) (int64, [][]store.Op, []store.Op, error) {
 	input := EntryInput{Name: in.Name, Version: in.Version, EntryMetadata: in.EntryMetadata}
 	if err := input.validate(kind); err != nil {
 		return 0, nil, nil, fmt.Errorf("%s %s: %w", kind, in.FullName(), err)
@@ -169,7 +174,7 @@ func (s *Service) importEntry(ctx context.Context, kind OwnerKind, in ExportedEn
 		return 0, nil, nil, err
 	}
 	e := Entry{Name: in.Name, Version: in.Version, EntryMetadata: in.EntryMetadata}
-	if e.ID, err = s.importID(ctx, string(kind), in.ID, func(id int64) store.Key { return entryKey(kind, id) }); err != nil {
+	if e.ID, err = ids[string(kind)].id(ctx, s.idx, in.ID); err != nil {
 		return 0, nil, nil, err
 	}
 	if e.UUID, err = s.importUUID(ctx, in.UUID); err != nil {
@@ -180,7 +185,7 @@ func (s *Service) importEntry(ctx context.Context, kind OwnerKind, in ExportedEn
 		store.Create(entryNameKey(kind, e.Name, e.Version), mustJSON(e)),
 		uuidAlias(string(kind), e.ID, e.UUID),
 	}}
-	graphWrites, err := s.importGraphs(ctx, Owner{Kind: kind, ID: e.ID}, in.Graphs)
+	graphWrites, err := s.importGraphs(ctx, ids, Owner{Kind: kind, ID: e.ID}, in.Graphs)
 	if err != nil {
 		return 0, nil, nil, fmt.Errorf("%s %s: %w", kind, in.FullName(), err)
 	}
@@ -232,7 +237,7 @@ func parsedTasks(raw json.RawMessage) ([]byte, error) {
 }
 
 // importGraphs returns the writes that create an owner's graphs, one group each.
-func (s *Service) importGraphs(ctx context.Context, o Owner, in []ExportedGraph) ([][]store.Op, error) {
+func (s *Service) importGraphs(ctx context.Context, ids importIDs, o Owner, in []ExportedGraph) ([][]store.Op, error) {
 	var writes [][]store.Op
 	seen := make(map[string]bool)
 	for _, eg := range in {
@@ -248,7 +253,7 @@ func (s *Service) importGraphs(ctx context.Context, o Owner, in []ExportedGraph)
 			return nil, fmt.Errorf("%s graph: %w", eg.Type, err)
 		}
 		g := Graph{Name: eg.Name, Type: eg.Type, Owner: o, Metadata: eg.Metadata, Tasks: tasks}
-		if g.ID, err = s.importID(ctx, "graph", eg.ID, graphKey); err != nil {
+		if g.ID, err = ids[GraphKind].id(ctx, s.idx, eg.ID); err != nil {
 			return nil, err
 		}
 		if g.UUID, err = s.importUUID(ctx, eg.UUID); err != nil {
@@ -266,20 +271,87 @@ func (s *Service) importGraphs(ctx context.Context, o Owner, in []ExportedGraph)
 	return writes, nil
 }
 
-// importID is want when no item of this store is at key(want) (reserved in
-// the counter, so that no id given later is it), else the counter's next id.
-func (s *Service) importID(ctx context.Context, counter string, want int64, key func(int64) store.Key) (int64, error) {
-	counterKey := store.Key{Partition: counterPartition, Sort: counter}
-	if want >= 1 && want <= store.MaxChosenID {
-		_, err := s.idx.Get(ctx, key(want))
-		if errors.Is(err, store.ErrNotFound) {
-			return want, store.ReserveID(ctx, s.idx, counterKey, want)
-		}
+// importIDs are the id plans of an import's releases, plugins and graphs,
+// by kind (GraphKind for graphs).
+type importIDs map[string]*idPlan
+
+// planImportIDs plans the ids of everything in may create: the releases',
+// the plugins' and every graph's.
+func (s *Service) planImportIDs(ctx context.Context, in ClusterExport) (importIDs, error) {
+	wants := map[OwnerKind][]int64{}
+	graphs := slices.Clone(in.Graphs)
+	add := func(kind OwnerKind, e ExportedEntry) {
+		wants[kind] = append(wants[kind], e.ID)
+		graphs = append(graphs, e.Graphs...)
+	}
+	if in.Release != nil {
+		add(Release, *in.Release)
+	}
+	for _, p := range in.Plugins {
+		add(Plugin, p)
+	}
+	ids := importIDs{}
+	for _, kind := range []OwnerKind{Release, Plugin} {
+		plan, err := s.planIDs(ctx, string(kind), wants[kind], func(id int64) store.Key { return entryKey(kind, id) })
 		if err != nil {
-			return 0, err
+			return nil, err
+		}
+		ids[string(kind)] = plan
+	}
+	graphIDs := make([]int64, len(graphs))
+	for i, g := range graphs {
+		graphIDs[i] = g.ID
+	}
+	plan, err := s.planIDs(ctx, "graph", graphIDs, graphKey)
+	ids[GraphKind] = plan
+	return ids, err
+}
+
+// idPlan gives an import's new items under one counter their ids: the id
+// each had where no item here holds it, else a new one. The kept ones are
+// reserved at the start, so that no new one is any of them, even one kept
+// by an item that comes later.
+type idPlan struct {
+	counter store.Key
+	free    map[int64]bool
+}
+
+// planIDs looks up wants, the ids items had, at key(id) in batched reads,
+// and reserves the largest that is free here.
+func (s *Service) planIDs(ctx context.Context, counter string, wants []int64, key func(int64) store.Key) (*idPlan, error) {
+	plan := &idPlan{counter: store.Key{Partition: counterPartition, Sort: counter}, free: map[int64]bool{}}
+	var keys []store.Key
+	for _, id := range wants {
+		if id >= 1 && id <= store.MaxChosenID && !plan.free[id] {
+			plan.free[id] = true
+			keys = append(keys, key(id))
 		}
 	}
-	return store.NextID(ctx, s.idx, counterKey)
+	taken, err := s.getMany(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	var largest int64
+	for id := range plan.free {
+		if _, ok := taken[key(id)]; ok {
+			delete(plan.free, id)
+		} else {
+			largest = max(largest, id)
+		}
+	}
+	if largest > 0 {
+		return plan, store.ReserveID(ctx, s.idx, plan.counter, largest)
+	}
+	return plan, nil
+}
+
+// id is want when it is free here (once), else the counter's next.
+func (p *idPlan) id(ctx context.Context, idx store.Index, want int64) (int64, error) {
+	if p.free[want] {
+		delete(p.free, want)
+		return want, nil
+	}
+	return store.NextID(ctx, idx, p.counter)
 }
 
 // importUUID is want when it is a UUID no release, plugin or graph here has, else a new one.

@@ -174,10 +174,10 @@ func (s *Service) importEntry(ctx context.Context, ids importIDs, kind OwnerKind
 		return 0, nil, nil, err
 	}
 	e := Entry{Name: in.Name, Version: in.Version, EntryMetadata: in.EntryMetadata}
-	if e.ID, err = ids[string(kind)].id(ctx, s.idx, in.ID); err != nil {
+	if e.ID, err = ids.plans[string(kind)].id(ctx, s.idx, in.ID); err != nil {
 		return 0, nil, nil, err
 	}
-	if e.UUID, err = s.importUUID(ctx, in.UUID); err != nil {
+	if e.UUID, err = s.importUUID(ctx, ids, in.UUID); err != nil {
 		return 0, nil, nil, err
 	}
 	writes := [][]store.Op{{
@@ -253,10 +253,10 @@ func (s *Service) importGraphs(ctx context.Context, ids importIDs, o Owner, in [
 			return nil, fmt.Errorf("%s graph: %w", eg.Type, err)
 		}
 		g := Graph{Name: eg.Name, Type: eg.Type, Owner: o, Metadata: eg.Metadata, Tasks: tasks}
-		if g.ID, err = ids[GraphKind].id(ctx, s.idx, eg.ID); err != nil {
+		if g.ID, err = ids.plans[GraphKind].id(ctx, s.idx, eg.ID); err != nil {
 			return nil, err
 		}
-		if g.UUID, err = s.importUUID(ctx, eg.UUID); err != nil {
+		if g.UUID, err = s.importUUID(ctx, ids, eg.UUID); err != nil {
 			return nil, err
 		}
 		value, blobOps, err := s.encodeGraph(ctx, g)
@@ -272,8 +272,11 @@ func (s *Service) importGraphs(ctx context.Context, ids importIDs, o Owner, in [
 }
 
 // importIDs are the id plans of an import's releases, plugins and graphs,
-// by kind (GraphKind for graphs).
-type importIDs map[string]*idPlan
+// by kind (GraphKind for graphs), and the UUIDs it kept so far.
+type importIDs struct {
+	plans map[string]*idPlan
+	uuids map[string]bool
+}
 
 // planImportIDs plans the ids of everything in may create: the releases',
 // the plugins' and every graph's.
@@ -290,20 +293,20 @@ func (s *Service) planImportIDs(ctx context.Context, in ClusterExport) (importID
 	for _, p := range in.Plugins {
 		add(Plugin, p)
 	}
-	ids := importIDs{}
+	ids := importIDs{plans: map[string]*idPlan{}, uuids: map[string]bool{}}
 	for _, kind := range []OwnerKind{Release, Plugin} {
 		plan, err := s.planIDs(ctx, string(kind), wants[kind], func(id int64) store.Key { return entryKey(kind, id) })
 		if err != nil {
-			return nil, err
+			return importIDs{}, err
 		}
-		ids[string(kind)] = plan
+		ids.plans[string(kind)] = plan
 	}
 	graphIDs := make([]int64, len(graphs))
 	for i, g := range graphs {
 		graphIDs[i] = g.ID
 	}
 	plan, err := s.planIDs(ctx, "graph", graphIDs, graphKey)
-	ids[GraphKind] = plan
+	ids.plans[GraphKind] = plan
 	return ids, err
 }
 
@@ -354,14 +357,16 @@ func (p *idPlan) id(ctx context.Context, idx store.Index, want int64) (int64, er
 	return store.NextID(ctx, idx, p.counter)
 }
 
-// importUUID is want when it is a UUID no release, plugin or graph here has, else a new one.
-func (s *Service) importUUID(ctx context.Context, want string) (string, error) {
-	if !ident.IsUUID(want) {
+// importUUID is want when it is a UUID no release, plugin or graph here
+// has, nor one kept before by the same import, else a new one.
+func (s *Service) importUUID(ctx context.Context, ids importIDs, want string) (string, error) {
+	if !ident.IsUUID(want) || ids.uuids[uuidKey(want).Sort] {
 		return newEntityUUID(), nil
 	}
 	_, err := s.idx.Get(ctx, uuidKey(want))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
+		ids.uuids[uuidKey(want).Sort] = true
 		return want, nil
 	case err != nil:
 		return "", err

@@ -130,13 +130,15 @@ func (s *Service) ImportOps(ctx context.Context, in ClusterExport, cluster int64
 	if len(in.Plugins) > store.MaxWriteBatch-2 {
 		return nil, errs.Invalidf("cluster.plugins: at most %d plugins per cluster", store.MaxWriteBatch-2)
 	}
+	seen := make(map[string]bool)
 	for _, p := range in.Plugins {
+		if seen[p.FullName()] {
+			return nil, errs.Invalidf("cluster.plugins: plugin %s is listed twice", p.FullName())
+		}
+		seen[p.FullName()] = true
 		id, entryWrites, guard, err := s.importEntry(ctx, ids, Plugin, p)
 		if err != nil {
 			return nil, err
-		}
-		if slices.Contains(settings.Plugins, id) {
-			return nil, errs.Invalidf("cluster.plugins: plugin %s is listed twice", p.FullName())
 		}
 		settings.Plugins = append(settings.Plugins, id)
 		writes, guards = append(writes, entryWrites...), append(guards, guard)

@@ -183,8 +183,7 @@ func queryFlag(rawQuery, name string) bool {
 				return false
 			}
 		}
-		v, ok := Param{Name: name, Type: Flag}.read(value)
-		return ok && v.flag
+		return Param{Name: name, Type: Flag}.read(value).flag
 	}
 	return false
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // Explain answers, for every key of an effective document (every leaf under a
@@ -27,13 +28,7 @@ import (
 
 // Writer is who wrote a document version and when: stored on the version
 // record, in the same atomic write as the version and its audit record.
-type Writer struct {
-	Principal string `json:"principal"`
-	Role      string `json:"role,omitempty"`
-	// RequestID is the request that wrote the version, as its audit record names it.
-	RequestID string    `json:"request_id,omitempty"`
-	Time      time.Time `json:"time"`
-}
+type Writer = wire.Writer
 
 // KeySource is the document version that wrote a key's value.
 type KeySource struct {

@@ -67,7 +67,7 @@ func (s *Service) Read(ctx context.Context, q ReadQuery) (*Document, error) {
 	if err := q.checkOptions(); err != nil {
 		return nil, err
 	}
-	sn, err := s.load(ctx, q.DocRef, q.Version, q.Kind)
+	sn, err := s.snapshots.load(ctx, q.DocRef, q.Version, q.Kind)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +100,7 @@ func (s *Service) readLoaded(ctx context.Context, sn *snapshot, q ReadQuery) (*D
 			if len(layers) == 0 {
 				return emptyDoc, nil
 			}
-			d, err := s.document(ctx, layers[0].sha)
+			d, err := s.documents.document(ctx, layers[0].sha)
 			if err != nil {
 				return nil, err
 			}
@@ -173,7 +173,7 @@ func (s *Service) layerDocument(ctx context.Context, l layer) (*parsedDoc, error
 	if l.doc != nil {
 		return l.doc, nil
 	}
-	return s.document(ctx, l.sha)
+	return s.documents.document(ctx, l.sha)
 }
 
 // render merges layers and encodes the answer, through the response cache.
@@ -223,8 +223,8 @@ func (s *Service) renderMissed(ctx context.Context, layers []layer, labels []str
 
 // plainAnswer identifies a snapshot's effective answer without key or lookup
 // labels, under its definition's merge: the read Hiera makes again and again.
-// load works it out once for a snapshot it keeps, so that a warm read finds
-// its answer without listing layers or hashing them.
+// cachedSnapshots works it out once for a snapshot it keeps, so that a warm
+// read finds its answer without listing layers or hashing them.
 type plainAnswer struct {
 	// kind is the kind the snapshot was loaded for; "" when none was worked out.
 	kind            Kind
@@ -417,23 +417,6 @@ type parsedDoc struct {
 }
 
 func (d *parsedDoc) cost() int64 { return int64(2*len(d.raw) + 128) }
-
-// document returns the stored document with hash sha, through the cache.
-func (s *Service) document(ctx context.Context, sha string) (*parsedDoc, error) {
-	if d, ok := s.cache.docs.Get(sha); ok {
-		return d, nil
-	}
-	raw, err := s.blobs.Get(ctx, sha)
-	if err != nil {
-		return nil, fmt.Errorf("document blob %s: %w", sha, err)
-	}
-	d, err := parseDocument(raw, sha)
-	if err != nil {
-		return nil, fmt.Errorf("document blob %s: %w", sha, err)
-	}
-	s.cache.docs.Add(sha, d)
-	return d, nil
-}
 
 // parseDocument parses a stored document's canonical bytes; its fields are
 // slices of raw, so a cached document holds its bytes once.

@@ -330,7 +330,7 @@ func (s *Service) KeyProvenance(ctx context.Context, env, node, resource, key st
 		return KeySource{}, errs.Invalidf("key is required: a dot path such as nova.workers")
 	}
 	ref := DocRef{Env: env, Levels: []LevelValue{{Name: NodeLevel, Value: node}}, Resource: resource}
-	sn, err := s.load(ctx, ref, 0, "")
+	sn, err := s.snapshots.load(ctx, ref, 0, "")
 	if err == nil && !at.IsZero() {
 		sn, err = s.rewind(ctx, sn, at)
 	}

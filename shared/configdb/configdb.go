@@ -36,6 +36,8 @@ type Service struct {
 	// operation reads from the index, each through its cache (readcache.go).
 	documents cachedDocuments
 	snapshots cachedSnapshots
+	// answers renders what answers a read, through its cache (answers.go).
+	answers cachedAnswers
 	// cache is what the operations decoded and computed, kept while it holds.
 	cache *readCache
 	// nodes resolves the node-bound level (nil: it holds free values).
@@ -63,6 +65,7 @@ func WithCacheBytes(total int64) Option {
 		s.cache = newReadCache(total)
 		s.documents = newCachedDocuments(blobDocuments{s.blobs}, documentShare(total))
 		s.snapshots = newCachedSnapshots(storeSnapshots{s}, s.idx, entityShare(total))
+		s.answers = newCachedAnswers(mergedAnswers{s}, answerShare(total))
 		s.docWriters.contention.Limit(entityShare(total))
 	}
 }

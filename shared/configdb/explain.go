@@ -2,9 +2,7 @@ package configdb
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -118,29 +116,6 @@ func place(old *origin, v any, layer int, deep bool) *origin {
 		o.shadows = slices.Compact(below)
 	}
 	return o
-}
-
-// cachedExplain answers explain through the response cache: the answer is
-// fixed by the layers (immutable versions, which name their writers, over
-// immutable histories), the labels, the key and the merge. The layers' shas
-// alone do not name their versions: equal content is stored at other levels,
-// environments and versions too.
-func (s *Service) cachedExplain(ctx context.Context, sn *snapshot, layers []layer, labels []string, mode MergeMode, key string) (*Document, error) {
-	_, response := identities(layers, labels, key, mode)
-	id := fmt.Appendf(response[:], "explain\x00%d\x00%d", sn.env.ID, sn.resdef.ID)
-	for _, l := range layers {
-		id = fmt.Appendf(id, "\x00%s%d", l.kind, l.version.Version)
-	}
-	cacheKey := sha256.Sum256(id)
-	if d, ok := s.cache.responses.Get(cacheKey); ok {
-		return d, nil
-	}
-	d, err := s.explain(ctx, sn, layers, labels, mode, key)
-	if err != nil {
-		return nil, err
-	}
-	s.cache.responses.Add(cacheKey, d)
-	return d, nil
 }
 
 // explain encodes the answer of explainKeys.

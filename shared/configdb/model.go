@@ -102,10 +102,3 @@ func (q EffectiveQuery) DocRef() DocRef {
 // Version describes one immutable version of a document: the wire's
 // DocumentVersion, which is also its stored form (a version record).
 type Version = wire.DocumentVersion
-
-// Document is an encoded JSON answer with its strong ETag (quoted, as sent in the header).
-// Body is shared with a cache and must not be modified.
-type Document struct {
-	Body []byte
-	ETag string
-}

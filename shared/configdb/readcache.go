@@ -21,10 +21,10 @@ import (
 //     items' only writer (store.Generational) until the index's generation
 //     moves, so any write invalidates it.
 //
+// Encoded answers are kept the same way, over their renderer (answers.go).
 // readCache holds the rest, which only the operations can confirm or key:
-//   - by content: effective merges and encoded answers by the identity of
-//     their layers, compiled schemas by the schema's hash (immutable, so
-//     never stale);
+//   - by content: effective merges by the identity of their layers, compiled
+//     schemas by the schema's hash (immutable, so never stale);
 //   - by exact bytes: the decoded environments, definitions and document
 //     heads, reused only while the item bytes a read fetches anyway are the
 //     same (parsed);
@@ -39,8 +39,6 @@ import (
 type readCache struct {
 	// merges holds effective merges by the identity of their layers.
 	merges *cache.LRU[[32]byte, *merged]
-	// responses holds encoded answers by their ETag.
-	responses *cache.LRU[[32]byte, *Document]
 	// guesses remembers which environment and resource definition a reference resolved to.
 	guesses *cache.LRU[string, guess]
 	// placements remembers what node level paths resolved to.
@@ -60,7 +58,6 @@ func newReadCache(total int64) *readCache {
 	part := total / 9
 	entities := entityShare(total)
 	return &readCache{
-		responses:  cache.New[[32]byte](2*part, func(d *Document) int64 { return int64(len(d.Body)+len(d.ETag)) + entryOverhead }),
 		merges:     cache.New[[32]byte](2*part, func(m *merged) int64 { return m.size }),
 		guesses:    cache.New[string](entities, func(g guess) int64 { return int64(8*len(g.components)) + entryOverhead }),
 		envs:       cache.New[int64](entities, func(p parsedItem[envRecord]) int64 { return p.cost() }),
@@ -75,8 +72,11 @@ func newReadCache(total int64) *readCache {
 // bytes: an eighth of its ninth.
 func entityShare(total int64) int64 { return total / 9 / 8 }
 
-// documentShare is what the cache of parsed documents gets of a budget of total bytes.
+// documentShare and answerShare are what the caches of parsed documents
+// (cachedDocuments) and of encoded answers (cachedAnswers) get of a budget
+// of total bytes.
 func documentShare(total int64) int64 { return 4 * (total / 9) }
+func answerShare(total int64) int64   { return 2 * (total / 9) }
 
 // entryOverhead approximates what a cache entry costs beyond its bytes (map
 // slot, list links, key, struct headers).
@@ -85,7 +85,7 @@ const entryOverhead = 128
 // register reports the caches to reg, by their names prefixed "configdb.".
 func (c *readCache) register(reg *metrics.Registry) {
 	for name, lru := range map[string]metrics.CacheStats{
-		"responses": c.responses, "merges": c.merges, "guesses": c.guesses,
+		"merges": c.merges, "guesses": c.guesses,
 		"environments": c.envs, "resource_definitions": c.resdefs, "placements": c.placements,
 		"schemas": c.schemas, "heads": c.heads,
 	} {

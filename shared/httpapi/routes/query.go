@@ -144,13 +144,14 @@ func readPair(pair string) (name, value string, ok bool) {
 	return name, value, err == nil
 }
 
-// WithQueryValue returns rawQuery with the parameter name set to value: its
-// first pair (as the parser reads names) replaced and its repeats dropped,
-// or name=value appended when it is not given; every other pair stays as sent.
+// WithQueryValue returns rawQuery with the pairs of the parameter name (as
+// the parser reads names) replaced by one name=value where the first stood;
+// every other pair stays as sent.
 func WithQueryValue(rawQuery, name, value string) string {
-	var b strings.Builder
+	pairs := strings.Split(rawQuery, "&")
+	kept := pairs[:0]
 	set := false
-	for pair := range strings.SplitSeq(rawQuery, "&") {
+	for _, pair := range pairs {
 		if n, _, ok := readPair(pair); ok && n == name {
 			if set {
 				continue
@@ -158,21 +159,9 @@ func WithQueryValue(rawQuery, name, value string) string {
 			set = true
 			pair = url.QueryEscape(name) + "=" + url.QueryEscape(value)
 		}
-		if pair == "" {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('&')
-		}
-		b.WriteString(pair)
+		kept = append(kept, pair)
 	}
-	if !set {
-		if b.Len() > 0 {
-			b.WriteByte('&')
-		}
-		b.WriteString(url.QueryEscape(name) + "=" + url.QueryEscape(value))
-	}
-	return b.String()
+	return strings.Join(kept, "&")
 }
 
 // read parses raw as a value of p's type; one that does not parse is not

@@ -28,38 +28,18 @@ import (
 // record, in the same atomic write as the version and its audit record.
 type Writer = wire.Writer
 
-// KeySource is the document version that wrote a key's value.
-type KeySource struct {
-	// Level is the level path as show_lookup writes it ("/" for the global level).
-	Level string `json:"level"`
-	Kind  Kind   `json:"kind"`
-	// Version wrote the value; CreatedAt and WrittenBy are that version's.
-	Version   int       `json:"version"`
-	CreatedAt time.Time `json:"created_at"`
-	WrittenBy *Writer   `json:"written_by"`
-	// DocumentVersion is the version of the document that was read (Version
-	// or a later one that left the value as it was).
-	DocumentVersion int `json:"document_version,omitempty"`
-	// AtOrBefore: the value did not change over the walkBudget versions
-	// before DocumentVersion, so Version is the oldest of them and the value
-	// may be older still.
-	AtOrBefore bool `json:"at_or_before,omitempty"`
-}
+// KeySource is the document version that wrote a key's value, as explain
+// shows it (the wire's Layer; its Value, a shadowed layer's own, is unset):
+// Level is the level path as show_lookup writes it, Version wrote the value
+// (CreatedAt and WrittenBy are that version's), DocumentVersion is the
+// version of the document that was read, and AtOrBefore says the value did
+// not change over the walkBudget versions before DocumentVersion, so Version
+// is the oldest of them and the value may be older still.
+type KeySource = wire.Layer
 
-// explainedLayer is one layer as explain shows it: a shadowed layer is the
-// document version that was read (no DocumentVersion).
-type explainedLayer struct {
-	KeySource
-	// Value is the shadowed layer's own value at the key (shadows only).
-	Value any `json:"value,omitempty"`
-}
-
-type explainedKey struct {
-	Value      any              `json:"value"`
-	From       explainedLayer   `json:"from"`
-	MergedFrom []explainedLayer `json:"merged_from,omitempty"`
-	Shadows    []explainedLayer `json:"shadows"`
-}
+// explainedKey is one key as explain shows it; its shadowed layers are the
+// document versions that were read (no DocumentVersion).
+type explainedKey = wire.ExplainedKey
 
 // origin tracks where a merged value came from.
 type origin struct {
@@ -124,10 +104,7 @@ func (s *Service) explain(ctx context.Context, sn *snapshot, layers []layer, lab
 	if err != nil {
 		return nil, err
 	}
-	body := encodeJSON(struct {
-		Merge MergeMode               `json:"merge"`
-		Keys  map[string]explainedKey `json:"keys"`
-	}{mode, keys})
+	body := encodeJSON(wire.Explanation{Merge: string(mode), Keys: keys})
 	return &Document{Body: body, ETag: quote(sha256Hex(body))}, nil
 }
 
@@ -198,9 +175,9 @@ func (s *Service) explainKeys(ctx context.Context, sn *snapshot, layers []layer,
 		}
 		return lookupPath(v, path[1:])
 	}
-	view := func(i int) explainedLayer {
+	view := func(i int) KeySource {
 		l := layers[i]
-		return explainedLayer{KeySource: KeySource{Level: labels[l.depth], Kind: l.kind, Version: l.version.Version, CreatedAt: l.version.CreatedAt, WrittenBy: l.version.WrittenBy}}
+		return KeySource{Level: labels[l.depth], Kind: string(l.kind), Version: l.version.Version, CreatedAt: l.version.CreatedAt, WrittenBy: l.version.WrittenBy}
 	}
 	keys := make(map[string]explainedKey)
 	// written are the keys by the layer that set their value: the walk back
@@ -211,7 +188,7 @@ func (s *Service) explainKeys(ctx context.Context, sn *snapshot, layers []layer,
 	}
 	written := make(map[int][]writtenKey)
 	add := func(path []string, o *origin, value any) {
-		e := explainedKey{Value: value, From: view(o.from), Shadows: []explainedLayer{}}
+		e := explainedKey{Value: value, From: view(o.from), Shadows: []KeySource{}}
 		for _, i := range o.merged {
 			e.MergedFrom = append(e.MergedFrom, view(i))
 		}
@@ -283,7 +260,7 @@ func (s *Service) explainKeys(ctx context.Context, sn *snapshot, layers []layer,
 			e := keys[k.dotted]
 			src := sources[i]
 			src.Level, src.Kind, src.DocumentVersion = e.From.Level, e.From.Kind, e.From.Version
-			e.From.KeySource = src
+			e.From = src
 			keys[k.dotted] = e
 		}
 	}
@@ -317,12 +294,12 @@ func (s *Service) KeyProvenance(ctx context.Context, env, node, resource, key st
 		return KeySource{}, err
 	}
 	if e, ok := keys[key]; ok {
-		return e.From.KeySource, nil
+		return e.From, nil
 	}
 	var newest KeySource
 	for _, e := range keys {
 		if e.From.CreatedAt.After(newest.CreatedAt) {
-			newest = e.From.KeySource
+			newest = e.From
 		}
 	}
 	return newest, nil

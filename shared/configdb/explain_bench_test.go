@@ -118,7 +118,7 @@ func BenchmarkExplainKey(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				keys, err := s.explainKeys(context.Background(), sn, layers, labels, mode, "g_1.enabled")
-				if err != nil || keys["g_1.enabled"].From.Kind != Overrides {
+				if err != nil || keys["g_1.enabled"].From.Kind != string(Overrides) {
 					b.Fatalf("%+v, %v", keys, err)
 				}
 			}

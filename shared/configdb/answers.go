@@ -51,6 +51,11 @@ func mergeAnswer(layers []layer, labels []string, key string, mode MergeMode) an
 	return answer{id: id, merge: merge, mode: mode, layers: layers, labels: labels, key: key}
 }
 
+// answer is sn's plain answer, its layers listed only if it is rendered.
+func (p plainAnswer) answer(sn *snapshot) answer {
+	return answer{id: p.response, merge: p.merge, mode: p.mode, sn: sn, kind: p.kind, plain: true}
+}
+
 // explainAnswer is the answer that explains the merge of sn's layers. It is
 // fixed by the layers (immutable versions, which name their writers, over
 // immutable histories), the labels, the key and the merge. The layers' shas

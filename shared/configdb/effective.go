@@ -81,7 +81,7 @@ func (s *Service) readLoaded(ctx context.Context, sn *snapshot, q ReadQuery) (*D
 		}
 	}
 	if plain, ok := sn.plainFor(q); ok {
-		return s.answers.render(ctx, answer{id: plain.response, merge: plain.merge, mode: plain.mode, sn: sn, kind: q.Kind, plain: true})
+		return s.answers.render(ctx, plain.answer(sn))
 	}
 	var layers []layer
 	if q.Effective {

@@ -182,14 +182,13 @@ func LambdaAuth(ctx context.Context, getenv func(string) string, logger *slog.Lo
 
 // capWait lowers a ?wait= above max to max, so that no long poll holds a
 // (billed) Lambda execution longer; anything else, invalid values included,
-// goes to the handler as sent.
+// goes to the handler as sent. It reads wait as the route's handler does
+// (routes.QueryOf).
 func capWait(next http.Handler, max time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		if seconds, err := strconv.ParseFloat(q.Get("wait"), 64); err == nil && seconds > max.Seconds() {
-			q.Set("wait", strconv.FormatFloat(max.Seconds(), 'f', -1, 64))
+		if seconds, ok := routes.QueryOf(r).Seconds("wait"); ok && seconds > max.Seconds() {
 			r = r.Clone(r.Context())
-			r.URL.RawQuery = q.Encode()
+			r.URL.RawQuery = routes.WithQueryValue(r.URL.RawQuery, "wait", strconv.FormatFloat(max.Seconds(), 'f', -1, 64))
 		}
 		next.ServeHTTP(w, r)
 	})

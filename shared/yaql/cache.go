@@ -71,6 +71,9 @@ func (c *Cache) equalMaps(x, y map[string]any, finalized bool, m *meter) bool {
 		return e.equal
 	}
 	same := equalMaps(x, y, finalized, m)
+	if m.spent() { // the comparison stopped short: same is no answer
+		return same
+	}
 	c.mu.Lock()
 	if c.equals == nil {
 		c.equals = map[equalKey]equalEntry{}

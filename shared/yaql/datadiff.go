@@ -110,8 +110,11 @@ func (c call) changed(expr node) (bool, error) {
 		return false, err
 	}
 	same := equalRoot(newValue, oldValue, true, &c.ev.meter)
+	if err := c.ev.checkSteps(); err != nil { // same is no answer then
+		return false, err
+	}
 	c.traced(expr, oldValue, newValue, !same)
-	return !same, c.ev.checkSteps()
+	return !same, nil
 }
 
 // changedAny(exprs...): whether any of them changed (evaluated in order, stopping at the first).
@@ -316,11 +319,15 @@ func diffSequences(a, b []any, m *meter) (added, deleted []any) {
 		return out
 	}
 	ai, bi := intern(a), intern(b)
+	blocks := matchingBlocks(ai, bi, m)
+	if m.spent() { // the evaluation fails: no use reading half-matched blocks
+		return added, deleted
+	}
 	i, j := 0, 0
-	for _, m := range matchingBlocks(ai, bi) {
-		deleted = append(deleted, a[i:m.a]...)
-		added = append(added, b[j:m.b]...)
-		i, j = m.a+m.size, m.b+m.size
+	for _, block := range blocks {
+		deleted = append(deleted, a[i:block.a]...)
+		added = append(added, b[j:block.b]...)
+		i, j = block.a+block.size, block.b+block.size
 	}
 	return added, deleted
 }
@@ -328,8 +335,10 @@ func diffSequences(a, b []any, m *meter) (added, deleted []any) {
 type match struct{ a, b, size int }
 
 // matchingBlocks is difflib.SequenceMatcher(None, a, b).get_matching_blocks(), with its
-// autojunk heuristic, ending with the (len(a), len(b), 0) sentinel.
-func matchingBlocks(a, b []int) []match {
+// autojunk heuristic, ending with the (len(a), len(b), 0) sentinel. Its work is a step
+// per pair of positions it looks at: it is quadratic at worst, and stops (with blocks
+// nobody uses) when the meter's budget is spent.
+func matchingBlocks(a, b []int, m *meter) []match {
 	b2j := map[int][]int{}
 	for j, elt := range b {
 		b2j[elt] = append(b2j[elt], j)
@@ -345,7 +354,8 @@ func matchingBlocks(a, b []int) []match {
 	longest := func(alo, ahi, blo, bhi int) match {
 		besti, bestj, bestsize := alo, blo, 0
 		j2len := map[int]int{}
-		for i := alo; i < ahi; i++ {
+		for i := alo; i < ahi && !m.spent(); i++ {
+			m.steps++
 			newj2len := map[int]int{}
 			for _, j := range b2j[a[i]] {
 				if j < blo {
@@ -354,6 +364,7 @@ func matchingBlocks(a, b []int) []match {
 				if j >= bhi {
 					break
 				}
+				m.steps++
 				k := j2len[j-1] + 1
 				newj2len[j] = k
 				if k > bestsize {
@@ -364,15 +375,17 @@ func matchingBlocks(a, b []int) []match {
 		}
 		for besti > alo && bestj > blo && a[besti-1] == b[bestj-1] {
 			besti, bestj, bestsize = besti-1, bestj-1, bestsize+1
+			m.steps++
 		}
 		for besti+bestsize < ahi && bestj+bestsize < bhi && a[besti+bestsize] == b[bestj+bestsize] {
 			bestsize++
+			m.steps++
 		}
 		return match{besti, bestj, bestsize}
 	}
 	var blocks []match
 	queue := [][4]int{{0, len(a), 0, len(b)}}
-	for len(queue) > 0 {
+	for len(queue) > 0 && !m.spent() {
 		q := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
 		alo, ahi, blo, bhi := q[0], q[1], q[2], q[3]

@@ -167,16 +167,26 @@ func samePointer(a, b any) bool {
 }
 
 // meter is what comparisons take from an evaluation: its step count, to which they add
-// the values they visit, and its Cache, which remembers whether two large dicts are equal.
+// the values they visit, its budget of steps, and its Cache, which remembers whether two
+// large dicts are equal.
 type meter struct {
-	steps int
-	cache *Cache
+	steps, maxSteps int
+	cache           *Cache
 }
+
+// spent reports whether the steps are past the budget. Comparisons then stop, answering
+// at once (not equal, not found): the evaluation fails at its next checkSteps, so the
+// answer is never used, and a comparison of every item with every other cannot run on
+// for minutes before the budget is looked at.
+func (m *meter) spent() bool { return m.steps > m.maxSteps }
 
 // equal is Python's ==. Before finalization an iterator equals only itself; finalized
 // (finalized true) it compares as the list it becomes.
 func equal(a, b any, finalized bool, m *meter) bool {
 	m.steps++
+	if m.spent() {
+		return false
+	}
 	if samePointer(a, b) {
 		return true
 	}
@@ -281,6 +291,9 @@ func contains(items []any, v any, m *meter) bool {
 		if equal(v, item, false, m) {
 			return true
 		}
+		if m.spent() {
+			return false
+		}
 	}
 	return false
 }
@@ -384,6 +397,9 @@ func (in *interner) id(v any) (id int, seen bool) {
 	for _, candidate := range in.buckets[h] {
 		if equal(in.reps[candidate], v, false, in.meter) {
 			return candidate, true
+		}
+		if in.meter.spent() {
+			break
 		}
 	}
 	id = len(in.reps)

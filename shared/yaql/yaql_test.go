@@ -327,7 +327,7 @@ func TestSequenceMatcherAutojunk(t *testing.T) {
 		{"one item changed", cycle(300), changedMiddle, 150, 150},
 		{"moved block", append(cycle(300), run(100, 110)...), append(run(100, 105), cycle(300)...), 300, 305},
 	} {
-		var m meter
+		m := meter{maxSteps: DefaultSteps}
 		added, deleted := diffSequences(c.a, c.b, &m)
 		if len(added) != c.added || len(deleted) != c.deleted {
 			t.Errorf("%s: added %d, deleted %d items; Python: %d and %d", c.name, len(added), len(deleted), c.added, c.deleted)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -198,6 +199,40 @@ func TestComparisonsStopAtTheStepBudget(t *testing.T) {
 		wantLimit(t, src, err, "step", true)
 		if steps, _ := env.Budget.Used(); steps > limit+limit/10 {
 			t.Errorf("%s: %d steps spent of %d", src, steps, limit)
+		}
+	}
+}
+
+// heapAllocated is the bytes of heap that f allocates.
+func heapAllocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// Values are counted before they are made, not once made: flatten() and concat() of a
+// list given many times, and added() splitting a string of many lines, made a list of
+// every item and then failed (concat() of 200 data lists: 934 MB against a budget of a
+// million values; added() of 8M newlines: 1.5 GB).
+func TestValuesCountedBeforeTheyAreMade(t *testing.T) {
+	list := make([]any, 10_000)
+	env := Env{
+		New:    map[string]any{"l": list, "s": strings.Repeat("\n", 100_000)},
+		Old:    map[string]any{"s": "x"},
+		Limits: Limits{Values: 1000},
+	}
+	fifty := strings.TrimSuffix(strings.Repeat("$.l, ", 50), ", ")
+	for name, src := range map[string]string{"flatten() of 50 lists": "[" + fifty + "].flatten()", "concat() of 50 lists": "concat(" + fifty + ")", "added() of 100,000 lines": "added($.s)"} {
+		e, err := Compile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		made := heapAllocated(func() { _, err = e.Eval(context.Background(), env) })
+		wantLimit(t, name, err, "value", false)
+		if made > 1<<20 {
+			t.Errorf("%s: %d bytes allocated within a budget of 1,000 values", name, made)
 		}
 	}
 }

@@ -218,8 +218,15 @@ func dataDiff(ev *evaluator, a, b any) (added, deleted any, err error) {
 		if err := ev.scan(len(x) + len(b.(string))); err != nil {
 			return nil, nil, err
 		}
-		al, bl := splitLines(x), splitLines(b.(string))
-		added, deleted := diffSequences(toAny(al), toAny(bl), m)
+		al, err := ev.splitLines(x)
+		if err != nil {
+			return nil, nil, err
+		}
+		bl, err := ev.splitLines(b.(string))
+		if err != nil {
+			return nil, nil, err
+		}
+		added, deleted := diffSequences(al, bl, m)
 		return added, deleted, ev.alloc(len(added) + len(deleted))
 	case map[string]any:
 		y := b.(map[string]any)
@@ -268,17 +275,10 @@ func setMinus(a, b *set, m *meter) *set {
 	return out
 }
 
-func toAny(lines []string) []any {
-	out := make([]any, len(lines))
-	for i, l := range lines {
-		out[i] = l
-	}
-	return out
-}
-
-// splitLines is Python's str.splitlines() (the lines share s's bytes).
-func splitLines(s string) []string {
-	var lines []string
+// splitLines is Python's str.splitlines() (the lines share s's bytes), each line a value
+// counted before it is added: a string of newlines is as many lines as bytes.
+func (ev *evaluator) splitLines(s string) ([]any, error) {
+	var lines []any
 	start := 0
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -292,14 +292,18 @@ func splitLines(s string) []string {
 			i += size
 			continue
 		}
+		if err := ev.alloc(1); err != nil {
+			return nil, err
+		}
 		lines = append(lines, s[start:i])
 		i += size
 		start = i
 	}
 	if start < len(s) {
 		lines = append(lines, s[start:])
+		return lines, ev.alloc(1)
 	}
-	return lines
+	return lines, nil
 }
 
 // diffSequences returns the items of b outside the blocks Python's difflib.SequenceMatcher

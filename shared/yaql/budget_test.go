@@ -236,3 +236,33 @@ func TestValuesCountedBeforeTheyAreMade(t *testing.T) {
 		}
 	}
 }
+
+// toYaml() and toJson() make no more text than the byte budget allows. What they
+// reserved before writing was the value's JSON with one byte a character and 8 a
+// number, and the rest was counted once written: YAML indents each line by its depth
+// (a list 150 dicts deep: 300 bytes an item; 1.7 GB made against 16 MB), JSON escapes
+// a control character in 6 bytes and writes a float in up to 24.
+func TestSerializingStopsAtTheByteBudget(t *testing.T) {
+	deep := strings.Repeat("{a => ", 150) + "['x'] * 10000" + strings.Repeat("}", 150)
+	env := Env{New: map[string]any{"s": strings.Repeat("\x01", 100), "f": -1.2345678901234567e-300}}
+	const limit = 128 << 10
+	for name, src := range map[string]string{
+		"toYaml() of a list 150 dicts deep": "(" + deep + ").toYaml()",
+		"toJson() of control characters":    "([$.s] * 1000).toJson()",
+		"toJson() of floats":                "([$.f] * 10000).toJson()",
+	} {
+		e, err := Compile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.Budget = NewBudget(BudgetLimits{Bytes: limit})
+		made := heapAllocated(func() { _, err = e.Eval(context.Background(), env) })
+		wantLimit(t, name, err, "byte", true)
+		if _, bytes := env.Budget.Used(); bytes > limit+limit/8 || made > 1<<20 {
+			t.Errorf("%s: %d bytes counted and %d allocated within a budget of %d", name, bytes, made, limit)
+		}
+	}
+	if got, err := eval(t, "[$.s, 0.5].toJson()", Env{New: map[string]any{"s": "\x01\"é"}, Limits: Limits{Bytes: 64}}); err != nil || got != `["\u0001\"é",0.5]` {
+		t.Errorf("toJson() within the budget: %q, %v", got, err)
+	}
+}

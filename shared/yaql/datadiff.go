@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -444,14 +445,17 @@ func isUndefined(v any) bool {
 }
 
 // toYaml(): the value as a YAML document in PyYAML's layout (Nailgun's serializer; see
-// appendYAML).
+// appendYAML), written no further than the byte budget allows.
 func fnToYaml(c call) (any, error) {
 	v, reserved, err := c.serializable()
 	if err != nil {
 		return nil, err
 	}
-	out := appendYAML(nil, v)
-	return string(out), c.ev.bytes.add(len(out) - reserved)
+	out := appendYAML(nil, v, c.ev.bytes.max-(c.ev.bytes.n-reserved))
+	if err := c.ev.bytes.add(len(out) - reserved); err != nil {
+		return nil, err
+	}
+	return string(out), nil
 }
 
 // toJson(): the value as JSON.
@@ -490,21 +494,23 @@ func (c call) serializable() (v any, reserved int, err error) {
 	return v, c.ev.bytes.n - before, err
 }
 
-// reserveText counts in the byte budget about the bytes of v as JSON text (a step per
-// value), failing as soon as it is exhausted.
+// reserveText counts in the byte budget at most the bytes of v as JSON text (a step per
+// value, and per 64 bytes of a string), failing as soon as it is exhausted: encoding/json
+// writes all of it before it can be counted.
 func (ev *evaluator) reserveText(v any) error {
 	if err := ev.step(); err != nil {
 		return err
 	}
 	switch x := v.(type) {
 	case string:
-		return ev.bytes.add(len(x) + 2)
+		ev.steps += len(x) / 64
+		return ev.bytes.add(quotedLen(x))
 	case map[string]any:
 		if err := ev.bytes.add(2); err != nil {
 			return err
 		}
 		for k, item := range x {
-			if err := ev.bytes.add(len(k) + 4); err != nil {
+			if err := ev.bytes.add(quotedLen(k) + 2); err != nil {
 				return err
 			}
 			if err := ev.reserveText(item); err != nil {
@@ -522,6 +528,47 @@ func (ev *evaluator) reserveText(v any) error {
 			}
 		}
 		return ev.bytes.add(len(x))
+	case float64, float32:
+		return ev.bytes.add(len("-1.2345678901234567e-308"))
+	case json.Number:
+		return ev.bytes.add(len(x))
+	case bool:
+		return ev.bytes.add(len("false"))
+	case nil:
+		return ev.bytes.add(len("null"))
 	}
-	return ev.bytes.add(8) // a number, a boolean, null
+	return ev.bytes.add(len("-9223372036854775808")) // an integer
+}
+
+// quotedLen is at most the length of s quoted, as encoding/json and strconv.Quote (YAML)
+// write it: an escape takes up to six bytes for a control character or a byte that is
+// not UTF-8, and ten for a rune that is not printable.
+func quotedLen(s string) int {
+	n := len(`""`)
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				n += 2
+			case c < ' ' || c == 0x7f:
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			n += 6
+		case r == '\u2028' || r == '\u2029' || !strconv.IsPrint(r):
+			n += 10
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
 }

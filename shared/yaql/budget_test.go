@@ -266,3 +266,21 @@ func TestSerializingStopsAtTheByteBudget(t *testing.T) {
 		t.Errorf("toJson() within the budget: %q, %v", got, err)
 	}
 }
+
+// A pattern over MaxPatternInsts is refused before it is expanded and compiled:
+// x{1000} is a thousand copies of x once simplified, so "a{1000}" 3,000 times (21 KB)
+// took 2 s and 681 MB before its size was looked at, at upload and, for a pattern
+// given at run time, on every evaluation of matches() for a step a byte.
+func TestOversizedPatternRefusedBeforeCompiling(t *testing.T) {
+	src := strings.Repeat("a{1000}", 30)
+	var err error
+	made := heapAllocated(func() { _, err = CompilePattern(src) })
+	if err == nil || !strings.Contains(err.Error(), "over the limit of 2000") || made > 1<<20 {
+		t.Errorf("CompilePattern(%q): %v, %d bytes allocated", src[:14]+"...", err, made)
+	}
+	for _, fits := range []string{strings.Repeat("[a-z]", 1990), "^(node|controller)-[0-9]{1,3}(\\.[a-z]+)*$", "(a|b){600}", "x{2,500}y{1,499}"} {
+		if _, err := CompilePattern(fits); err != nil {
+			t.Errorf("CompilePattern(%.30q): %v", fits, err)
+		}
+	}
+}

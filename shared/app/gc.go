@@ -70,18 +70,22 @@ func sweepRecovering(ctx context.Context, what string, logger *slog.Logger, swee
 }
 
 // LambdaGC is the start-up of the scheduled garbage collection function: its
-// handler runs one sweep per invocation (the EventBridge rule's event is ignored),
-// blobs first, then the audit records older than the retention. The table's TTL
-// deletes only the records written with an expiry: not those written before the
-// retention existed, or under a longer one or none.
+// handler runs one Sweep per invocation (the EventBridge rule's event is ignored).
 func LambdaGC(ctx context.Context, getenv func(string) string, logger *slog.Logger) (func(context.Context) error, error) {
 	b, cfg, err := lambdaBackend(ctx, getenv, logger)
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context) error {
-		err := CollectGarbage(ctx, b, logger)
-		expireAudit(ctx, b.Index, cfg.AuditRetention, logger)
-		return err
-	}, nil
+	return func(ctx context.Context) error { return Sweep(ctx, b, cfg.AuditRetention, logger) }, nil
+}
+
+// Sweep is the scheduled function's sweep: CollectGarbage, then the audit
+// records older than auditRetention (none when 0), as the local server's
+// sweeps do. On AWS the table's TTL deletes only the records written with an
+// expiry: not those written before the retention existed, or under a longer
+// one or none. Its error is the blob collection's (the expiry's is logged).
+func Sweep(ctx context.Context, b store.Backend, auditRetention time.Duration, logger *slog.Logger) error {
+	err := CollectGarbage(ctx, b, logger)
+	expireAudit(ctx, b.Index, auditRetention, logger)
+	return err
 }

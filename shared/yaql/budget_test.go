@@ -284,3 +284,28 @@ func TestOversizedPatternRefusedBeforeCompiling(t *testing.T) {
 		}
 	}
 }
+
+// Hashing a dict or a list reads its items, and costs a step each: toSet() of a
+// 1,000-key dict given 100,000 times hashed it 100,000 times in 4.6 s, within
+// 200,000 steps and past the context's deadline, and where($.key = value) indexed
+// the values of key the same way.
+func TestHashingCostsSteps(t *testing.T) {
+	big := map[string]any{}
+	for i := range 1000 {
+		big[fmt.Sprint("k", i)] = i
+	}
+	items := make([]any, 2000)
+	for i := range items {
+		items[i] = map[string]any{"key": big}
+	}
+	env := Env{New: map[string]any{"big": big, "items": items}}
+	const limit = 50_000
+	for _, src := range []string{"([$.big] * 2000).toSet()", "$.items.where($.key = 1)"} {
+		env.Budget = NewBudget(BudgetLimits{Steps: limit})
+		_, err := eval(t, src, env)
+		wantLimit(t, src, err, "step", true)
+		if steps, _ := env.Budget.Used(); steps > limit+limit/10 {
+			t.Errorf("%s: %d steps spent of %d", src, steps, limit)
+		}
+	}
+}

@@ -319,6 +319,9 @@ func diffSequences(a, b []any, m *meter) (added, deleted []any) {
 	intern := func(items []any) []int {
 		out := make([]int, len(items))
 		for i, item := range items {
+			if m.spent() {
+				break
+			}
 			out[i], _ = ids.id(item)
 		}
 		return out

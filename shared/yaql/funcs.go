@@ -561,6 +561,9 @@ func newSet(ev *evaluator, items []any) (*set, error) {
 	unique := interner{meter: &ev.meter}
 	out := &set{}
 	for _, item := range items {
+		if ev.spent() {
+			break
+		}
 		if _, seen := unique.id(item); !seen {
 			out.items = append(out.items, item)
 		}

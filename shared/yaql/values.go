@@ -314,6 +314,9 @@ func sortedKeys(m map[string]any) []string {
 // added()/deleted(), which then compare within a group; so it looks only one level deep.
 func hashOf(v any) uint64 { return hashDepth(v, 1) }
 
+// hashSteps is the work of hashOf(v) in steps: one, and one per item of a collection.
+func hashSteps(v any) int { return 1 + size(v) }
+
 const hashPrime = 1099511628211
 
 func hashMix(h, x uint64) uint64 { return (h ^ x) * hashPrime }
@@ -389,9 +392,15 @@ type interner struct {
 	meter   *meter
 }
 
+// With the meter's budget spent it gives no answer (seen, id 0): the evaluation
+// fails at its next checkSteps.
 func (in *interner) id(v any) (id int, seen bool) {
 	if in.buckets == nil {
 		in.buckets = map[uint64][]int{}
+	}
+	in.meter.steps += hashSteps(v)
+	if in.meter.spent() {
+		return 0, true
 	}
 	h := hashOf(v)
 	for _, candidate := range in.buckets[h] {

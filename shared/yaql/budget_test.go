@@ -309,3 +309,13 @@ func TestHashingCostsSteps(t *testing.T) {
 		}
 	}
 }
+
+// Making a value costs a step, as visiting one does: a condition such as
+// ([1] * 999999).len() > 0 allocated 16 MB for four steps, so a request's
+// hundred million steps let its conditions allocate terabytes, stopped only
+// by its deadline.
+func TestMakingValuesCostsSteps(t *testing.T) {
+	env := Env{New: map[string]any{}, Budget: NewBudget(BudgetLimits{Steps: 50_000})}
+	_, err := eval(t, "([1] * 100000).len() > 0", env)
+	wantLimit(t, "a list of 100,000 items", err, "step", true)
+}

@@ -276,8 +276,18 @@ func (ev *evaluator) outOfSteps() error {
 	return &LimitError{Budget: "step", Limit: int64(ev.maxSteps)}
 }
 
-// alloc counts n values created.
-func (ev *evaluator) alloc(n int) error { return ev.values.add(n) }
+// alloc counts n values about to be created, and a step for each: making a value is
+// work as visiting one is (([1] * 999999).len() > 0 allocated 16 MB for four steps).
+func (ev *evaluator) alloc(n int) error {
+	if err := ev.values.add(n); err != nil {
+		return err
+	}
+	ev.steps += n
+	if ev.spent() {
+		return ev.outOfSteps()
+	}
+	return nil
+}
 
 // allocBytes counts a string of n bytes about to be made.
 func (ev *evaluator) allocBytes(n int) error {

@@ -319,3 +319,21 @@ func TestMakingValuesCostsSteps(t *testing.T) {
 	_, err := eval(t, "([1] * 100000).len() > 0", env)
 	wantLimit(t, "a list of 100,000 items", err, "step", true)
 }
+
+// An error quotes at most the head of a string it names: a pattern or a key given
+// at run time can be megabytes, and a 21 KB pattern was quoted whole (twice: Go's
+// error on it quotes it too) in the error, the answer and the log line.
+func TestErrorsQuoteTheHeadOfLongStrings(t *testing.T) {
+	long := strings.Repeat("a", 100_000)
+	env := Env{New: map[string]any{"bad": "(" + long, "big": strings.Repeat("a{1000}", 3000), "key": long}}
+	for _, src := range []string{"'x'.matches($.bad)", "'x' =~ $.big", "{}[$.key]"} {
+		_, err := eval(t, src, env)
+		var failed *EvalError
+		if !errors.As(err, &failed) || len(err.Error()) > 1000 {
+			t.Errorf("%s: a %d-byte error: %.200s", src, len(fmt.Sprint(err)), err)
+		}
+	}
+	if _, err := Compile("$.a =~ '(" + strings.Repeat("b", 10_000) + "'"); err == nil || len(err.Error()) > 1000 {
+		t.Errorf("a constant pattern: a %d-byte error", len(fmt.Sprint(err)))
+	}
+}

@@ -73,7 +73,7 @@ func constantPattern(arg node, pos int) (*Pattern, error) {
 	}
 	p, err := CompilePattern(src)
 	if err != nil {
-		return nil, &SyntaxError{Pos: pos, Msg: fmt.Sprintf("bad regular expression %q: %v", src, err)}
+		return nil, &SyntaxError{Pos: pos, Msg: fmt.Sprintf("bad regular expression %q: %s", head(src), head(err.Error()))}
 	}
 	return p, nil
 }

@@ -95,7 +95,7 @@ func (ev *evaluator) compileRegexp(src string, pos int) (*Pattern, error) {
 	}
 	p, err := CompilePattern(src)
 	if err != nil {
-		return nil, failf(pos, "bad regular expression %q: %v", src, err)
+		return nil, failf(pos, "bad regular expression %q: %s", head(src), head(err.Error()))
 	}
 	ev.steps += p.insts
 	return p, ev.checkSteps()

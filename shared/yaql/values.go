@@ -392,8 +392,8 @@ type interner struct {
 	meter   *meter
 }
 
-// With the meter's budget spent it gives no answer (seen, id 0): the evaluation
-// fails at its next checkSteps.
+// id numbers v, seen when an equal value was numbered before. Once the meter's budget
+// is spent it gives no answer (id 0, seen): the evaluation fails at its next checkSteps.
 func (in *interner) id(v any) (id int, seen bool) {
 	if in.buckets == nil {
 		in.buckets = map[uint64][]int{}
@@ -408,7 +408,7 @@ func (in *interner) id(v any) (id int, seen bool) {
 			return candidate, true
 		}
 		if in.meter.spent() {
-			break
+			return 0, true
 		}
 	}
 	id = len(in.reps)

@@ -234,10 +234,11 @@ func dataDiff(ev *evaluator, a, b any) (added, deleted any, err error) {
 		addedMap, deletedMap := map[string]any{}, map[string]any{}
 		for k, av := range x {
 			bv, found := y[k]
-			if !found || !equal(av, bv, false, m) {
-				deletedMap[k] = av
+			if found && equal(av, bv, false, m) {
+				continue
 			}
-			if found && !equal(av, bv, false, m) {
+			deletedMap[k] = av
+			if found {
 				addedMap[k] = bv
 			}
 		}

@@ -337,3 +337,16 @@ func TestErrorsQuoteTheHeadOfLongStrings(t *testing.T) {
 		t.Errorf("a constant pattern: a %d-byte error", len(fmt.Sprint(err)))
 	}
 }
+
+// Finalizing a result costs a step a value it visits: a dict holding the same
+// dict twice, n times over, is 2^n values to visit from n+1 made, and
+// [1].select({a => $, b => $}) 40 times over took hours of CPU after the
+// evaluation, past its deadline, with no budget looking.
+func TestFinalizingCostsSteps(t *testing.T) {
+	doubled := "[1]" + strings.Repeat(".select({a => $, b => $})", 22)
+	for _, src := range []string{doubled, doubled + ".first().toJson()"} {
+		env := Env{New: map[string]any{}, Budget: NewBudget(BudgetLimits{Steps: 100_000})}
+		_, err := eval(t, src, env)
+		wantLimit(t, src[:40]+"...", err, "step", true)
+	}
+}

@@ -48,16 +48,20 @@ func (c call) traced(arg node, oldValue, newValue, result any) {
 	if i := slices.Index(c.node.args, arg); i >= 0 && i < len(c.node.argText) {
 		text = c.node.argText[i]
 	}
-	c.ev.trace(DiffCall{Func: c.node.name, Call: c.node.text, Arg: text, Old: traceValue(oldValue), New: traceValue(newValue), Result: traceValue(result)})
+	c.ev.trace(DiffCall{Func: c.node.name, Call: c.node.text, Arg: text, Old: c.ev.traceValue(oldValue), New: c.ev.traceValue(newValue), Result: c.ev.traceValue(result)})
 }
 
 // traceValue is a value as Env.Trace gets it: a collection the evaluation
 // made (an iterator, a set) as a list; the data itself as it is, uncopied,
-// so tracing costs nothing in proportion to the data compared.
-func traceValue(v any) any {
+// so tracing costs nothing in proportion to the data compared. Past the step
+// budget the collection stays as it is: the evaluation fails, and its trace
+// goes unused.
+func (ev *evaluator) traceValue(v any) any {
 	switch v.(type) {
 	case *iterator, *set:
-		return finalize(v)
+		if f, err := ev.finalize(v); err == nil {
+			return f
+		}
 	}
 	return v
 }
@@ -489,7 +493,9 @@ func (c call) serializable() (v any, reserved int, err error) {
 	if isUndefined(v) {
 		return nil, 0, c.fail("cannot serialize an undefined value")
 	}
-	v = finalize(v)
+	if v, err = c.ev.finalize(v); err != nil {
+		return nil, 0, err
+	}
 	if err := c.ev.alloc(1); err != nil {
 		return nil, 0, err
 	}

@@ -191,7 +191,7 @@ func (e *Expr) Eval(ctx context.Context, env Env) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return finalize(v), nil
+	return ev.finalize(v)
 }
 
 func positiveOr(n, otherwise int) int {

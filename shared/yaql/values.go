@@ -419,19 +419,26 @@ func (in *interner) id(v any) (id int, seen bool) {
 
 // finalize turns a result into plain JSON-shaped data, as yaql's #finalize does: iterators
 // and sets become lists and numbers int64 or float64. Containers are copied only where
-// something inside changes.
-func finalize(v any) any {
+// something inside changes. It costs a step a value it visits: a result can hold one
+// collection many times over, 2^n values to visit from n made.
+func (ev *evaluator) finalize(v any) (any, error) {
+	if err := ev.step(); err != nil {
+		return nil, err
+	}
 	switch x := v.(type) {
 	case *iterator:
-		return finalizeList(x.items, true)
+		return ev.finalizeList(x.items, true)
 	case *set:
-		return finalizeList(x.items, true)
+		return ev.finalizeList(x.items, true)
 	case []any:
-		return finalizeList(x, false)
+		return ev.finalizeList(x, false)
 	case map[string]any:
 		var out map[string]any
 		for k, item := range x {
-			f := finalize(item)
+			f, err := ev.finalize(item)
+			if err != nil {
+				return nil, err
+			}
 			if out == nil && !sameValue(f, item) {
 				out = make(map[string]any, len(x))
 				for k2, v2 := range x {
@@ -443,21 +450,24 @@ func finalize(v any) any {
 			}
 		}
 		if out == nil {
-			return x
+			return x, nil
 		}
-		return out
+		return out, nil
 	}
-	return normalize(v)
+	return normalize(v), nil
 }
 
-func finalizeList(items []any, copyAlways bool) []any {
+func (ev *evaluator) finalizeList(items []any, copyAlways bool) ([]any, error) {
 	var out []any
 	if copyAlways {
 		out = make([]any, len(items))
 		copy(out, items)
 	}
 	for i, item := range items {
-		f := finalize(item)
+		f, err := ev.finalize(item)
+		if err != nil {
+			return nil, err
+		}
 		if out == nil && !sameValue(f, item) {
 			out = make([]any, len(items))
 			copy(out, items)
@@ -467,9 +477,9 @@ func finalizeList(items []any, copyAlways bool) []any {
 		}
 	}
 	if out == nil {
-		return items
+		return items, nil
 	}
-	return out
+	return out, nil
 }
 
 // sameValue reports whether finalize left v as it was.

@@ -1,0 +1,307 @@
+// Command bootbench measures each Lambda function's start-up on the local
+// Runtime API (localstack/lambdaruntime): for every bootstrap under -bin, -runs
+// cold starts at full CPU and -runs under a cgroup CPU quota of Lambda's share
+// at -memory MB (1,769 MB is one vCPU), each the time from exec to the first
+// GET /next (init), the CPU the process used by then (all its threads,
+// /proc/PID/task/*/schedstat) and its first invocation. It prints a table per
+// function with the size of the arm64 bootstrap of make build (-sizes) and the
+// package initializers' own time (GODEBUG=inittrace=1, one run at full CPU).
+//
+// The functions run with the aws backend against the emulator that the
+// environment's AWS_ENDPOINT_URL names (.ci/bench_bootstraps.sh starts moto),
+// with Lambda's environment otherwise: static credentials in the
+// environment, AWS_LAMBDA_FUNCTION_MEMORY_SIZE, nothing of the host's but PATH.
+// Everything listens on 127.0.0.1.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tuningbox/tuningbox/localstack/lambdaruntime"
+	"github.com/tuningbox/tuningbox/shared/auth"
+	"github.com/tuningbox/tuningbox/shared/httpapi/authapi"
+	"github.com/tuningbox/tuningbox/shared/store/awsstore"
+)
+
+func main() {
+	bin := flag.String("bin", "", "directory of host bootstraps, <function>/bootstrap")
+	sizes := flag.String("sizes", "bin", "directory of the arm64 bootstraps of make build, whose sizes the table shows")
+	runs := flag.Int("runs", 7, "cold starts per function and CPU setting")
+	memory := flag.Int("memory", 256, "the function's memory setting (MB), which sets its CPU share")
+	period := flag.Int("period", 100000, "the CFS period of the quota (µs)")
+	cgroupRoot := flag.String("cgroup", "/sys/fs/cgroup/cpu", "the cgroup v1 cpu controller's mount")
+	table := flag.String("table", "tuningbox-bootbench", "the DynamoDB table")
+	bucket := flag.String("bucket", "tuningbox-bootbench", "the S3 bucket")
+	var settings []string
+	flag.Func("env", "KEY=VALUE: a setting of the functions' environment as the stack sets it (repeated)", func(v string) error {
+		if !strings.Contains(v, "=") {
+			return fmt.Errorf("%q is not KEY=VALUE", v)
+		}
+		settings = append(settings, v)
+		return nil
+	})
+	flag.Parse()
+	log.SetFlags(0)
+
+	ctx := context.Background()
+	if err := awsstore.EnsureResources(ctx, awsstore.Config{Table: *table, Bucket: *bucket, PathStyle: true}); err != nil {
+		log.Fatalf("create the table and bucket on the emulator: %v", err)
+	}
+	share := float64(*memory) / 1769
+	quota := int(share * float64(*period))
+	limited, err := newCgroup(*cgroupRoot, quota, *period)
+	if err != nil {
+		log.Printf("no CPU quota (%v): the column at the share is left out", err)
+	} else {
+		defer limited.remove()
+	}
+
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"AWS_LAMBDA_FUNCTION_NAME=tuningbox-bootbench",
+		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE=" + strconv.Itoa(*memory),
+		"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_SESSION_TOKEN=test",
+		"AWS_ENDPOINT_URL=" + os.Getenv("AWS_ENDPOINT_URL"),
+		"_HANDLER=bootstrap", "TZ=UTC",
+		"TUNINGBOX_TABLE=" + *table, "TUNINGBOX_BUCKET=" + *bucket, "TUNINGBOX_S3_PATH_STYLE=true",
+	}
+	env = append(env, settings...)
+	functions, err := os.ReadDir(*bin)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("Start-up on the local Runtime API, aws backend on %s; median of %d cold starts (min-max)\n", os.Getenv("AWS_ENDPOINT_URL"), *runs)
+	fmt.Printf("settings: %s\n", strings.Join(settings, " "))
+	fmt.Println("CPU / share: the CPU by /next spread evenly at the share; under quota: as CFS throttles it, full speed until the period's quota is spent")
+	fmt.Printf("share: cgroup v1 cpu.cfs_quota_us=%d per cpu.cfs_period_us=%d (%d MB of 1,769 MB per vCPU = %.3f vCPU)\n\n", quota, *period, *memory, share)
+	fmt.Printf("%-11s %10s %12s %18s %18s %11s %20s %20s\n", "function", "arm64 size", "package init", "init, full CPU", "CPU by /next", "CPU / share", "init under quota", "1st invoke, quota")
+	for _, fn := range functions {
+		bootstrap := filepath.Join(*bin, fn.Name(), "bootstrap")
+		size := "-"
+		if st, err := os.Stat(filepath.Join(*sizes, fn.Name(), "bootstrap")); err == nil {
+			size = fmt.Sprintf("%.1f MB", float64(st.Size())/1e6)
+		}
+		event := firstEvent(fn.Name())
+		inits, err := packageInit(bootstrap, env)
+		if err != nil {
+			log.Fatalf("%s: %v", fn.Name(), err)
+		}
+		var full, fullCPU, atShare, invoke []time.Duration
+		for range *runs {
+			s, err := coldStart(ctx, bootstrap, env, nil, event)
+			if err != nil {
+				log.Fatalf("%s: %v", fn.Name(), err)
+			}
+			full, fullCPU = append(full, s.init), append(fullCPU, s.cpu)
+			if limited != nil {
+				// A new period: the quota the previous start used in its own is not this one's.
+				time.Sleep(time.Duration(*period) * time.Microsecond)
+				s, err := coldStart(ctx, bootstrap, env, limited, event)
+				if err != nil {
+					log.Fatalf("%s at the share: %v", fn.Name(), err)
+				}
+				atShare, invoke = append(atShare, s.init), append(invoke, s.invoke)
+			}
+		}
+		fmt.Printf("%-11s %10s %9.1f ms %18s %18s %8.0f ms %20s %20s\n", fn.Name(), size, ms(inits), spread(full), spread(fullCPU),
+			ms(median(fullCPU))/share, spread(atShare), spread(invoke))
+	}
+}
+
+// start is one cold start's measurements.
+type start struct{ init, cpu, invoke time.Duration }
+
+// coldStart runs bootstrap (in cg unless nil) until its first /next, reads
+// the CPU it used, sends it event, and stops it.
+func coldStart(ctx context.Context, bootstrap string, env []string, cg *cgroup, event []byte) (start, error) {
+	api, err := lambdaruntime.NewServer()
+	if err != nil {
+		return start{}, err
+	}
+	defer api.Close()
+	cmd := exec.Command(bootstrap)
+	if cg != nil {
+		// The shell puts itself into the cgroup, then becomes the bootstrap: its
+		// few hundred microseconds count as the function's.
+		cmd = exec.Command("/bin/sh", "-c", `echo $$ > "$0" && exec "$1"`, cg.procs(), bootstrap)
+	}
+	cmd.Env = append(env, "AWS_LAMBDA_RUNTIME_API="+api.Addr)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	began := time.Now()
+	if err := cmd.Start(); err != nil {
+		return start{}, err
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var s start
+	if s.init, err = api.InitTime(wait, began); err != nil {
+		return s, fmt.Errorf("no first /next: %v\n%s", err, stderr.Bytes())
+	}
+	if s.cpu, err = cpuTime(cmd.Process.Pid); err != nil {
+		return s, err
+	}
+	out, took, err := api.Invoke(wait, event, time.Now().Add(30*time.Second))
+	if err != nil {
+		return s, err
+	}
+	if out.ErrorType != "" {
+		return s, fmt.Errorf("the first invocation failed: %s %s\n%s", out.ErrorType, out.ErrorBody, stderr.Bytes())
+	}
+	s.invoke = took
+	return s, nil
+}
+
+// cpuTime is the CPU time every thread of the process has run (schedstat, ns).
+func cpuTime(pid int) (time.Duration, error) {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil || len(tasks) == 0 {
+		return 0, fmt.Errorf("no threads of %d: %v", pid, err)
+	}
+	var total time.Duration
+	for _, t := range tasks {
+		data, err := os.ReadFile(t)
+		if err != nil {
+			return 0, err
+		}
+		ns, err := strconv.ParseInt(strings.Fields(string(data))[0], 10, 64)
+		if err != nil {
+			return 0, err
+		}
+		total += time.Duration(ns)
+	}
+	return total, nil
+}
+
+// initLine is one package initializer of GODEBUG=inittrace=1.
+var initLine = regexp.MustCompile(`^init \S+ @\S+ ms, ([0-9.]+) ms clock`)
+
+// packageInit is the time the package initializers take at full CPU (one
+// run, until the process asks for its first event).
+func packageInit(bootstrap string, env []string) (time.Duration, error) {
+	api, err := lambdaruntime.NewServer()
+	if err != nil {
+		return 0, err
+	}
+	defer api.Close()
+	cmd := exec.Command(bootstrap)
+	cmd.Env = append(env, "AWS_LAMBDA_RUNTIME_API="+api.Addr, "GODEBUG=inittrace=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	wait, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := api.InitTime(wait, time.Now()); err != nil {
+		return 0, fmt.Errorf("no first /next: %v\n%s", err, stderr.Bytes())
+	}
+	var total float64
+	lines := bufio.NewScanner(bytes.NewReader(stderr.Bytes()))
+	for lines.Scan() {
+		if m := initLine.FindStringSubmatch(lines.Text()); m != nil {
+			v, _ := strconv.ParseFloat(m[1], 64)
+			total += v
+		}
+	}
+	return time.Duration(total * float64(time.Millisecond)), nil
+}
+
+// firstEvent is the first event a cold function gets: for an endpoint group a
+// read of one of its routes as API Gateway sends it, the authorizer's answer
+// in its context; for the authorizer a request with an unknown API token
+// (one lookup of its keyed hash, no bcrypt); for gc its schedule's event.
+func firstEvent(function string) []byte {
+	path := map[string]string{
+		"config": "/api/v1/config/components", "graphs": "/api/v1/releases", "claims": "/api/v1/releases",
+		"templates": "/api/v1/deploy_templates", "auth": "/api/v1/users",
+	}[function]
+	var ev any
+	switch {
+	case function == "authorizer":
+		bearer := "Bearer " + auth.TokenPrefix + base64.RawURLEncoding.EncodeToString(make([]byte, 32))
+		ev = map[string]any{"version": "2.0", "type": "REQUEST", "routeArn": "arn:aws:execute-api:us-east-1:123456789012:api/$default/GET/api/v1/releases",
+			"identitySource": []string{bearer}, "routeKey": "ANY /api/v1/releases", "rawPath": "/api/v1/releases",
+			"headers":        map[string]string{"authorization": bearer},
+			"requestContext": map[string]any{"http": map[string]any{"method": "GET", "path": "/api/v1/releases", "sourceIp": "127.0.0.1"}}}
+	case function == "gc":
+		ev = map[string]any{"source": "aws.events", "detail-type": "Scheduled Event", "detail": map[string]any{}}
+	case path != "":
+		ev = map[string]any{"version": "2.0", "routeKey": "ANY " + path, "rawPath": path, "rawQueryString": "",
+			"headers": map[string]string{"accept": "application/json"},
+			"requestContext": map[string]any{
+				"http":       map[string]any{"method": "GET", "path": path, "protocol": "HTTP/1.1", "sourceIp": "127.0.0.1"},
+				"authorizer": map[string]any{"lambda": authapi.EncodeAuthorizerContext(auth.Principal{User: "bench", Role: auth.Admin})},
+				"requestId":  "bootbench", "stage": "$default"}}
+	default:
+		log.Fatalf("no first event for function %s", function)
+	}
+	data, _ := json.Marshal(ev)
+	return data
+}
+
+// cgroup is a cgroup v1 cpu group with a CFS quota.
+type cgroup struct{ dir string }
+
+func newCgroup(root string, quota, period int) (*cgroup, error) {
+	dir := filepath.Join(root, fmt.Sprintf("tuningbox-bootbench-%d", os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, err
+	}
+	cg := &cgroup{dir}
+	for file, value := range map[string]int{"cpu.cfs_period_us": period, "cpu.cfs_quota_us": quota} {
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(strconv.Itoa(value)), 0o644); err != nil {
+			cg.remove()
+			return nil, err
+		}
+	}
+	return cg, nil
+}
+
+func (c *cgroup) procs() string { return filepath.Join(c.dir, "cgroup.procs") }
+
+// remove deletes the group, whose processes have all ended.
+func (c *cgroup) remove() {
+	if err := os.Remove(c.dir); err != nil {
+		log.Printf("remove %s: %v", c.dir, err)
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// spread is "median (min-max)" in milliseconds.
+func spread(d []time.Duration) string {
+	if len(d) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f (%.1f-%.1f)", ms(median(d)), ms(slices.Min(d)), ms(slices.Max(d)))
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}

@@ -206,7 +206,7 @@ func mountConfig(router *routes.Router, s *services) {
 	// Blob garbage collection: the blobs are the ConfigDB's documents (and graphs' tasks).
 	storeapi.Register(router, s.backend, s.config, s.nodes)
 	// The operators' console, whose files are public: it calls the other groups with a session.
-	console.Register(router, console.New())
+	console.Register(router)
 }
 
 // mountGraphs: releases, plugins, deployment graphs and their execution (environments act as clusters).

@@ -70,6 +70,11 @@ func NewFunction(scope constructs.Construct, id string, props FunctionProps) aws
 		// before the function's limit than the default heap doubling would.
 		// The caches take a quarter of it (shared/app.Config.CacheBytes).
 		"GOMEMLIMIT": jsii.String(fmt.Sprintf("%dMiB", functionMemoryMB*9/10)),
+		// A heap of three times the live one before a collection (the limit
+		// above still holds): the start-up's few MB then cost no cycle, about
+		// a quarter of a group function's start-up CPU at GOGC=100, and CPU
+		// is what a 256 MB function lacks (.ci/bench_bootstraps.sh).
+		"GOGC": jsii.String("200"),
 	}
 	if props.LongPoll {
 		env["TUNINGBOX_MAX_WAIT"] = props.Operations.LongPollMaxWait.ValueAsString()

@@ -6,6 +6,10 @@
 // /proc/PID/task/*/schedstat) and its first invocation. It prints a table per
 // function with the size of the arm64 bootstrap of make build (-sizes) and the
 // package initializers' own time (GODEBUG=inittrace=1, one run at full CPU).
+// With -plan, it then runs the graphs function over a copy of that embedded
+// store at full CPU and at the share, and times every page of the cluster's
+// serialized_tasks and its deploy against the function's timeout, with the
+// largest answer (Lambda's 6 MB) and the peak resident memory.
 //
 // The functions run with the aws backend against the emulator that the
 // environment's AWS_ENDPOINT_URL names (.ci/bench_bootstraps.sh starts moto),
@@ -30,6 +34,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tuningbox/tuningbox/localstack/lambdaruntime"
@@ -55,6 +60,8 @@ func main() {
 		settings = append(settings, v)
 		return nil
 	})
+	planData := flag.String("plan", "", "an embedded store holding cluster 1 of .ci/fuelscale: also time the graphs function planning and deploying it at the share")
+	timeout := flag.Duration("timeout", 28*time.Second, "the graphs function's timeout, for -plan")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -97,7 +104,7 @@ func main() {
 			size = fmt.Sprintf("%.1f MB", float64(st.Size())/1e6)
 		}
 		event := firstEvent(fn.Name())
-		inits, err := packageInit(bootstrap, env)
+		inits, err := packageInit(ctx, bootstrap, env)
 		if err != nil {
 			log.Fatalf("%s: %v", fn.Name(), err)
 		}
@@ -121,54 +128,228 @@ func main() {
 		fmt.Printf("%-11s %10s %9.1f ms %18s %18s %8.0f ms %20s %20s\n", fn.Name(), size, ms(inits), spread(full), spread(fullCPU),
 			ms(median(fullCPU))/share, spread(atShare), spread(invoke))
 	}
+	if *planData != "" {
+		for _, cg := range []*cgroup{nil, limited} {
+			if err := plan(ctx, filepath.Join(*bin, "graphs", "bootstrap"), env, cg, *planData, *timeout); err != nil {
+				log.Fatalf("plan: %v", err)
+			}
+		}
+	}
+}
+
+// plan runs the graphs function over a copy of the embedded store in data,
+// in cg (full CPU when nil), and sends it what the CLI sends to preview and
+// deploy the cluster: every page of GET serialized_tasks, then PUT deploy,
+// each timed against the function's timeout and Lambda's 6 MB answer, and
+// the process's peak resident memory (VmHWM) after them.
+func plan(ctx context.Context, bootstrap string, env []string, cg *cgroup, data string, timeout time.Duration) error {
+	dir, err := os.MkdirTemp("", "bootbench-plan-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := exec.Command("cp", "-a", data+"/.", dir).Run(); err != nil {
+		return fmt.Errorf("copy the store: %w", err)
+	}
+	env = append(slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "TUNINGBOX_") }),
+		"TUNINGBOX_BACKEND=embedded", "TUNINGBOX_DATA="+dir)
+	p, err := launch(bootstrap, env, cg)
+	if err != nil {
+		return err
+	}
+	defer p.stop()
+	if _, err := p.ready(ctx); err != nil {
+		return err
+	}
+	where := "full CPU"
+	if cg != nil {
+		where = "at the share"
+	}
+	cpuBefore, err := cpuTime(p.cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	var pages []time.Duration
+	var total time.Duration
+	var largest int
+	for path, query := "/api/v1/clusters/1/serialized_tasks", "graph_type=default"; path != ""; {
+		out, took, err := p.invoke(ctx, apiEvent("GET", path, query), timeout)
+		if err != nil {
+			return fmt.Errorf("page %d: %w", len(pages)+1, err)
+		}
+		pages, total, largest = append(pages, took), total+took, max(largest, len(out.Response))
+		if path, query, err = nextPage(out.Response); err != nil {
+			return err
+		}
+	}
+	out, deploy, err := p.invoke(ctx, apiEvent("PUT", "/api/v1/clusters/1/deploy", "graph_type=default"), timeout)
+	if err != nil {
+		return fmt.Errorf("deploy: %w", err)
+	}
+	if status, body, err := answer(out.Response); err != nil || status/100 != 2 {
+		return fmt.Errorf("deploy: %d %.300s %v", status, body, err)
+	}
+	cpu, err := cpuTime(p.cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\ngraphs function %s, timeout %v: serialized_tasks %d pages in %.1f s (slowest page %.1f s, largest answer %.1f MB of 6 MB), deploy %.1f s, CPU %.1f s, peak RSS %s\n",
+		where, timeout, len(pages), total.Seconds(), slices.Max(pages).Seconds(), float64(largest)/1e6, deploy.Seconds(), (cpu - cpuBefore).Seconds(), peakRSS(p.cmd.Process.Pid))
+	return nil
+}
+
+// answer is the status and body of an API Gateway response.
+func answer(response []byte) (int, []byte, error) {
+	var a struct {
+		StatusCode int    `json:"statusCode"`
+		Body       string `json:"body"`
+		Base64     bool   `json:"isBase64Encoded"`
+	}
+	if err := json.Unmarshal(response, &a); err != nil {
+		return 0, nil, err
+	}
+	if !a.Base64 {
+		return a.StatusCode, []byte(a.Body), nil
+	}
+	body, err := base64.StdEncoding.DecodeString(a.Body)
+	return a.StatusCode, body, err
+}
+
+// nextPage reads the next page's path and query from an answer's links
+// (none: the last page).
+func nextPage(response []byte) (path, query string, err error) {
+	status, body, err := answer(response)
+	if err != nil {
+		return "", "", err
+	}
+	var page struct {
+		Links []struct {
+			Href string `json:"href"`
+		} `json:"links"`
+	}
+	if status != 200 || json.Unmarshal(body, &page) != nil {
+		return "", "", fmt.Errorf("status %d: %.300s", status, body)
+	}
+	if len(page.Links) == 0 {
+		return "", "", nil
+	}
+	path, query, _ = strings.Cut(page.Links[0].Href, "?")
+	return path, query, nil
+}
+
+// peakRSS is the process's VmHWM.
+func peakRSS(pid int) string {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return err.Error()
+	}
+	for line := range strings.Lines(string(status)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
 }
 
 // start is one cold start's measurements.
 type start struct{ init, cpu, invoke time.Duration }
 
-// coldStart runs bootstrap (in cg unless nil) until its first /next, reads
-// the CPU it used, sends it event, and stops it.
-func coldStart(ctx context.Context, bootstrap string, env []string, cg *cgroup, event []byte) (start, error) {
+// process is a bootstrap running on its own Runtime API.
+type process struct {
+	api    *lambdaruntime.Server
+	cmd    *exec.Cmd
+	stderr lockedBuffer
+	began  time.Time
+}
+
+// lockedBuffer is the process's log, which its copying goroutine writes while we read.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bytes.Clone(b.buf.Bytes())
+}
+
+// launch runs bootstrap with env (in cg unless nil); stop ends it.
+func launch(bootstrap string, env []string, cg *cgroup) (*process, error) {
 	api, err := lambdaruntime.NewServer()
 	if err != nil {
-		return start{}, err
+		return nil, err
 	}
-	defer api.Close()
-	cmd := exec.Command(bootstrap)
+	p := &process{api: api, cmd: exec.Command(bootstrap)}
 	if cg != nil {
 		// The shell puts itself into the cgroup, then becomes the bootstrap: its
 		// few hundred microseconds count as the function's.
-		cmd = exec.Command("/bin/sh", "-c", `echo $$ > "$0" && exec "$1"`, cg.procs(), bootstrap)
+		p.cmd = exec.Command("/bin/sh", "-c", `echo $$ > "$0" && exec "$1"`, cg.procs(), bootstrap)
 	}
-	cmd.Env = append(env, "AWS_LAMBDA_RUNTIME_API="+api.Addr)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	began := time.Now()
-	if err := cmd.Start(); err != nil {
-		return start{}, err
+	p.cmd.Env = append(slices.Clip(env), "AWS_LAMBDA_RUNTIME_API="+api.Addr)
+	p.cmd.Stderr = &p.stderr
+	p.began = time.Now()
+	if err := p.cmd.Start(); err != nil {
+		api.Close()
+		return nil, err
 	}
-	defer func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	}()
+	return p, nil
+}
+
+func (p *process) stop() {
+	p.cmd.Process.Kill()
+	p.cmd.Wait()
+	p.api.Close()
+}
+
+// ready waits for the first /next and returns the init time.
+func (p *process) ready(ctx context.Context) (time.Duration, error) {
 	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	var s start
-	if s.init, err = api.InitTime(wait, began); err != nil {
-		return s, fmt.Errorf("no first /next: %v\n%s", err, stderr.Bytes())
-	}
-	if s.cpu, err = cpuTime(cmd.Process.Pid); err != nil {
-		return s, err
-	}
-	out, took, err := api.Invoke(wait, event, time.Now().Add(30*time.Second))
+	d, err := p.api.InitTime(wait, p.began)
 	if err != nil {
-		return s, err
+		return 0, fmt.Errorf("no first /next: %v\n%s", err, p.stderr.Bytes())
+	}
+	return d, nil
+}
+
+// invoke sends one event with Lambda's deadline of timeout and returns the answer and its time.
+func (p *process) invoke(ctx context.Context, event []byte, timeout time.Duration) (lambdaruntime.Outcome, time.Duration, error) {
+	wait, cancel := context.WithTimeout(ctx, timeout+5*time.Second)
+	defer cancel()
+	out, took, err := p.api.Invoke(wait, event, time.Now().Add(timeout))
+	if err != nil {
+		return out, took, fmt.Errorf("%v\n%s", err, p.stderr.Bytes())
 	}
 	if out.ErrorType != "" {
-		return s, fmt.Errorf("the first invocation failed: %s %s\n%s", out.ErrorType, out.ErrorBody, stderr.Bytes())
+		return out, took, fmt.Errorf("the invocation failed: %s %s\n%s", out.ErrorType, out.ErrorBody, p.stderr.Bytes())
 	}
-	s.invoke = took
-	return s, nil
+	return out, took, nil
+}
+
+// coldStart runs bootstrap (in cg unless nil) until its first /next, reads
+// the CPU it used, sends it event, and stops it.
+func coldStart(ctx context.Context, bootstrap string, env []string, cg *cgroup, event []byte) (start, error) {
+	p, err := launch(bootstrap, env, cg)
+	if err != nil {
+		return start{}, err
+	}
+	defer p.stop()
+	var s start
+	if s.init, err = p.ready(ctx); err != nil {
+		return s, err
+	}
+	if s.cpu, err = cpuTime(p.cmd.Process.Pid); err != nil {
+		return s, err
+	}
+	_, s.invoke, err = p.invoke(ctx, event, 30*time.Second)
+	return s, err
 }
 
 // cpuTime is the CPU time every thread of the process has run (schedstat, ns).
@@ -197,30 +378,17 @@ var initLine = regexp.MustCompile(`^init \S+ @\S+ ms, ([0-9.]+) ms clock`)
 
 // packageInit is the time the package initializers take at full CPU (one
 // run, until the process asks for its first event).
-func packageInit(bootstrap string, env []string) (time.Duration, error) {
-	api, err := lambdaruntime.NewServer()
+func packageInit(ctx context.Context, bootstrap string, env []string) (time.Duration, error) {
+	p, err := launch(bootstrap, append(slices.Clip(env), "GODEBUG=inittrace=1"), nil)
 	if err != nil {
 		return 0, err
 	}
-	defer api.Close()
-	cmd := exec.Command(bootstrap)
-	cmd.Env = append(env, "AWS_LAMBDA_RUNTIME_API="+api.Addr, "GODEBUG=inittrace=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	defer p.stop()
+	if _, err := p.ready(ctx); err != nil {
 		return 0, err
 	}
-	defer func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	}()
-	wait, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := api.InitTime(wait, time.Now()); err != nil {
-		return 0, fmt.Errorf("no first /next: %v\n%s", err, stderr.Bytes())
-	}
 	var total float64
-	lines := bufio.NewScanner(bytes.NewReader(stderr.Bytes()))
+	lines := bufio.NewScanner(bytes.NewReader(p.stderr.Bytes()))
 	for lines.Scan() {
 		if m := initLine.FindStringSubmatch(lines.Text()); m != nil {
 			v, _ := strconv.ParseFloat(m[1], 64)
@@ -250,16 +418,23 @@ func firstEvent(function string) []byte {
 	case function == "gc":
 		ev = map[string]any{"source": "aws.events", "detail-type": "Scheduled Event", "detail": map[string]any{}}
 	case path != "":
-		ev = map[string]any{"version": "2.0", "routeKey": "ANY " + path, "rawPath": path, "rawQueryString": "",
-			"headers": map[string]string{"accept": "application/json"},
-			"requestContext": map[string]any{
-				"http":       map[string]any{"method": "GET", "path": path, "protocol": "HTTP/1.1", "sourceIp": "127.0.0.1"},
-				"authorizer": map[string]any{"lambda": authapi.EncodeAuthorizerContext(auth.Principal{User: "bench", Role: auth.Admin})},
-				"requestId":  "bootbench", "stage": "$default"}}
+		return apiEvent("GET", path, "")
 	default:
 		log.Fatalf("no first event for function %s", function)
 	}
 	data, _ := json.Marshal(ev)
+	return data
+}
+
+// apiEvent is a request as an HTTP API sends it (payload 2.0), with the
+// authorizer's answer for an administrator in its context.
+func apiEvent(method, path, query string) []byte {
+	data, _ := json.Marshal(map[string]any{"version": "2.0", "routeKey": "ANY " + path, "rawPath": path, "rawQueryString": query,
+		"headers": map[string]string{"accept": "application/json"},
+		"requestContext": map[string]any{
+			"http":       map[string]any{"method": method, "path": path, "protocol": "HTTP/1.1", "sourceIp": "127.0.0.1"},
+			"authorizer": map[string]any{"lambda": authapi.EncodeAuthorizerContext(auth.Principal{User: "bench", Role: auth.Admin})},
+			"requestId":  "bootbench", "stage": "$default"}})
 	return data
 }
 

@@ -7,8 +7,9 @@
 # each init <= 60 ms at the share. Then the graphs function planning and
 # deploying fuel-library's default graph on BOOT_PLAN_NODES nodes (1000; 0
 # skips it), loaded by .ci/fuelscale through a local serve into an embedded
-# store, against its timeout and memory. Needs root for the cgroup (without
-# it the share is left out). Every process started here is stopped by PID.
+# store, against its timeout and its memory (BOOT_PLAN_MEMORY, 1024: the
+# stack's). Needs root for the cgroup (without it the share is left out).
+# Every process started here is stopped by PID.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WORK=$(mktemp -d)
@@ -54,7 +55,7 @@ fi
 
 localstack/emulators.sh start
 eval "$(localstack/emulators.sh env)"
-MEMORY=${BOOT_MEMORY:-256}
-# The Go runtime's settings as infra/function.go gives every function.
-"$WORK/bootbench" -bin "$WORK/host" -sizes bin -runs "${BOOT_RUNS:-7}" -memory "$MEMORY" -period "${BOOT_PERIOD_US:-100000}" \
-  -env "GOMEMLIMIT=$((MEMORY * 9 / 10))MiB" -env GOGC=200 "${PLAN[@]}"
+# GOGC as infra/function.go gives every function (bootbench sets GOMEMLIMIT
+# from the memory); the graphs function's memory is the stack's graphsMemoryMB.
+"$WORK/bootbench" -bin "$WORK/host" -sizes bin -runs "${BOOT_RUNS:-7}" -memory "${BOOT_MEMORY:-256}" \
+  -period "${BOOT_PERIOD_US:-100000}" -env GOGC=200 "${PLAN[@]}" -plan-memory "${BOOT_PLAN_MEMORY:-1024}"

@@ -61,6 +61,7 @@ func main() {
 		return nil
 	})
 	planData := flag.String("plan", "", "an embedded store holding cluster 1 of .ci/fuelscale: also time the graphs function planning and deploying it at the share")
+	planMemory := flag.Int("plan-memory", 1024, "the graphs function's memory (MB) for -plan: the stack's graphsMemoryMB")
 	timeout := flag.Duration("timeout", 28*time.Second, "the graphs function's timeout, for -plan")
 	flag.Parse()
 	log.SetFlags(0)
@@ -69,25 +70,23 @@ func main() {
 	if err := awsstore.EnsureResources(ctx, awsstore.Config{Table: *table, Bucket: *bucket, PathStyle: true}); err != nil {
 		log.Fatalf("create the table and bucket on the emulator: %v", err)
 	}
-	share := float64(*memory) / 1769
-	quota := int(share * float64(*period))
-	limited, err := newCgroup(*cgroupRoot, quota, *period)
+	limited, err := newCgroup(*cgroupRoot, *memory, *period)
 	if err != nil {
 		log.Printf("no CPU quota (%v): the column at the share is left out", err)
 	} else {
 		defer limited.remove()
 	}
 
-	env := []string{
+	base := []string{
 		"PATH=" + os.Getenv("PATH"),
 		"AWS_LAMBDA_FUNCTION_NAME=tuningbox-bootbench",
-		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE=" + strconv.Itoa(*memory),
 		"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_SESSION_TOKEN=test",
 		"AWS_ENDPOINT_URL=" + os.Getenv("AWS_ENDPOINT_URL"),
 		"_HANDLER=bootstrap", "TZ=UTC",
 		"TUNINGBOX_TABLE=" + *table, "TUNINGBOX_BUCKET=" + *bucket, "TUNINGBOX_S3_PATH_STYLE=true",
 	}
-	env = append(env, settings...)
+	base = append(base, settings...)
+	env := withMemory(base, *memory)
 	functions, err := os.ReadDir(*bin)
 	if err != nil {
 		log.Fatal(err)
@@ -95,7 +94,7 @@ func main() {
 	fmt.Printf("Start-up on the local Runtime API, aws backend on %s; median of %d cold starts (min-max)\n", os.Getenv("AWS_ENDPOINT_URL"), *runs)
 	fmt.Printf("settings: %s\n", strings.Join(settings, " "))
 	fmt.Println("CPU / share: the CPU by /next spread evenly at the share; under quota: as CFS throttles it, full speed until the period's quota is spent")
-	fmt.Printf("share: cgroup v1 cpu.cfs_quota_us=%d per cpu.cfs_period_us=%d (%d MB of 1,769 MB per vCPU = %.3f vCPU)\n\n", quota, *period, *memory, share)
+	fmt.Printf("share: %s\n\n", limited)
 	fmt.Printf("%-11s %10s %12s %18s %18s %11s %20s %20s\n", "function", "arm64 size", "package init", "init, full CPU", "CPU by /next", "CPU / share", "init under quota", "1st invoke, quota")
 	for _, fn := range functions {
 		bootstrap := filepath.Join(*bin, fn.Name(), "bootstrap")
@@ -126,23 +125,40 @@ func main() {
 			}
 		}
 		fmt.Printf("%-11s %10s %9.1f ms %18s %18s %8.0f ms %20s %20s\n", fn.Name(), size, ms(inits), spread(full), spread(fullCPU),
-			ms(median(fullCPU))/share, spread(atShare), spread(invoke))
+			ms(median(fullCPU))/share(*memory), spread(atShare), spread(invoke))
 	}
-	if *planData != "" {
-		for _, cg := range []*cgroup{nil, limited} {
-			if err := plan(ctx, filepath.Join(*bin, "graphs", "bootstrap"), env, cg, *planData, *timeout); err != nil {
-				log.Fatalf("plan: %v", err)
-			}
+	if *planData == "" {
+		return
+	}
+	planLimited, err := newCgroup(*cgroupRoot, *planMemory, *period)
+	if err != nil {
+		log.Printf("no CPU quota (%v): the graphs function runs at full CPU only", err)
+	} else {
+		defer planLimited.remove()
+	}
+	fmt.Printf("\ngraphs function at %d MB (share: %s)\n", *planMemory, planLimited)
+	for _, cg := range []*cgroup{nil, planLimited} {
+		if err := plan(ctx, filepath.Join(*bin, "graphs", "bootstrap"), withMemory(base, *planMemory), cg, *planData, *timeout, *planMemory); err != nil {
+			log.Fatalf("plan: %v", err)
 		}
 	}
 }
+
+// withMemory is env with a function's memory, and the Go runtime's soft
+// limit at 90 % of it as infra/function.go sets it.
+func withMemory(env []string, mb int) []string {
+	return append(slices.Clip(env), "AWS_LAMBDA_FUNCTION_MEMORY_SIZE="+strconv.Itoa(mb), fmt.Sprintf("GOMEMLIMIT=%dMiB", mb*9/10))
+}
+
+// share is the vCPU Lambda gives mb of memory (1,769 MB: one).
+func share(mb int) float64 { return float64(mb) / 1769 }
 
 // plan runs the graphs function over a copy of the embedded store in data,
 // in cg (full CPU when nil), and sends it what the CLI sends to preview and
 // deploy the cluster: every page of GET serialized_tasks, then PUT deploy,
 // each timed against the function's timeout and Lambda's 6 MB answer, and
 // the process's peak resident memory (VmHWM) after them.
-func plan(ctx context.Context, bootstrap string, env []string, cg *cgroup, data string, timeout time.Duration) error {
+func plan(ctx context.Context, bootstrap string, env []string, cg *cgroup, data string, timeout time.Duration, memory int) error {
 	dir, err := os.MkdirTemp("", "bootbench-plan-")
 	if err != nil {
 		return err
@@ -193,8 +209,17 @@ func plan(ctx context.Context, bootstrap string, env []string, cg *cgroup, data 
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\ngraphs function %s, timeout %v: serialized_tasks %d pages in %.1f s (slowest page %.1f s, largest answer %.1f MB of 6 MB), deploy %.1f s, CPU %.1f s, peak RSS %s\n",
-		where, timeout, len(pages), total.Seconds(), slices.Max(pages).Seconds(), float64(largest)/1e6, deploy.Seconds(), (cpu - cpuBefore).Seconds(), peakRSS(p.cmd.Process.Pid))
+	peak, err := peakRSS(p.cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	verdict := "within"
+	if peak > int64(memory)<<20 {
+		verdict = "OVER"
+	}
+	fmt.Printf("%s, timeout %v: serialized_tasks %d pages in %.1f s (slowest page %.1f s, largest answer %.1f MB of 6 MB), deploy %.1f s, CPU %.1f s, peak RSS %d MB, %s the function's %d MB\n",
+		where, timeout, len(pages), total.Seconds(), slices.Max(pages).Seconds(), float64(largest)/1e6, deploy.Seconds(), (cpu - cpuBefore).Seconds(),
+		peak>>20, verdict, memory)
 	return nil
 }
 
@@ -237,18 +262,19 @@ func nextPage(response []byte) (path, query string, err error) {
 	return path, query, nil
 }
 
-// peakRSS is the process's VmHWM.
-func peakRSS(pid int) string {
+// peakRSS is the process's peak resident memory (VmHWM), in bytes.
+func peakRSS(pid int) (int64, error) {
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return err.Error()
+		return 0, err
 	}
 	for line := range strings.Lines(string(status)) {
 		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			return strings.TrimSpace(v)
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10, err
 		}
 	}
-	return "unknown"
+	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
 }
 
 // start is one cold start's measurements.
@@ -439,14 +465,19 @@ func apiEvent(method, path, query string) []byte {
 }
 
 // cgroup is a cgroup v1 cpu group with a CFS quota.
-type cgroup struct{ dir string }
+type cgroup struct {
+	dir                   string
+	memory, quota, period int
+}
 
-func newCgroup(root string, quota, period int) (*cgroup, error) {
-	dir := filepath.Join(root, fmt.Sprintf("tuningbox-bootbench-%d", os.Getpid()))
+// newCgroup is a group with the CPU share of mb of memory, as a quota per period (µs).
+func newCgroup(root string, mb, period int) (*cgroup, error) {
+	dir := filepath.Join(root, fmt.Sprintf("tuningbox-bootbench-%d-%d", os.Getpid(), mb))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err
 	}
-	cg := &cgroup{dir}
+	quota := int(share(mb) * float64(period))
+	cg := &cgroup{dir, mb, quota, period}
 	for file, value := range map[string]int{"cpu.cfs_period_us": period, "cpu.cfs_quota_us": quota} {
 		if err := os.WriteFile(filepath.Join(dir, file), []byte(strconv.Itoa(value)), 0o644); err != nil {
 			cg.remove()
@@ -457,6 +488,13 @@ func newCgroup(root string, quota, period int) (*cgroup, error) {
 }
 
 func (c *cgroup) procs() string { return filepath.Join(c.dir, "cgroup.procs") }
+
+func (c *cgroup) String() string {
+	if c == nil {
+		return "none"
+	}
+	return fmt.Sprintf("cgroup v1 cpu.cfs_quota_us=%d per cpu.cfs_period_us=%d (%d MB of 1,769 MB per vCPU = %.3f vCPU)", c.quota, c.period, c.memory, share(c.memory))
+}
 
 // remove deletes the group, whose processes have all ended.
 func (c *cgroup) remove() {

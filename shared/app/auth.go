@@ -1,8 +1,6 @@
 package app
 
-import (
-	"context"
-)
+import "context"
 
 // configEnvironmentIDs resolves environment references for the audit log.
 type configEnvironmentIDs struct{ s *services }

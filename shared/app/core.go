@@ -8,8 +8,6 @@ import "github.com/tuningbox/tuningbox/shared/app/core"
 type Config = core.Config
 
 const (
-	BackendEmbedded     = core.BackendEmbedded
-	BackendAWS          = core.BackendAWS
 	DefaultCacheBytes   = core.DefaultCacheBytes
 	AdminSecretProperty = core.AdminSecretProperty
 )

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/cfn"
+
+	"github.com/tuningbox/tuningbox/shared/app/core"
 )
 
 // The auth function answers CloudFormation's event at its ResponseURL and
@@ -26,7 +28,7 @@ func TestLambdaAuthAnswersTheCustomResource(t *testing.T) {
 		answers <- answer
 	}))
 	defer cfnServer.Close()
-	env := map[string]string{"TUNINGBOX_BACKEND": BackendEmbedded, "TUNINGBOX_DATA": t.TempDir()}
+	env := map[string]string{"TUNINGBOX_BACKEND": core.BackendEmbedded, "TUNINGBOX_DATA": t.TempDir()}
 	handle, err := LambdaAuth(context.Background(), func(k string) string { return env[k] }, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

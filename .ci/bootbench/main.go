@@ -6,15 +6,17 @@
 // /proc/PID/task/*/schedstat) and its first invocation. It prints a table per
 // function with the size of the arm64 bootstrap of make build (-sizes) and the
 // package initializers' own time (GODEBUG=inittrace=1, one run at full CPU).
-// With -plan, it then runs the graphs function over a copy of that embedded
-// store at full CPU and at the share, and times every page of the cluster's
-// serialized_tasks and its deploy against the function's timeout, with the
-// largest answer (Lambda's 6 MB) and the peak resident memory.
+// With -plan, an embedded store holding .ci/fuelscale's cluster, it then
+// runs the graphs function over a copy of it at -plan-memory's share and at
+// full CPU, and times every page of the cluster's serialized_tasks and its
+// deploy against the function's timeout, with the largest answer (Lambda's
+// 6 MB) and the peak resident memory against the function's.
 //
 // The functions run with the aws backend against the emulator that the
 // environment's AWS_ENDPOINT_URL names (.ci/bench_bootstraps.sh starts moto),
 // with Lambda's environment otherwise: static credentials in the
-// environment, AWS_LAMBDA_FUNCTION_MEMORY_SIZE, nothing of the host's but PATH.
+// environment, AWS_LAMBDA_FUNCTION_MEMORY_SIZE, GOMEMLIMIT at 90 % of it as
+// the stack sets it, the -env settings, nothing of the host's but PATH.
 // Everything listens on 127.0.0.1.
 package main
 

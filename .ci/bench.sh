@@ -236,5 +236,8 @@ bash .ci/bench_history.sh
 # Deployment graphs: execute-to-ready with 3 agents, and what idle agents cost.
 bash .ci/bench_graphs.sh
 
+echo "== Lambda bootstraps: sizes and start-up on the local Runtime API"
+.ci/bench_bootstraps.sh
+
 echo "== contention run (emulators and embedded store)"
 .ci/contention.sh

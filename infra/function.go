@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 
@@ -37,7 +38,10 @@ type FunctionProps struct {
 	LongPoll bool
 	// TimeoutSeconds is the function's timeout when longer than the default.
 	TimeoutSeconds float64
-	Operations     *Operations
+	// MemoryMB is the function's memory (functionMemoryMB when 0), which
+	// also sizes its caches and its CPU share (1,769 MB: one vCPU).
+	MemoryMB   int
+	Operations *Operations
 	// Pool is the concurrency the function reserves (PoolGroups by default).
 	Pool Pool
 }
@@ -49,7 +53,7 @@ const (
 	longPollTimeout = 28
 )
 
-// functionMemoryMB is every function's memory, which also sizes its caches.
+// functionMemoryMB is a function's memory unless its props say.
 const functionMemoryMB = 256
 
 // NewFunction creates a Go Lambda function (provided.al2023 on arm64) that
@@ -63,13 +67,19 @@ func NewFunction(scope constructs.Construct, id string, props FunctionProps) aws
 		timeout = longPollTimeout
 	}
 	timeout = max(timeout, props.TimeoutSeconds)
+	memory := cmp.Or(props.MemoryMB, functionMemoryMB)
 	env := map[string]*string{
 		"TUNINGBOX_TABLE":  props.Storage.Table.TableName(),
 		"TUNINGBOX_BUCKET": props.Storage.Bucket.BucketName(),
 		// Lambda does not tell the Go runtime its memory: collect harder
 		// before the function's limit than the default heap doubling would.
 		// The caches take a quarter of it (shared/app.Config.CacheBytes).
-		"GOMEMLIMIT": jsii.String(fmt.Sprintf("%dMiB", functionMemoryMB*9/10)),
+		"GOMEMLIMIT": jsii.String(fmt.Sprintf("%dMiB", memory*9/10)),
+		// A heap of three times the live one before a collection (the limit
+		// above still holds): the start-up's few MB then cost no cycle, about
+		// a quarter of a group function's start-up CPU at GOGC=100, and CPU
+		// is what a 256 MB function lacks (.ci/bench_bootstraps.sh).
+		"GOGC": jsii.String("200"),
 	}
 	if props.LongPoll {
 		env["TUNINGBOX_MAX_WAIT"] = props.Operations.LongPollMaxWait.ValueAsString()
@@ -85,7 +95,7 @@ func NewFunction(scope constructs.Construct, id string, props FunctionProps) aws
 		Architecture: awslambda.Architecture_ARM_64(),
 		Handler:      jsii.String("bootstrap"),
 		Code:         awslambda.Code_FromAsset(jsii.String(filepath.Clean(props.CodeDir)), nil),
-		MemorySize:   jsii.Number(functionMemoryMB),
+		MemorySize:   jsii.Number(memory),
 		Timeout:      awscdk.Duration_Seconds(jsii.Number(timeout)),
 		Environment:  &env,
 		// The X-Ray permissions; the mode is the stack parameter Tracing.

@@ -37,6 +37,8 @@ type EndpointGroup struct {
 	// its own (the stack parameter LongPollReservedConcurrency), so that
 	// waiting requests never take the executions of other routes.
 	OwnPool bool
+	// MemoryMB is the function's memory (functionMemoryMB when 0).
+	MemoryMB int
 }
 
 // RouteGroup is the route group the function serves.
@@ -58,7 +60,7 @@ var endpointGroups = []EndpointGroup{
 	// apart from the reads of the same document.
 	tableGroup(routes.GroupConfig, true),
 	// A claim that reaches graphs' own routes (a trailing slash) may wait too.
-	tableGroup(routes.GroupGraphs, true),
+	withMemory(tableGroup(routes.GroupGraphs, true), graphsMemoryMB),
 	longPollGroup(claimsName, routes.GroupGraphs), // the agents' claims
 	tableGroup(routes.GroupTemplates, false),
 	tableGroup(routes.GroupAuth, false),
@@ -66,6 +68,18 @@ var endpointGroups = []EndpointGroup{
 
 // claimsName is the function directory of the agents' claims.
 const claimsName = "claims"
+
+// graphsMemoryMB is the graphs function's memory, measured planning and
+// deploying fuel-library's default graph on 1,000 nodes (.ci/bench_bootstraps.sh,
+// docs/aws.md): at 256 MB it peaked at 374 MB resident and its slowest
+// serialized_tasks page took 15.6 s; at 512 MB, 472-549 MB and 7.3 s; at
+// 1,024 MB (0.58 vCPU), 604-624 MB and 3.6 s, within the 28 s timeout.
+const graphsMemoryMB = 1024
+
+func withMemory(g EndpointGroup, mb int) EndpointGroup {
+	g.MemoryMB = mb
+	return g
+}
 
 // tableGroup is the endpoint group of the table's group name, without
 // GET /metrics: on Lambda it would read the counters of whichever instance

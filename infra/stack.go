@@ -67,6 +67,7 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 			Storage:    s.Storage,
 			Access:     keyspace.Functions[g.RouteGroup()],
 			LongPoll:   g.LongPoll,
+			MemoryMB:   g.MemoryMB,
 			Pool:       pool,
 			Operations: s.Operations,
 		})

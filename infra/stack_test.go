@@ -323,6 +323,15 @@ func TestFunctionsRunBootstrapOnARMWithStorageEnv(t *testing.T) {
 		if p["Timeout"] != want {
 			t.Errorf("%s: timeout %v, want %v", name, p["Timeout"], want)
 		}
+		// The graphs function plans Fuel-scale clusters (graphsMemoryMB); the
+		// Go runtime's soft limit is 90 % of every function's memory.
+		memory := float64(functionMemoryMB)
+		if name == "graphs" {
+			memory = graphsMemoryMB
+		}
+		if p["MemorySize"] != memory || env["GOMEMLIMIT"] != fmt.Sprintf("%dMiB", int(memory)*9/10) || env["GOGC"] != "200" {
+			t.Errorf("%s: memory %v, GOMEMLIMIT %v, GOGC %v; want %v MB, 90 %% of it, 200", name, p["MemorySize"], env["GOMEMLIMIT"], env["GOGC"], memory)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/client"
 	"github.com/tuningbox/tuningbox/shared/app"
+	"github.com/tuningbox/tuningbox/shared/app/core"
 	"github.com/tuningbox/tuningbox/shared/envexport"
 )
 
@@ -117,7 +118,7 @@ the stack's table and bucket (and AWS credentials that may write them), or
 // importIntoStore imports the export in file straight into the store cfg
 // names, with the services the server would use over it.
 func importIntoStore(cmd *cobra.Command, file string, cfg app.Config) error {
-	if cfg.Backend == app.BackendAWS && (cfg.Table == "" || cfg.Bucket == "") {
+	if cfg.Backend == core.BackendAWS && (cfg.Table == "" || cfg.Bucket == "") {
 		return usagef("--backend aws needs --table and --bucket (or TUNINGBOX_TABLE and TUNINGBOX_BUCKET)")
 	}
 	f, err := os.Open(file)

@@ -4,6 +4,6 @@
 // config -> backend -> handler -> adapter.
 package main
 
-import "github.com/tuningbox/tuningbox/shared/lambdamain"
+import "github.com/tuningbox/tuningbox/shared/lambdamain/groupmain"
 
-func main() { lambdamain.Auth() }
+func main() { groupmain.Auth() }

@@ -2,6 +2,9 @@
 // (/api/v1/config/...). Wiring only: config -> backend -> handler -> adapter.
 package main
 
-import "github.com/tuningbox/tuningbox/shared/lambdamain"
+import (
+	"github.com/tuningbox/tuningbox/shared/app"
+	"github.com/tuningbox/tuningbox/shared/lambdamain/groupmain"
+)
 
-func main() { lambdamain.Group("config") }
+func main() { groupmain.Serve(app.ConfigRoutes) }

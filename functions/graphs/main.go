@@ -3,6 +3,9 @@
 // Wiring only: config -> backend -> handler -> adapter.
 package main
 
-import "github.com/tuningbox/tuningbox/shared/lambdamain"
+import (
+	"github.com/tuningbox/tuningbox/shared/app"
+	"github.com/tuningbox/tuningbox/shared/lambdamain/groupmain"
+)
 
-func main() { lambdamain.Group("graphs") }
+func main() { groupmain.Serve(app.GraphsRoutes) }

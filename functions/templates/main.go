@@ -3,6 +3,9 @@
 // /api/v1/deploy_steps, /api/v1/nodes). Wiring only: config -> backend -> handler -> adapter.
 package main
 
-import "github.com/tuningbox/tuningbox/shared/lambdamain"
+import (
+	"github.com/tuningbox/tuningbox/shared/app"
+	"github.com/tuningbox/tuningbox/shared/lambdamain/groupmain"
+)
 
-func main() { lambdamain.Group("templates") }
+func main() { groupmain.Serve(app.TemplatesRoutes) }

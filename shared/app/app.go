@@ -12,43 +12,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/cfn"
 
+	"github.com/tuningbox/tuningbox/shared/app/core"
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/envexport"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/lambdaadapter"
 	"github.com/tuningbox/tuningbox/shared/store"
-	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
-
-// OpenBackend opens the storage backend that cfg names; logger receives the
-// storage clients' own lines. The handler (NewHandler) puts its blobs behind
-// a bounded in-memory cache.
-func OpenBackend(ctx context.Context, cfg Config, logger *slog.Logger) (store.Backend, error) {
-	var (
-		b   store.Backend
-		err error
-	)
-	switch cfg.Backend {
-	case BackendEmbedded:
-		b, err = bolt.Open(cfg.DataDir)
-	case BackendAWS:
-		b, err = openAWS(ctx, cfg, logger)
-	default:
-		err = fmt.Errorf("unknown backend %q", cfg.Backend)
-	}
-	if err != nil {
-		return store.Backend{}, err
-	}
-	// Before any write: on a new store, every orphan is then collectable.
-	if err := store.InitGC(ctx, b.Index, b.Blobs); err != nil {
-		if b.Close != nil {
-			b.Close()
-		}
-		return store.Backend{}, fmt.Errorf("start blob garbage collection: %w", err)
-	}
-	return b, nil
-}
 
 // EnvironmentServices returns the services an environment's export reads and
 // its import writes over b, built as the server builds them, for `tuningbox
@@ -67,13 +38,17 @@ func EnvironmentServices(b store.Backend, cfg Config) (envexport.Services, error
 // NewHandler builds the HTTP handler serving the named endpoint groups (all of
 // them when groups is empty) over backend b, inside the shared middleware.
 func NewHandler(b store.Backend, cfg Config, logger *slog.Logger, groups ...string) (http.Handler, error) {
-	h, _, err := newHandler(b, cfg, logger, groups...)
+	named, err := groupsNamed(groups)
+	if err != nil {
+		return nil, err
+	}
+	h, _, err := newHandler(b, cfg, logger, named)
 	return h, err
 }
 
-// newHandler is NewHandler with the handler's metrics (served at GET /metrics).
-func newHandler(b store.Backend, cfg Config, logger *slog.Logger, groups ...string) (http.Handler, *Metrics, error) {
-	router, svc, err := mount(b, cfg, logger, true, groups...)
+// newHandler is NewHandler of groups with the handler's metrics (served at GET /metrics).
+func newHandler(b store.Backend, cfg Config, logger *slog.Logger, groups []Group) (http.Handler, *Metrics, error) {
+	router, svc, err := mount(b, cfg, logger, true, groups)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -91,60 +66,72 @@ func newHandler(b store.Backend, cfg Config, logger *slog.Logger, groups ...stri
 		Authenticate: authenticate, Observe: svc.metrics.observe, Timeout: httpapi.DefaultTimeout}), svc.metrics, nil
 }
 
-// Routes returns the bare routes of the named endpoint groups, without the
-// middleware nor the auth policy: the route-walk test lists every mounted
-// pattern from it.
+// Routes returns the bare routes of the named endpoint groups (all when
+// none), without the middleware nor the auth policy: the route-walk test
+// lists every mounted pattern from it.
 func Routes(b store.Backend, cfg Config, groups ...string) (*routes.Router, error) {
-	router, _, err := mount(b, cfg, nil, false, groups...)
+	named, err := groupsNamed(groups)
+	if err != nil {
+		return nil, err
+	}
+	router, _, err := mount(b, cfg, nil, false, named)
 	return router, err
 }
 
-// mount builds the services and the router of groups (all when none); guarded
-// routes are behind the auth policy (routes.Guard), bare ones serve anybody.
-func mount(b store.Backend, cfg Config, logger *slog.Logger, guarded bool, groups ...string) (*routes.Router, *services, error) {
-	for _, g := range groups {
-		if _, ok := groupRoutes[g]; !ok {
-			return nil, nil, fmt.Errorf("unknown endpoint group %q", g)
-		}
+// groupsNamed returns the groups of the names, every group when there is none.
+func groupsNamed(names []string) ([]Group, error) {
+	if len(names) == 0 {
+		return allGroups(), nil
 	}
+	out := make([]Group, 0, len(names))
+	for _, name := range names {
+		i := slices.IndexFunc(allGroups(), func(g Group) bool { return g.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("unknown endpoint group %q", name)
+		}
+		out = append(out, allGroups()[i])
+	}
+	return out, nil
+}
+
+// mount builds the services and the router of groups; guarded routes are
+// behind the auth policy (routes.Guard), bare ones serve anybody.
+func mount(b store.Backend, cfg Config, logger *slog.Logger, guarded bool, groups []Group) (*routes.Router, *services, error) {
 	svc, err := newServices(b, cfg, logger)
 	if err != nil {
 		return nil, nil, err
 	}
-	router := routes.NewRouter(cfg.cacheShares().routes)
+	router := routes.NewRouter(cfg.CacheShares().Routes)
 	if guarded {
 		router.Use(svc.guard)
 	}
 	svc.metrics.registry.Cache("routes.matches", router)
-	for _, name := range GroupNames() {
-		if len(groups) == 0 || slices.Contains(groups, name) {
-			groupRoutes[name](router, svc)
-		}
+	for _, g := range groups {
+		g.mount(router, svc)
 	}
 	return router, svc, nil
 }
 
 // GroupNames lists the endpoint groups in a stable order.
 func GroupNames() []string {
-	names := make([]string, 0, len(groupRoutes))
-	for n := range groupRoutes {
-		names = append(names, n)
+	var names []string
+	for _, g := range allGroups() {
+		names = append(names, g.Name)
 	}
-	slices.Sort(names)
 	return names
 }
 
-// LambdaHandler is the start-up of every Lambda function: configuration from
-// the environment (the aws backend unless TUNINGBOX_BACKEND says otherwise),
-// clients built once per cold start, and the handler of the given groups with
-// its metrics, kept for FlushEMF after each invocation (the "function"
-// dimension is AWS_LAMBDA_FUNCTION_NAME).
-func LambdaHandler(ctx context.Context, getenv func(string) string, logger *slog.Logger, groups ...string) (http.Handler, *Metrics, error) {
-	b, cfg, err := lambdaBackend(ctx, getenv, logger)
+// LambdaHandler is the start-up of every Lambda function serving an endpoint
+// group: configuration from the environment (the aws backend unless
+// TUNINGBOX_BACKEND says otherwise), clients built once per cold start, and
+// the group's handler with its metrics, kept for FlushEMF after each
+// invocation (the "function" dimension is AWS_LAMBDA_FUNCTION_NAME).
+func LambdaHandler(ctx context.Context, getenv func(string) string, logger *slog.Logger, group Group) (http.Handler, *Metrics, error) {
+	b, cfg, err := core.LambdaBackend(ctx, getenv, logger)
 	if err != nil {
 		return nil, nil, err
 	}
-	h, m, err := newHandler(b, cfg, logger, groups...)
+	h, m, err := newHandler(b, cfg, logger, []Group{group})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -157,11 +144,11 @@ func LambdaHandler(ctx context.Context, getenv func(string) string, logger *slog
 // sends it at deploy (FirstAdministrator; the answer goes to the event's
 // ResponseURL, cfn.LambdaWrap).
 func LambdaAuth(ctx context.Context, getenv func(string) string, logger *slog.Logger) (func(context.Context, json.RawMessage) (any, error), error) {
-	b, cfg, err := lambdaBackend(ctx, getenv, logger)
+	b, cfg, err := core.LambdaBackend(ctx, getenv, logger)
 	if err != nil {
 		return nil, err
 	}
-	h, err := NewHandler(b, cfg, logger, routes.GroupAuth)
+	h, _, err := newHandler(b, cfg, logger, []Group{AuthRoutes})
 	if err != nil {
 		return nil, err
 	}
@@ -192,25 +179,4 @@ func capWait(next http.Handler, max time.Duration) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// lambdaBackend loads a Lambda function's configuration and opens its backend.
-func lambdaBackend(ctx context.Context, getenv func(string) string, logger *slog.Logger) (store.Backend, Config, error) {
-	cfg, err := LoadConfig(func(name string) string {
-		if name == "TUNINGBOX_BACKEND" && getenv(name) == "" {
-			return BackendAWS
-		}
-		return getenv(name)
-	})
-	if err != nil {
-		return store.Backend{}, cfg, err
-	}
-	if err := resolveSecrets(ctx, &cfg, ReadSecret); err != nil {
-		return store.Backend{}, cfg, err
-	}
-	if err := cfg.Validate(); err != nil {
-		return store.Backend{}, cfg, err
-	}
-	b, err := OpenBackend(ctx, cfg, logger)
-	return b, cfg, err
 }

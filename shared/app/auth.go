@@ -1,65 +1,6 @@
 package app
 
-import (
-	"context"
-	"encoding/json"
-	"log/slog"
-	"net/http"
-	"strconv"
-	"time"
-
-	"github.com/tuningbox/tuningbox/shared/auth"
-	"github.com/tuningbox/tuningbox/shared/auth/audit"
-	"github.com/tuningbox/tuningbox/shared/httpapi/authapi"
-	"github.com/tuningbox/tuningbox/shared/keystone"
-	"github.com/tuningbox/tuningbox/shared/lambdaadapter/authorizer"
-	"github.com/tuningbox/tuningbox/shared/store"
-)
-
-// newGuard builds the authentication middleware over idx and creates the
-// bootstrap administrator that cfg names, unless that user exists.
-func newGuard(idx store.Index, s *services, cfg Config, logger *slog.Logger) (*authapi.Middleware, error) {
-	shares := cfg.cacheShares()
-	users := auth.NewService(idx, auth.WithNodeNames(registryNodeNames{s}), auth.WithServerCertnames(cfg.ServerCertnames),
-		auth.WithCacheBytes(shares.auth))
-	if cfg.AdminUser != "" {
-		created, err := users.EnsureUser(context.Background(), auth.NewUser{Name: cfg.AdminUser, Password: cfg.AdminPassword, Role: auth.Admin})
-		if err != nil {
-			return nil, err
-		}
-		if created && logger != nil {
-			logger.Info("created the bootstrap administrator", "user", cfg.AdminUser)
-		}
-	}
-	m := authapi.New(users, audit.New(idx, nil, audit.WithRetention(cfg.AuditRetention)), configEnvironmentIDs{s}, logger)
-	if cfg.Keystone.URL != "" {
-		ks := cfg.Keystone
-		ks.CacheBytes = shares.keystone
-		v, err := keystone.New(ks, &http.Client{Timeout: 10 * time.Second}, time.Now)
-		if err != nil {
-			return nil, err
-		}
-		v.LimitClients(users)
-		m.UseKeystone(v)
-	}
-	return m, nil
-}
-
-// registryNodeNames gives a node user every name of its node in the registry,
-// its environment and its placement.
-type registryNodeNames struct{ s *services }
-
-func (r registryNodeNames) NodeNames(ctx context.Context, ref string) (auth.NodeIdentity, error) {
-	n, err := r.s.nodes.Resolve(ctx, ref)
-	if err != nil {
-		return auth.NodeIdentity{}, err
-	}
-	return auth.NodeIdentity{
-		Names:       []string{strconv.FormatInt(n.ID, 10), n.FQDN, n.UUID},
-		Environment: []string{strconv.FormatInt(n.EnvironmentID, 10), n.EnvironmentUUID},
-		Levels:      n.Levels,
-	}, nil
-}
+import "context"
 
 // configEnvironmentIDs resolves environment references for the audit log.
 type configEnvironmentIDs struct{ s *services }
@@ -67,25 +8,4 @@ type configEnvironmentIDs struct{ s *services }
 func (c configEnvironmentIDs) EnvironmentID(ctx context.Context, ref string) (int64, error) {
 	env, err := c.s.config.GetEnvironment(ctx, ref)
 	return env.ID, err
-}
-
-// LambdaAuthorizer is the start-up of the API Gateway request authorizer
-// (functions/authorizer): the same configuration, user store and checks as
-// every route's function. The returned function handles one authorizer event.
-func LambdaAuthorizer(ctx context.Context, getenv func(string) string, logger *slog.Logger) (func(context.Context, json.RawMessage) (any, error), error) {
-	b, cfg, err := lambdaBackend(ctx, getenv, logger)
-	if err != nil {
-		return nil, err
-	}
-	return Authorizer(b, cfg, logger)
-}
-
-// Authorizer returns the authorizer's event handler over backend b: the
-// Lambda authorizer around the middleware every route's function builds.
-func Authorizer(b store.Backend, cfg Config, logger *slog.Logger) (func(context.Context, json.RawMessage) (any, error), error) {
-	s, err := newServices(b, cfg, logger)
-	if err != nil {
-		return nil, err
-	}
-	return authorizer.New(s.guard).Invoke, nil
 }

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tuningbox/tuningbox/shared/app"
 	"github.com/tuningbox/tuningbox/shared/app/apptest"
+	"github.com/tuningbox/tuningbox/shared/app/core"
 	"github.com/tuningbox/tuningbox/shared/app/keyspace"
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
 )
@@ -82,7 +82,7 @@ func TestFunctionsStayInTheirGrants(t *testing.T) {
 	as("POST", "/api/v1/store/gc?min_age=0s", "", 200)
 
 	// The gc function's hourly sweep, audit records included.
-	if err := app.Sweep(context.Background(), apptest.Granted(t, stack.Backend, keyspace.GC), audit.DefaultRetention, slog.New(slog.DiscardHandler)); err != nil {
+	if err := core.Sweep(context.Background(), apptest.Granted(t, stack.Backend, keyspace.GC), audit.DefaultRetention, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/app"
+	"github.com/tuningbox/tuningbox/shared/app/core"
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
@@ -144,9 +145,9 @@ func TestLambdaSweepExpiresAudit(t *testing.T) {
 		}
 	}
 	b.Close()
-	env := map[string]string{"TUNINGBOX_BACKEND": app.BackendEmbedded, "TUNINGBOX_DATA": dir}
+	env := map[string]string{"TUNINGBOX_BACKEND": core.BackendEmbedded, "TUNINGBOX_DATA": dir}
 	var logs syncBuffer
-	sweep, err := app.LambdaGC(t.Context(), func(k string) string { return env[k] }, slog.New(slog.NewJSONHandler(&logs, nil)))
+	sweep, err := core.LambdaGC(t.Context(), func(k string) string { return env[k] }, slog.New(slog.NewJSONHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

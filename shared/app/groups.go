@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tuningbox/tuningbox/shared/app/core"
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/envexport"
 	"github.com/tuningbox/tuningbox/shared/graphs"
@@ -47,14 +48,14 @@ type services struct {
 // newServices builds the services over b, whose calls they count, with its
 // blobs behind a bounded in-memory cache (blobs are immutable, so the cache is
 // never stale).
-func newServices(b store.Backend, cfg Config, logger *slog.Logger) (*services, error) {
+func newServices(b store.Backend, cfg core.Config, logger *slog.Logger) (*services, error) {
 	m := newMetrics()
-	shares := cfg.cacheShares()
-	cachedBlobs := blobcache.New(newCountedBlobs(b.Blobs, m.registry), shares.blobs)
+	shares := cfg.CacheShares()
+	cachedBlobs := blobcache.New(newCountedBlobs(b.Blobs, m.registry), shares.Blobs)
 	m.registry.Cache("blobs", cachedBlobs.(metrics.CacheStats))
 	b = store.Backend{Index: newCountedIndex(b.Index, m.registry), Blobs: cachedBlobs, Close: b.Close, Backup: b.Backup}
 	registry := &registryNodes{}
-	config := configdb.NewService(b.Index, b.Blobs, configdb.WithNodes(registry), configdb.WithCacheBytes(shares.configdb))
+	config := configdb.NewService(b.Index, b.Blobs, configdb.WithNodes(registry), configdb.WithCacheBytes(shares.ConfigDB))
 	// Resource definitions whose content names this validator hold override data (spec 001).
 	config.RegisterValidator(overrides.ValidatorName, overrides.ValidateData)
 	nodeRegistry := nodes.NewService(b.Index, configEnvironments{config})
@@ -65,8 +66,8 @@ func newServices(b store.Backend, cfg Config, logger *slog.Logger) (*services, e
 		overrides:  overrides.NewService(configEffective{config}),
 		nodes:      nodeRegistry,
 		templates:  templates.NewService(b.Index),
-		graphs:     graphs.NewService(b.Index, b.Blobs, environmentClusters{config, nodeRegistry}, graphs.WithCacheBytes(shares.graphs)),
-		compressed: httpapi.NewCompressed(shares.gzip),
+		graphs:     graphs.NewService(b.Index, b.Blobs, environmentClusters{config, nodeRegistry}, graphs.WithCacheBytes(shares.Graphs)),
+		compressed: httpapi.NewCompressed(shares.Gzip),
 		metrics:    m,
 	}
 	config.RegisterMetrics(m.registry)
@@ -75,7 +76,7 @@ func newServices(b store.Backend, cfg Config, logger *slog.Logger) (*services, e
 	// Deleting an environment deletes its deployment graphs in the same atomic write.
 	config.OnDeleteEnvironment(s.graphs.DeleteClusterOps)
 	var err error
-	s.guard, err = newGuard(b.Index, s, cfg, logger)
+	s.guard, err = core.NewGuard(b.Index, cfg, logger, nodeRegistry, configEnvironmentIDs{s})
 	return s, err
 }
 
@@ -183,29 +184,48 @@ func (c configEffective) EffectiveJSON(ctx context.Context, env string, levels [
 	return doc.Body, nil
 }
 
-// groupRoutes registers each endpoint group's routes. A group is what one
-// Lambda function serves; the local server mounts them all on one router.
-var groupRoutes = map[string]func(router *routes.Router, s *services){
-	"config": func(router *routes.Router, s *services) {
-		// Both public: the microversion document and the OpenAPI document of the route table.
-		router.Mount(routes.Handlers{"versions": httpapi.ServeVersions, "openapi": routes.ServeDocument, "metrics": s.metrics.serve})
-		configapi.Register(router, s.config, s.compressed)
-		overridesapi.Register(router, s.overrides)
-		// Blob garbage collection: the blobs are the ConfigDB's documents (and graphs' tasks).
-		storeapi.Register(router, s.backend, s.environmentServices())
-		// The operators' console, whose files are public: it calls the other groups with a session.
-		console.Register(router, console.New())
-	},
-	// Releases, plugins, deployment graphs and their execution (environments act as clusters).
-	"graphs": func(router *routes.Router, s *services) { graphsapi.Register(router, s.graphs) },
-	// Deploy templates, default deploy steps and the node registry.
-	"templates": func(router *routes.Router, s *services) {
-		nodesapi.Register(router, s.nodes)
-		templatesapi.Register(router, s.templates, s.nodes)
-	},
-	// Users, API tokens and the audit log.
-	"auth": func(router *routes.Router, s *services) { s.guard.Register(router) },
+// Group is an endpoint group: the routes of the table with its Name
+// (routes.Group), which one Lambda function serves, and the binding of their
+// handlers to the services. A function's binary links only the handlers of
+// the group it names; the local server mounts them all (allGroups).
+type Group struct {
+	Name  string
+	mount func(router *routes.Router, s *services)
 }
+
+// The endpoint groups.
+var (
+	ConfigRoutes    = Group{routes.GroupConfig, mountConfig}
+	GraphsRoutes    = Group{routes.GroupGraphs, mountGraphs}
+	TemplatesRoutes = Group{routes.GroupTemplates, mountTemplates}
+	AuthRoutes      = Group{routes.GroupAuth, mountAuth}
+)
+
+// allGroups lists every endpoint group, by name.
+func allGroups() []Group { return []Group{AuthRoutes, ConfigRoutes, GraphsRoutes, TemplatesRoutes} }
+
+func mountConfig(router *routes.Router, s *services) {
+	// Both public: the microversion document and the OpenAPI document of the route table.
+	router.Mount(routes.Handlers{"versions": httpapi.ServeVersions, "openapi": routes.ServeDocument, "metrics": s.metrics.serve})
+	configapi.Register(router, s.config, s.compressed)
+	overridesapi.Register(router, s.overrides)
+	// Blob garbage collection: the blobs are the ConfigDB's documents (and graphs' tasks).
+	storeapi.Register(router, s.backend, s.environmentServices())
+	// The operators' console, whose files are public: it calls the other groups with a session.
+	console.Register(router)
+}
+
+// mountGraphs: releases, plugins, deployment graphs and their execution (environments act as clusters).
+func mountGraphs(router *routes.Router, s *services) { graphsapi.Register(router, s.graphs) }
+
+// mountTemplates: deploy templates, default deploy steps and the node registry.
+func mountTemplates(router *routes.Router, s *services) {
+	nodesapi.Register(router, s.nodes)
+	templatesapi.Register(router, s.templates, s.nodes)
+}
+
+// mountAuth: users, API tokens and the audit log.
+func mountAuth(router *routes.Router, s *services) { s.guard.Register(router) }
 
 // NodeData reads each node's deployment data: the effective document of the
 // resource at the node (by its short path: the node level, its placement

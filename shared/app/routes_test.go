@@ -91,3 +91,32 @@ func TestRoutesAgree(t *testing.T) {
 	t.Logf("routes agree: %d table routes (%d patterns served, %d declared), %d OpenAPI operations on %d paths, %d public, groups %v",
 		len(routes.Table), len(served), len(declared), operations, doc.Paths.Len(), public, routes.Groups())
 }
+
+// TestEachGroupMountsItsRoutes: each endpoint group, which one Lambda
+// function serves alone, mounts a handler for every route of the table in
+// its group and for none of another group's (Mount refuses a second handler
+// for a route); the groups are those of the table. TestRoutesAgree checks
+// the local server, which mounts them all.
+func TestEachGroupMountsItsRoutes(t *testing.T) {
+	cfg, err := app.LoadConfig(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := app.GroupNames(), slices.Sorted(slices.Values(routes.Groups())); !slices.Equal(got, want) {
+		t.Fatalf("groups %v, the table's %v", got, want)
+	}
+	for _, g := range []app.Group{app.AuthRoutes, app.ConfigRoutes, app.GraphsRoutes, app.TemplatesRoutes} {
+		router, err := app.Routes(mem.New(), cfg, g.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, r := range routes.Group(g.Name) {
+			want = append(want, r.Patterns()...)
+		}
+		slices.Sort(want)
+		if got := router.Patterns(); !slices.Equal(got, want) {
+			t.Errorf("group %s serves %q, its routes in the table are %q", g.Name, got, want)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 // Package lambdamain is the main of every Lambda function: a JSON logger,
 // configuration from the environment, the backend's clients built once per
-// cold start, then the Lambda runtime loop.
+// cold start, then the Lambda runtime loop. It and shared/app/core are all
+// that the authorizer and gc link; the functions serving an endpoint group
+// start through shared/lambdamain/groupmain, which links shared/app.
 package lambdamain
 
 import (
@@ -10,50 +12,20 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/aws/aws-lambda-go/cfn"
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/tuningbox/tuningbox/shared/app"
-	"github.com/tuningbox/tuningbox/shared/lambdaadapter"
+	"github.com/tuningbox/tuningbox/shared/app/core"
 	"github.com/tuningbox/tuningbox/shared/logjson"
 )
 
-// Group serves one endpoint group's routes to API Gateway (payload v1 or v2).
-func Group(name string) {
-	start(func(ctx context.Context, logger *slog.Logger) (any, error) {
-		h, m, err := app.LambdaHandler(ctx, os.Getenv, logger, name)
-		if err != nil {
-			return nil, err
-		}
-		invoke := lambdaadapter.New(h, logger).Invoke
-		// Each invocation's metrics go to CloudWatch as EMF lines on stdout: no API call.
-		return func(ctx context.Context, payload json.RawMessage) (any, error) {
-			out, err := invoke(ctx, payload)
-			if err := m.FlushEMF(os.Stdout, time.Now()); err != nil {
-				logger.ErrorContext(ctx, "write metrics", "err", err)
-			}
-			return out, err
-		}, nil
-	})
-}
-
-// Auth serves the auth group's routes and creates the first administrator
-// when CloudFormation sends the stack's Custom::FirstAdministrator resource,
-// which gets an answer even when the function cannot start (startupFailed).
-func Auth() {
-	startOr(func(ctx context.Context, logger *slog.Logger) (any, error) {
-		return app.LambdaAuth(ctx, os.Getenv, logger)
-	}, startupFailed)
-}
-
-// startupFailed answers CloudFormation's event for a custom resource when
+// StartupFailed answers CloudFormation's event for a custom resource when
 // the function could not start: FAILED with the start-up error (a Delete
 // succeeds: nothing was created), sent to the event's ResponseURL, instead
 // of no answer, which kept CloudFormation waiting for the resource's
 // ServiceTimeout. It returns the start-up error for any other event.
-func startupFailed(ctx context.Context, payload json.RawMessage, startErr error) error {
+func StartupFailed(ctx context.Context, payload json.RawMessage, startErr error) error {
 	var ev cfn.Event
 	if json.Unmarshal(payload, &ev) != nil || ev.RequestType == "" || ev.ResponseURL == "" {
 		return startErr
@@ -69,26 +41,26 @@ func startupFailed(ctx context.Context, payload json.RawMessage, startErr error)
 
 // Authorizer answers API Gateway's REQUEST authorizer calls.
 func Authorizer() {
-	start(func(ctx context.Context, logger *slog.Logger) (any, error) {
-		return app.LambdaAuthorizer(ctx, os.Getenv, logger)
+	Start(func(ctx context.Context, logger *slog.Logger) (any, error) {
+		return core.LambdaAuthorizer(ctx, os.Getenv, logger)
 	})
 }
 
 // GC runs one blob garbage collection sweep per invocation (an EventBridge schedule).
 func GC() {
-	start(func(ctx context.Context, logger *slog.Logger) (any, error) {
-		return app.LambdaGC(ctx, os.Getenv, logger)
+	Start(func(ctx context.Context, logger *slog.Logger) (any, error) {
+		return core.LambdaGC(ctx, os.Getenv, logger)
 	})
 }
 
-// start builds the invocation handler and hands it to the runtime; a failed
+// Start builds the invocation handler and hands it to the runtime; a failed
 // start-up exits non-zero so Lambda reports an init error.
-func start(build func(context.Context, *slog.Logger) (any, error)) { startOr(build, nil) }
+func Start(build func(context.Context, *slog.Logger) (any, error)) { StartOr(build, nil) }
 
-// startOr is start, but after a failed start-up the runtime gets failed,
+// StartOr is Start, but after a failed start-up the runtime gets failed,
 // which sees the start-up error and the one event that comes, then the
 // process exits (Lambda starts a new environment for the next event).
-func startOr(build func(context.Context, *slog.Logger) (any, error), failed func(context.Context, json.RawMessage, error) error) {
+func StartOr(build func(context.Context, *slog.Logger) (any, error), failed func(context.Context, json.RawMessage, error) error) {
 	logger := newLogger()
 	handler, err := build(context.Background(), logger)
 	if err != nil {

@@ -90,9 +90,12 @@ func New() *Console {
 	return c
 }
 
-// Register mounts the console on router.
-func Register(router *routes.Router, c *Console) {
-	router.Mount(routes.Handlers{"console": c.ServeHTTP})
+// Register mounts the console on router, built at its first request:
+// reading and hashing its files was a quarter of the config function's
+// start-up CPU (.ci/bootbench), and its cold starts serve Hiera's reads.
+func Register(router *routes.Router) {
+	c := sync.OnceValue(New)
+	router.Mount(routes.Handlers{"console": func(w http.ResponseWriter, r *http.Request) { c().ServeHTTP(w, r) }})
 }
 
 // ServeHTTP answers GET /ui/{file...}: the file, or for a path without an

@@ -16,7 +16,7 @@ import (
 func serve(t *testing.T, path string, header http.Header) *httptest.ResponseRecorder {
 	t.Helper()
 	router := routes.NewRouter(1 << 20)
-	console.Register(router, console.New())
+	console.Register(router)
 	r := httptest.NewRequest("GET", path, nil)
 	for k, v := range header {
 		r.Header[k] = v

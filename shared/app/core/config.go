@@ -1,7 +1,9 @@
-// Package app wires tuningbox together: configuration -> storage backend ->
-// domain services -> HTTP routes. The local server (cmd/tuningbox serve) and
-// every Lambda (functions/*) go through it, so both serve the same handler.
-package app
+// Package core is what every tuningbox process needs before any endpoint
+// group: its configuration, its secrets, its storage backend, the blob
+// sweeps and the credential checks. The Lambda functions that serve no
+// group (the authorizer, gc) link it without shared/app, which builds every
+// domain service.
+package core
 
 import (
 	"fmt"
@@ -36,7 +38,7 @@ type Config struct {
 	// MaxBody caps request bodies in bytes.
 	MaxBody int64
 	// CacheBytes is the one budget of every in-memory cache together (see
-	// cacheShares): DefaultCacheBytes, or on Lambda a quarter of the function's
+	// CacheShares): DefaultCacheBytes, or on Lambda a quarter of the function's
 	// memory (AWS_LAMBDA_FUNCTION_MEMORY_SIZE), unless TUNINGBOX_CACHE_BYTES says.
 	CacheBytes int64
 	// GCInterval is how often the local server sweeps unreferenced blobs and
@@ -164,18 +166,19 @@ const DefaultCacheBytes = 256 << 20
 // encoded, compressed and wrapped in the response event).
 const lambdaMemoryPerCacheByte = 4
 
-// cacheShares splits the budget between the caches, in sixteenths: immutable
+// CacheShares splits the budget between the caches, in sixteenths: immutable
 // blobs 4, the ConfigDB 9 (parsed documents, merges, encoded answers,
 // entities, the writers' contention), the graphs 2 (decoded tasks and plans,
 // deadline checks), and the last sixteenth in sixteenths again: compressed
 // answers 8, credentials 6 (verifications and failed-login buckets), Keystone's
 // answers 1 and the routes requests took 1.
-type cacheShares struct{ blobs, configdb, graphs, gzip, auth, keystone, routes int64 }
+type CacheShares struct{ Blobs, ConfigDB, Graphs, Gzip, Auth, Keystone, Routes int64 }
 
-func (c Config) cacheShares() cacheShares {
+// CacheShares is the budget's split between the caches.
+func (c Config) CacheShares() CacheShares {
 	part := c.CacheBytes / 16
 	small := part / 16
-	return cacheShares{blobs: 4 * part, configdb: 9 * part, graphs: 2 * part, gzip: 8 * small, auth: 6 * small, keystone: small, routes: small}
+	return CacheShares{Blobs: 4 * part, ConfigDB: 9 * part, Graphs: 2 * part, Gzip: 8 * small, Auth: 6 * small, Keystone: small, Routes: small}
 }
 
 // Validate checks that the settings fit together.

@@ -1,4 +1,4 @@
-package app
+package core
 
 import (
 	"context"
@@ -72,7 +72,7 @@ func sweepRecovering(ctx context.Context, what string, logger *slog.Logger, swee
 // LambdaGC is the start-up of the scheduled garbage collection function: its
 // handler runs one Sweep per invocation (the EventBridge rule's event is ignored).
 func LambdaGC(ctx context.Context, getenv func(string) string, logger *slog.Logger) (func(context.Context) error, error) {
-	b, cfg, err := lambdaBackend(ctx, getenv, logger)
+	b, cfg, err := LambdaBackend(ctx, getenv, logger)
 	if err != nil {
 		return nil, err
 	}

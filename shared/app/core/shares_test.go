@@ -1,4 +1,4 @@
-package app
+package core
 
 import (
 	"reflect"
@@ -9,7 +9,7 @@ import (
 // answers included, and the shares together stay within it.
 func TestCacheSharesFitTheBudget(t *testing.T) {
 	for _, budget := range []int64{DefaultCacheBytes, 64 << 20, 1 << 30} {
-		shares := Config{CacheBytes: budget}.cacheShares()
+		shares := Config{CacheBytes: budget}.CacheShares()
 		v := reflect.ValueOf(shares)
 		var total int64
 		for i := range v.NumField() {
@@ -23,7 +23,7 @@ func TestCacheSharesFitTheBudget(t *testing.T) {
 			t.Errorf("budget %d: the shares add up to %d", budget, total)
 		}
 	}
-	if got := (Config{CacheBytes: DefaultCacheBytes}).cacheShares(); got.auth != 6<<20 || got.keystone != 1<<20 || got.gzip != 8<<20 {
+	if got := (Config{CacheBytes: DefaultCacheBytes}).CacheShares(); got.Auth != 6<<20 || got.Keystone != 1<<20 || got.Gzip != 8<<20 {
 		t.Errorf("shares of the default budget: %+v", got)
 	}
 }

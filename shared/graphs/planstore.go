@@ -169,7 +169,8 @@ func (s *Service) loadPlan(ctx context.Context, hash string, nodes ...string) (*
 
 // loadPlanShowing returns a stored plan with the steps of nodes, and the
 // tasks of the steps of the nodes they wait for (their waits left out), so
-// that serialize can name every task waited for.
+// that serialize can name every task waited for (a compact wait names its
+// task from the plan's tasks).
 func (s *Service) loadPlanShowing(ctx context.Context, hash string, nodes []string) (*frozenPlan, error) {
 	plan, err := s.loadPlan(ctx, hash, nodes...)
 	if err != nil {
@@ -181,7 +182,7 @@ func (s *Service) loadPlanShowing(ctx context.Context, hash string, nodes []stri
 	}
 	for _, n := range nodes {
 		for _, step := range plan.Nodes[n] {
-			for _, other := range step.waitedNodes() {
+			for _, other := range waitedNodes(step.After, step.AfterAny) {
 				if _, ok := plan.Nodes[other]; !ok {
 					tasks := head.StepTasks[other]
 					steps := make([]NodeStep, len(tasks))

@@ -111,6 +111,9 @@ type frozenPlan struct {
 	Resource string `json:"resource,omitempty"`
 	// Vars: node -> its placeholder values, for the nodes with a task whose body renders per node.
 	Vars map[string]map[string]string `json:"vars,omitempty"`
+	// Every: task -> its step on each node that has it, the master excepted,
+	// for the tasks steps wait for on every node (NodeStep.AfterEvery).
+	Every map[int][]StepRef `json:"every,omitempty"`
 	// Warnings name what the graph refers to and the cluster does not have.
 	Warnings []string `json:"warnings,omitempty"`
 	// Unplaced are the tasks placed on no node.
@@ -503,13 +506,26 @@ func (s *Service) readProgress(ctx context.Context, sub txRecord, nodes []string
 	return nil
 }
 
-// waitedNodes lists the nodes a step waits for.
-func (s NodeStep) waitedNodes() []string {
+// waitsForAll lists the steps a step waits for with policy all: After,
+// and for each task of AfterEvery its step on every node that has it.
+func (p *frozenPlan) waitsForAll(step NodeStep) []StepRef {
+	if len(step.AfterEvery) == 0 {
+		return step.After
+	}
+	refs := slices.Clone(step.After)
+	for _, j := range step.AfterEvery {
+		refs = append(refs, p.Every[j]...)
+	}
+	return refs
+}
+
+// waitedNodes lists the nodes of refs and of the groups of refs.
+func waitedNodes(refs []StepRef, groups [][]StepRef) []string {
 	var nodes []string
-	for _, r := range s.After {
+	for _, r := range refs {
 		nodes = append(nodes, r.Node)
 	}
-	for _, group := range s.AfterAny {
+	for _, group := range groups {
 		for _, r := range group {
 			nodes = append(nodes, r.Node)
 		}
@@ -590,12 +606,13 @@ func (s *Service) advance(ctx context.Context, sub txRecord, plan *frozenPlan, s
 	}
 	for i = from; i < len(steps); i++ {
 		step := steps[i]
+		after := plan.waitsForAll(step)
 		if step.waits() {
-			if err := s.readProgress(ctx, sub, step.waitedNodes(), progress); err != nil {
+			if err := s.readProgress(ctx, sub, waitedNodes(after, step.AfterAny), progress); err != nil {
 				return i, false, nil, err
 			}
 		}
-		for _, r := range step.After {
+		for _, r := range after {
 			if stepFailed(r) {
 				failed, err = ref(r)
 				return i, false, failed, err
@@ -607,7 +624,7 @@ func (s *Service) advance(ctx context.Context, sub txRecord, plan *frozenPlan, s
 				return i, false, failed, err
 			}
 		}
-		if !allPassed(step.After, passed) {
+		if !allPassed(after, passed) {
 			return i, true, nil, nil
 		}
 		for _, group := range step.AfterAny {

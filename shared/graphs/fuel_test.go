@@ -105,7 +105,7 @@ func TestPlanAgreesWithNailgun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			steps, every, err := resolveNodes(ordered, p)
+			steps, every, err := resolveNodes(ordered, p, DefaultPlanEdges)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -319,7 +319,9 @@ func TestCompactWaitsKeepThePlan(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.compactFrom = compactFrom
-		r.collectWaits()
+		if err := r.collectWaits(DefaultPlanEdges); err != nil {
+			t.Fatal(err)
+		}
 		order, err := r.order()
 		if err != nil {
 			t.Fatal(err)
@@ -412,7 +414,7 @@ func benchmarkPlan(b *testing.B, ordered []Task, nodes []PlanNode, rules tagRule
 		if err != nil {
 			b.Fatal(err)
 		}
-		steps, every, err := resolveNodes(ordered, p)
+		steps, every, err := resolveNodes(ordered, p, DefaultPlanEdges)
 		if err != nil {
 			b.Fatal(err)
 		}

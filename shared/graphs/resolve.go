@@ -82,13 +82,16 @@ const compactWaitNodes = 64
 // through tasks it does not run) and puts a task after what it waits for
 // with policy all, on its own node or, transitively, on others; otherwise it
 // follows the plan's order (tasks is in dependency order). It fails when the
-// dependencies across nodes form a cycle.
-func resolveNodes(tasks []Task, p *placement) (steps map[string][]NodeStep, every map[int][]StepRef, err error) {
+// dependencies across nodes form a cycle, and with a 413 as soon as they
+// make more than maxWaits waits (a compact one counts once).
+func resolveNodes(tasks []Task, p *placement, maxWaits int) (steps map[string][]NodeStep, every map[int][]StepRef, err error) {
 	r, err := newResolver(tasks, p)
 	if err != nil {
 		return nil, nil, err
 	}
-	r.collectWaits()
+	if err := r.collectWaits(maxWaits); err != nil {
+		return nil, nil, err
+	}
 	order, err := r.order()
 	if err != nil {
 		return nil, nil, err
@@ -120,6 +123,8 @@ type resolver struct {
 	everyOn map[int][]int
 	// compactFrom is compactWaitNodes (a test compares it with no compact waits).
 	compactFrom int
+	// waits counts the waits made so far, repeats included.
+	waits int
 }
 
 func newResolver(tasks []Task, p *placement) (*resolver, error) {
@@ -172,9 +177,10 @@ func (r *resolver) everyNode(j int) []int {
 	return on
 }
 
-// collectWaits resolves every cross dependency of every placed task.
+// collectWaits resolves every cross dependency of every placed task; it
+// stops, before the waits take more room, once they are more than maxWaits.
 // A cross dependency never makes a task wait for itself on its own node (Nailgun's excludes).
-func (r *resolver) collectWaits() {
+func (r *resolver) collectWaits(maxWaits int) error {
 	for i, t := range r.tasks {
 		for _, n := range r.placedOn[i] {
 			for _, cd := range r.p.crossDeps(t, n, i, false) {
@@ -182,6 +188,9 @@ func (r *resolver) collectWaits() {
 			}
 			for _, cd := range r.p.crossDeps(t, n, i, true) {
 				r.dependedBy(n, i, cd)
+			}
+			if r.waits > maxWaits {
+				return tooLarge("cross-node waits or more", r.waits, maxWaits, fmt.Sprintf("task %q's cross dependencies select too many tasks on too many nodes", t.ID))
 			}
 		}
 		r.dependedByEvery(t, i)
@@ -198,6 +207,7 @@ func (r *resolver) collectWaits() {
 			r.waitEvery[v] = slices.Compact(tasks)
 		}
 	}
+	return checkPatterns(r.p)
 }
 
 // selected says whether task j on node m is what a cross dependency of task i on node n selects.
@@ -213,6 +223,7 @@ func (r *resolver) dependsOn(n, i int, cd CrossDependency) {
 	for _, j := range r.tasksNamed(cd.Name) {
 		if r.compact(cd, i, j) {
 			r.waitEvery[v] = append(r.waitEvery[v], j)
+			r.waits++
 			if self && r.p.master[n] && r.p.applies[n][j] { // the master selected as itself, outside every
 				refs = append(refs, r.vertex(n, j))
 			}
@@ -268,6 +279,7 @@ func (r *resolver) dependedByEvery(t Task, i int) {
 					v := r.vertex(m, j)
 					r.waitEvery[v] = append(r.waitEvery[v], i)
 				}
+				r.waits += len(r.everyNode(j))
 			}
 		}
 	}
@@ -277,6 +289,7 @@ func (r *resolver) addWaits(v int, policy string, refs []int) {
 	if len(refs) == 0 {
 		return
 	}
+	r.waits += len(refs)
 	if policy == "any" {
 		r.waitAny[v] = append(r.waitAny[v], refs)
 		return

@@ -112,12 +112,13 @@ type resolver struct {
 	// placedOn[i]: the nodes task i applies to, so that a dependency looks only there.
 	placedOn [][]int
 	named    map[string][]int
-	// waitAll and waitAny hold each vertex's waits for other vertices
-	// (policy all, and the groups of policy any); waitEvery the tasks it
-	// waits for on every node that has them (everyOn).
-	waitAll   [][]int
-	waitAny   [][][]int
-	waitEvery [][]int
+	// waitAll and waitAny hold the waits of the vertices that wait for
+	// others (policy all, and the groups of policy any); waitEvery the tasks
+	// they wait for on every node that has them (everyOn). Maps: most of the
+	// vertices wait for nothing.
+	waitAll   map[int][]int
+	waitAny   map[int][][]int
+	waitEvery map[int][]int
 	// everyOn[j]: the nodes other than the master that task j applies to; set
 	// for the tasks waited for compact.
 	everyOn map[int][]int
@@ -142,8 +143,7 @@ func newResolver(tasks []Task, p *placement) (*resolver, error) {
 			}
 		}
 	}
-	total := len(r.nodes) * r.nt
-	r.waitAll, r.waitAny, r.waitEvery = make([][]int, total), make([][][]int, total), make([][]int, total)
+	r.waitAll, r.waitAny, r.waitEvery = map[int][]int{}, map[int][][]int{}, map[int][]int{}
 	return r, nil
 }
 
@@ -314,18 +314,22 @@ func (r *resolver) order() ([]int, error) {
 		pos[i] = p
 	}
 	// The graph's edges on each node are read from g; only the waits across nodes are stored.
-	crossSucc := make([][]int, total+nt)
+	crossSucc := map[int][]int{}
+	indegree := make([]int, total+nt)
+	for v := range total {
+		indegree[v] = len(r.g.pred[v%nt])
+	}
 	for v, refs := range r.waitAll {
 		for _, u := range refs {
 			crossSucc[u] = append(crossSucc[u], v)
 		}
+		indegree[v] += len(refs)
 	}
-	indegree := make([]int, total+nt)
 	for v, tasks := range r.waitEvery {
 		for _, j := range tasks {
 			crossSucc[hub(j)] = append(crossSucc[hub(j)], v)
 		}
-		indegree[v] = len(r.g.pred[v%nt]) + len(r.waitAll[v]) + len(tasks)
+		indegree[v] += len(tasks)
 	}
 	for j, on := range r.everyOn {
 		if len(crossSucc[hub(j)]) > 0 {
@@ -403,18 +407,21 @@ func (r *resolver) cycleError(indegree []int, hub func(int) int) error {
 // other nodes, and every (see resolveNodes).
 func (r *resolver) steps(order []int) (map[string][]NodeStep, map[int][]StepRef) {
 	nodes, nt := r.nodes, r.nt
-	// Each node's steps by node index (a step knows its node by index too, so
-	// no map is read per vertex), then keyed by node id.
+	// Each node's steps by node index, then keyed by node id; stepAt[v]:
+	// where vertex v's step is in its node's list (its node is v/nt).
 	perNode := make([][]NodeStep, len(nodes))
-	stepOf := make([]StepRef, len(nodes)*nt)
-	nodeOf := make([]int, len(nodes)*nt)
+	for n := range nodes {
+		perNode[n] = make([]NodeStep, 0, len(slices.DeleteFunc(slices.Clone(r.p.applies[n]), func(b bool) bool { return !b })))
+	}
+	stepAt := make([]int32, len(nodes)*nt)
 	for _, v := range order {
 		n, i := v/nt, v%nt
 		if r.p.applies[n][i] {
-			stepOf[v], nodeOf[v] = StepRef{Node: nodes[n].ID, Step: len(perNode[n])}, n
+			stepAt[v] = int32(len(perNode[n]))
 			perNode[n] = append(perNode[n], NodeStep{Task: i, Skip: r.p.skip[n][i]})
 		}
 	}
+	stepOf := func(v int) StepRef { return StepRef{Node: nodes[v/nt].ID, Step: int(stepAt[v])} }
 	var every map[int][]StepRef
 	for _, tasks := range r.waitEvery {
 		for _, j := range tasks {
@@ -426,7 +433,7 @@ func (r *resolver) steps(order []int) (map[string][]NodeStep, map[int][]StepRef)
 			}
 			refs := make([]StepRef, len(r.everyOn[j]))
 			for k, m := range r.everyOn[j] {
-				refs[k] = stepOf[r.vertex(m, j)]
+				refs[k] = stepOf(r.vertex(m, j))
 			}
 			every[j] = refs
 		}
@@ -438,17 +445,17 @@ func (r *resolver) steps(order []int) (map[string][]NodeStep, map[int][]StepRef)
 			v := r.vertex(n, own[k].Task)
 			// A step of the same node before this one is passed anyway: no
 			// wait; an "any" group holding one is met already.
-			implied := func(ref int) bool { return nodeOf[ref] == n && stepOf[ref].Step < k }
+			implied := func(ref int) bool { return ref/nt == n && int(stepAt[ref]) < k }
 			for _, ref := range r.waitAll[v] {
 				if !implied(ref) {
-					own[k].After = append(own[k].After, stepOf[ref])
+					own[k].After = append(own[k].After, stepOf(ref))
 				}
 			}
 			for _, group := range r.waitAny[v] {
 				if !slices.ContainsFunc(group, implied) {
 					refs := make([]StepRef, len(group))
 					for x, ref := range group {
-						refs[x] = stepOf[ref]
+						refs[x] = stepOf(ref)
 					}
 					own[k].AfterAny = append(own[k].AfterAny, refs)
 				}
@@ -466,13 +473,17 @@ func (r *resolver) steps(order []int) (map[string][]NodeStep, map[int][]StepRef)
 // on a cycle (or behind one), which is named.
 func checkNodeCycles(tasks []Task, nodes []ClusterNode, steps map[string][]NodeStep, every map[int][]StepRef) error {
 	offset := make(map[string]int, len(nodes))
-	var refs []StepRef
-	var all []NodeStep // every node's steps, one after another: the step before v on its node is v-1
+	count := 0
+	for _, n := range nodes {
+		count += len(steps[n.ID])
+	}
+	// Every node's steps, one after another: the step before v on its node is v-1.
+	refs, all := make([]StepRef, 0, count), make([]*NodeStep, 0, count)
 	for _, n := range nodes {
 		offset[n.ID] = len(refs)
-		for k, step := range steps[n.ID] {
+		for k := range steps[n.ID] {
 			refs = append(refs, StepRef{Node: n.ID, Step: k})
-			all = append(all, step)
+			all = append(all, &steps[n.ID][k])
 		}
 	}
 	flat := func(r StepRef) int { return offset[r.Node] + r.Step }

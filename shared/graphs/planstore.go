@@ -70,9 +70,13 @@ func storePlan(ctx context.Context, plan *frozenPlan, order []string, maxParts i
 	}
 	var ops []store.Op
 	var part []byte
+	stored := map[string]bool{} // parts alike (nodes with the same steps) are one blob, referenced once
 	flush := func() error {
 		hash, refs, err := put(ctx, part)
-		head.Parts, ops, part = append(head.Parts, hash), append(ops, refs...), part[:0]
+		if !stored[hash] {
+			stored[hash], ops = true, append(ops, refs...)
+		}
+		head.Parts, part = append(head.Parts, hash), part[:0]
 		return err
 	}
 	for _, n := range order {

@@ -346,7 +346,11 @@ func TestCompactWaitsKeepThePlan(t *testing.T) {
 			}
 			// Compact, a step also names steps of its own node before it (passed anyway).
 			var got []StepRef
-			for _, ref := range (&frozenPlan{Every: every}).waitsForAll(step) {
+			waits := slices.Clone(step.After)
+			for _, j := range step.AfterEvery {
+				waits = append(waits, every[j]...)
+			}
+			for _, ref := range waits {
 				if ref.Node != id || ref.Step >= k {
 					got = append(got, ref)
 				}

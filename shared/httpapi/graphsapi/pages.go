@@ -186,11 +186,12 @@ func toBytes(values []json.RawMessage) [][]byte {
 }
 
 func (h *handlers) getPlan(_ http.ResponseWriter, r *http.Request) (int, any, error) {
-	page, err := pageOf(routes.QueryOf(r))
+	q := routes.QueryOf(r)
+	page, err := pageOf(q)
 	if err != nil {
 		return 0, nil, err
 	}
-	head, pages, err := h.svc.PlanPages(r.Context(), r.PathValue("uuid"), page.marker)
+	head, pages, err := h.svc.PlanPages(r.Context(), r.PathValue("uuid"), list(q, "nodes"), page.marker)
 	if err != nil {
 		return 0, nil, err
 	}

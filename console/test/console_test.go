@@ -32,15 +32,27 @@ const (
 	adminPassword = "admin-console-secret"
 	nodeUser      = "agent-node-4"
 	nodePassword  = "node-4-secret-pw"
+	// operator is a second administrator, whose change the plan's reasons name.
+	operator         = "operator-jane"
+	operatorPassword = "operator-jane-secret"
+	// changedNode is deployed once, then its nova.cpu_allocation_ratio changed.
+	changedNode = "7"
 	// nodeCount is the cluster's size: the first view must draw within firstViewBudget with all of them.
 	nodeCount       = 1000
 	firstViewBudget = time.Second
 )
 
-// api is the seeded server's API, called as the administrator.
+// api is the seeded server's API, called as user (the administrator unless as says otherwise).
 type api struct {
-	t    *testing.T
-	base string
+	t              *testing.T
+	base           string
+	user, password string
+}
+
+// as is the API called as another user.
+func (a api) as(user, password string) api {
+	a.user, a.password = user, password
+	return a
 }
 
 // call sends body (JSON unless nil) and fails the test unless the answer is want; it returns the answer's body.
@@ -58,7 +70,7 @@ func (a api) call(method, path string, body any, want int) []byte {
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	req.SetBasicAuth(adminUser, adminPassword)
+	req.SetBasicAuth(a.user, a.password)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -79,8 +91,8 @@ func (a api) call(method, path string, body any, want int) []byte {
 
 // seed stores what every view shows: environment 1 (levels role and nodes)
 // with nodeCount nodes (three controllers, the rest compute), a release, a
-// deployment graph with a skipped task, several versions of documents, and
-// the node user of node 4.
+// deployment graph with a skipped task and tasks that run when a key changed,
+// several versions of documents, and the node user of node 4.
 func seed(t *testing.T, a api) {
 	start := time.Now()
 	a.call("POST", "/api/v1/config/components", map[string]any{"name": "fuel", "resource_definitions": []any{map[string]any{"name": "astute"}}}, http.StatusCreated)
@@ -93,10 +105,19 @@ func seed(t *testing.T, a api) {
 	all, controller, compute := []string{"*"}, []string{"controller"}, []string{"compute"}
 	never := shell("ceph-osd", compute, "netconfig")
 	never["condition"] = map[string]any{"yaql_exp": "false"}
+	// Tasks that run on a first deployment and then when their key changes.
+	nova := shell("nova-config", compute, "netconfig")
+	nova["condition"] = map[string]any{"yaql_exp": "changed($.nova.cpu_allocation_ratio)"}
+	ntp := shell("ntp-config", all, "netconfig")
+	ntp["condition"] = map[string]any{"yaql_exp": "changed($.ntp)"}
+	// A body of 6 KB on every node: the plan of 1,000 nodes takes more than
+	// one page of serialized_tasks (5 MiB), which the console reads to the end.
+	globals := shell("globals", all, "hiera")
+	globals["parameters"] = map[string]any{"cmd": "true # " + strings.Repeat("globals ", 750)}
 	a.call("POST", "/api/v1/clusters/1/deployment_graphs/default", map[string]any{"tasks": []any{
-		shell("hiera", all), shell("globals", all, "hiera"), shell("netconfig", all, "globals"),
+		shell("hiera", all), globals, shell("netconfig", all, "globals"),
 		shell("database", controller, "netconfig"), shell("keystone", controller, "database"),
-		shell("nova-compute", compute, "netconfig"), never,
+		shell("nova-compute", compute, "netconfig"), never, nova, ntp,
 		map[string]any{"id": "legacy", "type": "skipped", "roles": all},
 	}}, http.StatusCreated)
 
@@ -131,6 +152,41 @@ func seed(t *testing.T, a api) {
 	values("/role/compute/nodes/5", map[string]any{"hostname": "node-5-SECRET"})
 	a.call("POST", "/api/v1/users", map[string]any{"name": nodeUser, "password": nodePassword, "role": "node", "node": "node-4.console.test"}, http.StatusCreated)
 	t.Logf("seeded %d nodes in %v", nodeCount, time.Since(start).Round(time.Millisecond))
+}
+
+// changeAfterRun gives changedNode a first successful run, executed with
+// explain, its agent reporting every task done; then operator changes the
+// node's nova.cpu_allocation_ratio (8, from the compute role's document) to 2,
+// so that the plan runs nova-config there again, and says why. It returns
+// the run's UUID.
+func changeAfterRun(t *testing.T, a api) string {
+	var tx wire.Transaction
+	run := map[string]any{"cluster": 1, "explain": true, "graphs": []any{map[string]any{"type": "default", "nodes": []string{changedNode}}}}
+	if err := json.Unmarshal(a.call("POST", "/api/v1/graphs/execute", run, http.StatusAccepted), &tx); err != nil {
+		t.Fatal(err)
+	}
+	for done := false; !done; {
+		var claim wire.Claim
+		if err := json.Unmarshal(a.call("POST", "/api/v1/transactions/"+tx.UUID+"/nodes/"+changedNode+"/claim", nil, http.StatusOK), &claim); err != nil {
+			t.Fatal(err)
+		}
+		switch claim.Action {
+		case "task":
+			a.call("POST", "/api/v1/transactions/"+claim.Transaction+"/nodes/"+changedNode+"/result", wire.TaskReport{Task: claim.Task.ID(), Status: "ready"}, http.StatusOK)
+		case "done":
+			done = true
+		default:
+			t.Fatalf("node %s's claim in its first run: %+v", changedNode, claim)
+		}
+	}
+	var ended wire.Transaction
+	if err := json.Unmarshal(a.call("GET", "/api/v1/transactions/"+tx.UUID, nil, http.StatusOK), &ended); err != nil || ended.Status != "ready" {
+		t.Fatalf("node %s's first run: %+v %v, want ready", changedNode, ended, err)
+	}
+	a.call("POST", "/api/v1/users", map[string]any{"name": operator, "password": operatorPassword, "role": "admin"}, http.StatusCreated)
+	a.as(operator, operatorPassword).call("PUT", "/api/v1/config/environments/1/role/compute/nodes/"+changedNode+"/resources/astute/values",
+		map[string]any{"nova": map[string]any{"cpu_allocation_ratio": 2}}, http.StatusNoContent)
+	return tx.UUID
 }
 
 // browser is a headless chromium whose console errors (console.error calls,
@@ -239,6 +295,14 @@ func (b *browser) text(t *testing.T, sel string) string {
 	return get(t, b, "read "+sel, chromedp.Text(chromedp.CSS(sel)))
 }
 
+// rowCells returns the texts of the cells of the first row of the table sel
+// whose text contains what.
+func (b *browser) rowCells(t *testing.T, sel, what string) []string {
+	t.Helper()
+	return get(t, b, "read the row of "+sel+" with "+what, chromedp.Evaluate[[]string](fmt.Sprintf(
+		`Array.from(Array.from(document.querySelectorAll(%q)).find((r) => r.innerText.includes(%q))?.cells ?? [], (c) => c.innerText.trim())`, sel+" tr", what)))
+}
+
 func (b *browser) login(t *testing.T, base, user, password string) {
 	t.Helper()
 	b.do(t, "log in as "+user,
@@ -263,8 +327,9 @@ func TestConsole(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := apptest.StartServe(t, apptest.Build(t), apptest.ServeOptions{Admin: adminUser, Password: adminPassword})
-	a := api{t: t, base: srv.URL}
+	a := api{t: t, base: srv.URL, user: adminUser, password: adminPassword}
 	seed(t, a)
+	firstRun := changeAfterRun(t, a)
 	b := startBrowser(t)
 
 	// Login, then the first view: the clusters with their nodes' counts, runs
@@ -302,15 +367,98 @@ func TestConsole(t *testing.T) {
 	b.screenshot(t, artifacts, "clusters")
 
 	// The plan: reasons of skipped tasks, and the graph drawn by Graphviz.
-	b.do(t, "the plan view", chromedp.Navigate(srv.URL+"/ui/#/plan/1"),
-		chromedp.WaitVisible(chromedp.CSS("table.plan tr:nth-child(2)")), chromedp.WaitVisible(chromedp.CSS("#graph svg")))
+	start := time.Now()
+	b.do(t, "the plan view", chromedp.Navigate(srv.URL+"/ui/#/plan/1"), chromedp.WaitVisible(chromedp.CSS("table.plan tr:nth-child(2)")))
+	planDrawn := time.Since(start)
+	b.do(t, "the graph's picture", chromedp.WaitVisible(chromedp.CSS("#graph svg")))
 	if s := b.text(t, "table.plan"); !strings.Contains(s, "ceph-osd condition") || !strings.Contains(s, "legacy type") {
 		t.Errorf("plan: no skipped tasks with their reasons in %.400s", s)
 	}
+	// Every page of the plan was read: the nodes of the last one are in it.
+	var planPage wire.ClusterTasks
+	if err := json.Unmarshal(a.call("GET", "/api/v1/clusters/1/serialized_tasks", nil, http.StatusOK), &planPage); err != nil || len(planPage.Links) == 0 {
+		t.Fatalf("the plan of %d nodes fits in one page (%d nodes, %v): the test reads no next page", nodeCount, len(planPage.Nodes), err)
+	}
+	b.do(t, "the plan's last page", chromedp.WaitVisible(chromedp.ID("find-changes")))
+	t.Logf("the plan of %d nodes: first page drawn in %v; every page read and the graph drawn in %v", nodeCount, planDrawn.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	if s := b.text(t, "table.plan"); !strings.Contains(s, "4-6, 8-1000 (996)") || !strings.Contains(s, "1-3 (3)") {
+		t.Errorf("plan: the nodes after the first page (%d nodes) are missing: %.400s", len(planPage.Nodes), s)
+	}
+	t.Logf("the plan's first page has %d of %d nodes", len(planPage.Nodes), nodeCount)
 	if s := get(t, b, "read the graph", chromedp.TextContent(chromedp.CSS("#graph svg"))); !strings.Contains(s, "keystone") {
 		t.Errorf("graph picture: %.200s", s)
 	}
 	b.screenshot(t, artifacts, "plan")
+
+	// The changes since each node's last run, explained on demand, 100 nodes
+	// a request: node 7's changed key, its old and new values and its writer.
+	start = time.Now()
+	b.do(t, "find the changes", chromedp.Click(chromedp.ID("find-changes")),
+		chromedp.Poll[chromedp.Void](fmt.Sprintf(`(document.getElementById("changes-progress") || {}).textContent?.startsWith("All %d of %d")`, nodeCount, nodeCount), chromedp.WithPollingTimeout(25*time.Second)))
+	t.Logf("the changes of %d nodes explained in %v", nodeCount, time.Since(start).Round(time.Millisecond))
+	// Node 7's row: nodes, changed data, old → new, written, deployed, makes run.
+	row := b.rowCells(t, "table.changes", "why on "+changedNode)
+	if len(row) != 6 || row[0] != "7 (1) why on 7" || row[1] != "$.nova.cpu_allocation_ratio" || row[2] != "8 → 2" ||
+		!strings.HasPrefix(row[3], "/role/compute/nodes/7/ version 1, ") || !strings.Contains(row[3], " by "+operator+" (admin, request req-") ||
+		row[4] != "/role/compute/ version 1" || row[5] != "nova-config" {
+		t.Errorf("node %s's changes: %q", changedNode, row)
+	}
+	b.do(t, "show the changes", chromedp.ScrollIntoView(chromedp.ID("changes")))
+	b.screenshot(t, artifacts, "changes")
+
+	// Why node 7 runs what it runs, from the changes' link: each task's
+	// placement, decision, condition and data-diff calls with their writers.
+	start = time.Now()
+	b.do(t, "the explanation of node 7's plan", chromedp.Click(chromedp.CSS(`#changes a[href="#/why/1/`+changedNode+`"]`)),
+		chromedp.WaitVisible(chromedp.CSS("table.why tr:nth-child(2)")))
+	t.Logf("node %s's plan explained in %v (from the link)", changedNode, time.Since(start).Round(time.Millisecond))
+	var whyLoads []time.Duration
+	for range 3 {
+		b.do(t, "leave the console", chromedp.Navigate("about:blank"))
+		start := time.Now()
+		b.do(t, "load the explanation", chromedp.Navigate(srv.URL+"/ui/#/why/1/"+changedNode), chromedp.WaitVisible(chromedp.CSS("table.why tr:nth-child(2)")))
+		whyLoads = append(whyLoads, time.Since(start).Round(time.Millisecond))
+	}
+	t.Logf("node %s's plan explained in %v (three fresh loads)", changedNode, whyLoads)
+	// Its changes, then each task: name, decision, placed by, condition and data.
+	if row := b.rowCells(t, "#why-changes", "$.nova"); len(row) != 5 || row[0] != "$.nova.cpu_allocation_ratio" || row[1] != "8 → 2" ||
+		!strings.Contains(row[2], " by "+operator+" (admin, request req-") || row[3] != "/role/compute/ version 1" || row[4] != "nova-config" {
+		t.Errorf("node %s's changes: %q", changedNode, row)
+	}
+	if s := b.text(t, "#why"); !strings.Contains(s, "$%old is the data of the node's last successful run") {
+		t.Errorf("node %s's explanation does not say whose data $%%old is: %.500s", changedNode, s)
+	}
+	nova := b.rowCells(t, "#why table.why", "nova-config")
+	if len(nova) != 4 || nova[1] != "runs: its condition is true" || nova[2] != `role "compute" matches tag "compute" of role "compute" (roles_metadata "compute" tags)` {
+		t.Errorf("nova-config on node %s: %q", changedNode, nova)
+	} else {
+		for _, want := range []string{
+			"condition changed($.nova.cpu_allocation_ratio) is true", "compared $.nova.cpu_allocation_ratio: 8 → 2, answered true",
+			"written at /role/compute/nodes/7/ version 1", "by " + operator + " (admin, request req-", "deployed: /role/compute/ version 1",
+		} {
+			if !strings.Contains(nova[3], want) {
+				t.Errorf("nova-config on node %s: no %q in %q", changedNode, want, nova[3])
+			}
+		}
+	}
+	if ntp := b.rowCells(t, "#why table.why", "ntp-config"); len(ntp) != 4 || ntp[1] != "skipped: its condition is false" ||
+		!strings.Contains(ntp[3], "condition changed($.ntp) is false") || !strings.Contains(ntp[3], "answered false") {
+		t.Errorf("ntp-config on node %s: %q", changedNode, ntp)
+	}
+	b.screenshot(t, artifacts, "why")
+	b.do(t, "filter the tasks", chromedp.SendKeys(chromedp.CSS("#why .task-filter"), "ntp"),
+		chromedp.Poll[chromedp.Void](`document.querySelectorAll("#why table.why tr").length === 2`))
+	if s := b.text(t, "#why table.why"); !strings.Contains(s, "ntp-config") {
+		t.Errorf("the tasks filtered by ntp: %.300s", s)
+	}
+
+	// The first run was executed with explain: its plan says why node 7 ran each task.
+	b.do(t, "the first run's explanation", chromedp.Navigate(srv.URL+"/ui/#/runs/"+firstRun), chromedp.WaitVisible(chromedp.ID("run-why-"+changedNode)),
+		chromedp.Click(chromedp.CSS("#run-why-"+changedNode+" summary")), chromedp.WaitVisible(chromedp.CSS("#run-why-"+changedNode+" table.why")))
+	if s := b.text(t, "#run-why-"+changedNode); !strings.Contains(s, "first deployment") || !strings.Contains(s, "nova-config") {
+		t.Errorf("the first run's explanation of node %s: %.1500s", changedNode, s)
+	}
+	b.screenshot(t, artifacts, "run-why")
 
 	// The hierarchy to node 4's effective document, each key with its layer.
 	b.do(t, "the explain view", chromedp.Navigate(srv.URL+"/ui/#/config/1/4"), chromedp.WaitVisible(chromedp.CSS("table.explain tr:nth-child(2)")))

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/cfn"
 
 	"github.com/tuningbox/tuningbox/shared/configdb"
+	"github.com/tuningbox/tuningbox/shared/envexport"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/lambdaadapter"
@@ -47,6 +48,20 @@ func OpenBackend(ctx context.Context, cfg Config, logger *slog.Logger) (store.Ba
 		return store.Backend{}, fmt.Errorf("start blob garbage collection: %w", err)
 	}
 	return b, nil
+}
+
+// EnvironmentServices returns the services an environment's export reads and
+// its import writes over b, built as the server builds them, for `tuningbox
+// env import --backend` to import straight into a store, without a request's
+// bounds. No request is served: cfg's bootstrap administrator is not
+// created and no Keystone is asked.
+func EnvironmentServices(b store.Backend, cfg Config) (envexport.Services, error) {
+	cfg.AdminUser, cfg.Keystone.URL = "", ""
+	svc, err := newServices(b, cfg, nil)
+	if err != nil {
+		return envexport.Services{}, err
+	}
+	return svc.environmentServices(), nil
 }
 
 // NewHandler builds the HTTP handler serving the named endpoint groups (all of
@@ -167,14 +182,13 @@ func LambdaAuth(ctx context.Context, getenv func(string) string, logger *slog.Lo
 
 // capWait lowers a ?wait= above max to max, so that no long poll holds a
 // (billed) Lambda execution longer; anything else, invalid values included,
-// goes to the handler as sent.
+// goes to the handler as sent. It reads wait as the route's handler does
+// (routes.QueryOf).
 func capWait(next http.Handler, max time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		if seconds, err := strconv.ParseFloat(q.Get("wait"), 64); err == nil && seconds > max.Seconds() {
-			q.Set("wait", strconv.FormatFloat(max.Seconds(), 'f', -1, 64))
+		if seconds, ok := routes.QueryOf(r).Seconds("wait"); ok && seconds > max.Seconds() {
 			r = r.Clone(r.Context())
-			r.URL.RawQuery = q.Encode()
+			r.URL.RawQuery = routes.WithQueryValue(r.URL.RawQuery, "wait", strconv.FormatFloat(max.Seconds(), 'f', -1, 64))
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/configdb"
+	"github.com/tuningbox/tuningbox/shared/envexport"
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/authapi"
@@ -76,6 +77,11 @@ func newServices(b store.Backend, cfg Config, logger *slog.Logger) (*services, e
 	var err error
 	s.guard, err = newGuard(b.Index, s, cfg, logger)
 	return s, err
+}
+
+// environmentServices are what an environment's export reads and its import writes.
+func (s *services) environmentServices() envexport.Services {
+	return envexport.Services{Config: s.config, Nodes: s.nodes, Graphs: s.graphs, Templates: s.templates}
 }
 
 // configEnvironments lets the node registry resolve ConfigDB environments.
@@ -186,7 +192,7 @@ var groupRoutes = map[string]func(router *routes.Router, s *services){
 		configapi.Register(router, s.config, s.compressed)
 		overridesapi.Register(router, s.overrides)
 		// Blob garbage collection: the blobs are the ConfigDB's documents (and graphs' tasks).
-		storeapi.Register(router, s.backend, s.config, s.nodes)
+		storeapi.Register(router, s.backend, s.environmentServices())
 		// The operators' console, whose files are public: it calls the other groups with a session.
 		console.Register(router, console.New())
 	},

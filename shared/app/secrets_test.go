@@ -135,15 +135,18 @@ func TestResolveSecrets(t *testing.T) {
 func TestCapWait(t *testing.T) {
 	var got string
 	h := capWait(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got = r.URL.RawQuery }), 10*time.Second)
-	for query, want := range map[string]string{
-		"wait=25&key=a": "key=a&wait=10",
-		"wait=4.5":      "wait=4.5",
-		"wait=soon":     "wait=soon",
-		"key=a":         "key=a",
+	const read = "/api/v1/config/environments/1/resources/astute/values"
+	for target, want := range map[string]string{
+		read + "?wait=25&key=a":             "wait=10&key=a",
+		read + "?key=a&wait=30&wait=1":      "key=a&wait=10",
+		read + "?wait=4.5":                  "wait=4.5",
+		read + "?wait=soon":                 "wait=soon",
+		read + "?key=a":                     "key=a",
+		"/api/v1/config/components?wait=25": "wait=25", // a route without ?wait (the router refuses it)
 	} {
-		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/api/v1/config?"+query, nil))
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", target, nil))
 		if got != want {
-			t.Errorf("%s: the handler saw %s, want %s", query, got, want)
+			t.Errorf("%s: the handler saw %s, want %s", target, got, want)
 		}
 	}
 	for env, want := range map[string]time.Duration{"": 0, "10": 10 * time.Second, "2.5": 2500 * time.Millisecond} {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/store"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // TokenPrefix starts every API token, so that leaked tokens are easy to scan for.
@@ -21,15 +22,10 @@ const TokenPrefix = "tbx_"
 // tokenIDLen is the length of a token id: a prefix of the token's SHA-256, safe to show and log.
 const tokenIDLen = 16
 
-// Token describes an API token; the secret itself is shown once, at creation.
-type Token struct {
-	ID          string    `json:"id"`
-	User        string    `json:"user"`
-	Description string    `json:"description,omitempty"`
-	CreatedAt   time.Time `json:"created_at"`
-	// ExpiresAt ends a session token's life (CreateSession); API tokens have none.
-	ExpiresAt *time.Time `json:"expires_at,omitempty"`
-}
+// Token describes an API token (the wire's Token, stored as it is answered);
+// the secret itself is shown once, at creation. Its ExpiresAt ends a session
+// token's life (CreateSession); API tokens have none.
+type Token = wire.Token
 
 type tokenRecord struct {
 	Token

@@ -32,7 +32,7 @@ const versionsPage = 16
 // at asOf: the newest version created at or before it (none: the document did
 // not exist yet). Only documents changed since asOf cost a query. The
 // environment's hierarchy and the resource definition are read as they are
-// now. loaded itself is left as it is: loaded snapshots are shared (load).
+// now. loaded itself is left as it is: loaded snapshots are shared (snapshotLoader).
 func (s *Service) rewind(ctx context.Context, loaded *snapshot, asOf time.Time) (*snapshot, error) {
 	sn := new(*loaded)
 	sn.heads = slices.Clone(loaded.heads)

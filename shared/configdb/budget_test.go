@@ -16,7 +16,7 @@ func TestCachesStayWithinTheBudget(t *testing.T) {
 	WithCacheBytes(budget)(s)
 	ctx := context.Background()
 	total := func() int64 {
-		return s.cache.docs.Cost() + s.cache.responses.Cost() + s.cache.merges.Cost() + s.cache.guesses.Cost() + s.cache.envs.Cost() + s.cache.resdefs.Cost()
+		return s.documents.docs.Cost() + s.answers.responses.Cost() + s.cache.merges.Cost() + s.cache.guesses.Cost() + s.cache.envs.Cost() + s.cache.resdefs.Cost()
 	}
 	global := fmt.Sprintf(`{"global":%q}`, strings.Repeat("g", 100<<10))
 	if _, err := s.PutDocument(ctx, DocRef{Env: "1", Resource: "astute"}, Values, []byte(global), ""); err != nil {
@@ -43,10 +43,10 @@ func TestCachesStayWithinTheBudget(t *testing.T) {
 	if peak > budget {
 		t.Errorf("caches held %d bytes, over the budget of %d", peak, budget)
 	}
-	if s.cache.responses.Len() == 0 || s.cache.docs.Len() == 0 {
+	if s.answers.responses.Len() == 0 || s.documents.docs.Len() == 0 {
 		t.Error("nothing was cached")
 	}
-	t.Logf("peak %d of %d bytes; %d documents, %d merges, %d answers cached", peak, budget, s.cache.docs.Len(), s.cache.merges.Len(), s.cache.responses.Len())
+	t.Logf("peak %d of %d bytes; %d documents, %d merges, %d answers cached", peak, budget, s.documents.docs.Len(), s.cache.merges.Len(), s.answers.responses.Len())
 
 	// A document larger than every share is read correctly and cached nowhere.
 	big := DocRef{Env: "1", Levels: lv("role", "big"), Resource: "astute"}

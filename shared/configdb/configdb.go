@@ -32,7 +32,13 @@ type Service struct {
 	// cascades add other domains' writes to the deletion of an environment.
 	cascades []EnvironmentCascade
 
-	// cache is what the operations read, decoded and computed, kept while it holds.
+	// documents reads stored documents, and snapshots what a document
+	// operation reads from the index, each through its cache (readcache.go).
+	documents cachedDocuments
+	snapshots cachedSnapshots
+	// answers renders what answers a read, through its cache (answers.go).
+	answers cachedAnswers
+	// cache is what the operations decoded and computed, kept while it holds.
 	cache *readCache
 	// nodes resolves the node-bound level (nil: it holds free values).
 	nodes NodeRegistry
@@ -52,11 +58,14 @@ func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = 
 func WithUUIDs(gen func() string) Option { return func(s *Service) { s.newUUID = gen } }
 
 // WithCacheBytes bounds every cache of the service together to total bytes
-// (see newReadCache for the shares; the writers' contention state takes an
+// (see readCache for the shares; the writers' contention state takes an
 // entity cache's share).
 func WithCacheBytes(total int64) Option {
 	return func(s *Service) {
-		s.cache = newReadCache(s.idx, total)
+		s.cache = newReadCache(total)
+		s.documents = newCachedDocuments(blobDocuments{s.blobs}, documentShare(total))
+		s.snapshots = newCachedSnapshots(storeSnapshots{s}, s.idx, entityShare(total))
+		s.answers = newCachedAnswers(mergedAnswers{s}, answerShare(total))
 		s.docWriters.contention.Limit(entityShare(total))
 	}
 }

@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/errs"
@@ -85,59 +83,10 @@ func (sn *snapshot) depth() int { return len(sn.levels) }
 // addressed returns the head of kind at the addressed level.
 func (sn *snapshot) addressed(k Kind) *head { return sn.heads[sn.depth()][kindIndex(k)] }
 
-// load reads the environment, the definition, every head along the level path
-// and (version > 0) one version of the addressed document of kind vk.
-// Over an index that is its items' only writer (store.Generational), the
-// snapshot is kept with the generation read before it: until anything is
-// written, reading the same reference again costs no index call; a kept
-// snapshot of a kind knows its plain effective answer (plainAnswer). The
-// snapshot returned is shared: callers must not change it.
-func (s *Service) load(ctx context.Context, ref DocRef, version int, vk Kind) (*snapshot, error) {
-	if !s.cache.keepsSnapshots() {
-		return s.loadFresh(ctx, ref, version, vk)
-	}
-	// The lookup reads the key where it was built, with no string made for
-	// it: the cache keeps no key it is asked for, and key is not changed after.
-	var buf [128]byte
-	key := appendSnapshotKey(buf[:0], ref, version, vk)
-	sn, generation, ok := s.cache.snapshot(unsafe.String(unsafe.SliceData(key), len(key)))
-	if ok {
-		return sn, nil
-	}
-	sn, err := s.loadFresh(ctx, ref, version, vk)
-	if err != nil {
-		return nil, err
-	}
-	if vk != "" {
-		sn.plain = sn.plainAnswerOf(vk)
-	}
-	s.cache.keepSnapshot(string(key), generation, sn)
-	return sn, nil
-}
-
-// appendSnapshotKey appends the name of what load reads to b, unambiguously
-// (every string length-prefixed, the version terminated).
-func appendSnapshotKey(b []byte, ref DocRef, version int, vk Kind) []byte {
-	part := func(s string) {
-		b = strconv.AppendInt(b, int64(len(s)), 10)
-		b = append(b, ':')
-		b = append(b, s...)
-	}
-	part(ref.Env)
-	part(ref.Resource)
-	part(string(vk))
-	b = append(strconv.AppendInt(b, int64(version), 10), ';')
-	for _, lv := range ref.Levels {
-		part(lv.Name)
-		part(lv.Value)
-	}
-	return b
-}
-
-// loadFresh is load with fresh reads. When the environment changed between
-// resolving the reference and reading the heads (other writers adding
-// levels, as nodes registering at once do), it resolves again under the one
-// retry policy.
+// loadFresh loads a snapshot (snapshotLoader) with fresh reads of the index.
+// When the environment changed between resolving the reference and reading
+// the heads (other writers adding levels, as nodes registering at once do),
+// it resolves again under the one retry policy.
 func (s *Service) loadFresh(ctx context.Context, ref DocRef, version int, vk Kind) (sn *snapshot, err error) {
 	err = store.RetryConflicts(ctx, "environment "+ref.Env+" changed during the request", func() error {
 		g, err := s.guessOf(ctx, ref)
@@ -500,7 +449,7 @@ func (s *Service) write(ctx context.Context, ref DocRef, kind Kind, ifMatch stri
 		written watchKey
 	)
 	err := s.docWriters.write(ctx, docLockKey(ref, kind), func() error {
-		sn, err := s.load(ctx, ref, 0, "")
+		sn, err := s.snapshots.load(ctx, ref, 0, "")
 		if err != nil {
 			return err
 		}
@@ -562,7 +511,7 @@ func (s *Service) nextDocument(ctx context.Context, sn *snapshot, kind Kind, ifM
 	cur = sn.addressed(kind)
 	current, etag := emptyDocument, emptyETag
 	if cur != nil {
-		d, err := s.document(ctx, cur.SHA256)
+		d, err := s.documents.document(ctx, cur.SHA256)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -631,7 +580,7 @@ func (s *Service) validate(def resdefRecord, doc []byte) error {
 
 // ListVersions lists the versions of the kind document at ref, newest first.
 func (s *Service) ListVersions(ctx context.Context, ref DocRef, kind Kind) ([]Version, error) {
-	sn, err := s.load(ctx, ref, 0, "")
+	sn, err := s.snapshots.load(ctx, ref, 0, "")
 	if err != nil {
 		return nil, err
 	}

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"hash"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -67,7 +65,7 @@ func (s *Service) Read(ctx context.Context, q ReadQuery) (*Document, error) {
 	if err := q.checkOptions(); err != nil {
 		return nil, err
 	}
-	sn, err := s.load(ctx, q.DocRef, q.Version, q.Kind)
+	sn, err := s.snapshots.load(ctx, q.DocRef, q.Version, q.Kind)
 	if err != nil {
 		return nil, err
 	}
@@ -83,10 +81,7 @@ func (s *Service) readLoaded(ctx context.Context, sn *snapshot, q ReadQuery) (*D
 		}
 	}
 	if plain, ok := sn.plainFor(q); ok {
-		if d, ok := s.cache.responses.Get(plain.response); ok {
-			return d, nil
-		}
-		return s.renderMissed(ctx, sn.effectiveLayers(q.Kind), nil, "", plain.mode, plain.merge, plain.response)
+		return s.answers.render(ctx, plain.answer(sn))
 	}
 	var layers []layer
 	if q.Effective {
@@ -100,7 +95,7 @@ func (s *Service) readLoaded(ctx context.Context, sn *snapshot, q ReadQuery) (*D
 			if len(layers) == 0 {
 				return emptyDoc, nil
 			}
-			d, err := s.document(ctx, layers[0].sha)
+			d, err := s.documents.document(ctx, layers[0].sha)
 			if err != nil {
 				return nil, err
 			}
@@ -116,9 +111,9 @@ func (s *Service) readLoaded(ctx context.Context, sn *snapshot, q ReadQuery) (*D
 		mode = mergeMode(q.Merge, sn.resdef)
 	}
 	if q.Explain {
-		return s.cachedExplain(ctx, sn, layers, labels, mode, q.Key)
+		return s.answers.render(ctx, explainAnswer(sn, layers, labels, q.Key, mode))
 	}
-	return s.render(ctx, layers, labels, q.Key, mode)
+	return s.answers.render(ctx, mergeAnswer(layers, labels, q.Key, mode))
 }
 
 // lookupLabels are the level paths of sn's depths as show_lookup writes them.
@@ -173,58 +168,13 @@ func (s *Service) layerDocument(ctx context.Context, l layer) (*parsedDoc, error
 	if l.doc != nil {
 		return l.doc, nil
 	}
-	return s.document(ctx, l.sha)
-}
-
-// render merges layers and encodes the answer, through the response cache.
-// labels (show_lookup) are the lookup paths by depth; nil for plain values.
-func (s *Service) render(ctx context.Context, layers []layer, labels []string, key string, mode MergeMode) (*Document, error) {
-	mergeKey, responseKey := identities(layers, labels, key, mode)
-	if d, ok := s.cache.responses.Get(responseKey); ok {
-		return d, nil
-	}
-	return s.renderMissed(ctx, layers, labels, key, mode, mergeKey, responseKey)
-}
-
-// renderMissed is render once the response cache missed responseKey: the
-// merge comes from its cache or is made, and the answer is encoded and kept.
-func (s *Service) renderMissed(ctx context.Context, layers []layer, labels []string, key string, mode MergeMode, mergeKey, responseKey [32]byte) (*Document, error) {
-	if len(layers) == 1 && layers[0].doc == nil && labels == nil && key == "" {
-		// One stored document merges, shallow or deep, to itself: its
-		// canonical bytes (keys sorted) are the answer, unparsed.
-		raw, err := s.blobs.Get(ctx, layers[0].sha)
-		if err != nil {
-			return nil, fmt.Errorf("document blob %s: %w", layers[0].sha, err)
-		}
-		d := &Document{Body: raw, ETag: quote(hex.EncodeToString(responseKey[:]))}
-		s.cache.responses.Add(responseKey, d)
-		return d, nil
-	}
-	m, ok := s.cache.merges.Get(mergeKey)
-	if !ok {
-		var err error
-		merge := s.merge
-		if mode == MergeDeep {
-			merge = s.deepMerge
-		}
-		if m, err = merge(ctx, layers); err != nil {
-			return nil, err
-		}
-		s.cache.merges.Add(mergeKey, m)
-	}
-	body, err := m.encode(layers, labels, key)
-	if err != nil {
-		return nil, err
-	}
-	d := &Document{Body: body, ETag: quote(hex.EncodeToString(responseKey[:]))}
-	s.cache.responses.Add(responseKey, d)
-	return d, nil
+	return s.documents.document(ctx, l.sha)
 }
 
 // plainAnswer identifies a snapshot's effective answer without key or lookup
 // labels, under its definition's merge: the read Hiera makes again and again.
-// load works it out once for a snapshot it keeps, so that a warm read finds
-// its answer without listing layers or hashing them.
+// cachedSnapshots works it out once for a snapshot it keeps, so that a warm
+// read finds its answer without listing layers or hashing them.
 type plainAnswer struct {
 	// kind is the kind the snapshot was loaded for; "" when none was worked out.
 	kind            Kind
@@ -418,23 +368,6 @@ type parsedDoc struct {
 
 func (d *parsedDoc) cost() int64 { return int64(2*len(d.raw) + 128) }
 
-// document returns the stored document with hash sha, through the cache.
-func (s *Service) document(ctx context.Context, sha string) (*parsedDoc, error) {
-	if d, ok := s.cache.docs.Get(sha); ok {
-		return d, nil
-	}
-	raw, err := s.blobs.Get(ctx, sha)
-	if err != nil {
-		return nil, fmt.Errorf("document blob %s: %w", sha, err)
-	}
-	d, err := parseDocument(raw, sha)
-	if err != nil {
-		return nil, fmt.Errorf("document blob %s: %w", sha, err)
-	}
-	s.cache.docs.Add(sha, d)
-	return d, nil
-}
-
 // parseDocument parses a stored document's canonical bytes; its fields are
 // slices of raw, so a cached document holds its bytes once.
 func parseDocument(raw []byte, sha string) (*parsedDoc, error) {
@@ -450,28 +383,7 @@ func parseDocument(raw []byte, sha string) (*parsedDoc, error) {
 	return d, nil
 }
 
-func quote(s string) string { return strconv.Quote(s) }
-
 func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
-}
-
-// emptyETag is the ETag of a level where no document is stored (its body is {}).
-var (
-	emptyETag = quote(sha256Hex(emptyDocument))
-	emptyDoc  = &Document{Body: emptyDocument, ETag: emptyETag}
-)
-
-// ETagMatches reports whether an If-Match or If-None-Match header value matches
-// etag: "*" matches anything, else one of the comma-separated entity tags must be
-// exactly etag (strong comparison; tuningbox only issues strong ETags).
-func ETagMatches(header, etag string) bool {
-	for tag := range strings.SplitSeq(header, ",") {
-		tag = strings.TrimSpace(tag)
-		if tag == "*" || tag == etag {
-			return true
-		}
-	}
-	return false
 }

@@ -2,14 +2,13 @@ package configdb
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // Explain answers, for every key of an effective document (every leaf under a
@@ -27,46 +26,20 @@ import (
 
 // Writer is who wrote a document version and when: stored on the version
 // record, in the same atomic write as the version and its audit record.
-type Writer struct {
-	Principal string `json:"principal"`
-	Role      string `json:"role,omitempty"`
-	// RequestID is the request that wrote the version, as its audit record names it.
-	RequestID string    `json:"request_id,omitempty"`
-	Time      time.Time `json:"time"`
-}
+type Writer = wire.Writer
 
-// KeySource is the document version that wrote a key's value.
-type KeySource struct {
-	// Level is the level path as show_lookup writes it ("/" for the global level).
-	Level string `json:"level"`
-	Kind  Kind   `json:"kind"`
-	// Version wrote the value; CreatedAt and WrittenBy are that version's.
-	Version   int       `json:"version"`
-	CreatedAt time.Time `json:"created_at"`
-	WrittenBy *Writer   `json:"written_by"`
-	// DocumentVersion is the version of the document that was read (Version
-	// or a later one that left the value as it was).
-	DocumentVersion int `json:"document_version,omitempty"`
-	// AtOrBefore: the value did not change over the walkBudget versions
-	// before DocumentVersion, so Version is the oldest of them and the value
-	// may be older still.
-	AtOrBefore bool `json:"at_or_before,omitempty"`
-}
+// KeySource is the document version that wrote a key's value, as explain
+// shows it (the wire's Layer; its Value, a shadowed layer's own, is unset):
+// Level is the level path as show_lookup writes it, Version wrote the value
+// (CreatedAt and WrittenBy are that version's), DocumentVersion is the
+// version of the document that was read, and AtOrBefore says the value did
+// not change over the walkBudget versions before DocumentVersion, so Version
+// is the oldest of them and the value may be older still.
+type KeySource = wire.Layer
 
-// explainedLayer is one layer as explain shows it: a shadowed layer is the
-// document version that was read (no DocumentVersion).
-type explainedLayer struct {
-	KeySource
-	// Value is the shadowed layer's own value at the key (shadows only).
-	Value any `json:"value,omitempty"`
-}
-
-type explainedKey struct {
-	Value      any              `json:"value"`
-	From       explainedLayer   `json:"from"`
-	MergedFrom []explainedLayer `json:"merged_from,omitempty"`
-	Shadows    []explainedLayer `json:"shadows"`
-}
+// explainedKey is one key as explain shows it; its shadowed layers are the
+// document versions that were read (no DocumentVersion).
+type explainedKey = wire.ExplainedKey
 
 // origin tracks where a merged value came from.
 type origin struct {
@@ -125,39 +98,13 @@ func place(old *origin, v any, layer int, deep bool) *origin {
 	return o
 }
 
-// cachedExplain answers explain through the response cache: the answer is
-// fixed by the layers (immutable versions, which name their writers, over
-// immutable histories), the labels, the key and the merge. The layers' shas
-// alone do not name their versions: equal content is stored at other levels,
-// environments and versions too.
-func (s *Service) cachedExplain(ctx context.Context, sn *snapshot, layers []layer, labels []string, mode MergeMode, key string) (*Document, error) {
-	_, response := identities(layers, labels, key, mode)
-	id := fmt.Appendf(response[:], "explain\x00%d\x00%d", sn.env.ID, sn.resdef.ID)
-	for _, l := range layers {
-		id = fmt.Appendf(id, "\x00%s%d", l.kind, l.version.Version)
-	}
-	cacheKey := sha256.Sum256(id)
-	if d, ok := s.cache.responses.Get(cacheKey); ok {
-		return d, nil
-	}
-	d, err := s.explain(ctx, sn, layers, labels, mode, key)
-	if err != nil {
-		return nil, err
-	}
-	s.cache.responses.Add(cacheKey, d)
-	return d, nil
-}
-
 // explain encodes the answer of explainKeys.
 func (s *Service) explain(ctx context.Context, sn *snapshot, layers []layer, labels []string, mode MergeMode, key string) (*Document, error) {
 	keys, err := s.explainKeys(ctx, sn, layers, labels, mode, key)
 	if err != nil {
 		return nil, err
 	}
-	body := encodeJSON(struct {
-		Merge MergeMode               `json:"merge"`
-		Keys  map[string]explainedKey `json:"keys"`
-	}{mode, keys})
+	body := encodeJSON(wire.Explanation{Merge: string(mode), Keys: keys})
 	return &Document{Body: body, ETag: quote(sha256Hex(body))}, nil
 }
 
@@ -228,9 +175,9 @@ func (s *Service) explainKeys(ctx context.Context, sn *snapshot, layers []layer,
 		}
 		return lookupPath(v, path[1:])
 	}
-	view := func(i int) explainedLayer {
+	view := func(i int) KeySource {
 		l := layers[i]
-		return explainedLayer{KeySource: KeySource{Level: labels[l.depth], Kind: l.kind, Version: l.version.Version, CreatedAt: l.version.CreatedAt, WrittenBy: l.version.WrittenBy}}
+		return KeySource{Level: labels[l.depth], Kind: string(l.kind), Version: l.version.Version, CreatedAt: l.version.CreatedAt, WrittenBy: l.version.WrittenBy}
 	}
 	keys := make(map[string]explainedKey)
 	// written are the keys by the layer that set their value: the walk back
@@ -241,7 +188,7 @@ func (s *Service) explainKeys(ctx context.Context, sn *snapshot, layers []layer,
 	}
 	written := make(map[int][]writtenKey)
 	add := func(path []string, o *origin, value any) {
-		e := explainedKey{Value: value, From: view(o.from), Shadows: []explainedLayer{}}
+		e := explainedKey{Value: value, From: view(o.from), Shadows: []KeySource{}}
 		for _, i := range o.merged {
 			e.MergedFrom = append(e.MergedFrom, view(i))
 		}
@@ -313,7 +260,7 @@ func (s *Service) explainKeys(ctx context.Context, sn *snapshot, layers []layer,
 			e := keys[k.dotted]
 			src := sources[i]
 			src.Level, src.Kind, src.DocumentVersion = e.From.Level, e.From.Kind, e.From.Version
-			e.From.KeySource = src
+			e.From = src
 			keys[k.dotted] = e
 		}
 	}
@@ -335,7 +282,7 @@ func (s *Service) KeyProvenance(ctx context.Context, env, node, resource, key st
 		return KeySource{}, errs.Invalidf("key is required: a dot path such as nova.workers")
 	}
 	ref := DocRef{Env: env, Levels: []LevelValue{{Name: NodeLevel, Value: node}}, Resource: resource}
-	sn, err := s.load(ctx, ref, 0, "")
+	sn, err := s.snapshots.load(ctx, ref, 0, "")
 	if err == nil && !at.IsZero() {
 		sn, err = s.rewind(ctx, sn, at)
 	}
@@ -347,12 +294,12 @@ func (s *Service) KeyProvenance(ctx context.Context, env, node, resource, key st
 		return KeySource{}, err
 	}
 	if e, ok := keys[key]; ok {
-		return e.From.KeySource, nil
+		return e.From, nil
 	}
 	var newest KeySource
 	for _, e := range keys {
 		if e.From.CreatedAt.After(newest.CreatedAt) {
-			newest = e.From.KeySource
+			newest = e.From
 		}
 	}
 	return newest, nil

@@ -36,7 +36,7 @@ func benchLayers(b *testing.B) (*Service, *snapshot, []layer, []string) {
 			b.Fatal(err)
 		}
 	}
-	sn, err := s.load(ctx, DocRef{Env: "1", Levels: levels, Resource: "astute"}, 0, "")
+	sn, err := s.snapshots.load(ctx, DocRef{Env: "1", Levels: levels, Resource: "astute"}, 0, "")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func benchExplain(b *testing.B, mode MergeMode, versions int) {
 				b.Fatal(err)
 			}
 		}
-		if sn, err = s.load(ctx, ref, 0, ""); err != nil {
+		if sn, err = s.snapshots.load(ctx, ref, 0, ""); err != nil {
 			b.Fatal(err)
 		}
 		layers = sn.effectiveLayers(Values)
@@ -118,7 +118,7 @@ func BenchmarkExplainKey(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				keys, err := s.explainKeys(context.Background(), sn, layers, labels, mode, "g_1.enabled")
-				if err != nil || keys["g_1.enabled"].From.Kind != Overrides {
+				if err != nil || keys["g_1.enabled"].From.Kind != string(Overrides) {
 					b.Fatalf("%+v, %v", keys, err)
 				}
 			}

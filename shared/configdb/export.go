@@ -60,10 +60,13 @@ type VersionContent struct {
 	Content json.RawMessage `json:"content"`
 }
 
-// NodeImport stages the nodes of an imported environment env: it returns
-// the writes that register them, and the node-level values that change (a
-// node whose id is taken here gets another). shared/nodes' ImportOps is one.
-type NodeImport func(ctx context.Context, env Environment) (ops []store.Op, renamed map[string]string, err error)
+// ImportStage stages what an imported environment env holds besides its
+// documents (its nodes, its cluster's graphs, its deploy templates): it
+// returns their writes in groups, each written in one batch (a blob's
+// reference with the record that holds it), and the node-level values that
+// change (a node whose id is taken here gets another). shared/envexport's
+// Import makes one of shared/nodes', shared/graphs' and shared/templates' ImportOps.
+type ImportStage func(ctx context.Context, env Environment) (writes [][]store.Op, renamed map[string]string, err error)
 
 // ImportCounts says how much an import wrote.
 type ImportCounts struct {
@@ -179,10 +182,11 @@ func (s *Service) documentHistory(ctx context.Context, env envRecord, resdef int
 // (they are shared, so they stay when the import fails), one whose content
 // differs from the export's is a conflict, before anything is written.
 // Levels get new ids. Every version keeps its number, time, writer and
-// content, checked against its SHA-256. nodes, when not nil, stages the
-// environment's nodes: their writes come last before the environment's, and
-// node-level values of renamed nodes are rewritten.
-func (s *Service) ImportEnvironment(ctx context.Context, in EnvironmentExport, docs iter.Seq2[DocumentHistory, error], nodes NodeImport) (Environment, ImportCounts, error) {
+// content, checked against its SHA-256. stage, when not nil, stages the rest
+// of the environment (its nodes, ...), before any document is written: its
+// writes come last before the environment's, and node-level values of
+// renamed nodes are rewritten.
+func (s *Service) ImportEnvironment(ctx context.Context, in EnvironmentExport, docs iter.Seq2[DocumentHistory, error], stage ImportStage) (Environment, ImportCounts, error) {
 	var counts ImportCounts
 	components, resdefs, err := s.importComponents(ctx, in.Components)
 	if err != nil {
@@ -207,21 +211,21 @@ func (s *Service) ImportEnvironment(ctx context.Context, in EnvironmentExport, d
 		}
 	}
 	var (
-		nodeOps []store.Op
+		staged  [][]store.Op
 		renamed map[string]string
 	)
-	if nodes != nil {
-		if nodeOps, renamed, err = nodes(ctx, rec.environment()); err != nil {
+	if stage != nil {
+		if staged, renamed, err = stage(ctx, rec.environment()); err != nil {
 			return Environment{}, counts, err
 		}
 	}
 	w := newStagedWriter(ctx, s)
 	err = w.documents(ctx, rec, resdefs, renamed, docs, &counts)
-	for _, op := range nodeOps {
+	for _, group := range staged {
 		if err != nil {
 			break
 		}
-		err = w.add(op)
+		err = w.add(group...)
 	}
 	if err == nil {
 		err = w.flush()
@@ -432,7 +436,9 @@ func (w *stagedWriter) write(ctx context.Context, ops []store.Op) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, op := range ops {
-		if op.Kind == store.OpPut {
+		// Only creations: a put over an existing item (a guard of something
+		// the import reuses) is not the import's to undo.
+		if op.Kind == store.OpPut && op.Cond.Kind == store.MustNotExist {
 			w.created = append(w.created, op.Key)
 		}
 	}

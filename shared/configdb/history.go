@@ -59,7 +59,7 @@ type docVersion struct {
 
 func (s *Service) content(ctx context.Context, v *docVersion) (*parsedDoc, error) {
 	if v.doc == nil {
-		d, err := s.document(ctx, v.SHA256)
+		d, err := s.documents.document(ctx, v.SHA256)
 		if err != nil {
 			return nil, err
 		}
@@ -269,7 +269,7 @@ func (s *Service) History(ctx context.Context, ref DocRef, kind Kind, key string
 	case page.Limit == 0:
 		page.Limit = DefaultHistoryLimit
 	}
-	sn, err := s.load(ctx, ref, 0, "")
+	sn, err := s.snapshots.load(ctx, ref, 0, "")
 	if err != nil {
 		return KeyHistory{}, err
 	}

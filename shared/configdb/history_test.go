@@ -265,7 +265,7 @@ func TestKeyProvenance(t *testing.T) {
 		if err != nil {
 			t.Fatalf("at %v: %v", tt.at, err)
 		}
-		if src.Level != tt.level || src.Kind != tt.kind || src.Version != tt.version || src.DocumentVersion != tt.docVersion || src.WrittenBy == nil || src.WrittenBy.Principal != tt.by {
+		if src.Level != tt.level || Kind(src.Kind) != tt.kind || src.Version != tt.version || src.DocumentVersion != tt.docVersion || src.WrittenBy == nil || src.WrittenBy.Principal != tt.by {
 			t.Errorf("at %v: %+v; want %s %s version %d of %d by %s", tt.at, src, tt.level, tt.kind, tt.version, tt.docVersion, tt.by)
 		}
 	}

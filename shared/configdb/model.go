@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/levelpath"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // Kind selects one of the two documents kept per (environment, level path, resource).
@@ -98,23 +99,6 @@ func (q EffectiveQuery) DocRef() DocRef {
 	return DocRef{Env: q.Env, Levels: q.Levels, Resource: q.Resource}
 }
 
-// Version describes one immutable version of a document.
-type Version struct {
-	Version   int       `json:"version"`
-	CreatedAt time.Time `json:"created_at"`
-	Size      int64     `json:"size"`
-	SHA256    string    `json:"sha256"`
-	// WrittenBy is who wrote the version, stored with it; nil for a version
-	// written outside an audited request, or before versions recorded it.
-	WrittenBy *Writer `json:"written_by,omitempty"`
-}
-
-// ETag is the strong ETag of the version's content, as GET of that document answers it.
-func (v Version) ETag() string { return quote(v.SHA256) }
-
-// Document is an encoded JSON answer with its strong ETag (quoted, as sent in the header).
-// Body is shared with a cache and must not be modified.
-type Document struct {
-	Body []byte
-	ETag string
-}
+// Version describes one immutable version of a document: the wire's
+// DocumentVersion, which is also its stored form (a version record).
+type Version = wire.DocumentVersion

@@ -47,7 +47,7 @@ func (s *Service) PreviewKeys(ctx context.Context, ref DocRef, kind Kind, edit K
 
 func (s *Service) preview(ctx context.Context, ref DocRef, kind Kind, ifMatch string, edit documentEdit) (Preview, error) {
 	audit.NothingWritten(ctx) // a dry run has no audit record
-	sn, err := s.load(ctx, ref, 0, "")
+	sn, err := s.snapshots.load(ctx, ref, 0, "")
 	if err != nil {
 		return Preview{}, err
 	}
@@ -102,7 +102,7 @@ func (s *Service) nodeChanges(ctx context.Context, written *snapshot, n Node, w 
 		Levels:   []LevelValue{{Name: written.env.Levels[nodeLevel].Name, Value: strconv.FormatInt(n.ID, 10)}},
 		Resource: strconv.FormatInt(written.resdef.ID, 10),
 	}
-	sn, err := s.load(ctx, ref, 0, "")
+	sn, err := s.snapshots.load(ctx, ref, 0, "")
 	if e := (*errs.Error)(nil); errors.As(err, &e) {
 		return Diff{}, false, nil
 	}

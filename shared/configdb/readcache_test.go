@@ -21,33 +21,74 @@ func (g *generationalIndex) Generation() uint64 { return g.generation.Load() }
 // items' only writer, and given back only while the index's generation is the
 // one read before it was loaded.
 func TestReadCacheSnapshots(t *testing.T) {
-	if newReadCache(struct{ store.Index }{}, DefaultCacheBytes).keepsSnapshots() {
+	if newCachedSnapshots(nil, struct{ store.Index }{}, DefaultCacheBytes).keeps() {
 		t.Fatal("snapshots kept over an index others write too")
 	}
 	idx := &generationalIndex{}
-	c := newReadCache(idx, DefaultCacheBytes)
-	if !c.keepsSnapshots() {
+	c := newCachedSnapshots(nil, idx, DefaultCacheBytes)
+	if !c.keeps() {
 		t.Fatal("no snapshots over a generational index")
 	}
 	const key = "1:1:astute"
-	if _, _, ok := c.snapshot(key); ok {
+	if _, _, ok := c.kept(key); ok {
 		t.Fatal("a snapshot before any was kept")
 	}
-	_, generation, _ := c.snapshot(key)
+	_, generation, _ := c.kept(key)
 	loaded := &snapshot{envRaw: []byte(`{"id":1}`)}
 	idx.generation.Add(1) // a write while the snapshot was read
-	c.keepSnapshot(key, generation, loaded)
-	if _, _, ok := c.snapshot(key); ok {
+	c.keep(key, generation, loaded)
+	if _, _, ok := c.kept(key); ok {
 		t.Fatal("a snapshot read while the index changed was given back")
 	}
-	_, generation, _ = c.snapshot(key)
-	c.keepSnapshot(key, generation, loaded)
-	if sn, _, ok := c.snapshot(key); !ok || sn != loaded {
+	_, generation, _ = c.kept(key)
+	c.keep(key, generation, loaded)
+	if sn, _, ok := c.kept(key); !ok || sn != loaded {
 		t.Fatalf("the kept snapshot: %v, %v", sn, ok)
 	}
 	idx.generation.Add(1)
-	if _, _, ok := c.snapshot(key); ok {
+	if _, _, ok := c.kept(key); ok {
 		t.Fatal("a snapshot given back after a write")
+	}
+}
+
+// countingLoader loads an empty snapshot and counts its loads.
+type countingLoader struct{ loads int }
+
+func (l *countingLoader) load(context.Context, DocRef, int, Kind) (*snapshot, error) {
+	l.loads++
+	return &snapshot{}, nil
+}
+
+// TestCachedSnapshotsDecorate: the snapshot cache loads from the reader it
+// wraps once per reference while nothing is written, again after a write,
+// and every time over an index others write too.
+func TestCachedSnapshotsDecorate(t *testing.T) {
+	ctx := context.Background()
+	ref := DocRef{Env: "1", Resource: "astute"}
+	for _, tc := range []struct {
+		name      string
+		idx       store.Index
+		wantLoads int
+	}{
+		{"generational", &generationalIndex{}, 3},
+		{"shared", struct{ store.Index }{}, 4},
+	} {
+		next := &countingLoader{}
+		c := newCachedSnapshots(next, tc.idx, DefaultCacheBytes)
+		for _, r := range []DocRef{ref, ref, {Env: "1", Resource: "globals"}} {
+			if _, err := c.load(ctx, r, 0, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if g, ok := tc.idx.(*generationalIndex); ok {
+			g.generation.Add(1)
+		}
+		if _, err := c.load(ctx, ref, 0, ""); err != nil {
+			t.Fatal(err)
+		}
+		if next.loads != tc.wantLoads {
+			t.Errorf("%s: %d loads from the store, want %d", tc.name, next.loads, tc.wantLoads)
+		}
 	}
 }
 
@@ -59,7 +100,7 @@ func TestPlainAnswerOfAKeptSnapshot(t *testing.T) {
 	b := mem.New()
 	kept, node := warmReadService(t, b.Index, b.Blobs)
 	fresh := NewService(struct{ store.Index }{b.Index}, b.Blobs)
-	if !kept.cache.keepsSnapshots() || fresh.cache.keepsSnapshots() {
+	if !kept.snapshots.keeps() || fresh.snapshots.keeps() {
 		t.Fatal("want one service keeping snapshots and one not")
 	}
 	ctx := context.Background()

@@ -2,18 +2,26 @@ package envexport_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/tuningbox/tuningbox/shared/app"
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/envexport"
+	"github.com/tuningbox/tuningbox/shared/graphs"
+	"github.com/tuningbox/tuningbox/shared/nodes"
+	"github.com/tuningbox/tuningbox/shared/puppetyaml"
+	"github.com/tuningbox/tuningbox/shared/store"
 )
 
 // benchExport is the export of an environment of nodes nodes, each with one
@@ -73,7 +81,7 @@ func BenchmarkRoundTrip1000Nodes(b *testing.B) {
 		backend := openBolt(b)
 		svc := configdb.NewService(backend.Index, backend.Blobs)
 		start := time.Now()
-		env, counts, err := envexport.Import(context.Background(), bytes.NewReader(file), svc, nil)
+		env, counts, err := envexport.Import(context.Background(), bytes.NewReader(file), envexport.Services{Config: svc})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -82,7 +90,7 @@ func BenchmarkRoundTrip1000Nodes(b *testing.B) {
 			b.Fatalf("imported %+v", counts)
 		}
 		start = time.Now()
-		h, docs, err := envexport.Source(context.Background(), svc, nil, strconv.FormatInt(env.ID, 10), exportedAt(b, file))
+		h, docs, err := envexport.Source(context.Background(), envexport.Services{Config: svc}, strconv.FormatInt(env.ID, 10), exportedAt(b, file))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -110,4 +118,145 @@ func exportedAt(b *testing.B, file []byte) time.Time {
 		b.Fatal(err)
 	}
 	return h.ExportedAt
+}
+
+// deployedSource is a bbolt store holding file's environment (1) with what
+// its cluster deploys with: its nodes registered (one per document, ids 1 to
+// nodes, each with a trait), Fuel's release (testdata/fuel: its metadata
+// and default, provision and deletion graphs), a plugin with a graph, a
+// graph of the cluster's own, default deploy steps and a deploy template.
+func deployedSource(b *testing.B, file []byte, nodeCount int) envexport.Services {
+	b.Helper()
+	ctx := context.Background()
+	svc := appServices(b, openBolt(b))
+	if _, _, err := envexport.Import(ctx, bytes.NewReader(file), svc); err != nil {
+		b.Fatal(err)
+	}
+	for id := 1; id <= nodeCount; id++ {
+		if _, err := svc.Nodes.Create(ctx, nodes.NewNode{ID: int64(id), FQDN: fmt.Sprintf("node-%d.example.com", id), Environment: "1",
+			Roles: []string{"compute"}, Traits: []string{"CUSTOM_RAID"}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var metadata graphs.EntryMetadata
+	yamlJSON(b, "release-metadata.yaml", &metadata)
+	release, err := svc.Graphs.CreateEntry(ctx, graphs.Release, graphs.EntryInput{Name: "mitaka", Version: "9.0", EntryMetadata: metadata})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, graphType := range []string{"default", "provision", "deletion"} {
+		var tasks json.RawMessage
+		yamlJSON(b, "tasks-"+graphType+".yaml", &tasks)
+		if _, err := svc.Graphs.CreateGraph(ctx, graphs.Owner{Kind: graphs.Release, ID: release.ID}, graphType, graphs.GraphInput{Tasks: tasks}, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	plugin, err := svc.Graphs.CreateEntry(ctx, graphs.Plugin, graphs.EntryInput{Name: "ldap", Version: "3.0.0"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for owner, tasks := range map[graphs.Owner]string{
+		{Kind: graphs.Plugin, ID: plugin.ID}: `[{"id":"ldap","type":"shell","requires":["netconfig"]}]`,
+		{Kind: graphs.Cluster, ID: 1}:        `[{"id":"fixes","type":"shell","requires":["ldap"]}]`,
+	} {
+		if _, err := svc.Graphs.CreateGraph(ctx, owner, "default", graphs.GraphInput{Tasks: json.RawMessage(tasks)}, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := svc.Graphs.SetCluster(ctx, 1, graphs.ClusterInput{ReleaseID: &release.ID, Plugins: []int64{plugin.ID}}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := svc.Templates.Create(ctx, []byte(`{"name":"CUSTOM_RAID","steps":[{"interface":"raid","step":"create_configuration","args":{},"priority":10}]}`)); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := svc.Templates.SetDefaults(ctx, 1, []byte(`{"steps":[{"interface":"deploy","step":"deploy_start","args":{},"priority":50}]}`)); err != nil {
+		b.Fatal(err)
+	}
+	return svc
+}
+
+// yamlJSON decodes Fuel's file name (testdata/fuel/release) into v, through JSON.
+func yamlJSON(b *testing.B, name string, v any) {
+	b.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "fuel", "release", name))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// As Fuel read it (Ruby's Psych: a repeated key keeps its last value).
+	doc, err := puppetyaml.Decode(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	js, err := json.Marshal(doc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := json.Unmarshal(js, v); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func appServices(b *testing.B, backend store.Backend) envexport.Services {
+	b.Helper()
+	cfg, err := app.LoadConfig(func(string) string { return "" })
+	if err != nil {
+		b.Fatal(err)
+	}
+	svc, err := app.EnvironmentServices(backend, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return svc
+}
+
+// BenchmarkRoundTripDeployed1000Nodes is BenchmarkRoundTrip1000Nodes with
+// what the environment's cluster deploys with (deployedSource), through the
+// services the server builds: the file's bytes (gzip-compressed too), and
+// the seconds of an import into a fresh bbolt store and of its export.
+func BenchmarkRoundTripDeployed1000Nodes(b *testing.B) {
+	const nodeCount, versions = 1000, 10
+	source := deployedSource(b, benchExport(b, nodeCount, versions), nodeCount)
+	file := exportOf(b, source, time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC))
+	var importTime, exportTime time.Duration
+	for b.Loop() {
+		target := appServices(b, openBolt(b))
+		start := time.Now()
+		_, counts, err := envexport.Import(context.Background(), bytes.NewReader(file), target)
+		if err != nil {
+			b.Fatal(err)
+		}
+		importTime += time.Since(start)
+		if counts != (configdb.ImportCounts{Documents: nodeCount, Versions: nodeCount * versions}) {
+			b.Fatalf("imported %+v", counts)
+		}
+		start = time.Now()
+		again := exportOf(b, target, exportedAt(b, file))
+		exportTime += time.Since(start)
+		if !bytes.Equal(again, file) {
+			b.Fatal("the round trip changed the export")
+		}
+	}
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	zw.Write(file)
+	zw.Close()
+	b.ReportMetric(nodeCount, "documents")
+	b.ReportMetric(nodeCount*versions, "versions")
+	b.ReportMetric(float64(len(file)), "file-bytes")
+	b.ReportMetric(float64(zipped.Len()), "gzip-bytes")
+	b.ReportMetric(importTime.Seconds()/float64(b.N), "import-s/op")
+	b.ReportMetric(exportTime.Seconds()/float64(b.N), "export-s/op")
+}
+
+func exportOf(b *testing.B, svc envexport.Services, at time.Time) []byte {
+	b.Helper()
+	h, docs, err := envexport.Source(context.Background(), svc, "1", at)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := envexport.Write(&buf, h, docs); err != nil {
+		b.Fatal(err)
+	}
+	return buf.Bytes()
 }

@@ -2,14 +2,18 @@
 // (tuningbox env export / env import): JSON lines, so that an environment of
 // any size is written and read as a stream.
 //
-//	{"format":"tuningbox-env-export","version":1,"exported_at":...,"environment":{...},"nodes":[...]}
+//	{"format":"tuningbox-env-export","version":2,"exported_at":...,"environment":{...},"nodes":[...],"cluster":{...},"deploy_templates":{...}}
 //	{"document":{"component":...,"resource":...,"kind":...,"path":[...],"versions":[...]}}
 //	...
 //	{"end":{"documents":N,"versions":M}}
 //
 // The first line is the header: the format's name and version, the
-// environment (configdb.EnvironmentExport: levels, components, definitions)
-// and its registered nodes (nodes.Node).
+// environment (configdb.EnvironmentExport: levels, components, definitions),
+// its registered nodes (nodes.Node), what its cluster deploys with
+// (graphs.ClusterExport: release, plugins and their graphs, the cluster's
+// own graphs) and its deploy templates (templates.Export: default steps,
+// the templates its nodes' traits name). Version 1 files, of the build
+// before, hold neither of the last two and still import.
 // Each document line holds one document with every version, its content
 // included (configdb.DocumentHistory). The last line counts them: a file
 // without it, or whose counts differ, was cut short. Read also takes the
@@ -24,19 +28,24 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"slices"
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/nodes"
 	"github.com/tuningbox/tuningbox/shared/store"
+	"github.com/tuningbox/tuningbox/shared/templates"
 )
 
 const (
 	// Format names the format in every header.
 	Format = "tuningbox-env-export"
-	// Version is the format version this build writes and the newest it reads.
-	Version = 1
+	// Version is the format version this build writes and the newest it
+	// reads: 2 added the cluster and the deploy templates, which a build
+	// reading version 1 would drop without a word.
+	Version = 2
 	// ContentType is the media type of the file.
 	ContentType = "application/x-ndjson"
 )
@@ -57,6 +66,21 @@ type Header struct {
 	Environment configdb.EnvironmentExport `json:"environment"`
 	// Nodes are the environment's registered nodes.
 	Nodes []nodes.Node `json:"nodes"`
+	// Cluster is what the environment's cluster deploys with (absent when
+	// exported without the graphs service, and in version 1).
+	Cluster *graphs.ClusterExport `json:"cluster,omitempty"`
+	// DeployTemplates are the environment's default deploy steps and the
+	// templates it can match (absent like Cluster).
+	DeployTemplates *templates.Export `json:"deploy_templates,omitempty"`
+}
+
+// Services are what an export reads and an import writes: the ConfigDB, and
+// the node registry, graphs and templates when not nil.
+type Services struct {
+	Config    *configdb.Service
+	Nodes     *nodes.Service
+	Graphs    *graphs.Service
+	Templates *templates.Service
 }
 
 // End is the file's last line: what the lines before it hold.
@@ -169,35 +193,81 @@ func Read(r io.Reader) (Header, iter.Seq2[configdb.DocumentHistory, error], erro
 }
 
 // Source reads environment envRef (id or UUID) for Write: the header, with
-// the nodes registry holds in it (none when registry is nil), stamped now,
-// and the documents, read as they are ranged over.
-func Source(ctx context.Context, config *configdb.Service, registry *nodes.Service, envRef string, now time.Time) (Header, iter.Seq2[configdb.DocumentHistory, error], error) {
-	env, docs, err := config.ExportEnvironment(ctx, envRef)
+// what svc's services hold of the environment, stamped now, and the
+// documents, read as they are ranged over.
+func Source(ctx context.Context, svc Services, envRef string, now time.Time) (Header, iter.Seq2[configdb.DocumentHistory, error], error) {
+	env, docs, err := svc.Config.ExportEnvironment(ctx, envRef)
 	if err != nil {
 		return Header{}, nil, err
 	}
 	h := Header{ExportedAt: now, Environment: env}
-	if registry != nil {
-		if h.Nodes, err = registry.InEnvironment(ctx, env.ID); err != nil {
+	if svc.Nodes != nil {
+		if h.Nodes, err = svc.Nodes.InEnvironment(ctx, env.ID); err != nil {
 			return Header{}, nil, err
 		}
+	}
+	if svc.Graphs != nil {
+		cluster, err := svc.Graphs.ExportCluster(ctx, env.ID)
+		if err != nil {
+			return Header{}, nil, err
+		}
+		h.Cluster = &cluster
+	}
+	if svc.Templates != nil {
+		var traits []string
+		for _, n := range h.Nodes {
+			traits = append(traits, n.Traits...)
+		}
+		slices.Sort(traits)
+		deploy, err := svc.Templates.ExportEnvironment(ctx, env.ID, slices.Compact(traits))
+		if err != nil {
+			return Header{}, nil, err
+		}
+		h.DeployTemplates = &deploy
 	}
 	return h, docs, nil
 }
 
-// Import reads an export from r and creates its environment in config, with
-// its nodes in registry (when not nil), all or nothing
-// (configdb.Service.ImportEnvironment, nodes.Service.ImportOps).
-func Import(ctx context.Context, r io.Reader, config *configdb.Service, registry *nodes.Service) (configdb.Environment, configdb.ImportCounts, error) {
+// Import reads an export from r and creates its environment with what it
+// holds in svc's services, all or nothing (configdb.Service.ImportEnvironment
+// with the ImportOps of nodes, graphs and templates). A part of the file
+// whose service is nil is refused rather than dropped.
+func Import(ctx context.Context, r io.Reader, svc Services) (configdb.Environment, configdb.ImportCounts, error) {
 	h, docs, err := Read(r)
 	if err != nil {
 		return configdb.Environment{}, configdb.ImportCounts{}, err
 	}
-	var stageNodes configdb.NodeImport
-	if registry != nil {
-		stageNodes = func(ctx context.Context, env configdb.Environment) ([]store.Op, map[string]string, error) {
-			return registry.ImportOps(ctx, h.Nodes, nodes.Environment{ID: env.ID, UUID: env.UUID})
-		}
+	switch {
+	case svc.Nodes == nil && len(h.Nodes) > 0:
+		return configdb.Environment{}, configdb.ImportCounts{}, errs.Invalidf("this import takes no nodes; the export holds %d", len(h.Nodes))
+	case svc.Graphs == nil && h.Cluster != nil:
+		return configdb.Environment{}, configdb.ImportCounts{}, errs.Invalidf("this import takes no deployment graphs; the export holds its cluster's")
+	case svc.Templates == nil && h.DeployTemplates != nil:
+		return configdb.Environment{}, configdb.ImportCounts{}, errs.Invalidf("this import takes no deploy templates; the export holds some")
 	}
-	return config.ImportEnvironment(ctx, h.Environment, docs, stageNodes)
+	stage := func(ctx context.Context, env configdb.Environment) (writes [][]store.Op, renamed map[string]string, err error) {
+		if len(h.Nodes) > 0 {
+			ops, renamedNodes, err := svc.Nodes.ImportOps(ctx, h.Nodes, nodes.Environment{ID: env.ID, UUID: env.UUID})
+			if err != nil {
+				return nil, nil, err
+			}
+			writes, renamed = slices.Collect(slices.Chunk(ops, store.MaxWriteBatch)), renamedNodes
+		}
+		if h.Cluster != nil {
+			clusterWrites, err := svc.Graphs.ImportOps(ctx, *h.Cluster, env.ID)
+			if err != nil {
+				return nil, nil, err
+			}
+			writes = append(writes, clusterWrites...)
+		}
+		if h.DeployTemplates != nil {
+			templateWrites, err := svc.Templates.ImportOps(ctx, *h.DeployTemplates, env.ID)
+			if err != nil {
+				return nil, nil, err
+			}
+			writes = append(writes, templateWrites...)
+		}
+		return writes, renamed, nil
+	}
+	return svc.Config.ImportEnvironment(ctx, h.Environment, docs, stage)
 }

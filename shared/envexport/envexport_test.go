@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,7 +93,7 @@ func seed(t testing.TB, b store.Backend, svc *configdb.Service) {
 
 func export(t testing.TB, svc *configdb.Service, env string) []byte {
 	t.Helper()
-	h, docs, err := envexport.Source(context.Background(), svc, nil, env, start)
+	h, docs, err := envexport.Source(context.Background(), envexport.Services{Config: svc}, env, start)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func export(t testing.TB, svc *configdb.Service, env string) []byte {
 }
 
 func importFile(svc *configdb.Service, file []byte) (configdb.Environment, configdb.ImportCounts, error) {
-	return envexport.Import(context.Background(), bytes.NewReader(file), svc, nil)
+	return envexport.Import(context.Background(), bytes.NewReader(file), envexport.Services{Config: svc})
 }
 
 // reads is every answer of env the round trip must keep: per address, the
@@ -219,7 +220,7 @@ func TestRefusedFiles(t *testing.T) {
 	}{
 		"foreign":            {[]byte(`{"apiVersion":"v1","kind":"ConfigMap"}` + "\n"), envexport.ErrForeign, ""},
 		"empty":              {nil, envexport.ErrForeign, ""},
-		"newer":              {bytes.Replace(file, []byte(`"version":1,`), []byte(`"version":2,`), 1), envexport.ErrNewer, ""},
+		"newer":              {bytes.Replace(file, fmt.Appendf(nil, `"version":%d,`, envexport.Version), fmt.Appendf(nil, `"version":%d,`, envexport.Version+1), 1), envexport.ErrNewer, ""},
 		"no end":             {bytes.Join(lines[:len(lines)-2], nil), envexport.ErrTruncated, ""},
 		"cut in a line":      {file[:len(file)/2], envexport.ErrTruncated, ""},
 		"a document dropped": {append(bytes.Join(lines[:2], nil), bytes.Join(lines[3:], nil)...), envexport.ErrTruncated, ""},
@@ -285,12 +286,13 @@ func TestImportBatchesAnyNumberOfNodes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stageNodes := func(context.Context, configdb.Environment) ([]store.Op, map[string]string, error) {
+		// In groups of a whole batch each, as Import stages nodes.
+		stageNodes := func(context.Context, configdb.Environment) ([][]store.Op, map[string]string, error) {
 			ops := make([]store.Op, n)
 			for i := range ops {
 				ops[i] = store.Create(store.Key{Partition: "test#nodes", Sort: strconv.Itoa(i)}, []byte("{}"))
 			}
-			return ops, nil, nil
+			return slices.Collect(slices.Chunk(ops, store.MaxWriteBatch)), nil, nil
 		}
 		if _, _, err := target.ImportEnvironment(context.Background(), h.Environment, docs, stageNodes); err != nil {
 			t.Fatalf("import with %d node writes: %v", n, err)
@@ -298,5 +300,59 @@ func TestImportBatchesAnyNumberOfNodes(t *testing.T) {
 		if items, err := b.Index.Query(context.Background(), store.Query{Partition: "test#nodes"}); err != nil || len(items) != n {
 			t.Fatalf("%d of %d node writes committed: %v", len(items), n, err)
 		}
+	}
+}
+
+// TestFailedImportKeepsWhatItReused: an import that fails after a batch of
+// it rewrote an item it reuses (the guard of a release registered here) takes
+// back what it created and leaves that item in place.
+func TestFailedImportKeepsWhatItReused(t *testing.T) {
+	source := openBolt(t)
+	svc := configdb.NewService(source.Index, source.Blobs, configdb.WithClock(tick()))
+	seed(t, source, svc)
+	file := export(t, svc, "3")
+	b := openBolt(t)
+	ctx := context.Background()
+	reused, taken := store.Key{Partition: "test#reused", Sort: "release"}, store.Key{Partition: "test#taken", Sort: "99"}
+	if err := b.Index.Write(ctx, store.Create(reused, []byte("{}")), store.Create(taken, []byte("{}"))); err != nil {
+		t.Fatal(err)
+	}
+	target := configdb.NewService(b.Index, b.Blobs)
+	h, docs, err := envexport.Read(bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stage := func(context.Context, configdb.Environment) ([][]store.Op, map[string]string, error) {
+		// A whole batch after the guard, so that the two go in separate batches; its last write fails.
+		creates := make([]store.Op, store.MaxWriteBatch)
+		for i := range creates {
+			creates[i] = store.Create(store.Key{Partition: "test#taken", Sort: strconv.Itoa(i)}, []byte("{}"))
+		}
+		return [][]store.Op{{store.Update(reused, []byte("{}"), 1)}, creates}, nil, nil
+	}
+	if _, _, err := target.ImportEnvironment(ctx, h.Environment, docs, stage); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("import over a taken key = %v, want a conflict", err)
+	}
+	if _, err := b.Index.Get(ctx, reused); err != nil {
+		t.Fatalf("the reused item after the failed import: %v", err)
+	}
+	if items, err := b.Index.Query(ctx, store.Query{Partition: "test#taken"}); err != nil || len(items) != 1 {
+		t.Fatalf("test#taken after the failed import: %d items, %v", len(items), err)
+	}
+	if envs, err := target.ListEnvironments(ctx); err != nil || len(envs) != 0 {
+		t.Fatalf("environments after the failed import: %+v, %v", envs, err)
+	}
+}
+
+// TestReadsVersion1: a file of the format before (version 1: no cluster and
+// no deploy templates in its header) still imports.
+func TestReadsVersion1(t *testing.T) {
+	source := openBolt(t)
+	svc := configdb.NewService(source.Index, source.Blobs, configdb.WithClock(tick()))
+	seed(t, source, svc)
+	file := bytes.Replace(export(t, svc, "3"), fmt.Appendf(nil, `"version":%d,`, envexport.Version), []byte(`"version":1,`), 1)
+	b := openBolt(t)
+	if _, counts, err := importFile(configdb.NewService(b.Index, b.Blobs), file); err != nil || counts.Versions != 16 {
+		t.Fatalf("import of a version 1 file: %+v, %v", counts, err)
 	}
 }

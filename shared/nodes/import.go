@@ -2,13 +2,14 @@ package nodes
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/google/uuid"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/ident"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 
@@ -21,11 +22,9 @@ import (
 // conflict: the import moves an environment, it does not merge hosts.
 func (s *Service) ImportOps(ctx context.Context, in []Node, env Environment) (ops []store.Op, renamed map[string]string, err error) {
 	out := make([]Node, len(in))
-	keep := make([]bool, len(in))
 	seen := make(map[string]bool)
 	ids := make(map[int64]bool)
-	// First the ids that stay: reserving them moves the counter past each,
-	// so the new ids given afterwards are none of them.
+	var lookups []store.Key
 	for i, n := range in {
 		if n.FQDN, err = normalizeFQDN(n.FQDN); err != nil {
 			return nil, nil, err
@@ -37,22 +36,37 @@ func (s *Service) ImportOps(ctx context.Context, in []Node, env Environment) (op
 		if err := n.validate(); err != nil {
 			return nil, nil, err
 		}
-		taken, err := s.exists(ctx, fqdnKey(n.FQDN))
-		if err != nil {
-			return nil, nil, err
+		lookups = append(lookups, fqdnKey(n.FQDN))
+		if keepable(n.ID) {
+			lookups = append(lookups, recordKey(n.ID))
 		}
-		if taken {
-			return nil, nil, errs.Conflictf("a node with fqdn %s is registered here already", n.FQDN)
-		}
-		if taken, err = s.exists(ctx, recordKey(n.ID)); err != nil {
-			return nil, nil, err
-		}
-		if keep[i] = !taken && n.ID >= 1 && n.ID <= store.MaxChosenID; keep[i] {
-			if err := store.ReserveID(ctx, s.idx, counterKey, n.ID); err != nil {
-				return nil, nil, fmt.Errorf("reserve node id %d: %w", n.ID, err)
-			}
+		if ident.IsUUID(n.UUID) {
+			lookups = append(lookups, uuidKey(n.UUID))
 		}
 		out[i] = n
+	}
+	// What is taken here, in batched reads: an import from afar (an
+	// operator's machine to DynamoDB) pays a round trip per call.
+	taken, err := s.existing(ctx, lookups)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The ids that stay first: reserving the largest moves the counter past
+	// each, so the new ids given afterwards are none of them.
+	keep := make([]bool, len(out))
+	var largestKept int64
+	for i, n := range out {
+		if taken[fqdnKey(n.FQDN)] {
+			return nil, nil, errs.Conflictf("a node with fqdn %s is registered here already", n.FQDN)
+		}
+		if keep[i] = keepable(n.ID) && !taken[recordKey(n.ID)]; keep[i] {
+			largestKept = max(largestKept, n.ID)
+		}
+	}
+	if largestKept > 0 {
+		if err := store.ReserveID(ctx, s.idx, counterKey, largestKept); err != nil {
+			return nil, nil, fmt.Errorf("reserve node ids up to %d: %w", largestKept, err)
+		}
 	}
 	renamed = make(map[string]string)
 	for i := range out {
@@ -63,11 +77,7 @@ func (s *Service) ImportOps(ctx context.Context, in []Node, env Environment) (op
 			}
 			renamed[strconv.FormatInt(old, 10)] = strconv.FormatInt(n.ID, 10)
 		}
-		taken, err := s.exists(ctx, uuidKey(n.UUID))
-		if err != nil {
-			return nil, nil, err
-		}
-		if taken || n.UUID == "" {
+		if !ident.IsUUID(n.UUID) || taken[uuidKey(n.UUID)] {
 			n.UUID = uuid.NewString()
 		}
 		n.EnvironmentID, n.EnvironmentUUID = env.ID, env.UUID
@@ -82,14 +92,20 @@ func (s *Service) ImportOps(ctx context.Context, in []Node, env Environment) (op
 	return ops, renamed, nil
 }
 
-// exists reports whether the item at k exists (a key no item can have: no).
-func (s *Service) exists(ctx context.Context, k store.Key) (bool, error) {
-	_, err := s.idx.Get(ctx, k)
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalidKey):
-		return false, nil
+// keepable says whether an imported node's id may be kept: one a client may choose.
+func keepable(id int64) bool { return id >= 1 && id <= store.MaxChosenID }
+
+// existing returns which of keys hold an item, reading them store.MaxBatchGet at a time.
+func (s *Service) existing(ctx context.Context, keys []store.Key) (map[store.Key]bool, error) {
+	out := make(map[store.Key]bool)
+	for chunk := range slices.Chunk(keys, store.MaxBatchGet) {
+		got, err := s.idx.BatchGet(ctx, chunk)
+		if err != nil {
+			return nil, err
+		}
+		for k := range got {
+			out[k] = true
+		}
 	}
-	return false, err
+	return out, nil
 }

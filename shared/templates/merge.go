@@ -49,6 +49,18 @@ func (s *Service) SetDefaults(ctx context.Context, env int64, doc []byte) ([]Ste
 	if err := checkEnvironment(env); err != nil {
 		return nil, err
 	}
+	steps, err := parseDefaults(doc)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.idx.Write(ctx, store.Put(defaultsKey(env), mustJSON(defaultsDoc{Steps: steps}))); err != nil {
+		return nil, fmt.Errorf("store default deploy steps of environment %d: %w", env, err)
+	}
+	return steps, nil
+}
+
+// parseDefaults validates default deploy steps, `{"steps":[...]}`.
+func parseDefaults(doc []byte) ([]Step, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(doc, &fields); err != nil || fields == nil {
 		return nil, errs.Invalidf(`default deploy steps must be a JSON object {"steps":[...]}`)
@@ -67,9 +79,6 @@ func (s *Service) SetDefaults(ctx context.Context, env int64, doc []byte) ([]Ste
 	}
 	if len(p) > 0 {
 		return nil, errs.Invalidf("%s", strings.Join(p, "; "))
-	}
-	if err := s.idx.Write(ctx, store.Put(defaultsKey(env), mustJSON(defaultsDoc{Steps: steps}))); err != nil {
-		return nil, fmt.Errorf("store default deploy steps of environment %d: %w", env, err)
 	}
 	return steps, nil
 }

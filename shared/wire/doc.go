@@ -1,7 +1,9 @@
 // Package wire holds the request and answer bodies of tuningbox's HTTP API:
 // one Go type per body, with the JSON tags that are its wire format. The
 // server's handlers build and decode these types (converting from and to the
-// domain packages' own structs in the handler packages), the Go client in
+// domain packages' own structs in the handler packages; a domain type that is
+// a body word for word, such as a document version, its writer, an API token
+// or an audit record, is an alias of the wire type instead), the Go client in
 // client/ sends and reads the same types, and the OpenAPI document's
 // component schemas are generated from them (shared/httpapi/routes), so a
 // body is written down once.

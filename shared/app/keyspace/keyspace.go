@@ -61,11 +61,12 @@ const (
 var Functions = map[string]Access{
 	// The ConfigDB, overrides and the blob sweep; deleting an environment
 	// deletes its deployment graphs; node-level values read the node registry;
-	// a document's history names its writers from the audit log; importing an
-	// environment registers its nodes.
+	// a document's history names its writers from the audit log; exporting
+	// and importing an environment reads and writes its nodes, its cluster's
+	// graphs and its deploy templates.
 	"config": {
-		Read:  []string{Config, Nodes, Graphs, Blob, Audit},
-		Write: []string{Config, Nodes, Graphs, Blob, Audit},
+		Read:  []string{Config, Nodes, Graphs, Templates, Blob, Audit},
+		Write: []string{Config, Nodes, Graphs, Templates, Blob, Audit},
 		Blobs: BlobsCollect,
 	},
 	// Deployment graphs; environments act as clusters, with the registry's nodes.

@@ -21,27 +21,11 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/store"
+	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
-// Record is one audited write.
-type Record struct {
-	// ID orders records by time; it is also the paging cursor.
-	ID        string    `json:"id"`
-	Time      time.Time `json:"time"`
-	Principal string    `json:"principal"`
-	Role      string    `json:"role"`
-	// TokenID is the API token used, empty for a password login.
-	TokenID string `json:"token_id,omitempty"`
-	// RequestID names the request; a document version it created names it too.
-	RequestID string `json:"request_id,omitempty"`
-	Method    string `json:"method"`
-	Path      string `json:"path"`
-	Status    int    `json:"status"`
-	// Environment is the environment id the write was under, if any.
-	Environment string `json:"environment,omitempty"`
-	// Version is the document version the write created, when it created one.
-	Version int `json:"version,omitempty"`
-}
+// Record is one audited write: the wire's AuditRecord, stored as it is answered.
+type Record = wire.AuditRecord
 
 const (
 	pAll    = "audit#all"

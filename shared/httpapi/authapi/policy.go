@@ -3,7 +3,6 @@ package authapi
 import (
 	"context"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -107,7 +106,7 @@ func nodeMay(p auth.Principal, r *http.Request, rule routes.NodeRule, value func
 	case routes.NodeOwnDocument:
 		// Read on the escaped path, as configapi does: an escaped "/" stays inside its segment.
 		segs, ok := pathSegments(r.URL.EscapedPath())
-		if !ok || len(segs) < 5 || r.URL.Query().Has("explain") || !slices.ContainsFunc(p.NodeEnvironment, func(e string) bool { return strings.EqualFold(e, segs[4]) }) {
+		if !ok || len(segs) < 5 || routes.QueryOf(r).Has("explain") || !slices.ContainsFunc(p.NodeEnvironment, func(e string) bool { return strings.EqualFold(e, segs[4]) }) {
 			return false
 		}
 		levels, _, err := levelpath.Split(segs[5:])
@@ -115,12 +114,15 @@ func nodeMay(p auth.Principal, r *http.Request, rule routes.NodeRule, value func
 	case routes.NodeOwnEntry:
 		return slices.Contains(p.NodeNames, value("id"))
 	case routes.NodeHostnameSearch:
-		q, err := url.ParseQuery(r.URL.RawQuery)
-		if err != nil || len(q) != 1 || len(q["hostname"]) != 1 {
+		// The policy runs before the router checks the query: hostname must be
+		// its only parameter, given once.
+		m, ok := routes.MatchOf(r)
+		if !ok || m.CheckQuery(r) != nil {
 			return false
 		}
-		host := strings.ToLower(strings.TrimSuffix(q.Get("hostname"), "."))
-		return slices.Contains(p.NodeNames, host)
+		q := routes.QueryOf(r)
+		host := strings.ToLower(strings.TrimSuffix(q.String("hostname"), "."))
+		return q.Len() == 1 && q.Has("hostname") && slices.Contains(p.NodeNames, host)
 	case routes.NodeOwnTask:
 		return slices.Contains(p.NodeNames, value("node"))
 	case routes.NodeOwnSession:

@@ -67,6 +67,11 @@ func TestAuthorize(t *testing.T) {
 		{"GET", "/api/v1/nodes?hostname=NODE-7.example.com.", true, true, true, false, false},
 		{"GET", "/api/v1/nodes?hostname=node", true, true, false, false, false},
 		{"GET", "/api/v1/nodes?hostname=node-7.example.com&limit=5", true, true, false, false, false},
+		{"GET", "/api/v1/nodes?hostname=node-7.example.com&hostname=node-7.example.com", true, true, false, false, false},
+		{"GET", "/api/v1/nodes?hostname=node-7.example.com&limit=many", true, true, false, false, false},
+		// ?explain names the writers of each layer: never a node's, whatever its value.
+		{"GET", cfg + "1/role/compute/nodes/7/resources/astute/values?effective&explain", true, true, false, false, false},
+		{"GET", cfg + "1/role/compute/nodes/7/resources/astute/values?effective&explain=maybe", true, true, false, false, false},
 		{"GET", "/api/v1/nodes", true, true, false, false, false},
 		{"GET", "/api/v1/users", true, false, false, false, false},
 		{"GET", "/api/v1/users/root", true, false, false, false, false},

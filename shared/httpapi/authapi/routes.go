@@ -35,10 +35,6 @@ func userView(u auth.User) wire.User {
 	return wire.User{Name: u.Name, Role: string(u.Role), Node: u.Node, CreatedAt: u.CreatedAt}
 }
 
-func tokenView(t auth.Token) wire.Token {
-	return wire.Token{ID: t.ID, User: t.User, Description: t.Description, CreatedAt: t.CreatedAt, ExpiresAt: t.ExpiresAt}
-}
-
 // SessionTTL is how long a console session lasts.
 const SessionTTL = 30 * time.Minute
 
@@ -149,19 +145,15 @@ func (m *Middleware) createToken(w http.ResponseWriter, r *http.Request) (int, a
 		return 0, nil, err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	return http.StatusCreated, wire.CreatedToken{Token: tokenView(tok), Secret: secret}, nil
+	return http.StatusCreated, wire.CreatedToken{Token: tok, Secret: secret}, nil
 }
 
 func (m *Middleware) listTokens(_ http.ResponseWriter, r *http.Request) (int, any, error) {
-	toks, err := m.svc.ListTokens(r.Context(), r.URL.Query().Get("user"))
+	toks, err := m.svc.ListTokens(r.Context(), routes.QueryOf(r).String("user"))
 	if err != nil {
 		return 0, nil, err
 	}
-	out := wire.TokenList{Tokens: make([]wire.Token, len(toks))}
-	for i, t := range toks {
-		out.Tokens[i] = tokenView(t)
-	}
-	return http.StatusOK, out, nil
+	return http.StatusOK, wire.TokenList{Tokens: toks}, nil
 }
 
 func (m *Middleware) revokeToken(_ http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -174,20 +166,17 @@ func (m *Middleware) revokeToken(_ http.ResponseWriter, r *http.Request) (int, a
 // listAudit answers GET /api/v1/audit?environment=ID&limit=N&before=CURSOR,
 // newest first; "next" is the cursor of the following page, absent on the last.
 func (m *Middleware) listAudit(_ http.ResponseWriter, r *http.Request) (int, any, error) {
-	q := r.URL.Query()
-	query := audit.Query{Before: q.Get("before")}
-	if env := q.Get("environment"); env != "" {
+	q := routes.QueryOf(r)
+	query := audit.Query{Before: q.String("before")}
+	if env := q.String("environment"); env != "" {
 		query.Environment = m.environmentID(r.Context(), env)
 	}
-	query.Limit, _ = routes.QueryOf(r).Integer("limit")
+	query.Limit, _ = q.Integer("limit")
 	records, err := m.audit.List(r.Context(), query)
 	if err != nil {
 		return 0, nil, err
 	}
-	out := wire.AuditPage{Records: make([]wire.AuditRecord, len(records))}
-	for i, rec := range records {
-		out.Records[i] = wire.AuditRecord(rec)
-	}
+	out := wire.AuditPage{Records: records}
 	limit := query.Limit
 	if limit == 0 {
 		limit = audit.DefaultLimit

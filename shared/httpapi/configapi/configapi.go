@@ -170,8 +170,8 @@ func (h *handlers) deleteComponent(_ http.ResponseWriter, r *http.Request) (int,
 
 func (h *handlers) listDefinitions(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	var component *string
-	if q := r.URL.Query(); q.Has("component_id") {
-		c := q.Get("component_id")
+	if q := routes.QueryOf(r); q.Has("component_id") {
+		c := q.String("component_id")
 		if c != "" {
 			if err := idsFor(r).pathRef(c, true); err != nil {
 				return 0, nil, err

@@ -41,18 +41,7 @@ func (h *handlers) listVersions(_ http.ResponseWriter, r *http.Request) (int, an
 	if err != nil {
 		return 0, nil, err
 	}
-	out := make([]wire.DocumentVersion, len(versions))
-	for i, v := range versions {
-		out[i] = wire.DocumentVersion{Version: v.Version, CreatedAt: v.CreatedAt, Size: v.Size, SHA256: v.SHA256, WrittenBy: writer(v.WrittenBy)}
-	}
-	return http.StatusOK, out, nil
-}
-
-func writer(by *configdb.Writer) *wire.Writer {
-	if by == nil {
-		return nil
-	}
-	return &wire.Writer{Principal: by.Principal, Role: by.Role, RequestID: by.RequestID, Time: by.Time}
+	return http.StatusOK, versions, nil
 }
 
 // keyHistory lists the versions of a document in which a key's value changed.
@@ -79,7 +68,7 @@ func (h *handlers) keyHistory(_ http.ResponseWriter, r *http.Request) (int, any,
 		case c.New == nil:
 			change = "removed"
 		}
-		out.Changes[i] = wire.KeyChange{Version: c.Version.Version, CreatedAt: c.CreatedAt, WrittenBy: writer(c.WrittenBy), Change: change, Old: c.Old, New: c.New}
+		out.Changes[i] = wire.KeyChange{Version: c.Version.Version, CreatedAt: c.CreatedAt, WrittenBy: c.WrittenBy, Change: change, Old: c.Old, New: c.New}
 	}
 	return http.StatusOK, out, nil
 }
@@ -194,7 +183,7 @@ func stored(w http.ResponseWriter, v configdb.Version, err error) (int, any, err
 	if err != nil {
 		return 0, nil, err
 	}
-	w.Header().Set("ETag", v.ETag())
+	w.Header().Set("ETag", strconv.Quote(v.SHA256))
 	w.Header().Set(VersionHeader, strconv.Itoa(v.Version))
 	return http.StatusNoContent, nil, nil
 }

@@ -2,7 +2,6 @@ package routes
 
 import (
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -169,22 +168,14 @@ func levelMatchers() map[string]levelMatcher {
 	return out
 }
 
-// queryFlag reports whether the raw query sets the Flag name, without
-// parsing the rest of it: a route's When is read on every match.
+// queryFlag reports whether the raw query sets the Flag name, read by its
+// first pair as the parser reads a repeated parameter, without parsing the
+// rest of it: a route's When is read on every match.
 func queryFlag(rawQuery, name string) bool {
-	for part := range strings.SplitSeq(rawQuery, "&") {
-		key, value, _ := strings.Cut(part, "=")
-		if key != name {
-			continue
+	for pair := range strings.SplitSeq(rawQuery, "&") {
+		if n, value, ok := readPair(pair); ok && n == name {
+			return Param{Name: name, Type: Flag}.read(value).flag
 		}
-		if strings.ContainsAny(value, "%+") {
-			var err error
-			if value, err = url.QueryUnescape(value); err != nil {
-				return false
-			}
-		}
-		v, ok := Param{Name: name, Type: Flag}.read(value)
-		return ok && v.flag
 	}
 	return false
 }

@@ -41,10 +41,12 @@ func (t ParamType) expected() string {
 // queryValue is one parameter's value, read by its declared type.
 type queryValue struct {
 	name, raw string
-	flag      bool
-	integer   int
-	seconds   float64
-	instant   time.Time
+	// valid is whether raw reads as its parameter's type.
+	valid   bool
+	flag    bool
+	integer int
+	seconds float64
+	instant time.Time
 }
 
 // maxParams bounds the parameters a route declares (buildTable checks it),
@@ -72,8 +74,9 @@ func (r Route) CheckQuery(req *http.Request) error {
 
 // QueryOf returns the query of the route r takes (MatchOf), read by its types.
 // The router refuses a request whose query does not parse before its handler
-// runs (Route.CheckQuery), so handlers read it without an error; a value that
-// does not parse reads as absent.
+// runs (Route.CheckQuery), so handlers read it without an error. What reads
+// it before that (the policy) sees a value that does not parse as given (Has)
+// with its type's zero value.
 func QueryOf(r *http.Request) Query {
 	m, _ := MatchOf(r)
 	q, _ := m.parseQuery(r, false)
@@ -88,16 +91,8 @@ func (r Route) parseQuery(req *http.Request, strict bool) (Query, error) {
 	var q Query
 	var seen [maxParams]bool // the declared parameters given so far, by index in r.Query
 	for pair := range strings.SplitSeq(req.URL.RawQuery, "&") {
-		if pair == "" || strings.Contains(pair, ";") {
-			continue
-		}
-		rawName, rawValue, _ := strings.Cut(pair, "=")
-		name, err := url.QueryUnescape(rawName)
-		if err != nil {
-			continue
-		}
-		value, err := url.QueryUnescape(rawValue)
-		if err != nil {
+		name, value, ok := readPair(pair)
+		if !ok {
 			continue
 		}
 		i := slices.IndexFunc(r.Query, func(p Param) bool { return p.Name == name })
@@ -121,11 +116,11 @@ func (r Route) parseQuery(req *http.Request, strict bool) (Query, error) {
 		if strict && p.Since != (httpapi.Version{}) && !httpapi.RequestVersion(req).AtLeast(p.Since) {
 			return Query{}, errs.Invalidf("the %s parameter needs API microversion %s (OpenStack-API-Version: %s %s)", name, p.Since, httpapi.ServiceType, p.Since)
 		}
-		v, ok := p.read(value)
+		v := p.read(value)
 		switch {
-		case !ok && strict:
+		case !v.valid && strict:
 			return Query{}, errs.Invalidf("query parameter %s=%q: expected %s (%s)", name, value, p.Type.expected(), p.Description)
-		case ok && !strict:
+		case !strict:
 			q.values[q.n] = v
 			q.n++
 		}
@@ -133,26 +128,70 @@ func (r Route) parseQuery(req *http.Request, strict bool) (Query, error) {
 	return q, nil
 }
 
-// read parses raw as a value of p's type.
-func (p Param) read(raw string) (queryValue, bool) {
+// readPair splits and unescapes one "&"-separated pair of a raw query as
+// url.ParseQuery does; ok is false for a pair it skips: an empty one, one
+// with a semicolon, or one that does not unescape.
+func readPair(pair string) (name, value string, ok bool) {
+	if pair == "" || strings.Contains(pair, ";") {
+		return "", "", false
+	}
+	rawName, rawValue, _ := strings.Cut(pair, "=")
+	name, err := url.QueryUnescape(rawName)
+	if err != nil {
+		return "", "", false
+	}
+	value, err = url.QueryUnescape(rawValue)
+	return name, value, err == nil
+}
+
+// WithQueryValue returns rawQuery with the pairs of the parameter name (as
+// the parser reads names) replaced by one name=value where the first stood;
+// every other pair stays as sent.
+func WithQueryValue(rawQuery, name, value string) string {
+	pairs := strings.Split(rawQuery, "&")
+	kept := pairs[:0]
+	set := false
+	for _, pair := range pairs {
+		if n, _, ok := readPair(pair); ok && n == name {
+			if set {
+				continue
+			}
+			set = true
+			pair = url.QueryEscape(name) + "=" + url.QueryEscape(value)
+		}
+		kept = append(kept, pair)
+	}
+	return strings.Join(kept, "&")
+}
+
+// read parses raw as a value of p's type; one that does not parse is not
+// valid and holds the type's zero value.
+func (p Param) read(raw string) queryValue {
 	v := queryValue{name: p.Name, raw: raw}
 	var err error
 	switch p.Type {
 	case Flag:
-		isTrue := slices.ContainsFunc(flagTrue, func(s string) bool { return strings.EqualFold(s, raw) })
-		v.flag = isTrue
-		return v, isTrue || slices.ContainsFunc(flagFalse, func(s string) bool { return strings.EqualFold(s, raw) })
+		v.flag = slices.ContainsFunc(flagTrue, func(s string) bool { return strings.EqualFold(s, raw) })
+		v.valid = v.flag || slices.ContainsFunc(flagFalse, func(s string) bool { return strings.EqualFold(s, raw) })
 	case Integer:
 		v.integer, err = strconv.Atoi(raw)
-		return v, err == nil && v.integer > 0
+		v.valid = err == nil && v.integer > 0
+		if !v.valid {
+			v.integer = 0
+		}
 	case Seconds:
 		v.seconds, err = strconv.ParseFloat(raw, 64)
-		return v, err == nil && !math.IsNaN(v.seconds) && !math.IsInf(v.seconds, 0)
+		v.valid = err == nil && !math.IsNaN(v.seconds) && !math.IsInf(v.seconds, 0)
+		if !v.valid {
+			v.seconds = 0
+		}
 	case DateTime:
 		v.instant, err = time.Parse(time.RFC3339Nano, raw)
-		return v, err == nil
+		v.valid = err == nil
+	default:
+		v.valid = true
 	}
-	return v, true
+	return v
 }
 
 func (q Query) find(name string) (queryValue, bool) {
@@ -163,11 +202,14 @@ func (q Query) find(name string) (queryValue, bool) {
 	return q.values[i], true
 }
 
-// Has reports whether a parameter is given.
+// Has reports whether a parameter is given (with any value).
 func (q Query) Has(name string) bool {
 	_, ok := q.find(name)
 	return ok
 }
+
+// Len is how many of the route's parameters are given.
+func (q Query) Len() int { return q.n }
 
 // String returns a parameter's value as given ("" when absent).
 func (q Query) String(name string) string {
@@ -181,16 +223,16 @@ func (q Query) Flag(name string) bool {
 	return v.flag
 }
 
-// Integer returns an Integer parameter, and whether it is given.
+// Integer returns an Integer parameter, and whether it is given with a valid value.
 func (q Query) Integer(name string) (int, bool) {
 	v, ok := q.find(name)
-	return v.integer, ok
+	return v.integer, ok && v.valid
 }
 
-// Seconds returns a Seconds parameter, and whether it is given.
+// Seconds returns a Seconds parameter, and whether it is given with a valid value.
 func (q Query) Seconds(name string) (float64, bool) {
 	v, ok := q.find(name)
-	return v.seconds, ok
+	return v.seconds, ok && v.valid
 }
 
 // Time returns a DateTime parameter (the zero time when absent).

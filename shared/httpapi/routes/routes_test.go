@@ -282,6 +282,9 @@ func TestLevelRoutes(t *testing.T) {
 		{"GET", doc + "?effective", http.StatusOK, "effective override/plugins", ""},
 		{"GET", doc + "?effective=no", http.StatusOK, "values override/plugins", ""},
 		{"GET", doc + "?effective=%74rue", http.StatusOK, "effective override/plugins", ""},
+		// ?effective is read as the query parser reads it: an escaped name, and a pair it skips skipped.
+		{"GET", doc + "?%65ffective", http.StatusOK, "effective override/plugins", ""},
+		{"GET", doc + "?effective=1;x&effective", http.StatusOK, "effective override/plugins", ""},
 		{"GET", doc, http.StatusOK, "values override/plugins", ""},
 		{"PUT", doc, http.StatusOK, "put override/plugins", ""},
 		{"PATCH", doc + "/keys/set", http.StatusOK, "set override/plugins", ""},

@@ -136,7 +136,7 @@ func buildTable() []Route {
 			Summary:  "A consistent copy of the embedded store's database file, taken while it serves (404 on AWS, where point-in-time recovery and S3 versioning are the backup).",
 			Response: "Text", ContentType: "application/octet-stream", EmbeddedOnly: true},
 		{ID: "store.environments.export", Method: "GET", Path: "/api/v1/store/environments/{env}/export", Group: GroupConfig, Access: Admin,
-			Summary:  "Export an environment: its levels, components, definitions and every document with its whole history, as JSON lines (shared/envexport).",
+			Summary:  "Export an environment: its levels, components, definitions, nodes, what its cluster deploys with (release, plugins, graphs), its deploy templates and every document with its whole history, as JSON lines (shared/envexport).",
 			Response: "Text", ContentType: "application/x-ndjson"},
 		{ID: "store.environments.import", Method: "POST", Path: "/api/v1/store/environments/import", Group: GroupConfig, Access: Admin,
 			Summary: "Import an environment export (JSON lines, or gzip-compressed), all or nothing: a cut-short, foreign or newer-format file is a 400 and nothing is imported.",

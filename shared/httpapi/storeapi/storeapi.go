@@ -14,19 +14,16 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/envexport"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
-	"github.com/tuningbox/tuningbox/shared/nodes"
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
-// Register adds the store routes over backend b, whose ConfigDB is config
-// and node registry registry, to router.
-func Register(router *routes.Router, b store.Backend, config *configdb.Service, registry *nodes.Service) {
+// Register adds the store routes over backend b, whose services are svc, to router.
+func Register(router *routes.Router, b store.Backend, svc envexport.Services) {
 	router.Mount(routes.Handlers{
 		"store.gc": httpapi.Serve(func(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 			q := routes.QueryOf(r)
@@ -54,7 +51,7 @@ func Register(router *routes.Router, b store.Backend, config *configdb.Service, 
 			}}, nil
 		}),
 		"store.environments.export": httpapi.Serve(func(_ http.ResponseWriter, r *http.Request) (int, any, error) {
-			h, docs, err := envexport.Source(r.Context(), config, registry, r.PathValue("env"), time.Now())
+			h, docs, err := envexport.Source(r.Context(), svc, r.PathValue("env"), time.Now())
 			if err != nil {
 				return 0, nil, err
 			}
@@ -64,7 +61,7 @@ func Register(router *routes.Router, b store.Backend, config *configdb.Service, 
 			}}, nil
 		}),
 		"store.environments.import": httpapi.Serve(func(_ http.ResponseWriter, r *http.Request) (int, any, error) {
-			env, counts, err := envexport.Import(r.Context(), r.Body, config, registry)
+			env, counts, err := envexport.Import(r.Context(), r.Body, svc)
 			if err != nil {
 				return 0, nil, tooLarge(err)
 			}

@@ -189,11 +189,27 @@ function ClusterCard({ env, cluster, releases, nodes, runs, lastRun }) {
 function Run({ uuid }) {
   const [run, setRun] = useState(null);
   const [error, setError] = useState(null);
+  const [, setPlanPages] = useState(0);
   useEffect(() => {
     let live = true;
     let timer;
-    const plans = {}; // a sub-transaction's plan does not change: read once
-    const planOf = (sub) => (plans[sub] ||= api('/transactions/' + sub + '/plan'));
+    // A sub-transaction's plan does not change: it is read once, page by
+    // page; the run is drawn with its first page, each next one as it comes.
+    const plans = {};
+    const planOf = (sub) => (plans[sub] ||= new Promise((resolve, reject) => {
+      const plan = { node_tasks: {}, skipped: {} };
+      readPages('/transactions/' + sub + '/plan', (page) => {
+        if (!live) return false;
+        for (const [node, tasks] of Object.entries(page.node_tasks)) plan.node_tasks[node] = tasks.map(taskOutline);
+        Object.assign(plan.skipped, page.skipped);
+        resolve(plan);
+        setPlanPages((n) => n + 1);
+        return true;
+      }).catch((e) => {
+        reject(e);
+        if (live) setError(e);
+      });
+    }));
     const poll = async () => {
       try {
         const top = await api('/transactions/' + uuid);
@@ -229,26 +245,86 @@ function Run({ uuid }) {
             ${n.current_task && html`<span class="task s-running" title="running">${n.current_task}</span>`}
             ${(plan.node_tasks[n.node] || []).slice(n.results.length + (n.current_task ? 1 : 0)).map((t) => html`<span class="task s-pending">${t.task.id}</span>`)}
           </div></td>
-          <td>${when(n.last_seen)}</td></tr>`)}
+          <td>${when(n.last_seen)}</td></tr>
+          ${hasWhy(plan, n.node) && html`<tr><td></td><td colspan="3">
+            <${RunWhy} node=${n.node} tasks=${plan.node_tasks[n.node] || []} skipped=${plan.skipped[n.node]} /></td></tr>`}`)}
       </table></section>`)}`;
+}
+
+// taskOutline is what the views keep of a planned task: its id and its
+// explanation, not its body (a Fuel node's bodies are megabytes).
+const taskOutline = (t) => ({ task: { id: t.task.id }, why: t.why });
+
+// hasWhy says whether a run's plan explains a node's tasks.
+const hasWhy = (plan, node) => [...(plan.node_tasks[node] || []), ...(plan.skipped[node] || [])].some((t) => t.why);
+
+// RunWhy is a node's explanation in a run's plan, drawn when opened.
+function RunWhy({ node, tasks, skipped }) {
+  const [open, setOpen] = useState(false);
+  return html`<details class="run-why" id=${'run-why-' + node} onToggle=${(e) => setOpen(e.target.open)}>
+    <summary>Why node ${node} runs these tasks (the run was executed with explain)</summary>
+    ${open && html`<${WhyTable} tasks=${tasks} skipped=${skipped} />`}</details>`;
 }
 
 // ---- the plan
 
+// readPages reads a listing paged by node (serialized_tasks, a transaction's
+// plan), giving each page to onPage, until the last or until onPage answers
+// false: the next link's marker is sent on the console's own path to the
+// API, so a gateway's stage prefix stays.
+async function readPages(path, onPage) {
+  let marker = '';
+  for (;;) {
+    const page = await api(path + (marker ? (path.includes('?') ? '&' : '?') + 'marker=' + encodeURIComponent(marker) : ''));
+    if (onPage(page) === false) return;
+    const next = (page.links || []).find((l) => l.rel === 'next');
+    if (!next) return;
+    marker = new URL(next.href, location.href).searchParams.get('marker');
+  }
+}
+
+// clusterTasks reads serialized_tasks (query: its parameters) page by page
+// into one answer.
+async function clusterTasks(env, query) {
+  let all = null;
+  await readPages('/clusters/' + env + '/serialized_tasks?graph_type=default' + query, (page) => {
+    if (all) all.nodes.push(...page.nodes);
+    else all = page;
+  });
+  return all;
+}
+
 function Plan({ env }) {
-  const state = useAPI(() => api('/clusters/' + env + '/serialized_tasks'), [env]);
+  // The plan is drawn from its first page on, each next page as it comes.
+  const [state, setState] = useState({ loading: true });
+  useEffect(() => {
+    let live = true;
+    const plan = { nodes: [], warnings: null, done: false };
+    setState({ loading: true });
+    readPages('/clusters/' + env + '/serialized_tasks?graph_type=default', (page) => {
+      if (!live) return false;
+      plan.warnings ||= page.warnings || [];
+      plan.nodes.push(...page.nodes.map((n) => ({ ...n, tasks: n.tasks.map(taskOutline) })));
+      setState({ data: { ...plan } });
+      return true;
+    }).then(() => live && setState({ data: { ...plan, done: true } }), (error) => live && setState({ error }));
+    return () => { live = false; };
+  }, [env]);
   return html`<h1>Plan of cluster ${env}</h1>
     <p class="muted">What a deployment would run on each node now, in order, and what each node skips with the reason. Nothing runs.
-      Nodes with the same plan share a row.</p>
+      Nodes with the same plan share a row; "why" explains a node's plan.</p>
     <${Loaded} state=${state}>${(p) => html`
-      ${(p.warnings || []).map((w) => html`<p class="error">${w}</p>`)}
+      ${p.warnings.map((w) => html`<p class="error">${w}</p>`)}
+      ${!p.done && html`<p class="loading">${p.nodes.length} nodes read, reading the next page…</p>`}
       <table class="plan">
         <tr><th>Nodes</th><th>Roles</th><th>Tasks to run</th><th>Skipped (reason)</th></tr>
         ${samePlans(p.nodes).map((g) => html`<tr>
-          <td>${idRanges(g.nodes)} <span class="muted">(${g.nodes.length})</span></td><td>${g.roles.join(', ')}</td>
+          <td>${idRanges(g.nodes)} <span class="muted">(${g.nodes.length})</span> <a class="why-link" href=${'#/why/' + env + '/' + g.nodes[0]}>why on ${g.nodes[0]}</a></td>
+          <td>${g.roles.join(', ')}</td>
           <td><div class="timeline">${g.tasks.map((t) => html`<span class="task">${t.task.id}</span>`)}</div></td>
           <td>${(g.skipped || []).map((s) => html`<div><span class="mono">${s.task}</span> <span class="muted">${s.reason}</span></div>`)}</td></tr>`)}
-      </table>`}<//>
+      </table>
+      ${p.done && html`<${Changes} env=${env} nodes=${p.nodes.map((n) => n.node)} />`}`}<//>
     <h2>Graph</h2><${GraphPicture} env=${env} />`;
 }
 
@@ -274,30 +350,178 @@ function idRanges(ids) {
   return out.map(([a, b]) => (b === null || a === b ? String(a) : a + '-' + b)).join(', ');
 }
 
-// GraphPicture draws the cluster's DOT with Graphviz (WebAssembly), whose
-// module is loaded only now.
+// GraphPicture draws the cluster's DOT with Graphviz (WebAssembly) in a
+// worker (graph-worker.js), which loads the layout engine only now: laying
+// out fuel-library's graph takes seconds, in which the page's own thread
+// would draw nothing.
 function GraphPicture({ env }) {
   const box = useRef(null);
   const [state, setState] = useState('Drawing the graph…');
   useEffect(() => {
     let live = true;
-    (async () => {
-      try {
-        const [dot, { Graphviz }] = await Promise.all([
-          api('/clusters/' + env + '/deploy_tasks/graph.gv', { text: true }), import('./vendor/graphviz.js'),
-        ]);
-        const graphviz = await Graphviz.load();
-        const svg = new DOMParser().parseFromString(graphviz.dot(dot), 'image/svg+xml').documentElement;
-        if (!live) return;
-        box.current.replaceChildren(document.importNode(svg, true));
-        setState('');
-      } catch (e) {
-        if (live) setState(e.message);
+    const worker = new Worker(new URL('./graph-worker.js', import.meta.url), { type: 'module' });
+    worker.onmessage = ({ data }) => {
+      worker.terminate();
+      if (!live) return;
+      if (data.error) {
+        setState(data.error);
+        return;
       }
-    })();
-    return () => { live = false; };
+      const svg = new DOMParser().parseFromString(data.svg, 'image/svg+xml').documentElement;
+      box.current.replaceChildren(document.importNode(svg, true));
+      setState('');
+    };
+    worker.onerror = (e) => live && setState('The layout engine failed: ' + (e.message || 'it did not load'));
+    api('/clusters/' + env + '/deploy_tasks/graph.gv', { text: true }).then((dot) => worker.postMessage(dot), (e) => live && setState(e.message));
+    return () => {
+      live = false;
+      worker.terminate();
+    };
   }, [env]);
   return html`<div><p class="muted">${state}</p><div class="graph" id="graph" ref=${box}></div></div>`;
+}
+
+// ---- why: explained plans (issue #34's reasons)
+
+// explainBatch is how many nodes one explained request names: the API traces
+// changed keys to the versions that wrote them for at most 100 nodes a request.
+const explainBatch = 100;
+
+// Changes lists, for every node, the changed data that makes tasks run there
+// (as `graph plan --changes`), nodes with the same changes in one row. It is
+// read when asked: explaining a plan costs more than planning it.
+function Changes({ env, nodes }) {
+  const [found, setFound] = useState(null);
+  const live = useRef(true);
+  useEffect(() => () => { live.current = false; }, []);
+  const find = async () => {
+    const started = performance.now();
+    const groups = new Map();
+    let read = 0;
+    const report = (done) => setFound({ read, done, seconds: (performance.now() - started) / 1000, groups: [...groups.values()] });
+    report(false);
+    try {
+      for (let i = 0; i < nodes.length && live.current; i += explainBatch) {
+        await readPages('/clusters/' + env + '/serialized_tasks?graph_type=default&explain&nodes=' + nodes.slice(i, i + explainBatch).join(','), (page) => {
+          if (!live.current) return false;
+          for (const n of page.nodes) {
+            const changes = changesOf(n.tasks);
+            const key = JSON.stringify(changes);
+            if (!groups.has(key)) groups.set(key, { changes, nodes: [] });
+            groups.get(key).nodes.push(n.node);
+          }
+          read += page.nodes.length;
+          report(false);
+          return true;
+        });
+      }
+      if (live.current) report(true);
+    } catch (error) {
+      if (live.current) setFound({ error });
+    }
+  };
+  return html`<section class="card" id="changes"><h2>What changed since each node's last successful run</h2>
+    ${found === null ? html`<p><button id="find-changes" onClick=${find}>Find the changes</button>
+        <span class="muted"> explains every node's plan, ${explainBatch} nodes a request: the data whose change makes tasks run, who wrote it, and the tasks it makes run</span></p>`
+      : found.error ? html`<p class="error">${found.error.message}</p>`
+      : html`<p class="muted" id="changes-progress">${found.done ? 'All' : 'Reading…'} ${found.read} of ${nodes.length} nodes explained in ${found.seconds.toFixed(1)} s</p>
+        <table class="changes"><tr><th>Nodes</th>${changeColumns}</tr>
+          ${found.groups.map((g) => html`<${ChangeRows} env=${env} nodes=${g.nodes} changes=${g.changes} />`)}</table>`}
+  </section>`;
+}
+
+const changeColumns = html`<th>Changed data</th><th>Old → new</th><th>Written (now)</th><th>Deployed</th><th>Makes run</th>`;
+
+// ChangeRows are one group of nodes' changes: a row each, the nodes (when
+// given) named once.
+function ChangeRows({ env, nodes, changes }) {
+  const who = nodes && html`<td rowspan=${Math.max(1, changes.length)}>${idRanges(nodes)} <span class="muted">(${nodes.length})</span>${' '}<a class="why-link" href=${'#/why/' + env + '/' + nodes[0]}>why on ${nodes[0]}</a></td>`;
+  if (changes.length === 0) return html`<tr>${who}<td colspan="5" class="muted">no change of data makes a task run</td></tr>`;
+  return changes.map((c, i) => html`<tr>${i === 0 && who}
+    <td class="mono">${c.arg}</td><td><code>${quoted(c.old)}</code> → <code>${quoted(c.new)}</code></td>
+    <td>${origin(c.written)}</td><td>${c.deployed ? versionOf(c.deployed) : ''}</td>
+    <td>${c.tasks.join(', ')}</td></tr>`);
+}
+
+// changesOf lists a node's changed data that makes tasks run, as
+// `graph plan --changes` does: the data-diff calls (changed, changedAny,
+// changedAll) of its tasks' conditions that found a change, once per
+// argument, with the tasks whose condition each made true.
+function changesOf(tasks) {
+  const byArg = new Map();
+  for (const t of tasks) {
+    for (const call of (t.why && t.why.condition && t.why.condition.calls) || []) {
+      if (call.result !== true || !call.function.startsWith('changed')) continue;
+      if (!byArg.has(call.arg)) byArg.set(call.arg, { arg: call.arg, old: call.old, new: call.new, written: call.written, deployed: call.deployed, tasks: [] });
+      const change = byArg.get(call.arg);
+      if (!change.tasks.includes(t.task.id)) change.tasks.push(t.task.id);
+    }
+  }
+  return [...byArg.values()];
+}
+
+// quoted is an explained value (JSON text), or that the side was not read.
+const quoted = (v) => (v === undefined || v === null ? '(not read)' : v);
+
+// versionOf names the document version that wrote a key's value.
+const versionOf = (o) => o.level + ' version ' + o.version;
+
+// origin says which document version wrote a key's value, when and by whom.
+function origin(o) {
+  if (!o) return '';
+  const w = o.written_by;
+  return versionOf(o) + ', ' + when(o.created_at) +
+    (w ? ' by ' + w.principal + ' (' + (w.role || '-') + ', request ' + (w.request_id || '-') + ')' : '');
+}
+
+// Why explains one node's plan: its changes and, for every task, what placed
+// it there and why it runs or is skipped (serialized_tasks?explain&nodes=N).
+function Why({ env, node }) {
+  const state = useAPI(() => clusterTasks(env, '&explain&nodes=' + encodeURIComponent(node)), [env, node]);
+  const pick = (e) => {
+    e.preventDefault();
+    location.hash = '#/why/' + env + '/' + new FormData(e.target).get('node');
+  };
+  return html`<h1>Why node ${node} runs what it runs</h1>
+    <form class="pick" onSubmit=${pick}><a href=${'#/plan/' + env}>The plan of cluster ${env}</a>${' · '}
+      <label>Another node (id) <input type="text" name="node" size="8" required /></label> <button type="submit">Explain</button></form>
+    <${Loaded} state=${state}>${(p) => {
+      const n = p.nodes[0];
+      if (!n) return html`<p class="muted">Node ${node} has no plan in cluster ${env}.</p>`;
+      const changes = changesOf(n.tasks);
+      return html`${(p.warnings || []).map((w) => html`<p class="error">${w}</p>`)}
+        <section class="card"><h2>Changes since its last successful run</h2>
+          <table class="changes" id="why-changes"><tr>${changeColumns}</tr><${ChangeRows} changes=${changes} /></table></section>
+        <h2>Its tasks, in order, then the skipped ones</h2>
+        <div id="why"><${WhyTable} tasks=${n.tasks} skipped=${n.skipped} /></div>`;
+    }}<//>`;
+}
+
+// WhyTable shows each task's explanation: what placed it, the decision,
+// whose data $%old is, the condition's value and each data-diff call with
+// the values it compared and, for a changed key, who wrote it. A filter
+// keeps the tasks whose name has its text (as `graph plan --task`).
+function WhyTable({ tasks, skipped }) {
+  const [filter, setFilter] = useState('');
+  const rows = [...tasks.map((t) => [t.task.id, '', t.why]), ...(skipped || []).map((s) => [s.task, s.reason, s.why])];
+  // Whose data $%old is is the node's, the same for every task: said once.
+  const data = [...new Set(rows.map(([, , why]) => why && why.data).filter(Boolean))];
+  const shown = rows.filter(([task]) => task.includes(filter.trim()));
+  return html`<div>${data.length === 1 && html`<p class="muted">${data[0]}</p>`}
+    <p><label>Tasks whose name has <input type="text" class="task-filter" size="16" value=${filter} onInput=${(e) => setFilter(e.target.value)} /></label>
+      <span class="muted"> ${shown.length} of ${rows.length}</span></p>
+    <table class="why">
+    <tr><th>Task</th><th>Decision</th><th>Placed by</th><th>Condition and the data it compared</th></tr>
+    ${shown.map(([task, reason, why]) => html`<tr class=${reason ? 's-skipped' : ''}>
+      <td class="mono">${task}</td>
+      <td>${why ? why.decision : reason}</td>
+      <td>${why && why.placed}</td>
+      <td>${why && html`${data.length > 1 && why.data && html`<div class="muted">${why.data}</div>`}
+        ${why.condition && html`<div>condition <code>${why.condition.expression}</code> is <code>${show(why.condition.value)}</code></div>
+          ${(why.condition.calls || []).map((c) => html`<div class="call"><code>${c.call}</code> compared <code>${c.arg}</code>:${' '}
+            <code>${quoted(c.old)}</code> → <code>${quoted(c.new)}</code>, answered <code>${show(c.result)}</code>
+            ${c.written && html`<div class="muted">written at ${origin(c.written)}${c.deployed ? '; deployed: ' + versionOf(c.deployed) : ''}</div>`}</div>`)}`}`}</td>
+    </tr>`)}</table></div>`;
 }
 
 // ---- hierarchy and explain
@@ -501,6 +725,7 @@ function App() {
   if (isNode) view = html`<${OwnNode} session=${session} />`;
   else if (where.view === 'runs') view = html`<${Run} uuid=${where.arg} />`;
   else if (where.view === 'plan') view = html`<${Plan} env=${where.arg} />`;
+  else if (where.view === 'why') view = html`<${Why} env=${where.arg.split('/')[0]} node=${where.arg.split('/')[1]} />`;
   else if (where.view === 'config') view = html`<${Hierarchy} env=${where.arg.split('/')[0]} node=${where.arg.split('/')[1]} />`;
   else if (where.view === 'history') view = html`<${History} env=${where.arg} />`;
   else if (where.view === 'audit') view = html`<${Audit} env=${where.arg} />`;

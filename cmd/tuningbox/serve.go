@@ -84,7 +84,7 @@ uses a DynamoDB table and an S3 bucket (endpoints from AWS_ENDPOINT_URL*).`,
 	f.BoolVar(&cfg.S3PathStyle, "s3-path-style", cfg.S3PathStyle, "path-style S3 addressing (emulators)")
 	f.BoolVar(&cfg.CreateResources, "create-resources", cfg.CreateResources, "create the table and bucket if missing (emulators)")
 	f.Int64Var(&cfg.MaxBody, "max-body", cfg.MaxBody, "largest request body in bytes")
-	f.DurationVar(&cfg.GCInterval, "gc-interval", cfg.GCInterval, "how often to remove unreferenced blobs older than an hour and audit records older than --audit-retention, the first time at start-up (0: never; POST /api/v1/store/gc still works)")
+	f.DurationVar(&cfg.GCInterval, "gc-interval", cfg.GCInterval, "how often to remove unreferenced blobs older than an hour and audit records older than --audit-retention, the first time at start-up (0: never; POST /api/v1/store/gc still sweeps blobs, not audit records)")
 	f.DurationVar(&cfg.AuditRetention, "audit-retention", cfg.AuditRetention, "how long audit records are kept (env TUNINGBOX_AUDIT_RETENTION; 0: for ever)")
 	f.Int64Var(&cfg.CacheBytes, "cache-bytes", cfg.CacheBytes, "memory budget of every cache together, in bytes (env TUNINGBOX_CACHE_BYTES)")
 	f.StringVar(&tlsCert, "tls-cert", "", "TLS certificate file (PEM); serve HTTPS")

@@ -13,6 +13,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/app"
 	"github.com/tuningbox/tuningbox/shared/app/apptest"
 	"github.com/tuningbox/tuningbox/shared/app/keyspace"
+	"github.com/tuningbox/tuningbox/shared/auth/audit"
 )
 
 // TestFunctionsStayInTheirGrants walks the paths the CLI suite (which runs on
@@ -80,8 +81,8 @@ func TestFunctionsStayInTheirGrants(t *testing.T) {
 	as("DELETE", "/api/v1/config/environments/2", "", 204)
 	as("POST", "/api/v1/store/gc?min_age=0s", "", 200)
 
-	// The gc function's hourly sweep.
-	if err := app.CollectGarbage(context.Background(), apptest.Granted(t, stack.Backend, keyspace.GC), slog.New(slog.DiscardHandler)); err != nil {
+	// The gc function's hourly sweep, audit records included.
+	if err := app.Sweep(context.Background(), apptest.Granted(t, stack.Backend, keyspace.GC), audit.DefaultRetention, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -39,8 +39,8 @@ func expireAudit(ctx context.Context, idx store.Index, retention time.Duration, 
 
 // CollectGarbageEvery runs CollectGarbage and deletes the audit records older
 // than auditRetention (none when 0) at once, then every interval until ctx
-// ends (the local server's sweeps; on AWS a scheduled function collects blobs
-// and the table's TTL deletes audit records). The first sweep at start-up
+// ends (the local server's sweeps; on AWS a scheduled function runs the same,
+// LambdaGC). The first sweep at start-up
 // collects the orphans older than the grace period that a previous run left,
 // however short its runs are.
 func CollectGarbageEvery(ctx context.Context, b store.Backend, interval, auditRetention time.Duration, logger *slog.Logger) {
@@ -70,11 +70,22 @@ func sweepRecovering(ctx context.Context, what string, logger *slog.Logger, swee
 }
 
 // LambdaGC is the start-up of the scheduled garbage collection function: its
-// handler runs one sweep per invocation (the EventBridge rule's event is ignored).
+// handler runs one Sweep per invocation (the EventBridge rule's event is ignored).
 func LambdaGC(ctx context.Context, getenv func(string) string, logger *slog.Logger) (func(context.Context) error, error) {
-	b, _, err := lambdaBackend(ctx, getenv, logger)
+	b, cfg, err := lambdaBackend(ctx, getenv, logger)
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context) error { return CollectGarbage(ctx, b, logger) }, nil
+	return func(ctx context.Context) error { return Sweep(ctx, b, cfg.AuditRetention, logger) }, nil
+}
+
+// Sweep is the scheduled function's sweep: CollectGarbage, then the audit
+// records older than auditRetention (none when 0), as the local server's
+// sweeps do. On AWS the table's TTL deletes only the records written with an
+// expiry: not those written before the retention existed, or under a longer
+// one or none. Its error is the blob collection's (the expiry's is logged).
+func Sweep(ctx context.Context, b store.Backend, auditRetention time.Duration, logger *slog.Logger) error {
+	err := CollectGarbage(ctx, b, logger)
+	expireAudit(ctx, b.Index, auditRetention, logger)
+	return err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/app"
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/store"
+	"github.com/tuningbox/tuningbox/shared/store/bolt"
 	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
@@ -124,4 +125,35 @@ func testBackgroundDeadlineCheckSurvivesPanic(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// The scheduled function's sweep expires audit records as the local server's
+// does: on AWS the table's TTL deletes only the records written with an expiry,
+// so those written before the retention existed, or under a longer one or none,
+// were kept for ever.
+func TestLambdaSweepExpiresAudit(t *testing.T) {
+	dir := t.TempDir()
+	b, err := bolt.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, age := range []time.Duration{audit.DefaultRetention + time.Hour, time.Hour} {
+		written := audit.New(b.Index, func() time.Time { return time.Now().Add(-age) }) // no retention: no expiry
+		if _, err := written.Append(t.Context(), audit.Record{Method: "POST", Path: "/api/v1/nodes", Status: 201}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.Close()
+	env := map[string]string{"TUNINGBOX_BACKEND": app.BackendEmbedded, "TUNINGBOX_DATA": dir}
+	var logs syncBuffer
+	sweep, err := app.LambdaGC(t.Context(), func(k string) string { return env[k] }, slog.New(slog.NewJSONHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), `"msg":"audit records expired","deleted":1`) {
+		t.Errorf("the scheduled sweep expired no audit record; log: %s", logs.String())
+	}
 }

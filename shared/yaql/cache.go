@@ -71,6 +71,9 @@ func (c *Cache) equalMaps(x, y map[string]any, finalized bool, m *meter) bool {
 		return e.equal
 	}
 	same := equalMaps(x, y, finalized, m)
+	if m.spent() { // the comparison stopped short: same is no answer
+		return same
+	}
 	c.mu.Lock()
 	if c.equals == nil {
 		c.equals = map[equalKey]equalEntry{}
@@ -295,10 +298,13 @@ func (l *lookup) find(c call, items []any) (out any, ok bool, err error) {
 			if !isDict {
 				return nil, false, nil
 			}
+			c.ev.steps += hashSteps(d[l.key])
+			if c.ev.spent() {
+				return nil, true, c.ev.checkSteps()
+			}
 			h := hashOf(d[l.key])
 			index[h] = append(index[h], i)
 		}
-		c.ev.steps += len(items)
 		entry = indexEntry{recv: recv, index: index}
 		cache.mu.Lock()
 		if cache.indexes == nil {
@@ -313,6 +319,7 @@ func (l *lookup) find(c call, items []any) (out any, ok bool, err error) {
 	if err != nil {
 		return nil, true, err
 	}
+	c.ev.steps += hashSteps(value)
 	var matched []any
 	for _, i := range entry.index[hashOf(value)] {
 		item := items[i]

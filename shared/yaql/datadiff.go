@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -47,16 +48,20 @@ func (c call) traced(arg node, oldValue, newValue, result any) {
 	if i := slices.Index(c.node.args, arg); i >= 0 && i < len(c.node.argText) {
 		text = c.node.argText[i]
 	}
-	c.ev.trace(DiffCall{Func: c.node.name, Call: c.node.text, Arg: text, Old: traceValue(oldValue), New: traceValue(newValue), Result: traceValue(result)})
+	c.ev.trace(DiffCall{Func: c.node.name, Call: c.node.text, Arg: text, Old: c.ev.traceValue(oldValue), New: c.ev.traceValue(newValue), Result: c.ev.traceValue(result)})
 }
 
 // traceValue is a value as Env.Trace gets it: a collection the evaluation
 // made (an iterator, a set) as a list; the data itself as it is, uncopied,
-// so tracing costs nothing in proportion to the data compared.
-func traceValue(v any) any {
+// so tracing costs nothing in proportion to the data compared. Past the step
+// budget the collection stays as it is: the evaluation fails, and its trace
+// goes unused.
+func (ev *evaluator) traceValue(v any) any {
 	switch v.(type) {
 	case *iterator, *set:
-		return finalize(v)
+		if f, err := ev.finalize(v); err == nil {
+			return f
+		}
 	}
 	return v
 }
@@ -110,8 +115,11 @@ func (c call) changed(expr node) (bool, error) {
 		return false, err
 	}
 	same := equalRoot(newValue, oldValue, true, &c.ev.meter)
+	if err := c.ev.checkSteps(); err != nil { // same is no answer then
+		return false, err
+	}
 	c.traced(expr, oldValue, newValue, !same)
-	return !same, c.ev.checkSteps()
+	return !same, nil
 }
 
 // changedAny(exprs...): whether any of them changed (evaluated in order, stopping at the first).
@@ -215,18 +223,26 @@ func dataDiff(ev *evaluator, a, b any) (added, deleted any, err error) {
 		if err := ev.scan(len(x) + len(b.(string))); err != nil {
 			return nil, nil, err
 		}
-		al, bl := splitLines(x), splitLines(b.(string))
-		added, deleted := diffSequences(toAny(al), toAny(bl), m)
+		al, err := ev.splitLines(x)
+		if err != nil {
+			return nil, nil, err
+		}
+		bl, err := ev.splitLines(b.(string))
+		if err != nil {
+			return nil, nil, err
+		}
+		added, deleted := diffSequences(al, bl, m)
 		return added, deleted, ev.alloc(len(added) + len(deleted))
 	case map[string]any:
 		y := b.(map[string]any)
 		addedMap, deletedMap := map[string]any{}, map[string]any{}
 		for k, av := range x {
 			bv, found := y[k]
-			if !found || !equal(av, bv, false, m) {
-				deletedMap[k] = av
+			if found && equal(av, bv, false, m) {
+				continue
 			}
-			if found && !equal(av, bv, false, m) {
+			deletedMap[k] = av
+			if found {
 				addedMap[k] = bv
 			}
 		}
@@ -265,17 +281,10 @@ func setMinus(a, b *set, m *meter) *set {
 	return out
 }
 
-func toAny(lines []string) []any {
-	out := make([]any, len(lines))
-	for i, l := range lines {
-		out[i] = l
-	}
-	return out
-}
-
-// splitLines is Python's str.splitlines() (the lines share s's bytes).
-func splitLines(s string) []string {
-	var lines []string
+// splitLines is Python's str.splitlines() (the lines share s's bytes), each line a value
+// counted before it is added: a string of newlines is as many lines as bytes.
+func (ev *evaluator) splitLines(s string) ([]any, error) {
+	var lines []any
 	start := 0
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -289,14 +298,18 @@ func splitLines(s string) []string {
 			i += size
 			continue
 		}
+		if err := ev.alloc(1); err != nil {
+			return nil, err
+		}
 		lines = append(lines, s[start:i])
 		i += size
 		start = i
 	}
 	if start < len(s) {
 		lines = append(lines, s[start:])
+		return lines, ev.alloc(1)
 	}
-	return lines
+	return lines, nil
 }
 
 // diffSequences returns the items of b outside the blocks Python's difflib.SequenceMatcher
@@ -311,16 +324,23 @@ func diffSequences(a, b []any, m *meter) (added, deleted []any) {
 	intern := func(items []any) []int {
 		out := make([]int, len(items))
 		for i, item := range items {
+			if m.spent() {
+				break
+			}
 			out[i], _ = ids.id(item)
 		}
 		return out
 	}
 	ai, bi := intern(a), intern(b)
+	blocks := matchingBlocks(ai, bi, m)
+	if m.spent() { // the evaluation fails: no use reading half-matched blocks
+		return added, deleted
+	}
 	i, j := 0, 0
-	for _, m := range matchingBlocks(ai, bi) {
-		deleted = append(deleted, a[i:m.a]...)
-		added = append(added, b[j:m.b]...)
-		i, j = m.a+m.size, m.b+m.size
+	for _, block := range blocks {
+		deleted = append(deleted, a[i:block.a]...)
+		added = append(added, b[j:block.b]...)
+		i, j = block.a+block.size, block.b+block.size
 	}
 	return added, deleted
 }
@@ -328,8 +348,10 @@ func diffSequences(a, b []any, m *meter) (added, deleted []any) {
 type match struct{ a, b, size int }
 
 // matchingBlocks is difflib.SequenceMatcher(None, a, b).get_matching_blocks(), with its
-// autojunk heuristic, ending with the (len(a), len(b), 0) sentinel.
-func matchingBlocks(a, b []int) []match {
+// autojunk heuristic, ending with the (len(a), len(b), 0) sentinel. Its work is a step
+// per pair of positions it looks at: it is quadratic at worst, and stops (with blocks
+// nobody uses) when the meter's budget is spent.
+func matchingBlocks(a, b []int, m *meter) []match {
 	b2j := map[int][]int{}
 	for j, elt := range b {
 		b2j[elt] = append(b2j[elt], j)
@@ -345,7 +367,8 @@ func matchingBlocks(a, b []int) []match {
 	longest := func(alo, ahi, blo, bhi int) match {
 		besti, bestj, bestsize := alo, blo, 0
 		j2len := map[int]int{}
-		for i := alo; i < ahi; i++ {
+		for i := alo; i < ahi && !m.spent(); i++ {
+			m.steps++
 			newj2len := map[int]int{}
 			for _, j := range b2j[a[i]] {
 				if j < blo {
@@ -354,6 +377,7 @@ func matchingBlocks(a, b []int) []match {
 				if j >= bhi {
 					break
 				}
+				m.steps++
 				k := j2len[j-1] + 1
 				newj2len[j] = k
 				if k > bestsize {
@@ -364,15 +388,17 @@ func matchingBlocks(a, b []int) []match {
 		}
 		for besti > alo && bestj > blo && a[besti-1] == b[bestj-1] {
 			besti, bestj, bestsize = besti-1, bestj-1, bestsize+1
+			m.steps++
 		}
 		for besti+bestsize < ahi && bestj+bestsize < bhi && a[besti+bestsize] == b[bestj+bestsize] {
 			bestsize++
+			m.steps++
 		}
 		return match{besti, bestj, bestsize}
 	}
 	var blocks []match
 	queue := [][4]int{{0, len(a), 0, len(b)}}
-	for len(queue) > 0 {
+	for len(queue) > 0 && !m.spent() {
 		q := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
 		alo, ahi, blo, bhi := q[0], q[1], q[2], q[3]
@@ -427,14 +453,17 @@ func isUndefined(v any) bool {
 }
 
 // toYaml(): the value as a YAML document in PyYAML's layout (Nailgun's serializer; see
-// appendYAML).
+// appendYAML), written no further than the byte budget allows.
 func fnToYaml(c call) (any, error) {
 	v, reserved, err := c.serializable()
 	if err != nil {
 		return nil, err
 	}
-	out := appendYAML(nil, v)
-	return string(out), c.ev.bytes.add(len(out) - reserved)
+	out := appendYAML(nil, v, c.ev.bytes.max-(c.ev.bytes.n-reserved))
+	if err := c.ev.bytes.add(len(out) - reserved); err != nil {
+		return nil, err
+	}
+	return string(out), nil
 }
 
 // toJson(): the value as JSON.
@@ -464,7 +493,9 @@ func (c call) serializable() (v any, reserved int, err error) {
 	if isUndefined(v) {
 		return nil, 0, c.fail("cannot serialize an undefined value")
 	}
-	v = finalize(v)
+	if v, err = c.ev.finalize(v); err != nil {
+		return nil, 0, err
+	}
 	if err := c.ev.alloc(1); err != nil {
 		return nil, 0, err
 	}
@@ -473,21 +504,23 @@ func (c call) serializable() (v any, reserved int, err error) {
 	return v, c.ev.bytes.n - before, err
 }
 
-// reserveText counts in the byte budget about the bytes of v as JSON text (a step per
-// value), failing as soon as it is exhausted.
+// reserveText counts in the byte budget at most the bytes of v as JSON text (a step per
+// value, and per 64 bytes of a string), failing as soon as it is exhausted: encoding/json
+// writes all of it before it can be counted.
 func (ev *evaluator) reserveText(v any) error {
 	if err := ev.step(); err != nil {
 		return err
 	}
 	switch x := v.(type) {
 	case string:
-		return ev.bytes.add(len(x) + 2)
+		ev.steps += len(x) / 64
+		return ev.bytes.add(quotedLen(x))
 	case map[string]any:
 		if err := ev.bytes.add(2); err != nil {
 			return err
 		}
 		for k, item := range x {
-			if err := ev.bytes.add(len(k) + 4); err != nil {
+			if err := ev.bytes.add(quotedLen(k) + 2); err != nil {
 				return err
 			}
 			if err := ev.reserveText(item); err != nil {
@@ -505,6 +538,47 @@ func (ev *evaluator) reserveText(v any) error {
 			}
 		}
 		return ev.bytes.add(len(x))
+	case float64, float32:
+		return ev.bytes.add(len("-1.2345678901234567e-308"))
+	case json.Number:
+		return ev.bytes.add(len(x))
+	case bool:
+		return ev.bytes.add(len("false"))
+	case nil:
+		return ev.bytes.add(len("null"))
 	}
-	return ev.bytes.add(8) // a number, a boolean, null
+	return ev.bytes.add(len("-9223372036854775808")) // an integer
+}
+
+// quotedLen is at most the length of s quoted, as encoding/json and strconv.Quote (YAML)
+// write it: an escape takes up to six bytes for a control character or a byte that is
+// not UTF-8, and ten for a rune that is not printable.
+func quotedLen(s string) int {
+	n := len(`""`)
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				n += 2
+			case c < ' ' || c == 0x7f:
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			n += 6
+		case r == '\u2028' || r == '\u2029' || !strconv.IsPrint(r):
+			n += 10
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
 }

@@ -298,7 +298,7 @@ func sameAsReference(t *testing.T, src string, want json.RawMessage, got any) bo
 		if err != nil {
 			return false
 		}
-		return jsonEqual(w, finalize(g))
+		return jsonEqual(w, finalized(g))
 	}
 	if m, ok := wantValue.(map[string]any); ok && len(m) == 1 && m["$yaql"] == "undefined" {
 		return isUndefined(got)

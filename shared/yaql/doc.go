@@ -58,8 +58,8 @@
 //     len() accepts values() (python3-yaql refuses a dict view).
 //   - Integers are int64 (overflow is an error), dict keys are strings, regular expressions
 //     are Go's RE2 syntax (no backreferences or lookaround) with re.search's semantics.
-//   - toYaml() and toJson() give the same data in Go's layout (sorted keys), not PyYAML's or
-//     json.dumps' bytes.
+//   - toJson() gives the same data in Go's layout (sorted keys), not json.dumps' bytes;
+//     toYaml() writes PyYAML's block layout, quoting strings its own way (appendYAML).
 //   - Budgets are steps, values and bytes, not Nailgun's 5,000 items per collection and
 //     20,000 bytes of sys.getsizeof (which two of the release's expressions exceed in Python).
 //   - Not supported: `->` and let(), def(), delegates (an error when evaluated), and the

@@ -161,15 +161,14 @@ func treeBytes(n node) int64 {
 // the data.
 func (e *Expr) Eval(ctx context.Context, env Env) (any, error) {
 	ev := &evaluator{
-		ctx:      ctx,
-		maxSteps: positiveOr(env.Limits.Steps, DefaultSteps),
-		values:   counter{max: positiveOr(env.Limits.Values, DefaultValues), budget: "value"},
-		bytes:    counter{max: positiveOr(env.Limits.Bytes, DefaultBytes), budget: "byte"},
-		newData:  env.New,
-		oldData:  env.Old,
-		vars:     env.Vars,
-		trace:    env.Trace,
-		meter:    meter{cache: env.Cache},
+		ctx:     ctx,
+		values:  counter{max: positiveOr(env.Limits.Values, DefaultValues), budget: "value"},
+		bytes:   counter{max: positiveOr(env.Limits.Bytes, DefaultBytes), budget: "byte"},
+		newData: env.New,
+		oldData: env.Old,
+		vars:    env.Vars,
+		trace:   env.Trace,
+		meter:   meter{maxSteps: positiveOr(env.Limits.Steps, DefaultSteps), cache: env.Cache},
 	}
 	if ev.oldData == nil {
 		ev.oldData = noOldData
@@ -192,7 +191,7 @@ func (e *Expr) Eval(ctx context.Context, env Env) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return finalize(v), nil
+	return ev.finalize(v)
 }
 
 func positiveOr(n, otherwise int) int {
@@ -206,9 +205,8 @@ func positiveOr(n, otherwise int) int {
 var noOldData = map[string]any{}
 
 type evaluator struct {
-	meter    // steps and the Cache
-	ctx      context.Context
-	maxSteps int
+	meter // steps and the Cache
+	ctx   context.Context
 	// planSteps: maxSteps is what is left of the Budget, not the evaluation's own limit.
 	planSteps        bool
 	budget           *Budget
@@ -243,7 +241,7 @@ func (ev *evaluator) sortedKeys(m map[string]any) []string {
 // step counts one node evaluated, and looks at the context now and then.
 func (ev *evaluator) step() error {
 	ev.steps++
-	if ev.steps > ev.maxSteps {
+	if ev.spent() {
 		return ev.outOfSteps()
 	}
 	if ev.steps&1023 == 0 && ev.ctx.Err() != nil {
@@ -255,7 +253,7 @@ func (ev *evaluator) step() error {
 // checkSteps looks at the budget and the context after work counted in bulk (the values
 // a comparison visited).
 func (ev *evaluator) checkSteps() error {
-	if ev.steps > ev.maxSteps {
+	if ev.spent() {
 		return ev.outOfSteps()
 	}
 	if ev.ctx.Err() != nil {
@@ -278,8 +276,18 @@ func (ev *evaluator) outOfSteps() error {
 	return &LimitError{Budget: "step", Limit: int64(ev.maxSteps)}
 }
 
-// alloc counts n values created.
-func (ev *evaluator) alloc(n int) error { return ev.values.add(n) }
+// alloc counts n values about to be created, and a step for each: making a value is
+// work as visiting one is (([1] * 999999).len() > 0 allocated 16 MB for four steps).
+func (ev *evaluator) alloc(n int) error {
+	if err := ev.values.add(n); err != nil {
+		return err
+	}
+	ev.steps += n
+	if ev.spent() {
+		return ev.outOfSteps()
+	}
+	return nil
+}
 
 // allocBytes counts a string of n bytes about to be made.
 func (ev *evaluator) allocBytes(n int) error {

@@ -73,7 +73,7 @@ func constantPattern(arg node, pos int) (*Pattern, error) {
 	}
 	p, err := CompilePattern(src)
 	if err != nil {
-		return nil, &SyntaxError{Pos: pos, Msg: fmt.Sprintf("bad regular expression %q: %v", src, err)}
+		return nil, &SyntaxError{Pos: pos, Msg: fmt.Sprintf("bad regular expression %q: %s", head(src), head(err.Error()))}
 	}
 	return p, nil
 }
@@ -499,12 +499,20 @@ func fnConcat(c call) (any, error) {
 		}
 		return b.String(), nil
 	case allCollections:
-		var out []any
+		total := 0
+		for _, v := range values {
+			items, _ := listItems(v)
+			total += len(items)
+		}
+		if err := c.ev.alloc(total + 1); err != nil {
+			return nil, err
+		}
+		out := make([]any, 0, total)
 		for _, v := range values {
 			items, _ := listItems(v)
 			out = append(out, items...)
 		}
-		return &iterator{items: out}, c.ev.alloc(len(out) + 1)
+		return &iterator{items: out}, nil
 	}
 	return nil, c.fail("needs strings or collections")
 }
@@ -531,6 +539,11 @@ func fnFlatten(c call) (any, error) {
 				}
 				continue
 			}
+			// Counted as it is added: a list given many times flattens to far more
+			// items than were made.
+			if err := c.ev.alloc(1); err != nil {
+				return err
+			}
 			out = append(out, item)
 		}
 		return nil
@@ -538,7 +551,7 @@ func fnFlatten(c call) (any, error) {
 	if err := walk(items); err != nil {
 		return nil, err
 	}
-	return &iterator{items: out}, c.ev.alloc(len(out) + 1)
+	return &iterator{items: out}, c.ev.alloc(1)
 }
 
 func newSet(ev *evaluator, items []any) (*set, error) {
@@ -548,6 +561,9 @@ func newSet(ev *evaluator, items []any) (*set, error) {
 	unique := interner{meter: &ev.meter}
 	out := &set{}
 	for _, item := range items {
+		if ev.spent() {
+			break
+		}
 		if _, seen := unique.id(item); !seen {
 			out.items = append(out.items, item)
 		}

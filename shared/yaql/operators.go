@@ -32,9 +32,22 @@ func typeName(v any) string {
 // describe shows a scalar in an error message.
 func describe(v any) string {
 	if s, ok := v.(string); ok {
-		return fmt.Sprintf("%q", s)
+		return fmt.Sprintf("%q", head(s))
 	}
 	return typeName(v)
+}
+
+// maxQuoted bounds what an error message quotes of a text (a string, a pattern,
+// Go's error on a pattern, which quotes it too): one given at run time can be
+// megabytes, and its head names it.
+const maxQuoted = 100
+
+// head is s, or its first maxQuoted bytes and "...".
+func head(s string) string {
+	if len(s) <= maxQuoted {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxQuoted], "") + "..."
 }
 
 // compare is <, >, <=, >= as yaql defines them: numbers with numbers, strings with

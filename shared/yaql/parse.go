@@ -295,7 +295,7 @@ func (p *parser) unexpected(t token) error {
 	if t.kind == tokNumber {
 		text = fmt.Sprint(t.num)
 	}
-	return &SyntaxError{t.pos, fmt.Sprintf("unexpected %q", text)}
+	return &SyntaxError{t.pos, fmt.Sprintf("unexpected %q", head(text))}
 }
 
 func (p *parser) expect(op string) error {

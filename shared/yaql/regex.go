@@ -33,6 +33,9 @@ func CompilePattern(src string) (*Pattern, error) {
 	if err != nil {
 		return nil, err
 	}
+	if bound := instsBound(parsed); bound > 4*MaxPatternInsts {
+		return nil, fmt.Errorf("it compiles to some %d instructions, over the limit of %d", bound, MaxPatternInsts)
+	}
 	prog, err := syntax.Compile(parsed.Simplify())
 	if err != nil {
 		return nil, err
@@ -45,6 +48,29 @@ func CompilePattern(src string) (*Pattern, error) {
 		return nil, err
 	}
 	return &Pattern{Regexp: re, insts: len(prog.Inst)}, nil
+}
+
+// instsBound is about the instructions re compiles to (from the count less two to about
+// twice it), read on the parsed tree: Simplify expands x{1000} into a thousand copies of
+// x, so a pattern of 21 KB took 2 s and 681 MB to compile before its size could be
+// refused. It saturates at 2^30.
+func instsBound(re *syntax.Regexp) int {
+	const ceiling = 1 << 30
+	switch re.Op {
+	case syntax.OpLiteral:
+		return len(re.Rune)
+	case syntax.OpRepeat:
+		times := re.Max
+		if times < 0 { // x{n,} is n copies and x*
+			times = re.Min + 1
+		}
+		return min(times*(instsBound(re.Sub[0])+1), ceiling)
+	}
+	n := 1
+	for _, sub := range re.Sub {
+		n = min(n+instsBound(sub)+1, ceiling)
+	}
+	return n
 }
 
 // Bytes is about what the compiled pattern holds in memory.
@@ -69,7 +95,7 @@ func (ev *evaluator) compileRegexp(src string, pos int) (*Pattern, error) {
 	}
 	p, err := CompilePattern(src)
 	if err != nil {
-		return nil, failf(pos, "bad regular expression %q: %v", src, err)
+		return nil, failf(pos, "bad regular expression %q: %s", head(src), head(err.Error()))
 	}
 	ev.steps += p.insts
 	return p, ev.checkSteps()

@@ -167,16 +167,26 @@ func samePointer(a, b any) bool {
 }
 
 // meter is what comparisons take from an evaluation: its step count, to which they add
-// the values they visit, and its Cache, which remembers whether two large dicts are equal.
+// the values they visit, its budget of steps, and its Cache, which remembers whether two
+// large dicts are equal.
 type meter struct {
-	steps int
-	cache *Cache
+	steps, maxSteps int
+	cache           *Cache
 }
+
+// spent reports whether the steps are past the budget. Comparisons then stop, answering
+// at once (not equal, not found): the evaluation fails at its next checkSteps, so the
+// answer is never used, and a comparison of every item with every other cannot run on
+// for minutes before the budget is looked at.
+func (m *meter) spent() bool { return m.steps > m.maxSteps }
 
 // equal is Python's ==. Before finalization an iterator equals only itself; finalized
 // (finalized true) it compares as the list it becomes.
 func equal(a, b any, finalized bool, m *meter) bool {
 	m.steps++
+	if m.spent() {
+		return false
+	}
 	if samePointer(a, b) {
 		return true
 	}
@@ -281,6 +291,9 @@ func contains(items []any, v any, m *meter) bool {
 		if equal(v, item, false, m) {
 			return true
 		}
+		if m.spent() {
+			return false
+		}
 	}
 	return false
 }
@@ -300,6 +313,9 @@ func sortedKeys(m map[string]any) []string {
 // 1.0 and true, hash alike. It groups values for sets and for the sequence matcher of
 // added()/deleted(), which then compare within a group; so it looks only one level deep.
 func hashOf(v any) uint64 { return hashDepth(v, 1) }
+
+// hashSteps is the work of hashOf(v) in steps: one, and one per item of a collection.
+func hashSteps(v any) int { return 1 + size(v) }
 
 const hashPrime = 1099511628211
 
@@ -376,14 +392,23 @@ type interner struct {
 	meter   *meter
 }
 
+// id numbers v, seen when an equal value was numbered before. Once the meter's budget
+// is spent it gives no answer (id 0, seen): the evaluation fails at its next checkSteps.
 func (in *interner) id(v any) (id int, seen bool) {
 	if in.buckets == nil {
 		in.buckets = map[uint64][]int{}
+	}
+	in.meter.steps += hashSteps(v)
+	if in.meter.spent() {
+		return 0, true
 	}
 	h := hashOf(v)
 	for _, candidate := range in.buckets[h] {
 		if equal(in.reps[candidate], v, false, in.meter) {
 			return candidate, true
+		}
+		if in.meter.spent() {
+			return 0, true
 		}
 	}
 	id = len(in.reps)
@@ -394,19 +419,26 @@ func (in *interner) id(v any) (id int, seen bool) {
 
 // finalize turns a result into plain JSON-shaped data, as yaql's #finalize does: iterators
 // and sets become lists and numbers int64 or float64. Containers are copied only where
-// something inside changes.
-func finalize(v any) any {
+// something inside changes. It costs a step a value it visits: a result can hold one
+// collection many times over, 2^n values to visit from n made.
+func (ev *evaluator) finalize(v any) (any, error) {
+	if err := ev.step(); err != nil {
+		return nil, err
+	}
 	switch x := v.(type) {
 	case *iterator:
-		return finalizeList(x.items, true)
+		return ev.finalizeList(x.items, true)
 	case *set:
-		return finalizeList(x.items, true)
+		return ev.finalizeList(x.items, true)
 	case []any:
-		return finalizeList(x, false)
+		return ev.finalizeList(x, false)
 	case map[string]any:
 		var out map[string]any
 		for k, item := range x {
-			f := finalize(item)
+			f, err := ev.finalize(item)
+			if err != nil {
+				return nil, err
+			}
 			if out == nil && !sameValue(f, item) {
 				out = make(map[string]any, len(x))
 				for k2, v2 := range x {
@@ -418,21 +450,24 @@ func finalize(v any) any {
 			}
 		}
 		if out == nil {
-			return x
+			return x, nil
 		}
-		return out
+		return out, nil
 	}
-	return normalize(v)
+	return normalize(v), nil
 }
 
-func finalizeList(items []any, copyAlways bool) []any {
+func (ev *evaluator) finalizeList(items []any, copyAlways bool) ([]any, error) {
 	var out []any
 	if copyAlways {
 		out = make([]any, len(items))
 		copy(out, items)
 	}
 	for i, item := range items {
-		f := finalize(item)
+		f, err := ev.finalize(item)
+		if err != nil {
+			return nil, err
+		}
 		if out == nil && !sameValue(f, item) {
 			out = make([]any, len(items))
 			copy(out, items)
@@ -442,9 +477,9 @@ func finalizeList(items []any, copyAlways bool) []any {
 		}
 	}
 	if out == nil {
-		return items
+		return items, nil
 	}
-	return out
+	return out, nil
 }
 
 // sameValue reports whether finalize left v as it was.

@@ -16,15 +16,19 @@ import (
 // read as anything else is double-quoted. Written by hand because yaml.v3
 // took 27 ms for one Fuel node's data (BenchmarkToYaml): a 1,000-node plan
 // renders upload_node_configuration's $node.toYaml() once per node.
-func appendYAML(b []byte, v any) []byte {
+//
+// It stops at the first entry or item that begins past limit bytes of b:
+// indents make the text of deep data many times its JSON, so the text is
+// bounded as it is written (a longer b is a document cut short).
+func appendYAML(b []byte, v any, limit int) []byte {
 	switch x := v.(type) {
 	case map[string]any:
 		if len(x) > 0 {
-			return appendYAMLMap(b, x, 0, false)
+			return appendYAMLMap(b, x, 0, false, limit)
 		}
 	case []any:
 		if len(x) > 0 {
-			return appendYAMLList(b, x, 0, false)
+			return appendYAMLList(b, x, 0, false, limit)
 		}
 	}
 	return append(appendYAMLScalar(b, v), '\n')
@@ -32,29 +36,35 @@ func appendYAML(b []byte, v any) []byte {
 
 // appendYAMLMap writes m's entries at indent; continued says the first one
 // goes on a line already begun (a list item's "- ").
-func appendYAMLMap(b []byte, m map[string]any, indent int, continued bool) []byte {
+func appendYAMLMap(b []byte, m map[string]any, indent int, continued bool, limit int) []byte {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for i, k := range keys {
+		if len(b) > limit {
+			return b
+		}
 		if i > 0 || !continued {
 			b = appendIndent(b, indent)
 		}
 		b = append(appendYAMLString(b, k), ':')
-		b = appendYAMLValue(b, m[k], indent, true)
+		b = appendYAMLValue(b, m[k], indent, true, limit)
 	}
 	return b
 }
 
 // appendYAMLList writes l's items at indent, as appendYAMLMap does.
-func appendYAMLList(b []byte, l []any, indent int, continued bool) []byte {
+func appendYAMLList(b []byte, l []any, indent int, continued bool, limit int) []byte {
 	for i, item := range l {
+		if len(b) > limit {
+			return b
+		}
 		if i > 0 || !continued {
 			b = appendIndent(b, indent)
 		}
-		b = appendYAMLValue(append(b, '-'), item, indent, false)
+		b = appendYAMLValue(append(b, '-'), item, indent, false, limit)
 	}
 	return b
 }
@@ -63,21 +73,21 @@ func appendYAMLList(b []byte, l []any, indent int, continued bool) []byte {
 // "-": a scalar on the same line, a map below (indented), a list below
 // under a key (not indented, as PyYAML writes it) or on the same line after
 // "- ".
-func appendYAMLValue(b []byte, v any, indent int, underKey bool) []byte {
+func appendYAMLValue(b []byte, v any, indent int, underKey bool, limit int) []byte {
 	switch x := v.(type) {
 	case map[string]any:
 		if len(x) > 0 {
 			if underKey {
-				return appendYAMLMap(append(b, '\n'), x, indent+2, false)
+				return appendYAMLMap(append(b, '\n'), x, indent+2, false, limit)
 			}
-			return appendYAMLMap(append(b, ' '), x, indent+2, true)
+			return appendYAMLMap(append(b, ' '), x, indent+2, true, limit)
 		}
 	case []any:
 		if len(x) > 0 {
 			if underKey {
-				return appendYAMLList(append(b, '\n'), x, indent, false)
+				return appendYAMLList(append(b, '\n'), x, indent, false, limit)
 			}
-			return appendYAMLList(append(b, ' '), x, indent+2, true)
+			return appendYAMLList(append(b, ' '), x, indent+2, true, limit)
 		}
 	}
 	return append(appendYAMLScalar(append(b, ' '), v), '\n')

@@ -22,7 +22,7 @@ func TestYAMLReadsBackAsWritten(t *testing.T) {
 		"nested": map[string]any{"list": []any{"a", map[string]any{"b": 1, "c": []any{}}, []any{"x", "y"}, map[string]any{}}, "empty": map[string]any{}},
 		"lists":  []any{[]any{[]any{"deep"}}, []any{}},
 	}
-	out := appendYAML(nil, data)
+	out := appendYAML(nil, data, math.MaxInt)
 	got, err := puppetyaml.Decode(out)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -32,11 +32,11 @@ func TestYAMLReadsBackAsWritten(t *testing.T) {
 		t.Errorf("read back:\n%s\nwant\n%s\nfrom\n%s", gotJSON, want, out)
 	}
 	for v, text := range map[any]string{"s": "s\n", math.Inf(1): ".inf\n", int64(7): "7\n"} {
-		if got := string(appendYAML(nil, v)); got != text {
+		if got := string(appendYAML(nil, v, math.MaxInt)); got != text {
 			t.Errorf("appendYAML(%v) = %q, want %q", v, got, text)
 		}
 	}
-	if got := string(appendYAML(nil, map[string]any{"old": []any{int64(1), int64(2)}, "m": map[string]any{"k": "v"}})); got != "m:\n  k: v\nold:\n- 1\n- 2\n" {
+	if got := string(appendYAML(nil, map[string]any{"old": []any{int64(1), int64(2)}, "m": map[string]any{"k": "v"}}, math.MaxInt)); got != "m:\n  k: v\nold:\n- 1\n- 2\n" {
 		t.Errorf("PyYAML's layout: %q", got)
 	}
 }

@@ -43,6 +43,16 @@ func eval(t *testing.T, src string, env Env) (any, error) {
 	return e.Eval(context.Background(), env)
 }
 
+// finalized is finalize outside an evaluation, for data a test made.
+func finalized(v any) any {
+	ev := &evaluator{ctx: context.Background(), meter: meter{maxSteps: DefaultSteps}}
+	f, err := ev.finalize(v)
+	if err != nil {
+		panic(err)
+	}
+	return f
+}
+
 func asJSON(v any) string {
 	if isUndefined(v) {
 		return "<undefined>"
@@ -130,7 +140,7 @@ func TestOperators(t *testing.T) {
 
 func TestAttributesAndIndexes(t *testing.T) {
 	runCases(t, Env{New: doc()}, []evalCase{
-		{"$", asJSON(finalize(doc()))},
+		{"$", asJSON(finalized(doc()))},
 		{"$.d.x", "1"},
 		{"$.missing", "null"},
 		{"$.missing.deeper", "error"},
@@ -147,7 +157,7 @@ func TestAttributesAndIndexes(t *testing.T) {
 		{"$.d['z', 3]", "3"},
 		{"$.l.where(true)[0]", "error"},
 		{"$foo", "null"},
-		{"$1", asJSON(finalize(doc()))},
+		{"$1", asJSON(finalized(doc()))},
 		{"$.l.select($1 + 1)", "[2,3]"},
 		{"compute", `"compute"`},
 		{"None", `"None"`},
@@ -327,7 +337,7 @@ func TestSequenceMatcherAutojunk(t *testing.T) {
 		{"one item changed", cycle(300), changedMiddle, 150, 150},
 		{"moved block", append(cycle(300), run(100, 110)...), append(run(100, 105), cycle(300)...), 300, 305},
 	} {
-		var m meter
+		m := meter{maxSteps: DefaultSteps}
 		added, deleted := diffSequences(c.a, c.b, &m)
 		if len(added) != c.added || len(deleted) != c.deleted {
 			t.Errorf("%s: added %d, deleted %d items; Python: %d and %d", c.name, len(added), len(deleted), c.added, c.deleted)

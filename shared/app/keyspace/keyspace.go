@@ -90,10 +90,11 @@ var Functions = map[string]Access{
 	Authorizer: {
 		Read: []string{Auth, Nodes},
 	},
-	// The hourly blob sweep.
+	// The hourly sweep: unreferenced blobs, and audit records past the
+	// retention that the table's TTL does not delete (app.LambdaGC).
 	GC: {
-		Read:  []string{Blob},
-		Write: []string{Blob},
+		Read:  []string{Blob, Audit},
+		Write: []string{Blob, Audit},
 		Blobs: BlobsCollect,
 	},
 }

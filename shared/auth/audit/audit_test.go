@@ -7,6 +7,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
@@ -118,5 +119,32 @@ func TestExpire(t *testing.T) {
 	}
 	if n, err := log.Expire(ctx); n != 0 || err != nil {
 		t.Fatalf("a second Expire = %d, %v; want 0", n, err)
+	}
+}
+
+// A record past the retention that cannot be read is deleted too: Expire
+// stopped at it with an error, so one damaged record kept every later one
+// for ever.
+func TestExpirePastADamagedRecord(t *testing.T) {
+	b := mem.New()
+	ctx := context.Background()
+	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	log := audit.New(b.Index, func() time.Time { return now }, audit.WithRetention(time.Hour))
+	damaged := store.Key{Partition: "audit#all", Sort: store.SortID(now.UnixNano()) + "-000000000000"}
+	if err := b.Index.Write(ctx, store.Put(damaged, []byte("{not json"))); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Second)
+	if _, err := log.Append(ctx, audit.Record{Method: "POST", Path: "/old", Environment: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(2 * time.Hour)
+	if n, err := log.Expire(ctx); n != 2 || err != nil {
+		t.Errorf("Expire = %d, %v; want the damaged record and the old one deleted", n, err)
+	}
+	for _, env := range []string{"", "1"} {
+		if left, err := log.List(ctx, audit.Query{Environment: env}); err != nil || len(left) != 0 {
+			t.Errorf("environment %q: %d records left, %v", env, len(left), err)
+		}
 	}
 }

@@ -363,7 +363,6 @@ func condition(c store.Cond) (*string, map[string]types.AttributeValue) {
 	}
 }
 
-// putValues adds the values of putExpression to a condition's values.
 // putUpdate returns the update expression and values of a put under the
 // values of its condition.
 func putUpdate(op store.Op, cond map[string]types.AttributeValue) (*string, map[string]types.AttributeValue) {

@@ -205,7 +205,7 @@ func (t *Task) evalParameter(ctx context.Context, src any, d *renderData) (any, 
 	}
 	v, err := e.Eval(ctx, d.env)
 	if err != nil {
-		return nil, fmt.Errorf("task %s: yaql_exp %q: %w", t.ID, text, err)
+		return nil, expressionFailed(err, "task %s: yaql_exp %q: %v", t.ID, text, err)
 	}
 	if v == yaql.Undefined {
 		return nil, nil
@@ -378,6 +378,9 @@ func (r *nodeRenderer) body(ctx context.Context, node string, i int) (wire.TaskD
 		d.env = env
 	}
 	b, err := t.body(ctx, d)
+	if kind := errs.KindOf(err); err != nil && kind != errs.Internal {
+		return nil, errs.Wrap(kind, err, fmt.Sprintf("node %s: %s", node, errs.Message(err)))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", node, err)
 	}

@@ -31,6 +31,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -57,6 +58,7 @@ func main() {
 	loaders := flag.Int("loaders", 4, "concurrent clients loading the data")
 	cpuProfile := flag.String("cpuprofile", "", "in process: write a CPU profile of plan and execute here")
 	memProfile := flag.String("memprofile", "", "in process: write a heap profile (allocations) of plan and execute here")
+	peakProfile := flag.String("peakprofile", "", "in process: write here the heap profile of the largest live heap seen after a collection during plan and execute")
 	agents := flag.Int("agents", 20, "agents claiming and reporting at full speed after the deploy (0: none)")
 	agentTime := flag.Duration("agent-time", 20*time.Second, "how long the agents run")
 	agentProfile := flag.String("agentprofile", "", "in process: write a CPU profile of the agents' runs here")
@@ -82,6 +84,7 @@ func main() {
 
 	stopProfiles := startProfiles(*cpuProfile)
 	cpuStart := cpuSeconds(*pid)
+	stopPeak := profilePeak(*peakProfile)
 	planStart := time.Now()
 	answer := c.readPages("/api/v1/clusters/1/serialized_tasks?graph_type=default")
 	planTime := time.Since(planStart)
@@ -97,6 +100,7 @@ func main() {
 	c.decode("PUT", "/api/v1/clusters/1/deploy?graph_type=default", &tx)
 	deployTime := time.Since(deployStart)
 	stopProfiles()
+	stopPeak()
 	writeHeapProfile(*memProfile)
 	fmt.Printf("fuelscale %d nodes: PUT deploy %.2f s; plan and execute %.2f s, serve's CPU time %.2f s; serve RssAnon %d MiB, peak %d MiB\n",
 		*nodes, deployTime.Seconds(), (planTime + deployTime).Seconds(), cpuSeconds(*pid)-cpuStart, anonBytes(*pid)>>20, peak.Load()>>20)
@@ -517,6 +521,41 @@ func sampleAnon(pid int) *atomic.Int64 {
 		}
 	}()
 	return &peak
+}
+
+// profilePeak writes to path (nothing when empty) the heap profile taken
+// when the live heap after a collection was the largest seen, until the
+// function returned is called: what the heap held at its peak.
+func profilePeak(path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		var largest uint64
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if metrics.Read(sample); sample[0].Value.Uint64() > largest {
+				largest = sample[0].Value.Uint64()
+				f, err := os.Create(path)
+				if err != nil {
+					log.Fatal(err)
+				}
+				if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+					log.Fatal(err)
+				}
+				f.Close()
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // startProfiles starts a CPU profile to path (none when empty); the function returned stops it.

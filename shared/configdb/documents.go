@@ -84,26 +84,29 @@ func (sn *snapshot) depth() int { return len(sn.levels) }
 func (sn *snapshot) addressed(k Kind) *head { return sn.heads[sn.depth()][kindIndex(k)] }
 
 // loadFresh loads a snapshot (snapshotLoader) with fresh reads of the index.
-func (s *Service) loadFresh(ctx context.Context, ref DocRef, version int, vk Kind) (*snapshot, error) {
-	for range 3 {
+// When the environment changed between resolving the reference and reading
+// the heads (other writers adding levels, as nodes registering at once do),
+// it resolves again under the one retry policy.
+func (s *Service) loadFresh(ctx context.Context, ref DocRef, version int, vk Kind) (sn *snapshot, err error) {
+	err = store.RetryConflicts(ctx, "environment "+ref.Env+" changed during the request", func() error {
 		g, err := s.guessOf(ctx, ref)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		p, err := s.place(ctx, g.env, ref.Levels)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		sn, err := s.fetch(ctx, ref, g, p, version, vk)
-		if err != nil || sn != nil {
-			return sn, err
+		if sn, err = s.fetch(ctx, ref, g, p, version, vk); err != nil || sn != nil {
+			return err
 		}
 		s.cache.guesses.Remove(guessKey(ref))
 		if p != nil {
 			s.cache.placements.Remove(placementKey(g.env, ref.Levels))
 		}
-	}
-	return nil, errs.Conflictf("environment %s changed during the request; try again", ref.Env)
+		return store.ErrConflict
+	})
+	return sn, err
 }
 
 func guessKey(ref DocRef) string { return ref.Env + "\x00" + ref.Resource }

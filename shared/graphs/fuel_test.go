@@ -2,10 +2,12 @@ package graphs
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"os/exec"
 	"reflect"
 	"slices"
@@ -47,7 +49,7 @@ type nailgunNode struct {
 	RequiredFor map[string][][2]*string `json:"required_for"`
 }
 
-func python(t *testing.T, stdin []byte, args ...string) []byte {
+func python(t testing.TB, stdin []byte, args ...string) []byte {
 	t.Helper()
 	cmd := exec.Command("/usr/bin/python3", args...)
 	cmd.Stdin = bytes.NewReader(stdin)
@@ -103,11 +105,11 @@ func TestPlanAgreesWithNailgun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			steps, err := resolveNodes(ordered, p)
+			steps, every, err := resolveNodes(ordered, p, DefaultPlanEdges)
 			if err != nil {
 				t.Fatal(err)
 			}
-			plan := &frozenPlan{Tasks: ordered, Nodes: steps, Limits: p.limits}
+			plan := &frozenPlan{Tasks: ordered, Nodes: steps, Every: every, Limits: p.limits}
 			for _, node := range nodes {
 				w := want.Nodes[node.ID]
 				placed, run, skipped := plannedOn(plan, node.ID)
@@ -268,42 +270,129 @@ func checkOrderHolds(t *testing.T, plan *frozenPlan, nailgun map[string]nailgunN
 	t.Logf("%d of nailgun's dependency edges between nodes' tasks hold in tuningbox's order", checked)
 }
 
-// BenchmarkPlanFuel1000 plans fuel-library's default graph, conditions
-// included, for 1,000 nodes of the shared roles (3 controllers, the primary
+// fuelCluster returns fuel-library's default graph in dependency order, its
+// role rules, and count nodes of the shared roles (3 controllers, the primary
 // among them, then computes and Ceph OSDs in turn), each with its own copy of
-// its role's astute.yaml: first with no old data, then with old data equal to
-// the new (a re-run with nothing changed).
-func BenchmarkPlanFuel1000(b *testing.B) {
-	t := &testing.T{}
+// its role's astute.yaml and no old data.
+func fuelCluster(t testing.TB, count int) ([]Task, tagRules, []PlanNode) {
 	raw := python(t, nil, "testdata/nailgun_cluster.py", "--old", "first")
 	var in nailgunInput
 	if err := json.Unmarshal(raw, &in); err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
 	tasks, err := ParseTasks(in.Tasks)
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
 	g, err := newDepGraph(tasks, false)
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
-	ordered := g.ordered()
-	byRole := map[string]any{}
+	byRole := map[string]map[string]any{}
 	for _, n := range in.Nodes {
-		byRole[n.Roles[0]] = n.Data
+		byRole[n.Roles[0]] = n.Data.(map[string]any)
 	}
-	nodes := make([]PlanNode, 1000)
+	nodes := make([]PlanNode, count)
 	for i := range nodes {
 		role := []string{"primary-controller", "controller", "controller"}[min(i, 2)]
 		if i >= 3 {
 			role = []string{"compute", "ceph-osd"}[i%2]
 		}
-		data := maps.Clone(byRole[role].(map[string]any))
-
-		nodes[i] = PlanNode{ClusterNode: ClusterNode{ID: fmt.Sprint(i + 1), Roles: []string{role}}, Data: data}
+		nodes[i] = PlanNode{ClusterNode: ClusterNode{ID: fmt.Sprint(i + 1), Roles: []string{role}}, Data: maps.Clone(byRole[role]), Old: map[string]any{}}
 	}
-	rules := newTagRules(EntryMetadata{RolesMetadata: in.RolesMetadata, TagsMetadata: in.TagsMetadata})
+	return g.ordered(), newTagRules(EntryMetadata{RolesMetadata: in.RolesMetadata, TagsMetadata: in.TagsMetadata}), nodes
+}
+
+// TestCompactWaitsKeepThePlan plans fuel-library's graph on 200 nodes with
+// waits for a task on every node stored compact and stored as a step
+// reference per node: each node's steps, and what each step waits for, are
+// the same.
+func TestCompactWaitsKeepThePlan(t *testing.T) {
+	ordered, rules, nodes := fuelCluster(t, 200)
+	p, err := place(context.Background(), ordered, make([]bool, len(ordered)), nodes, rules, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolve := func(compactFrom int) (map[string][]NodeStep, map[int][]StepRef) {
+		r, err := newResolver(ordered, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.compactFrom = compactFrom
+		if err := r.collectWaits(DefaultPlanEdges); err != nil {
+			t.Fatal(err)
+		}
+		order, err := r.order()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.steps(order)
+	}
+	explicit, none := resolve(math.MaxInt)
+	compact, every := resolve(compactWaitNodes)
+	if none != nil || len(every) == 0 {
+		t.Fatalf("compact waits: %d tasks with the explicit plan, %d with the compact one", len(none), len(every))
+	}
+	compacted := 0
+	for _, node := range nodes {
+		id := node.ID
+		if len(compact[id]) != len(explicit[id]) {
+			t.Fatalf("node %s: %d steps compact, %d explicit", id, len(compact[id]), len(explicit[id]))
+		}
+		for k, step := range compact[id] {
+			want := explicit[id][k]
+			if step.Task != want.Task || step.Skip != want.Skip || !slices.EqualFunc(step.AfterAny, want.AfterAny, slices.Equal) {
+				t.Fatalf("node %s step %d: %+v compact, %+v explicit", id, k, step, want)
+			}
+			// Compact, a step also names steps of its own node before it (passed anyway).
+			var got []StepRef
+			waits := slices.Clone(step.After)
+			for _, j := range step.AfterEvery {
+				waits = append(waits, every[j]...)
+			}
+			for _, ref := range waits {
+				if ref.Node != id || ref.Step >= k {
+					got = append(got, ref)
+				}
+			}
+			slices.SortFunc(got, compareStepRefs)
+			if after := slices.SortedFunc(slices.Values(want.After), compareStepRefs); !slices.Equal(slices.Compact(got), after) {
+				t.Fatalf("node %s step %d (%s) waits for %d steps compact, %d explicit", id, k, ordered[step.Task].ID, len(got), len(after))
+			}
+			compacted += len(step.AfterEvery)
+		}
+	}
+	if err := checkNodeCycles(ordered, nodeClusterNodes(nodes), compact, every); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d waits for %d tasks on every node stored compact", compacted, len(every))
+}
+
+func compareStepRefs(a, b StepRef) int {
+	return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Step, b.Step))
+}
+
+func nodeClusterNodes(nodes []PlanNode) []ClusterNode {
+	out := make([]ClusterNode, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.ClusterNode
+	}
+	return out
+}
+
+// BenchmarkPlanFuel plans fuel-library's default graph, conditions
+// included, for 1,000 and 5,000 nodes (fuelCluster): first with no old
+// data, then with old data equal to the new (a re-run with nothing changed).
+func BenchmarkPlanFuel(b *testing.B) {
+	for _, count := range []int{1000, 5000} {
+		ordered, rules, nodes := fuelCluster(b, count)
+		b.Run(fmt.Sprintf("nodes=%d", count), func(b *testing.B) {
+			benchmarkPlanFuel(b, ordered, nodes, rules)
+		})
+	}
+}
+
+func benchmarkPlanFuel(b *testing.B, ordered []Task, nodes []PlanNode, rules tagRules) {
 	for _, state := range []string{"first", "same"} {
 		for i := range nodes {
 			nodes[i].Old = map[string]any{}
@@ -329,11 +418,11 @@ func benchmarkPlan(b *testing.B, ordered []Task, nodes []PlanNode, rules tagRule
 		if err != nil {
 			b.Fatal(err)
 		}
-		steps, err := resolveNodes(ordered, p)
+		steps, every, err := resolveNodes(ordered, p, DefaultPlanEdges)
 		if err != nil {
 			b.Fatal(err)
 		}
-		plan = frozenPlan{Tasks: ordered, Nodes: steps, Limits: p.limits}
+		plan = frozenPlan{Tasks: ordered, Nodes: steps, Every: every, Limits: p.limits}
 	}
 	// What a run keeps of it: the frozen plan, stored as one blob.
 	b.ReportMetric(float64(len(mustJSON(plan)))/1e6, "plan-MB")

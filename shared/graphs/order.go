@@ -1,7 +1,6 @@
 package graphs
 
 import (
-	"container/heap"
 	"fmt"
 	"regexp"
 	"slices"
@@ -127,92 +126,42 @@ func (g *depGraph) byID(s []int) []int {
 	return slices.Compact(s)
 }
 
-// readyHeap holds task indexes ordered by task id.
-type readyHeap struct {
-	items []int
-	tasks []Task
-}
-
-func (h *readyHeap) Len() int           { return len(h.items) }
-func (h *readyHeap) Less(i, j int) bool { return h.tasks[h.items[i]].ID < h.tasks[h.items[j]].ID }
-func (h *readyHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *readyHeap) Push(x any)         { h.items = append(h.items, x.(int)) }
-func (h *readyHeap) Pop() any {
-	n := len(h.items) - 1
-	x := h.items[n]
-	h.items = h.items[:n]
-	return x
-}
-
-// sort computes g.order (Kahn's algorithm, smallest ready id first).
+// sort computes g.order: among the tasks ready at any point, the smallest id first.
 func (g *depGraph) sort() error {
 	indegree := make([]int, len(g.tasks))
-	ready := &readyHeap{tasks: g.tasks}
 	for v := range g.tasks {
 		indegree[v] = len(g.pred[v])
-		if indegree[v] == 0 {
-			ready.items = append(ready.items, v)
-		}
 	}
-	heap.Init(ready)
-	g.order = make([]int, 0, len(g.tasks))
-	for ready.Len() > 0 {
-		u := heap.Pop(ready).(int)
-		g.order = append(g.order, u)
+	byID := func(a, b int) bool { return g.tasks[a].ID < g.tasks[b].ID }
+	g.order = topoSort(indegree, byID, func(u int, release func(int)) {
 		for _, v := range g.succ[u] {
-			if indegree[v]--; indegree[v] == 0 {
-				heap.Push(ready, v)
-			}
+			release(v)
 		}
+	})
+	if len(g.order) == len(g.tasks) {
+		return nil
 	}
-	if len(g.order) < len(g.tasks) {
-		return errs.Invalidf("Tasks form a cycle: %s", g.describeCycle(indegree))
-	}
-	return nil
-}
-
-// describeCycle names one cycle among the tasks left unsorted (indegree > 0).
-// Each of them has an unsorted predecessor, so walking back along the
-// smallest-id unsorted predecessor must come round; the cycle is printed
-// forwards from its smallest id.
-func (g *depGraph) describeCycle(indegree []int) string {
-	start := -1
-	for v := range g.tasks {
-		if indegree[v] > 0 && (start < 0 || g.tasks[v].ID < g.tasks[start].ID) {
-			start = v
-		}
-	}
-	seenAt := map[int]int{}
-	var path []int
-	v := start
-	for {
-		if at, ok := seenAt[v]; ok {
-			path = path[at:]
-			break
-		}
-		seenAt[v] = len(path)
-		path = append(path, v)
+	// Back along the smallest-id unsorted predecessor, from the smallest-id unsorted task.
+	unsorted := func(v int) bool { return indegree[v] > 0 }
+	smallest := func(vs []int) int {
 		next := -1
-		for _, p := range g.pred[v] {
-			if indegree[p] > 0 && (next < 0 || g.tasks[p].ID < g.tasks[next].ID) {
-				next = p
+		for _, v := range vs {
+			if unsorted(v) && (next < 0 || byID(v, next)) {
+				next = v
 			}
 		}
-		v = next
+		return next
 	}
-	slices.Reverse(path)
-	first := 0
-	for i, v := range path {
-		if g.tasks[v].ID < g.tasks[path[first]].ID {
-			first = i
-		}
+	all := make([]int, len(g.tasks))
+	for v := range all {
+		all[v] = v
 	}
-	names := make([]string, 0, len(path)+1)
-	for i := range path {
-		names = append(names, fmt.Sprintf("%q", g.tasks[path[(first+i)%len(path)]].ID))
+	cycle := cycleThrough(smallest(all), func(v int) int { return smallest(g.pred[v]) })
+	names := make([]string, len(cycle))
+	for i, v := range cycle {
+		names[i] = fmt.Sprintf("%q", g.tasks[v].ID)
 	}
-	names = append(names, names[0])
-	return strings.Join(names, " -> ")
+	return errs.Invalidf("Tasks form a cycle: %s", cycleString(names))
 }
 
 // Order returns tasks in dependency order, ties broken by task id.

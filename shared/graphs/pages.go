@@ -69,8 +69,10 @@ func after(nodes []ClusterNode, last string) ([]ClusterNode, error) {
 }
 
 // PlanPages returns a sub-transaction's frozen plan without its nodes'
-// task lists, and those in pages from the node after marker (a node id).
-func (s *Service) PlanPages(ctx context.Context, id, marker string) (Plan, NodePages, error) {
+// task lists, and those in pages from the node after marker (a node id):
+// of every node of the plan, or of only, when given (a node's explanations
+// read without the plan's other nodes').
+func (s *Service) PlanPages(ctx context.Context, id string, only []string, marker string) (Plan, NodePages, error) {
 	rec, isSub, err := s.lookupTx(ctx, id)
 	if err != nil {
 		return Plan{}, NodePages{}, err
@@ -82,8 +84,15 @@ func (s *Service) PlanPages(ctx context.Context, id, marker string) (Plan, NodeP
 	if err != nil {
 		return Plan{}, NodePages{}, err
 	}
-	nodes := make([]ClusterNode, len(rec.Nodes))
-	for i, n := range rec.Nodes {
+	listed := rec.Nodes
+	if only != nil {
+		if missing := slices.DeleteFunc(slices.Clone(only), func(n string) bool { return slices.Contains(rec.Nodes, n) }); len(missing) > 0 {
+			return Plan{}, NodePages{}, errs.Invalidf("Nodes %s are not in the plan of transaction %s", strings.Join(missing, ", "), id)
+		}
+		listed = slices.DeleteFunc(slices.Clone(rec.Nodes), func(n string) bool { return !slices.Contains(only, n) })
+	}
+	nodes := make([]ClusterNode, len(listed))
+	for i, n := range listed {
 		nodes[i].ID = n
 	}
 	if nodes, err = after(nodes, marker); err != nil {
@@ -101,7 +110,7 @@ func (s *Service) PlanPages(ctx context.Context, id, marker string) (Plan, NodeP
 
 // Plan returns the frozen plan of a sub-transaction, every node's task list included.
 func (s *Service) Plan(ctx context.Context, id string) (Plan, error) {
-	out, pages, err := s.PlanPages(ctx, id, "")
+	out, pages, err := s.PlanPages(ctx, id, nil, "")
 	if err != nil {
 		return Plan{}, err
 	}

@@ -498,6 +498,16 @@ func (p *placement) crossSelection(cd CrossDependency, n int) (takes []bool, sel
 	return takes, slices.Contains(names, SelfRole)
 }
 
+// selectsEveryNode says whether a cross dependency selects every node
+// but the master (no role, or "*"), whichever node it is seen from.
+func (p *placement) selectsEveryNode(cd CrossDependency) bool {
+	names := cd.Role
+	if cd.Tags != nil {
+		names = cd.Tags
+	}
+	return !cd.Sync && !slices.Contains(names, MasterRole) && (len(names) == 0 || slices.Contains(names, AnyRole))
+}
+
 // MasterRole is the role of the node that stands for the Fuel master: the
 // master's own tasks (role: master, such as generate_keys) run there, by a
 // `tuningbox agent` on the master.

@@ -84,10 +84,7 @@ func (s *Service) plan(ctx context.Context, req planRequest) (*frozenPlan, error
 	if err := p.evaluate(ctx, tasks, filtered, req.budget); err != nil {
 		return nil, err
 	}
-	if err := s.planLimits.checkEdges(tasks, p); err != nil {
-		return nil, err
-	}
-	if frozen.Nodes, err = resolveNodes(tasks, p); err != nil {
+	if frozen.Nodes, frozen.Every, err = resolveNodes(tasks, p, s.planLimits.Edges); err != nil {
 		return nil, err
 	}
 	frozen.Limits, frozen.Unplaced = p.limits, p.unplaced

@@ -127,8 +127,8 @@ func TestEveryTaskOnEveryNodeRefused(t *testing.T) {
 	}
 	s := clusterOf(t, 1000, tasks)
 	planned(t, s, errs.TooLarge, "the plan would have 1000000 node tasks, over the limit of 500000")
-	s = clusterOf(t, 1001, tasks)
-	planned(t, s, errs.TooLarge, "1001000 task x node pairs (1000 tasks, 1001 nodes), over the limit of 1000000")
+	s = clusterOf(t, 2001, tasks)
+	planned(t, s, errs.TooLarge, "2001000 task x node pairs (1000 tasks, 2001 nodes), over the limit of 2000000")
 }
 
 // A plan stops when its client leaves: the request's context ends, and the

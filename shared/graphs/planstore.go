@@ -70,9 +70,13 @@ func storePlan(ctx context.Context, plan *frozenPlan, order []string, maxParts i
 	}
 	var ops []store.Op
 	var part []byte
+	stored := map[string]bool{} // parts alike (nodes with the same steps) are one blob, referenced once
 	flush := func() error {
 		hash, refs, err := put(ctx, part)
-		head.Parts, ops, part = append(head.Parts, hash), append(ops, refs...), part[:0]
+		if !stored[hash] {
+			stored[hash], ops = true, append(ops, refs...)
+		}
+		head.Parts, part = append(head.Parts, hash), part[:0]
 		return err
 	}
 	for _, n := range order {
@@ -169,7 +173,8 @@ func (s *Service) loadPlan(ctx context.Context, hash string, nodes ...string) (*
 
 // loadPlanShowing returns a stored plan with the steps of nodes, and the
 // tasks of the steps of the nodes they wait for (their waits left out), so
-// that serialize can name every task waited for.
+// that serialize can name every task waited for (a compact wait names its
+// task from the plan's tasks).
 func (s *Service) loadPlanShowing(ctx context.Context, hash string, nodes []string) (*frozenPlan, error) {
 	plan, err := s.loadPlan(ctx, hash, nodes...)
 	if err != nil {
@@ -181,7 +186,7 @@ func (s *Service) loadPlanShowing(ctx context.Context, hash string, nodes []stri
 	}
 	for _, n := range nodes {
 		for _, step := range plan.Nodes[n] {
-			for _, other := range step.waitedNodes() {
+			for _, other := range waitedNodes(step.After, step.AfterAny) {
 				if _, ok := plan.Nodes[other]; !ok {
 					tasks := head.StepTasks[other]
 					steps := make([]NodeStep, len(tasks))

@@ -113,3 +113,36 @@ func TestSplitPlanKeepsExplanationsByNode(t *testing.T) {
 		t.Fatalf("explanations read back: %d nodes, %+v", len(some.Why), some.Why["n7"])
 	}
 }
+
+// Nodes with the same steps (waits for a task on every node name no node)
+// can fill parts alike: such a part is one blob, referenced once in the
+// write that stores the plan (5,000 of fuel-library's nodes made the write
+// name one blob twice and fail).
+func TestSplitPlanOfNodesAlike(t *testing.T) {
+	ctx := context.Background()
+	b := mem.New()
+	s := NewService(b.Index, b.Blobs, oneNodeCluster{})
+	plan := &frozenPlan{Tasks: []Task{{ID: "a", Type: TypeShell}}, Nodes: map[string][]NodeStep{}}
+	var order []string
+	steps := slices.Repeat([]NodeStep{{Task: 0, AfterEvery: []int{0}}}, 100)
+	for n := range 2000 {
+		id := fmt.Sprintf("n%d", n)
+		order = append(order, id)
+		plan.Nodes[id] = steps
+	}
+	hash, ops, err := storePlan(ctx, plan, order, 8, s.referencedBlob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.idx.Write(ctx, ops...); err != nil {
+		t.Fatal(err)
+	}
+	head, err := s.planHead(ctx, hash)
+	if err != nil || len(slices.Compact(slices.Clone(head.Parts))) >= len(head.Parts)-1 {
+		t.Fatalf("parts %v (%v), want several the same blob", head.Parts, err)
+	}
+	some, err := s.loadPlan(ctx, hash, "n1999")
+	if err != nil || !slices.EqualFunc(some.steps("n1999"), steps, stepsEqual) {
+		t.Fatalf("n1999's steps read back: %v (%v)", some.steps("n1999"), err)
+	}
+}

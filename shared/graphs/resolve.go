@@ -1,11 +1,9 @@
 package graphs
 
 import (
-	"container/heap"
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/wire"
@@ -37,19 +35,34 @@ type NodeStep struct {
 	After []StepRef `json:"after,omitempty"`
 	// AfterAny are groups of steps of which one must be passed first (policy any).
 	AfterAny [][]StepRef `json:"after_any,omitempty"`
+	// AfterEvery are tasks whose step on every node that has them (the
+	// master excepted) must be passed first: a cross dependency that selects
+	// every node (policy all), stored once in the plan's Every rather than as
+	// a StepRef per node (see compactWaitNodes).
+	AfterEvery []int `json:"after_every,omitempty"`
 	// Skip says why the node passes the step without running its task
 	// (SkipCondition, SkipFiltered), like group, stage and skipped tasks;
 	// empty when it runs it.
 	Skip string `json:"skip,omitempty"`
 }
 
-func (s NodeStep) waits() bool { return len(s.After) > 0 || len(s.AfterAny) > 0 }
+func (s NodeStep) waits() bool {
+	return len(s.After) > 0 || len(s.AfterAny) > 0 || len(s.AfterEvery) > 0
+}
 
 // StepRef names a step of a node's task list.
 type StepRef struct {
 	Node string `json:"node"`
 	Step int    `json:"step"`
 }
+
+// compactWaitNodes is the number of nodes from which a wait for a task on
+// every node that has it is stored once per step (NodeStep.AfterEvery, the
+// plan's Every) instead of as a step reference per node. fuel-library's
+// cross dependencies that name a task and no role (top-role-compute on every
+// compute, for example) would otherwise make a plan grow with the square of
+// the nodes: 493 MB of steps for 5,000 nodes.
+const compactWaitNodes = 64
 
 // resolveNodes gives each node its steps: the plan's tasks that apply to
 // the node, with the cross dependencies resolved to steps of other nodes:
@@ -60,266 +73,432 @@ type StepRef struct {
 //   - policy all (the default) waits for every such step, any for one of them;
 //     a dependency that selects no step adds nothing, as in Nailgun.
 //
+// A wait for a task on every node that has it (no role, or "*"), once
+// compactWaitNodes nodes have it, is stored compact: the task in the
+// step's AfterEvery, its steps once in every (task -> its step on each node
+// that has it, the master excepted).
+//
 // A node's order keeps every dependency of the graph between its tasks (also
 // through tasks it does not run) and puts a task after what it waits for
 // with policy all, on its own node or, transitively, on others; otherwise it
 // follows the plan's order (tasks is in dependency order). It fails when the
-// dependencies across nodes form a cycle.
-func resolveNodes(tasks []Task, p *placement) (map[string][]NodeStep, error) {
+// dependencies across nodes form a cycle, and with a 413 as soon as they
+// make more than maxWaits waits (a compact one counts once).
+func resolveNodes(tasks []Task, p *placement, maxWaits int) (steps map[string][]NodeStep, every map[int][]StepRef, err error) {
+	r, err := newResolver(tasks, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := r.collectWaits(maxWaits); err != nil {
+		return nil, nil, err
+	}
+	order, err := r.order()
+	if err != nil {
+		return nil, nil, err
+	}
+	steps, every = r.steps(order)
+	return steps, every, checkNodeCycles(tasks, r.nodes, steps, every)
+}
+
+// resolver holds the cross dependencies of a plan as waits between
+// vertices: vertex n*nt+i is task i on node n (a task that does not apply
+// to the node only carries the order through).
+type resolver struct {
+	tasks []Task
+	p     *placement
+	g     *depGraph
+	nodes []ClusterNode
+	nt    int
+	// placedOn[i]: the nodes task i applies to, so that a dependency looks only there.
+	placedOn [][]int
+	named    map[string][]int
+	// waitAll and waitAny hold the waits of the vertices that wait for
+	// others (policy all, and the groups of policy any); waitEvery the tasks
+	// they wait for on every node that has them (everyOn). Maps: most of the
+	// vertices wait for nothing.
+	waitAll   map[int][]int
+	waitAny   map[int][][]int
+	waitEvery map[int][]int
+	// everyOn[j]: the nodes other than the master that task j applies to; set
+	// for the tasks waited for compact.
+	everyOn map[int][]int
+	// compactFrom is compactWaitNodes (a test compares it with no compact waits).
+	compactFrom int
+	// waits counts the waits made so far, repeats included.
+	waits int
+}
+
+func newResolver(tasks []Task, p *placement) (*resolver, error) {
 	g, err := newDepGraph(tasks, false)
 	if err != nil {
 		return nil, err
 	}
-	nodes := make([]ClusterNode, len(p.nodes))
+	r := &resolver{tasks: tasks, p: p, g: g, nt: len(tasks), nodes: make([]ClusterNode, len(p.nodes)),
+		placedOn: make([][]int, len(tasks)), named: map[string][]int{}, everyOn: map[int][]int{}, compactFrom: compactWaitNodes}
 	for n := range p.nodes {
-		nodes[n] = p.nodes[n].ClusterNode
-	}
-	nt := len(tasks)
-	applies := p.applies
-	named := func(name string) []int { return p.tasksNamed(tasks, g.index, name) }
-	// Vertex n*nt+i is task i on node n (a task that does not apply to the
-	// node only carries the order through). waitAll and waitAny hold the
-	// cross dependencies of each vertex.
-	vertex := func(n, i int) int { return n*nt + i }
-	waitAll := make([][]int, len(nodes)*nt)
-	waitAny := make([][][]int, len(nodes)*nt)
-	addWaits := func(v int, policy string, refs []int) {
-		if len(refs) == 0 {
-			return
-		}
-		if policy == "any" {
-			waitAny[v] = append(waitAny[v], refs)
-			return
-		}
-		waitAll[v] = append(waitAll[v], refs...) // repeats are dropped below
-	}
-	// placedOn[i]: the nodes task i applies to, so that a dependency looks only there.
-	placedOn := make([][]int, nt)
-	for n := range nodes {
-		for i := range nt {
-			if applies[n][i] {
-				placedOn[i] = append(placedOn[i], n)
+		r.nodes[n] = p.nodes[n].ClusterNode
+		for i := range r.nt {
+			if p.applies[n][i] {
+				r.placedOn[i] = append(r.placedOn[i], n)
 			}
 		}
 	}
-	namedCache := map[string][]int{}
-	cachedNamed := func(name string) []int {
-		ids, ok := namedCache[name]
-		if !ok {
-			ids = named(name)
-			namedCache[name] = ids
-		}
-		return ids
+	r.waitAll, r.waitAny, r.waitEvery = map[int][]int{}, map[int][][]int{}, map[int][]int{}
+	return r, nil
+}
+
+func (r *resolver) vertex(n, i int) int { return n*r.nt + i }
+
+// tasksNamed returns the tasks a cross dependency's name stands for.
+func (r *resolver) tasksNamed(name string) []int {
+	ids, ok := r.named[name]
+	if !ok {
+		ids = r.p.tasksNamed(r.tasks, r.g.index, name)
+		r.named[name] = ids
 	}
-	// A cross dependency never makes a task wait for itself on its own node (Nailgun's excludes).
-	for i, t := range tasks {
-		for _, n := range placedOn[i] {
-			for _, cd := range p.crossDeps(t, n, i, false) {
-				takes, self := p.crossSelection(cd, n)
-				var refs []int
-				for _, j := range cachedNamed(cd.Name) {
-					for _, m := range placedOn[j] {
-						if !(m == n && j == i) && (m == n && self || takes != nil && takes[m]) {
-							refs = append(refs, vertex(m, j))
-						}
-					}
+	return ids
+}
+
+// compact says whether waits for task j on every node that has it are
+// stored compact: the dependency selects every node, waits for all of
+// them, and j is on enough nodes. A task waiting for itself elsewhere never
+// is (that is a cycle, which explicit waits name).
+func (r *resolver) compact(cd CrossDependency, i, j int) bool {
+	return i != j && cd.Policy != "any" && r.p.selectsEveryNode(cd) && len(r.everyNode(j)) >= r.compactFrom
+}
+
+// everyNode returns the nodes other than the master that task j applies to.
+func (r *resolver) everyNode(j int) []int {
+	on, ok := r.everyOn[j]
+	if !ok {
+		on = slices.DeleteFunc(slices.Clone(r.placedOn[j]), func(m int) bool { return r.p.master[m] })
+		r.everyOn[j] = on
+	}
+	return on
+}
+
+// collectWaits resolves every cross dependency of every placed task; it
+// stops, before the waits take more room, once they are more than maxWaits.
+// A cross dependency never makes a task wait for itself on its own node (Nailgun's excludes).
+func (r *resolver) collectWaits(maxWaits int) error {
+	for i, t := range r.tasks {
+		for _, n := range r.placedOn[i] {
+			for _, cd := range r.p.crossDeps(t, n, i, false) {
+				r.dependsOn(n, i, cd)
+			}
+			for _, cd := range r.p.crossDeps(t, n, i, true) {
+				r.dependedBy(n, i, cd)
+			}
+			if r.waits > maxWaits {
+				return tooLarge("cross-node waits or more", r.waits, maxWaits, fmt.Sprintf("task %q's cross dependencies select too many tasks on too many nodes", t.ID))
+			}
+		}
+		r.dependedByEvery(t, i)
+	}
+	for v, refs := range r.waitAll {
+		if len(refs) > 1 {
+			slices.Sort(refs)
+			r.waitAll[v] = slices.Compact(refs)
+		}
+	}
+	for v, tasks := range r.waitEvery {
+		if len(tasks) > 1 {
+			slices.Sort(tasks)
+			r.waitEvery[v] = slices.Compact(tasks)
+		}
+	}
+	return checkPatterns(r.p)
+}
+
+// selected says whether task j on node m is what a cross dependency of task i on node n selects.
+func (r *resolver) selected(n, i, m, j int, takes []bool, self bool) bool {
+	return !(m == n && j == i) && (m == n && self || takes != nil && takes[m])
+}
+
+// dependsOn adds the waits of a cross-depends of task i on node n.
+func (r *resolver) dependsOn(n, i int, cd CrossDependency) {
+	takes, self := r.p.crossSelection(cd, n)
+	v := r.vertex(n, i)
+	var refs []int
+	for _, j := range r.tasksNamed(cd.Name) {
+		if r.compact(cd, i, j) {
+			r.waitEvery[v] = append(r.waitEvery[v], j)
+			r.waits++
+			if self && r.p.master[n] && r.p.applies[n][j] { // the master selected as itself, outside every
+				refs = append(refs, r.vertex(n, j))
+			}
+			continue
+		}
+		for _, m := range r.placedOn[j] {
+			if r.selected(n, i, m, j, takes, self) {
+				refs = append(refs, r.vertex(m, j))
+			}
+		}
+	}
+	r.addWaits(v, cd.Policy, refs)
+}
+
+// dependedBy adds the waits of a cross-depended-by of task i on node n,
+// but for the tasks dependedByEvery makes wait compact.
+func (r *resolver) dependedBy(n, i int, cd CrossDependency) {
+	takes, self := r.p.crossSelection(cd, n)
+	uniform := r.uniformDependedBy(r.tasks[i], n)
+	for _, j := range r.tasksNamed(cd.Name) {
+		if uniform && r.compact(cd, j, i) {
+			if self && r.p.master[n] && r.p.applies[n][j] {
+				r.addWaits(r.vertex(n, j), cd.Policy, []int{r.vertex(n, i)})
+			}
+			continue
+		}
+		for _, m := range r.placedOn[j] {
+			if r.selected(n, i, m, j, takes, self) {
+				r.addWaits(r.vertex(m, j), cd.Policy, []int{r.vertex(n, i)})
+			}
+		}
+	}
+}
+
+// uniformDependedBy says whether every node sees task t's cross-depended-by
+// as its own list (not computed per node by yaql), so that the tasks it
+// names wait for t on every node that has it alike.
+func (r *resolver) uniformDependedBy(t Task, n int) bool {
+	return t.CrossDependedBy.Expr == nil || r.p.crossDependedBy[n] == nil
+}
+
+// dependedByEvery makes the tasks that task i's cross-depended-by names
+// wait, compact, for i on every node that has it: on every node (other than
+// the master) that has them.
+func (r *resolver) dependedByEvery(t Task, i int) {
+	if len(r.placedOn[i]) == 0 || !r.uniformDependedBy(t, r.placedOn[i][0]) {
+		return
+	}
+	for _, cd := range r.p.crossDeps(t, r.placedOn[i][0], i, true) {
+		for _, j := range r.tasksNamed(cd.Name) {
+			if r.compact(cd, j, i) {
+				for _, m := range r.everyNode(j) {
+					v := r.vertex(m, j)
+					r.waitEvery[v] = append(r.waitEvery[v], i)
 				}
-				addWaits(vertex(n, i), cd.Policy, refs)
-			}
-			for _, cd := range p.crossDeps(t, n, i, true) {
-				takes, self := p.crossSelection(cd, n)
-				for _, j := range cachedNamed(cd.Name) {
-					for _, m := range placedOn[j] {
-						if !(m == n && j == i) && (m == n && self || takes != nil && takes[m]) {
-							addWaits(vertex(m, j), cd.Policy, []int{vertex(n, i)})
-						}
-					}
-				}
+				r.waits += len(r.everyNode(j))
 			}
 		}
 	}
-	for v := range waitAll {
-		if len(waitAll[v]) > 1 {
-			slices.Sort(waitAll[v])
-			waitAll[v] = slices.Compact(waitAll[v])
+}
+
+func (r *resolver) addWaits(v int, policy string, refs []int) {
+	if len(refs) == 0 {
+		return
+	}
+	r.waits += len(refs)
+	if policy == "any" {
+		r.waitAny[v] = append(r.waitAny[v], refs)
+		return
+	}
+	r.waitAll[v] = append(r.waitAll[v], refs...) // repeats are dropped by collectWaits
+}
+
+// order sorts every (node, task) vertex topologically: the graph's edges on
+// each node, and an edge from each step waited for (policy all) to the
+// waiting one. A compact wait for task j goes through a vertex of its own
+// (hub j, after the real ones): every node's j before it, every step
+// waiting for j after it; a hub goes first as soon as it is ready, so the
+// order is the one the edges from each node's j would give. Among the
+// vertices ready at any point the task earliest in the plan (then the node
+// listed first) goes first, so without cross dependencies each node keeps
+// the plan's order.
+func (r *resolver) order() ([]int, error) {
+	nt, total := r.nt, len(r.nodes)*r.nt
+	hub := func(j int) int { return total + j }
+	pos := make([]int, nt)
+	for p, i := range r.g.order {
+		pos[i] = p
+	}
+	// The graph's edges on each node are read from g; only the waits across nodes are stored.
+	crossSucc := map[int][]int{}
+	indegree := make([]int, total+nt)
+	for v := range total {
+		indegree[v] = len(r.g.pred[v%nt])
+	}
+	for v, refs := range r.waitAll {
+		for _, u := range refs {
+			crossSucc[u] = append(crossSucc[u], v)
+		}
+		indegree[v] += len(refs)
+	}
+	for v, tasks := range r.waitEvery {
+		for _, j := range tasks {
+			crossSucc[hub(j)] = append(crossSucc[hub(j)], v)
+		}
+		indegree[v] += len(tasks)
+	}
+	for j, on := range r.everyOn {
+		if len(crossSucc[hub(j)]) > 0 {
+			for _, m := range on {
+				crossSucc[r.vertex(m, j)] = append(crossSucc[r.vertex(m, j)], hub(j))
+			}
+			indegree[hub(j)] = len(on)
 		}
 	}
-	order, err := orderAcrossNodes(g, nodes, applies, waitAll)
-	if err != nil {
-		return nil, err
+	less := func(a, b int) bool {
+		switch {
+		case a >= total || b >= total:
+			return a > b // hubs first
+		case pos[a%nt] != pos[b%nt]:
+			return pos[a%nt] < pos[b%nt]
+		}
+		return a/nt < b/nt
 	}
-	// Each node's steps by node index (a step knows its node by index too, so
-	// no map is read per vertex), then keyed by node id.
+	order := topoSort(indegree, less, func(u int, release func(int)) {
+		if u < total {
+			base := u - u%nt
+			for _, w := range r.g.succ[u%nt] {
+				release(base + w)
+			}
+		}
+		for _, v := range crossSucc[u] {
+			release(v)
+		}
+	})
+	order = slices.DeleteFunc(order, func(v int) bool { return v >= total })
+	if len(order) == total {
+		return order, nil
+	}
+	return nil, r.cycleError(indegree, hub)
+}
+
+// cycleError names a cycle among the vertices order left unsorted.
+func (r *resolver) cycleError(indegree []int, hub func(int) int) error {
+	nt, total := r.nt, len(r.nodes)*r.nt
+	pred := func(v int) []int {
+		if v >= total {
+			j := v - total
+			out := make([]int, 0, len(r.everyOn[j]))
+			for _, m := range r.everyOn[j] {
+				out = append(out, r.vertex(m, j))
+			}
+			return out
+		}
+		base := v - v%nt
+		out := slices.Clone(r.waitAll[v])
+		for _, j := range r.waitEvery[v] {
+			out = append(out, hub(j))
+		}
+		for _, u := range r.g.pred[v%nt] {
+			out = append(out, base+u)
+		}
+		return out
+	}
+	unsorted := func(v int) bool { return indegree[v] > 0 }
+	cycle := cycleThrough(slices.IndexFunc(indegree, func(d int) bool { return d > 0 }), func(v int) int {
+		preds := pred(v)
+		return preds[slices.IndexFunc(preds, unsorted)]
+	})
+	// Tasks a node does not run, and hubs, only carry the order.
+	var names []string
+	for _, v := range cycle {
+		if v < total && r.p.applies[v/nt][v%nt] {
+			names = append(names, fmt.Sprintf("%q on node %s", r.tasks[v%nt].ID, r.nodes[v/nt].ID))
+		}
+	}
+	return errs.Invalidf("Tasks form a cycle across nodes: %s", cycleString(names))
+}
+
+// steps lists each node's steps in order, with their waits as steps of
+// other nodes, and every (see resolveNodes).
+func (r *resolver) steps(order []int) (map[string][]NodeStep, map[int][]StepRef) {
+	nodes, nt := r.nodes, r.nt
+	// Each node's steps by node index, then keyed by node id; stepAt[v]:
+	// where vertex v's step is in its node's list (its node is v/nt).
 	perNode := make([][]NodeStep, len(nodes))
 	for n := range nodes {
-		perNode[n] = make([]NodeStep, 0, len(slices.DeleteFunc(slices.Clone(applies[n]), func(b bool) bool { return !b })))
+		perNode[n] = make([]NodeStep, 0, len(slices.DeleteFunc(slices.Clone(r.p.applies[n]), func(b bool) bool { return !b })))
 	}
-	stepOf := make([]StepRef, len(nodes)*nt)
-	nodeOf := make([]int, len(nodes)*nt)
+	stepAt := make([]int32, len(nodes)*nt)
 	for _, v := range order {
 		n, i := v/nt, v%nt
-		if applies[n][i] {
-			stepOf[v], nodeOf[v] = StepRef{Node: nodes[n].ID, Step: len(perNode[n])}, n
-			perNode[n] = append(perNode[n], NodeStep{Task: i, Skip: p.skip[n][i]})
+		if r.p.applies[n][i] {
+			stepAt[v] = int32(len(perNode[n]))
+			perNode[n] = append(perNode[n], NodeStep{Task: i, Skip: r.p.skip[n][i]})
+		}
+	}
+	stepOf := func(v int) StepRef { return StepRef{Node: nodes[v/nt].ID, Step: int(stepAt[v])} }
+	var every map[int][]StepRef
+	for _, tasks := range r.waitEvery {
+		for _, j := range tasks {
+			if _, ok := every[j]; ok {
+				continue
+			}
+			if every == nil {
+				every = map[int][]StepRef{}
+			}
+			refs := make([]StepRef, len(r.everyOn[j]))
+			for k, m := range r.everyOn[j] {
+				refs[k] = stepOf(r.vertex(m, j))
+			}
+			every[j] = refs
 		}
 	}
 	steps := make(map[string][]NodeStep, len(nodes))
 	for n, node := range nodes {
 		own := perNode[n]
 		for k := range own {
-			v := vertex(n, own[k].Task)
+			v := r.vertex(n, own[k].Task)
 			// A step of the same node before this one is passed anyway: no
 			// wait; an "any" group holding one is met already.
-			implied := func(r int) bool { return nodeOf[r] == n && stepOf[r].Step < k }
-			for _, r := range waitAll[v] {
-				if !implied(r) {
-					own[k].After = append(own[k].After, stepOf[r])
+			implied := func(ref int) bool { return ref/nt == n && int(stepAt[ref]) < k }
+			for _, ref := range r.waitAll[v] {
+				if !implied(ref) {
+					own[k].After = append(own[k].After, stepOf(ref))
 				}
 			}
-			for _, group := range waitAny[v] {
+			for _, group := range r.waitAny[v] {
 				if !slices.ContainsFunc(group, implied) {
 					refs := make([]StepRef, len(group))
-					for x, r := range group {
-						refs[x] = stepOf[r]
+					for x, ref := range group {
+						refs[x] = stepOf(ref)
 					}
 					own[k].AfterAny = append(own[k].AfterAny, refs)
 				}
 			}
+			own[k].AfterEvery = r.waitEvery[v]
 		}
 		steps[node.ID] = own
 	}
-	return steps, checkNodeCycles(tasks, nodes, steps)
-}
-
-// orderAcrossNodes sorts every (node, task) vertex topologically: the
-// graph's edges on each node, and an edge from each step waited for (policy
-// all) to the waiting one. Among the vertices ready at any point the task
-// earliest in the plan (then the node listed first) goes first, so without
-// cross dependencies each node keeps the plan's order.
-func orderAcrossNodes(g *depGraph, nodes []ClusterNode, applies [][]bool, waitAll [][]int) ([]int, error) {
-	nt := len(g.tasks)
-	pos := make([]int, nt)
-	for p, i := range g.order {
-		pos[i] = p
-	}
-	total := len(nodes) * nt
-	// The graph's edges on each node are read from g; only the waits across nodes are stored.
-	crossSucc := make([][]int, total)
-	for v, refs := range waitAll {
-		for _, r := range refs {
-			crossSucc[r] = append(crossSucc[r], v)
-		}
-	}
-	pred := func(v int) []int {
-		base := v - v%nt
-		out := slices.Clone(waitAll[v])
-		for _, u := range g.pred[v%nt] {
-			out = append(out, base+u)
-		}
-		return out
-	}
-	indegree := make([]int, total)
-	ready := &vertexHeap{less: func(a, b int) bool {
-		if pos[a%nt] != pos[b%nt] {
-			return pos[a%nt] < pos[b%nt]
-		}
-		return a/nt < b/nt
-	}}
-	for v := range total {
-		if indegree[v] = len(g.pred[v%nt]) + len(waitAll[v]); indegree[v] == 0 {
-			ready.items = append(ready.items, v)
-		}
-	}
-	heap.Init(ready)
-	order := make([]int, 0, total)
-	release := func(v int) {
-		if indegree[v]--; indegree[v] == 0 {
-			heap.Push(ready, v)
-		}
-	}
-	for ready.Len() > 0 {
-		u := heap.Pop(ready).(int)
-		order = append(order, u)
-		base := u - u%nt
-		for _, w := range g.succ[u%nt] {
-			release(base + w)
-		}
-		for _, v := range crossSucc[u] {
-			release(v)
-		}
-	}
-	if len(order) == total {
-		return order, nil
-	}
-	// Walk back along predecessors left unsorted until one repeats; name the
-	// steps of the cycle (tasks a node does not run only carry the order).
-	start := slices.IndexFunc(indegree, func(d int) bool { return d > 0 })
-	seenAt := map[int]int{}
-	var path []int
-	for v := start; ; {
-		if at, ok := seenAt[v]; ok {
-			path = path[at:]
-			break
-		}
-		seenAt[v] = len(path)
-		path = append(path, v)
-		preds := pred(v)
-		v = preds[slices.IndexFunc(preds, func(p int) bool { return indegree[p] > 0 })]
-	}
-	slices.Reverse(path)
-	var names []string
-	for _, v := range path {
-		if applies[v/nt][v%nt] {
-			names = append(names, fmt.Sprintf("%q on node %s", g.tasks[v%nt].ID, nodes[v/nt].ID))
-		}
-	}
-	first := 0
-	for i, name := range names {
-		if name < names[first] {
-			first = i
-		}
-	}
-	names = append(names[first:], names[:first]...)
-	return nil, errs.Invalidf("Tasks form a cycle across nodes: %s", strings.Join(append(names, names[0]), " -> "))
-}
-
-// vertexHeap is a heap of vertices ordered by less.
-type vertexHeap struct {
-	items []int
-	less  func(a, b int) bool
-}
-
-func (h *vertexHeap) Len() int           { return len(h.items) }
-func (h *vertexHeap) Less(i, j int) bool { return h.less(h.items[i], h.items[j]) }
-func (h *vertexHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *vertexHeap) Push(x any)         { h.items = append(h.items, x.(int)) }
-func (h *vertexHeap) Pop() any {
-	n := len(h.items) - 1
-	x := h.items[n]
-	h.items = h.items[:n]
-	return x
+	return steps, every
 }
 
 // checkNodeCycles plays the plan through: a step is done once the step before
-// it on its node, every step of After and one step of each AfterAny group
-// are. A step that never gets done lies on a cycle (or behind one), which is
-// named.
-func checkNodeCycles(tasks []Task, nodes []ClusterNode, steps map[string][]NodeStep) error {
+// it on its node, every step of After and of every's lists for AfterEvery,
+// and one step of each AfterAny group are. A step that never gets done lies
+// on a cycle (or behind one), which is named.
+func checkNodeCycles(tasks []Task, nodes []ClusterNode, steps map[string][]NodeStep, every map[int][]StepRef) error {
 	offset := make(map[string]int, len(nodes))
-	var refs []StepRef
-	var all []NodeStep // every node's steps, one after another: the step before v on its node is v-1
+	count := 0
+	for _, n := range nodes {
+		count += len(steps[n.ID])
+	}
+	// Every node's steps, one after another: the step before v on its node is v-1.
+	refs, all := make([]StepRef, 0, count), make([]*NodeStep, 0, count)
 	for _, n := range nodes {
 		offset[n.ID] = len(refs)
-		for k, step := range steps[n.ID] {
+		for k := range steps[n.ID] {
 			refs = append(refs, StepRef{Node: n.ID, Step: k})
-			all = append(all, step)
+			all = append(all, &steps[n.ID][k])
 		}
 	}
 	flat := func(r StepRef) int { return offset[r.Node] + r.Step }
+	// A compact wait for task j goes through vertex hub(j), done once every step of every[j] is.
+	hub := func(j int) int { return len(refs) + j }
 	type edge struct{ to, group int } // group -1: a plain predecessor
-	pending := make([]int, len(refs))
-	dependents := make([][]edge, len(refs))
+	pending := make([]int, len(refs)+len(tasks))
+	dependents := make([][]edge, len(refs)+len(tasks))
 	groupMet := make([][]bool, len(refs))
+	for j, on := range every {
+		pending[hub(j)] = len(on)
+		for _, a := range on {
+			dependents[flat(a)] = append(dependents[flat(a)], edge{hub(j), -1})
+		}
+	}
 	for v, r := range refs {
 		s := all[v]
 		if r.Step > 0 {
@@ -329,6 +508,10 @@ func checkNodeCycles(tasks []Task, nodes []ClusterNode, steps map[string][]NodeS
 			pending[v]++
 			dependents[flat(a)] = append(dependents[flat(a)], edge{v, -1})
 		}
+		for _, j := range s.AfterEvery {
+			pending[v]++
+			dependents[hub(j)] = append(dependents[hub(j)], edge{v, -1})
+		}
 		groupMet[v] = make([]bool, len(s.AfterAny))
 		for g, group := range s.AfterAny {
 			pending[v]++
@@ -337,21 +520,10 @@ func checkNodeCycles(tasks []Task, nodes []ClusterNode, steps map[string][]NodeS
 			}
 		}
 	}
-	done := make([]bool, len(refs))
-	var queue []int
-	for v := range refs {
-		if pending[v] == 0 {
-			queue = append(queue, v)
-		}
-	}
-	for len(queue) > 0 {
-		u := queue[0]
-		queue = queue[1:]
-		done[u] = true
-		if next := u + 1; next < len(refs) && refs[next].Step > 0 {
-			if pending[next]--; pending[next] == 0 {
-				queue = append(queue, next)
-			}
+	// In the order of the steps: which one goes first does not matter here.
+	done := topoSort(pending, func(a, b int) bool { return a < b }, func(u int, release func(int)) {
+		if next := u + 1; u < len(refs) && next < len(refs) && refs[next].Step > 0 {
+			release(next)
 		}
 		for _, e := range dependents[u] {
 			if e.group >= 0 {
@@ -360,24 +532,36 @@ func checkNodeCycles(tasks []Task, nodes []ClusterNode, steps map[string][]NodeS
 				}
 				groupMet[e.to][e.group] = true
 			}
-			if pending[e.to]--; pending[e.to] == 0 {
-				queue = append(queue, e.to)
-			}
+			release(e.to)
 		}
-	}
-	start := slices.Index(done, false)
-	if start < 0 {
+	})
+	if len(done) == len(pending) {
 		return nil
 	}
+	// Hubs never waited for are never released: they count as done.
+	isDone := make([]bool, len(pending))
+	for _, v := range done {
+		isDone[v] = true
+	}
+	start := slices.IndexFunc(refs, func(r StepRef) bool { return !isDone[flat(r)] })
 	// Every step not done has a blocker not done: walk back along blockers until one repeats.
 	blocker := func(v int) int {
+		if v >= len(refs) {
+			j := v - len(refs)
+			return flat(every[j][slices.IndexFunc(every[j], func(a StepRef) bool { return !isDone[flat(a)] })])
+		}
 		r, s := refs[v], all[v]
-		if r.Step > 0 && !done[v-1] {
+		if r.Step > 0 && !isDone[v-1] {
 			return v - 1
 		}
 		for _, a := range s.After {
-			if !done[flat(a)] {
+			if !isDone[flat(a)] {
 				return flat(a)
+			}
+		}
+		for _, j := range s.AfterEvery {
+			if !isDone[hub(j)] {
+				return hub(j)
 			}
 		}
 		for g, group := range s.AfterAny {
@@ -387,32 +571,13 @@ func checkNodeCycles(tasks []Task, nodes []ClusterNode, steps map[string][]NodeS
 		}
 		panic("graphs: a step left undone has no blocker")
 	}
-	seenAt := map[int]int{}
-	var path []int
-	for v := start; ; v = blocker(v) {
-		if at, ok := seenAt[v]; ok {
-			path = path[at:]
-			break
-		}
-		seenAt[v] = len(path)
-		path = append(path, v)
-	}
-	slices.Reverse(path)
-	name := func(v int) string {
-		return fmt.Sprintf("%q on node %s", tasks[all[v].Task].ID, refs[v].Node)
-	}
-	// Named from its smallest entry, so the message is stable.
-	first := 0
-	for i, v := range path {
-		if name(v) < name(path[first]) {
-			first = i
+	var names []string
+	for _, v := range cycleThrough(start, blocker) {
+		if v < len(refs) {
+			names = append(names, fmt.Sprintf("%q on node %s", tasks[all[v].Task].ID, refs[v].Node))
 		}
 	}
-	names := make([]string, 0, len(path)+1)
-	for i := range len(path) + 1 {
-		names = append(names, name(path[(first+i)%len(path)]))
-	}
-	return errs.Invalidf("Tasks form a cycle across nodes: %s", strings.Join(names, " -> "))
+	return errs.Invalidf("Tasks form a cycle across nodes: %s", cycleString(names))
 }
 
 // SerializedTask is a task of a node's list as the node's agent gets it,
@@ -423,6 +588,8 @@ type SerializedTask struct {
 	Why        *wire.Why         `json:"why,omitempty"`
 	WaitFor    []NodeTaskRef     `json:"wait_for,omitempty"`
 	WaitForAny [][]NodeTaskRef   `json:"wait_for_any,omitempty"`
+	// WaitForEvery: tasks waited for on every node that has them (NodeStep.AfterEvery).
+	WaitForEvery []wire.TaskOnEveryNode `json:"wait_for_every,omitempty"`
 }
 
 // NodeTaskRef names a task on a node.
@@ -483,6 +650,12 @@ func serialize(ctx context.Context, plan *frozenPlan, node string, r *nodeRender
 				refs[i] = name(r)
 			}
 			item.WaitForAny = append(item.WaitForAny, refs)
+		}
+		for _, j := range step.AfterEvery {
+			every := wire.TaskOnEveryNode{Task: plan.Tasks[j].ID, Nodes: len(plan.Every[j])}
+			if !slices.Contains(item.WaitForEvery, every) {
+				item.WaitForEvery = append(item.WaitForEvery, every)
+			}
 		}
 		if plan.handedOut(step) {
 			body, err := r.body(ctx, node, step.Task)

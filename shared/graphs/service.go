@@ -69,6 +69,9 @@ type Service struct {
 	heartbeat time.Duration
 	// deadlineChecks spaces the deadline checks of each transaction (enforceDeadlines).
 	deadlineChecks *cache.LRU[string, time.Time]
+	// passedEvery remembers how many nodes of a compact wait are known to
+	// have passed its task (everyPassed).
+	passedEvery *cache.LRU[everyWait, int]
 	// states counts the transactions and tasks that entered each state (metrics).
 	states stateCounts
 	// planLimits bound the requests that plan.
@@ -92,16 +95,17 @@ const DefaultCacheBytes = 64 << 20
 type Option func(*Service)
 
 // WithCacheBytes bounds the service's caches together to total bytes: a
-// sixty-fourth for when each transaction's deadlines were last checked, a
-// sixteenth for compiled names, the rest halved between decoded task lists
+// sixty-fourth for when each transaction's deadlines were last checked, one
+// for how far compact waits are known passed, a sixteenth for compiled names, the rest halved between decoded task lists
 // and frozen plans, whose entries count twice the JSON they were decoded from
 // (the decoded form is about as large again) and their compiled expressions
 // (which a few bytes of regular expression make 50 KB).
 func WithCacheBytes(total int64) Option {
 	return func(s *Service) {
 		checks, names := total/64, total/16
-		rest := (total - checks - names) / 2
+		rest := (total - 2*checks - names) / 2
 		s.deadlineChecks = newDeadlineChecks(checks)
+		s.passedEvery = cache.New[everyWait](checks, func(int) int64 { return everyWaitBytes })
 		s.patterns = newPatterns(names)
 		s.decoded = cache.New[[sha256.Size]byte](rest, func(d decodedTasks) int64 { return 2*d.size + compiledBytes(d.tasks) })
 		s.plans = cache.New[string](rest, func(d decodedPlan) int64 { return 2*d.size + compiledBytes(d.plan.Tasks) })

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
+	"github.com/tuningbox/tuningbox/shared/cache"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/ident"
 	"github.com/tuningbox/tuningbox/shared/store"
@@ -41,6 +42,16 @@ type NodeProgress struct {
 	Results  []TaskResult `json:"results"`
 	// FailedAt, on a failed node, is the position of the first step that failed or was dep_failed.
 	FailedAt *int `json:"failed_at,omitempty"`
+}
+
+// failedAt says whether the node failed its step at position step (or was
+// dep_failed there): it failed at or before it.
+func (p NodeProgress) failedAt(step int) bool { return p.FailedAt != nil && step >= *p.FailedAt }
+
+// passed says whether the node passed its step at position step: its Next is
+// beyond it (reported, or passed on the way) or it finished, and the step did not fail.
+func (p NodeProgress) passed(step int) bool {
+	return (p.Status == StatusReady || p.Next > step) && !p.failedAt(step)
 }
 
 // TaskResult is the reported outcome of one task on one node.
@@ -111,6 +122,9 @@ type frozenPlan struct {
 	Resource string `json:"resource,omitempty"`
 	// Vars: node -> its placeholder values, for the nodes with a task whose body renders per node.
 	Vars map[string]map[string]string `json:"vars,omitempty"`
+	// Every: task -> its step on each node that has it, the master excepted,
+	// for the tasks steps wait for on every node (NodeStep.AfterEvery).
+	Every map[int][]StepRef `json:"every,omitempty"`
 	// Warnings name what the graph refers to and the cluster does not have.
 	Warnings []string `json:"warnings,omitempty"`
 	// Unplaced are the tasks placed on no node.
@@ -503,13 +517,78 @@ func (s *Service) readProgress(ctx context.Context, sub txRecord, nodes []string
 	return nil
 }
 
-// waitedNodes lists the nodes a step waits for.
-func (s NodeStep) waitedNodes() []string {
+// everyWait names a compact wait of a sub-transaction: task Task on every node that has it.
+type everyWait struct {
+	Sub  string
+	Task int
+}
+
+// everyWaitBytes is what one remembered compact wait takes: the entry, its key (a UUID and an int) and the count.
+const everyWaitBytes = cache.EntryOverhead + 16 + 36 + 8 + 8
+
+// everyBatch is how many nodes' progress everyPassed reads at once.
+const everyBatch = 64
+
+// everyPassed says whether task j's step is passed on every node of
+// plan.Every[j], or names one where it failed. It reads the nodes in the
+// plan's order from the first not known passed and stops at the first not
+// passed yet, remembering how far it got: a node never unpasses a step of a
+// sub-transaction, so the claims of thousands of nodes waiting for a task
+// on thousands of others read each of them about once, not at every claim.
+// The nodes that failed (the sub-transaction lists them) are read first, so
+// that a failure is seen at once.
+func (s *Service) everyPassed(ctx context.Context, sub txRecord, plan *frozenPlan, j int) (passed bool, failed *StepRef, err error) {
+	refs := plan.Every[j]
+	if len(sub.FailedNodes) > 0 {
+		failedNodes := make(map[string]bool, len(sub.FailedNodes))
+		for _, n := range sub.FailedNodes {
+			failedNodes[n] = true
+		}
+		var failedOn []StepRef
+		for _, r := range refs {
+			if failedNodes[r.Node] {
+				failedOn = append(failedOn, r)
+			}
+		}
+		progress := map[string]NodeProgress{}
+		if err := s.readProgress(ctx, sub, waitedNodes(failedOn, nil), progress); err != nil {
+			return false, nil, err
+		}
+		for _, r := range failedOn {
+			if progress[r.Node].failedAt(r.Step) {
+				return false, &r, nil
+			}
+		}
+	}
+	key := everyWait{Sub: sub.UUID, Task: j}
+	from, _ := s.passedEvery.Get(key)
+	defer func() { s.passedEvery.Add(key, from) }()
+	for from < len(refs) {
+		batch := refs[from:min(from+everyBatch, len(refs))]
+		progress := map[string]NodeProgress{}
+		if err := s.readProgress(ctx, sub, waitedNodes(batch, nil), progress); err != nil {
+			return false, nil, err
+		}
+		for _, r := range batch {
+			switch p := progress[r.Node]; {
+			case p.failedAt(r.Step):
+				return false, &r, nil
+			case !p.passed(r.Step):
+				return false, nil, nil
+			}
+			from++
+		}
+	}
+	return true, nil, nil
+}
+
+// waitedNodes lists the nodes of refs and of the groups of refs.
+func waitedNodes(refs []StepRef, groups [][]StepRef) []string {
 	var nodes []string
-	for _, r := range s.After {
+	for _, r := range refs {
 		nodes = append(nodes, r.Node)
 	}
-	for _, group := range s.AfterAny {
+	for _, group := range groups {
 		for _, r := range group {
 			nodes = append(nodes, r.Node)
 		}
@@ -568,14 +647,8 @@ func (s *Service) advance(ctx context.Context, sub txRecord, plan *frozenPlan, s
 	// The progress of the nodes waited for, read as steps need them: a
 	// claim costs in proportion to what its node waits for, not to the run.
 	progress := map[string]NodeProgress{}
-	stepFailed := func(r StepRef) bool {
-		at := progress[r.Node].FailedAt
-		return at != nil && r.Step >= *at
-	}
-	passed := func(r StepRef) bool {
-		p := progress[r.Node]
-		return (p.Status == StatusReady || p.Next > r.Step) && !stepFailed(r)
-	}
+	stepFailed := func(r StepRef) bool { return progress[r.Node].failedAt(r.Step) }
+	passed := func(r StepRef) bool { return progress[r.Node].passed(r.Step) }
 	// ref names another node's step: its steps are read from the plan (a split plan holds them apart).
 	ref := func(r StepRef) (*NodeTaskRef, error) {
 		other, err := s.loadPlan(ctx, sub.Plan, r.Node)
@@ -591,7 +664,7 @@ func (s *Service) advance(ctx context.Context, sub txRecord, plan *frozenPlan, s
 	for i = from; i < len(steps); i++ {
 		step := steps[i]
 		if step.waits() {
-			if err := s.readProgress(ctx, sub, step.waitedNodes(), progress); err != nil {
+			if err := s.readProgress(ctx, sub, waitedNodes(step.After, step.AfterAny), progress); err != nil {
 				return i, false, nil, err
 			}
 		}
@@ -605,6 +678,18 @@ func (s *Service) advance(ctx context.Context, sub txRecord, plan *frozenPlan, s
 			if !slices.ContainsFunc(group, func(r StepRef) bool { return !stepFailed(r) }) {
 				failed, err = ref(group[0])
 				return i, false, failed, err
+			}
+		}
+		for _, j := range step.AfterEvery {
+			all, failedOn, err := s.everyPassed(ctx, sub, plan, j)
+			if err != nil || failedOn != nil {
+				if err == nil {
+					failed, err = ref(*failedOn)
+				}
+				return i, false, failed, err
+			}
+			if !all {
+				return i, true, nil, nil
 			}
 		}
 		if !allPassed(step.After, passed) {

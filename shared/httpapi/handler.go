@@ -29,6 +29,15 @@ func (t Text) WriteAnswer(w http.ResponseWriter, _ *http.Request, status int) {
 	_, _ = w.Write(t.Body)
 }
 
+// EncodedJSON is a JSON body the handler encoded itself (a page assembled
+// from parts encoded one by one), sent as it is.
+type EncodedJSON []byte
+
+// WriteAnswer sends the JSON as it is.
+func (b EncodedJSON) WriteAnswer(w http.ResponseWriter, _ *http.Request, status int) {
+	RawJSON(w, status, b)
+}
+
 // Serve adapts h to net/http.
 func Serve(h Handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {

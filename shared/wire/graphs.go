@@ -326,6 +326,11 @@ type SerializedTask struct {
 	Task       TaskDocument    `json:"task"`
 	WaitFor    []NodeTaskRef   `json:"wait_for,omitempty"`
 	WaitForAny [][]NodeTaskRef `json:"wait_for_any,omitempty"`
+	// WaitForEvery are tasks waited for on every node of the plan that has
+	// them (runs, skips or passes them), the master excepted: a cross
+	// dependency with no role or "*" once the task is on 64 nodes or more,
+	// listed once rather than as a wait_for entry per node.
+	WaitForEvery []TaskOnEveryNode `json:"wait_for_every,omitempty"`
 	// Why, with ?explain, says why the task is on the node and runs.
 	Why *Why `json:"why,omitempty"`
 }
@@ -385,6 +390,12 @@ type KeyOrigin struct {
 
 // MaxExplainedValue bounds each value an explanation quotes.
 const MaxExplainedValue = 256
+
+// TaskOnEveryNode is a task waited for on every node that has it, and how many nodes have it.
+type TaskOnEveryNode struct {
+	Task  string `json:"task"`
+	Nodes int    `json:"nodes"`
+}
 
 // NodeTaskRef names a task on a node.
 type NodeTaskRef struct {

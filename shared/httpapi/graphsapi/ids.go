@@ -232,7 +232,8 @@ func serializedTasks(tasks []graphs.SerializedTask) ([]wire.SerializedTask, erro
 	}
 	out := make([]wire.SerializedTask, len(tasks))
 	for i, t := range tasks {
-		out[i] = wire.SerializedTask{Task: t.Task, Why: t.Why, WaitFor: taskRefs(t.WaitFor), WaitForAny: httpapi.Convert(t.WaitForAny, taskRefs)}
+		out[i] = wire.SerializedTask{Task: t.Task, Why: t.Why, WaitFor: taskRefs(t.WaitFor), WaitForAny: httpapi.Convert(t.WaitForAny, taskRefs),
+			WaitForEvery: t.WaitForEvery}
 	}
 	return out, nil
 }

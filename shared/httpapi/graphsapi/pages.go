@@ -3,11 +3,14 @@ package graphsapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"iter"
 	"net/http"
+	"slices"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/graphs"
+	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/wire"
 )
@@ -92,12 +95,6 @@ func nextLinks(r *http.Request, pages graphs.NodePages, entries []pageEntry, mor
 	return []wire.PageLink{{Rel: "next", Href: r.URL.Path + "?" + q.Encode()}}, nil
 }
 
-// clusterTasksPage is serialized_tasks with its nodes encoded one by one.
-type clusterTasksPage struct {
-	wire.ClusterTasks
-	Nodes []json.RawMessage `json:"nodes"`
-}
-
 func (h *handlers) serializedTasks(_ http.ResponseWriter, r *http.Request, id int64) (int, any, error) {
 	q := routes.QueryOf(r)
 	page, err := pageOf(q)
@@ -127,27 +124,74 @@ func (h *handlers) serializedTasks(_ http.ResponseWriter, r *http.Request, id in
 	if err != nil {
 		return 0, nil, err
 	}
-	out := clusterTasksPage{ClusterTasks: view, Nodes: make([]json.RawMessage, len(entries))}
-	for i, e := range entries {
-		out.Nodes[i] = e.parts[0]
+	if view.Links, err = nextLinks(r, pages, entries, more); err != nil {
+		return 0, nil, err
 	}
-	out.Links, err = nextLinks(r, pages, entries, more)
-	return http.StatusOK, out, err
+	nodes := make([]json.RawMessage, len(entries))
+	for i, e := range entries {
+		nodes[i] = e.parts[0]
+	}
+	body, err := splice(view, map[string][]byte{"nodes": joinArray(nodes)})
+	return http.StatusOK, body, err
 }
 
-// planPage is a transaction's plan with its nodes' lists encoded one by one.
-type planPage struct {
-	wire.Plan
-	NodeTasks map[string]json.RawMessage `json:"node_tasks"`
-	Skipped   map[string]json.RawMessage `json:"skipped"`
+// splice encodes head, whose fields named in fields are null, with each of
+// those fields' value as given: a page's node lists were encoded (and so
+// checked) one by one, and encoding/json would check and compact each of
+// them again (a quarter of a 112 MB listing's time).
+func splice(head any, fields map[string][]byte) (httpapi.EncodedJSON, error) {
+	out, err := encodeJSON(head)
+	if err != nil {
+		return nil, err
+	}
+	for name, value := range fields {
+		// A key's quotes are never escaped, a string's are: this is the field.
+		null := []byte(`"` + name + `":null`)
+		at := bytes.Index(out, null)
+		if at < 0 || bytes.Contains(out[at+len(null):], null) {
+			return nil, fmt.Errorf("graphsapi: page head %q: field %s is not null once", out, name)
+		}
+		out = slices.Concat(out[:at+len(null)-len("null")], value, out[at+len(null):])
+	}
+	return out, nil
+}
+
+// joinArray writes the JSON array of values.
+func joinArray(values []json.RawMessage) []byte {
+	return slices.Concat([]byte("["), bytes.Join(toBytes(values), []byte(",")), []byte("]"))
+}
+
+// joinObject writes the JSON object of values by key, in keys' order.
+func joinObject(keys []string, values []json.RawMessage) ([]byte, error) {
+	out := []byte("{")
+	for i, k := range keys {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		key, err := json.Marshal(k)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(append(out, key...), ':'), values[i]...)
+	}
+	return append(out, '}'), nil
+}
+
+func toBytes(values []json.RawMessage) [][]byte {
+	out := make([][]byte, len(values))
+	for i, v := range values {
+		out[i] = v
+	}
+	return out
 }
 
 func (h *handlers) getPlan(_ http.ResponseWriter, r *http.Request) (int, any, error) {
-	page, err := pageOf(routes.QueryOf(r))
+	q := routes.QueryOf(r)
+	page, err := pageOf(q)
 	if err != nil {
 		return 0, nil, err
 	}
-	head, pages, err := h.svc.PlanPages(r.Context(), r.PathValue("uuid"), page.marker)
+	head, pages, err := h.svc.PlanPages(r.Context(), r.PathValue("uuid"), list(q, "nodes"), page.marker)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -177,10 +221,21 @@ func (h *handlers) getPlan(_ http.ResponseWriter, r *http.Request) (int, any, er
 	if err != nil {
 		return 0, nil, err
 	}
-	out := planPage{Plan: view, NodeTasks: make(map[string]json.RawMessage, len(entries)), Skipped: make(map[string]json.RawMessage, len(entries))}
-	for _, e := range entries {
-		out.NodeTasks[e.node], out.Skipped[e.node] = e.parts[0], e.parts[1]
+	if view.Links, err = nextLinks(r, pages, entries, more); err != nil {
+		return 0, nil, err
 	}
-	out.Links, err = nextLinks(r, pages, entries, more)
-	return http.StatusOK, out, err
+	keys, tasks, skipped := make([]string, len(entries)), make([]json.RawMessage, len(entries)), make([]json.RawMessage, len(entries))
+	for i, e := range entries {
+		keys[i], tasks[i], skipped[i] = e.node, e.parts[0], e.parts[1]
+	}
+	nodeTasks, err := joinObject(keys, tasks)
+	if err != nil {
+		return 0, nil, err
+	}
+	skips, err := joinObject(keys, skipped)
+	if err != nil {
+		return 0, nil, err
+	}
+	body, err := splice(view, map[string][]byte{"node_tasks": nodeTasks, "skipped": skips})
+	return http.StatusOK, body, err
 }

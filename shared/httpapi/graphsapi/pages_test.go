@@ -109,6 +109,12 @@ func TestListingsPagedByNode(t *testing.T) {
 		t.Error("plan: the pages by limit and by size differ")
 	}
 	a.expect("GET", plan+"?marker=99", "", 400, "node 99 is not listed")
+	// Some nodes' lists only (a console's explanation of one node).
+	some := decode[wire.Plan](t, a.expect("GET", plan+"?nodes=6,2", "", 200, ""))
+	if len(some.NodeTasks) != 2 || some.NodeTasks["2"] == nil || some.NodeTasks["6"] == nil || len(some.Links) != 0 {
+		t.Errorf("plan of nodes 6 and 2: %d nodes' lists, links %v", len(some.NodeTasks), some.Links)
+	}
+	a.expect("GET", plan+"?nodes=2,99", "", 400, "Nodes 99 are not in the plan")
 }
 
 func must[T any](v T, err error) T {

@@ -213,6 +213,7 @@ func graphRoutes() []Route {
 		Param{Name: "cluster_id", Type: String, Description: "Only this cluster's."}, Param{Name: "status", Type: String, Description: "Only transactions in this status."}, limit)
 	add("transactions.get", "GET", tx, Read, "Show a transaction.", ok, "", "Transaction")
 	add("transactions.plan", "GET", tx+"/plan", Read, "A transaction's plan: its tasks per node.", ok, "", "Plan",
+		Param{Name: "nodes", Type: String, Description: "Comma-separated node ids: only their task lists."},
 		nodeLimit, Param{Name: "marker", Type: String, Description: "The last node of the previous page."})
 	add("transactions.stop", "POST", tx+"/stop", Write, "Stop a transaction.", ok, "", "Transaction")
 	add("transactions.retry", "POST", tx+"/retry", Write, "Run an ended transaction again, whole or only what failed or did not finish: a new transaction.", accepted, "RetryRequest", "Transaction")

@@ -95,3 +95,20 @@ func TestWaitForEveryNodeFailsWithOne(t *testing.T) {
 }
 
 func cluster(id int64) *int64 { return &id }
+
+// cross-depended-by with no role makes the named task wait for the task on
+// every node it runs on, the master included: compact for the others, the
+// master's named on its own.
+func TestWaitForEveryNodeAndTheMaster(t *testing.T) {
+	ctx := context.Background()
+	s := newServiceOf(t, everyCluster())
+	must[graphs.Graph](t)(s.CreateGraph(ctx, graphs.Owner{Kind: graphs.Cluster, ID: 5}, "default", tasksInput(`[
+	 {"id":"m","type":"shell","roles":["compute","master"],"cross-depended-by":[{"name":"b"}]},
+	 {"id":"b","type":"shell","roles":["controller"]}]`), true))
+	got := must[graphs.ClusterTasks](t)(s.SerializedTasks(ctx, 5, "default", nil, false, false))
+	b := got.Nodes[0].Tasks[0]
+	if b.Task.ID() != "b" || !slices.Equal(b.WaitFor, []graphs.NodeTaskRef{{Node: "71", Task: "m"}}) ||
+		!slices.Equal(b.WaitForEvery, []wire.TaskOnEveryNode{{Task: "m", Nodes: 69}}) {
+		t.Errorf("the controller's b waits for %+v and %+v", b.WaitFor, b.WaitForEvery)
+	}
+}

@@ -244,10 +244,8 @@ func (r *resolver) dependedBy(n, i int, cd CrossDependency) {
 	takes, self := r.p.crossSelection(cd, n)
 	uniform := r.uniformDependedBy(r.tasks[i], n)
 	for _, j := range r.tasksNamed(cd.Name) {
-		if uniform && r.compact(cd, j, i) {
-			if self && r.p.master[n] && r.p.applies[n][j] {
-				r.addWaits(r.vertex(n, j), cd.Policy, []int{r.vertex(n, i)})
-			}
+		// The master's i is outside every (dependedByEvery): its waiters wait for it one by one.
+		if uniform && r.compact(cd, j, i) && !r.p.master[n] {
 			continue
 		}
 		for _, m := range r.placedOn[j] {

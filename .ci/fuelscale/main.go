@@ -58,6 +58,7 @@ func main() {
 	loaders := flag.Int("loaders", 4, "concurrent clients loading the data")
 	cpuProfile := flag.String("cpuprofile", "", "in process: write a CPU profile of plan and execute here")
 	memProfile := flag.String("memprofile", "", "in process: write a heap profile (allocations) of plan and execute here")
+	explain := flag.Bool("explain", true, "also time serialized_tasks?explain")
 	peakProfile := flag.String("peakprofile", "", "in process: write here the heap profile of the largest live heap seen after a collection during plan and execute")
 	agents := flag.Int("agents", 20, "agents claiming and reporting at full speed after the deploy (0: none)")
 	agentTime := flag.Duration("agent-time", 20*time.Second, "how long the agents run")
@@ -104,12 +105,9 @@ func main() {
 	writeHeapProfile(*memProfile)
 	fmt.Printf("fuelscale %d nodes: PUT deploy %.2f s; plan and execute %.2f s, serve's CPU time %.2f s; serve RssAnon %d MiB, peak %d MiB\n",
 		*nodes, deployTime.Seconds(), (planTime + deployTime).Seconds(), cpuSeconds(*pid)-cpuStart, anonBytes(*pid)>>20, peak.Load()>>20)
-	// The same preview explained (serialized_tasks?explain): what the "why" of every task on every node costs beside it.
-	explainStart := time.Now()
-	explained := c.readPages("/api/v1/clusters/1/serialized_tasks?graph_type=default&explain")
-	explainTime := time.Since(explainStart)
-	fmt.Printf("fuelscale %d nodes: GET serialized_tasks?explain %.2f s, %.2f x the plain one; answer %.1f MB in %d pages of at most %.1f MB\n",
-		*nodes, explainTime.Seconds(), explainTime.Seconds()/planTime.Seconds(), float64(explained.bytes)/1e6, explained.pages, float64(explained.largest)/1e6)
+	if *explain {
+		timeExplained(c, *nodes, planTime)
+	}
 	planRead := time.Now()
 	plan := c.readPages("/api/v1/transactions/" + tx.SubTransactions[0].UUID + "/plan")
 	fmt.Printf("fuelscale %d nodes: GET the transaction's plan %.2f s, %.1f MB in %d pages of at most %.1f MB\n",
@@ -571,6 +569,16 @@ func startProfiles(path string) func() {
 		log.Fatal(err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }
+}
+
+// timeExplained times the preview explained (serialized_tasks?explain):
+// what the "why" of every task on every node costs beside the plain one.
+func timeExplained(c *caller, nodes int, planTime time.Duration) {
+	explainStart := time.Now()
+	explained := c.readPages("/api/v1/clusters/1/serialized_tasks?graph_type=default&explain")
+	explainTime := time.Since(explainStart)
+	fmt.Printf("fuelscale %d nodes: GET serialized_tasks?explain %.2f s, %.2f x the plain one; answer %.1f MB in %d pages of at most %.1f MB\n",
+		nodes, explainTime.Seconds(), explainTime.Seconds()/planTime.Seconds(), float64(explained.bytes)/1e6, explained.pages, float64(explained.largest)/1e6)
 }
 
 func writeHeapProfile(path string) {

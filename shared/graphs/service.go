@@ -61,6 +61,8 @@ type Service struct {
 	decoded *cache.LRU[[sha256.Size]byte, decodedTasks]
 	// plans holds decoded frozen plans by blob hash: every claim and report reads one.
 	plans *cache.LRU[string, decodedPlan]
+	// txRecords holds decoded transaction records by key and revision (decodeTx).
+	txRecords *cache.LRU[recordAt, decodedRecord]
 	// patterns holds the compiled "/re/" names plans match nodes and tasks with.
 	patterns *patterns
 	// executions wakes waiting cluster claims when an execution starts.
@@ -96,19 +98,21 @@ type Option func(*Service)
 
 // WithCacheBytes bounds the service's caches together to total bytes: a
 // sixty-fourth for when each transaction's deadlines were last checked, one
-// for how far compact waits are known passed, a sixteenth for compiled names, the rest halved between decoded task lists
-// and frozen plans, whose entries count twice the JSON they were decoded from
+// for how far compact waits are known passed, a sixteenth for compiled names,
+// one for decoded transaction records, the rest halved between decoded task
+// lists and frozen plans, whose entries count twice the JSON they were decoded from
 // (the decoded form is about as large again) and their compiled expressions
 // (which a few bytes of regular expression make 50 KB).
 func WithCacheBytes(total int64) Option {
 	return func(s *Service) {
-		checks, names := total/64, total/16
-		rest := (total - 2*checks - names) / 2
+		checks, names, records := total/64, total/16, total/16
+		rest := (total - 2*checks - names - records) / 2
 		s.deadlineChecks = newDeadlineChecks(checks)
 		s.passedEvery = cache.New[everyWait](checks, func(int) int64 { return everyWaitBytes })
 		s.patterns = newPatterns(names)
 		s.decoded = cache.New[[sha256.Size]byte](rest, func(d decodedTasks) int64 { return 2*d.size + compiledBytes(d.tasks) })
 		s.plans = cache.New[string](rest, func(d decodedPlan) int64 { return 2*d.size + compiledBytes(d.plan.Tasks) })
+		s.txRecords = cache.New[recordAt](records, func(d decodedRecord) int64 { return 2*d.size + cache.EntryOverhead })
 	}
 }
 

@@ -23,8 +23,10 @@ func newConfigWatchCmd() *cobra.Command {
 		Short: "Print the effective values of a resource now and again every time they change",
 		Long: `Print the effective values of a resource at a level now, then again every time
 they change, until interrupted (or after --count documents). Each request
-waits on the server for a change (GET ...?effective&wait=25 with If-None-Match),
-so an unchanged document costs one request every 25 s.`,
+waits on the server for a change (GET /api/v1/watch/config/environments/...
+?effective&wait=25 with If-None-Match: the watchers' path, which on AWS has a
+function and a concurrency pool of its own), so an unchanged document costs
+one request every 25 s.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, ref, err := doc.connect(cmd.Context())

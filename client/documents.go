@@ -57,6 +57,16 @@ func (d DocumentRef) Path(kind string) string {
 	return b.String()
 }
 
+// WatchPrefix is the path of the watchers' reads: the path of a document
+// under it (WatchPath) is the same read, which API Gateway routes to a
+// function and a concurrency pool of their own, apart from Hiera's reads.
+const WatchPrefix = "/api/v1/watch"
+
+// WatchPath is the watchers' URL path of the document of kind (microversion 1.3).
+func (d DocumentRef) WatchPath(kind string) string {
+	return WatchPrefix + strings.TrimPrefix(d.Path(kind), "/api/v1")
+}
+
 // String names the documents for messages.
 func (d DocumentRef) String() string {
 	return fmt.Sprintf("%s of environment %s at %s", d.Resource, d.Environment, d.Levels)
@@ -132,9 +142,15 @@ func (q DocumentQuery) values() url.Values {
 	return v
 }
 
-// Document reads the document of kind at ref in the form q asks for.
+// Document reads the document of kind at ref in the form q asks for. A read
+// that waits (q.Wait) takes the watchers' path (WatchPath), so that on AWS
+// it holds an execution of their pool, not one of the reads'.
 func (c *Client) Document(ctx context.Context, ref DocumentRef, kind string, q DocumentQuery) (*Document, error) {
-	req := Request{Method: http.MethodGet, Path: ref.Path(kind), Query: q.values()}
+	path := ref.Path(kind)
+	if q.Wait > 0 {
+		path = ref.WatchPath(kind)
+	}
+	req := Request{Method: http.MethodGet, Path: path, Query: q.values()}
 	if q.IfNoneMatch != "" {
 		req.Header = http.Header{"If-None-Match": {q.IfNoneMatch}}
 	}

@@ -33,10 +33,12 @@ type EndpointGroup struct {
 	// both capped lower by the stack parameter LongPollMaxWait), so its
 	// function may run up to longPollTimeout.
 	LongPoll bool
-	// OwnPool: the function holds only long polls, in a concurrency pool of
-	// its own (the stack parameter LongPollReservedConcurrency), so that
-	// waiting requests never take the executions of other routes.
-	OwnPool bool
+	// Pool is the concurrency the function reserves: the groups' (PoolGroups),
+	// or, for a function that holds only long polls, a pool of its own
+	// (PoolLongPolls for the agents' claims, PoolWatches for the config
+	// watchers), so that waiting requests never take the executions of
+	// other routes.
+	Pool Pool
 	// MemoryMB is the function's memory (functionMemoryMB when 0).
 	MemoryMB int
 }
@@ -55,10 +57,14 @@ func (g EndpointGroup) RouteGroup() string {
 var endpointGroups = []EndpointGroup{
 	// The ConfigDB, the public microversion and OpenAPI documents, resource
 	// overrides and the blob sweep (POST /api/v1/store/gc, admins only).
-	// Its waits (watchers' ?wait=) lie on the document paths, which have a
-	// level path of any length in the middle: API Gateway routes no such path
-	// apart from the reads of the same document.
+	// A ?wait= on a document's own path still waits here (the level path in
+	// its middle has any length: API Gateway cannot route it apart from the
+	// reads of the same document); the client and CLI watch on the watch
+	// group's path instead.
 	tableGroup(routes.GroupConfig, true),
+	// The config watchers: the document read on /api/v1/watch/..., in a
+	// pool of its own.
+	ownPool(tableGroup(routes.GroupWatch, true), PoolWatches),
 	// A claim that reaches graphs' own routes (a trailing slash) may wait too.
 	withMemory(tableGroup(routes.GroupGraphs, true), graphsMemoryMB),
 	longPollGroup(claimsName, routes.GroupGraphs), // the agents' claims
@@ -75,6 +81,11 @@ const claimsName = "claims"
 // serialized_tasks page took 15.6 s; at 512 MB, 472-549 MB and 7.3 s; at
 // 1,024 MB (0.58 vCPU), 604-624 MB and 3.6 s, within the 28 s timeout.
 const graphsMemoryMB = 1024
+
+func ownPool(g EndpointGroup, pool Pool) EndpointGroup {
+	g.Pool = pool
+	return g
+}
 
 func withMemory(g EndpointGroup, mb int) EndpointGroup {
 	g.MemoryMB = mb
@@ -99,7 +110,7 @@ func longPollGroup(name, group string) EndpointGroup {
 			keys = append(keys, r.Method+" "+r.Path)
 		}
 	}
-	return EndpointGroup{Name: name, Routes: keys, Serves: group, LongPoll: true, OwnPool: true}
+	return EndpointGroup{Name: name, Routes: keys, Serves: group, LongPoll: true, Pool: PoolLongPolls}
 }
 
 // RoutePaths are the group's API Gateway route paths (each takes ANY method):

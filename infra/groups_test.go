@@ -19,7 +19,7 @@ func TestDiscoverFunctions(t *testing.T) {
 		wantErr        string
 	}{
 		{name: "config only", dirs: []string{"config"}, wantGroups: []string{"config"}},
-		{name: "all", dirs: []string{"authorizer", "gc", "templates", "auth", "config", "graphs", "claims"}, wantGroups: []string{"config", "graphs", "claims", "templates", "auth"}, wantAuthorizer: true},
+		{name: "all", dirs: []string{"authorizer", "gc", "templates", "auth", "config", "graphs", "claims", "watch"}, wantGroups: []string{"config", "watch", "graphs", "claims", "templates", "auth"}, wantAuthorizer: true},
 		{name: "unknown function", dirs: []string{"config", "nodes"}, wantErr: "nodes has no endpoint group"},
 		{name: "authorizer alone", dirs: []string{"authorizer"}, wantErr: "no endpoint group function"},
 		{name: "empty", wantErr: "no endpoint group function"},
@@ -153,20 +153,42 @@ func TestEndpointGroupsServeTheRouteTable(t *testing.T) {
 	t.Logf("%d table routes over %d endpoint groups, %d public", len(routes.Table), len(endpointGroups), public)
 }
 
-// The long polls API Gateway can route apart have a function of their own:
-// the agents' claims, out of the graphs function's pool.
+// The long polls API Gateway can route apart have functions of their own,
+// each in its own pool: the agents' claims, out of the graphs function's, and
+// the config watchers' path, out of the config function's (Hiera's reads).
 func TestLongPollsHaveTheirOwnFunction(t *testing.T) {
-	var claims *EndpointGroup
-	for i, g := range endpointGroups {
-		if g.OwnPool {
-			if claims != nil {
-				t.Fatalf("two long-poll functions: %s and %s", claims.Name, g.Name)
-			}
-			claims = &endpointGroups[i]
+	own := map[Pool]EndpointGroup{}
+	for _, g := range endpointGroups {
+		if g.Pool == PoolGroups {
+			continue
+		}
+		if other, dup := own[g.Pool]; dup {
+			t.Fatalf("two functions in one long-poll pool: %s and %s", other.Name, g.Name)
+		}
+		own[g.Pool] = g
+	}
+	if len(own) != 2 {
+		t.Errorf("%d long-poll pools, want 2 (claims, watches): %v", len(own), own)
+	}
+	claims := own[PoolLongPolls]
+	if claims.Name != claimsName || claims.RouteGroup() != routes.GroupGraphs || !claims.LongPoll ||
+		!slices.Equal(claims.Routes, []string{"POST /api/v1/clusters/{id}/nodes/{node}/claim"}) {
+		t.Errorf("claims function %+v", claims)
+	}
+	watch := own[PoolWatches]
+	if watch.Name != routes.GroupWatch || watch.RouteGroup() != routes.GroupWatch || !watch.LongPoll || len(watch.Routes) != 0 ||
+		!slices.Equal(watch.RoutePaths(), []string{routes.WatchPrefix + "/{proxy+}"}) {
+		t.Errorf("watch function %+v, gateway paths %v", watch, watch.RoutePaths())
+	}
+	// It serves exactly the table's watchers' route, which takes ?wait=.
+	var served []string
+	for _, r := range routes.Group(routes.GroupWatch) {
+		served = append(served, r.ID)
+		if !strings.HasPrefix(r.Path, routes.WatchPrefix+"/") || !slices.ContainsFunc(r.Query, func(p routes.Param) bool { return p.Name == "wait" }) {
+			t.Errorf("watch route %s %s: not under %s with ?wait=", r.ID, r.Path, routes.WatchPrefix)
 		}
 	}
-	if claims == nil || claims.Name != claimsName || claims.RouteGroup() != routes.GroupGraphs || !claims.LongPoll ||
-		!slices.Equal(claims.Routes, []string{"POST /api/v1/clusters/{id}/nodes/{node}/claim"}) {
-		t.Errorf("long-poll function %+v", claims)
+	if !slices.Equal(served, []string{"config.documents.watch"}) {
+		t.Errorf("the watch group serves %v", served)
 	}
 }

@@ -28,10 +28,15 @@ type Operations struct {
 	ReservedConcurrency awscdk.CfnParameter
 	capConcurrency      awscdk.CfnCondition
 	// LongPollReservedConcurrency is the pool of the long-poll functions
-	// (OwnPool): a waiting agent beyond it is throttled, never a read. Only
+	// (PoolLongPolls): a waiting agent beyond it is throttled, never a read. Only
 	// a stack with such a function has it (longPollPool).
 	LongPollReservedConcurrency awscdk.CfnParameter
 	capLongPolls                awscdk.CfnCondition
+	// WatchReservedConcurrency is the config watchers' pool (PoolWatches):
+	// a watch beyond it is throttled, never a Hiera read nor an agent's
+	// claim. Only a stack with the watch function has it (watchPool).
+	WatchReservedConcurrency awscdk.CfnParameter
+	capWatches               awscdk.CfnCondition
 	// AlarmEmail, when not empty, subscribes that address to the alarm topic.
 	AlarmEmail awscdk.CfnParameter
 	// Tracing is every function's X-Ray mode (Active by default) and turns the
@@ -81,7 +86,7 @@ func NewOperations(stack awscdk.Stack) *Operations {
 		Description: jsii.String("X-Ray tracing of the functions (and of a REST API's stage): Active, or PassThrough to trace only requests that arrive sampled"),
 	})
 	o.LongPollMaxWait = number("LongPollMaxWait",
-		"longest ?wait= (ConfigDB reads, agents' claims) in seconds: each waiting request holds one billed Lambda execution", defaultLongPollMaxWait, 1, maxLongPollWait)
+		"longest ?wait= (ConfigDB reads and watches, agents' claims) in seconds: each waiting request holds one billed Lambda execution", defaultLongPollMaxWait, 1, maxLongPollWait)
 	o.Alarms = awssns.NewTopic(stack, jsii.String("Alarms"), &awssns.TopicProps{
 		DisplayName: jsii.String("tuningbox alarms"),
 		EnforceSSL:  jsii.Bool(true),
@@ -118,6 +123,8 @@ const (
 	PoolGroups Pool = iota
 	// PoolLongPolls: LongPollReservedConcurrency, when not 0.
 	PoolLongPolls
+	// PoolWatches: WatchReservedConcurrency, when not 0.
+	PoolWatches
 	// PoolOne: one execution, when ReservedConcurrency is not 0 (the sweep).
 	PoolOne
 )
@@ -134,6 +141,20 @@ func (o *Operations) longPollPool() {
 	o.capLongPolls = nonZero(o.stack, "CapLongPolls", o.LongPollReservedConcurrency)
 }
 
+// watchPool adds the parameter WatchReservedConcurrency once. Not the
+// claims' pool: agents and watchers are different fleets, and 1,000 idle
+// agents filling a shared pool would throttle every watch (and the reverse).
+func (o *Operations) watchPool() {
+	if o.WatchReservedConcurrency != nil {
+		return
+	}
+	o.WatchReservedConcurrency = awscdk.NewCfnParameter(o.stack, jsii.String("WatchReservedConcurrency"), &awscdk.CfnParameterProps{
+		Type: jsii.String("Number"), Default: jsii.Number(0), MinValue: jsii.Number(0), MaxValue: jsii.Number(1000),
+		Description: jsii.String("concurrent executions reserved for, and capping, the config watchers (GET /api/v1/watch/...; watches beyond it are throttled, never a Hiera read; 0: none)"),
+	})
+	o.capWatches = nonZero(o.stack, "CapWatches", o.WatchReservedConcurrency)
+}
+
 // reservation is the ReservedConcurrentExecutions of a function in pool.
 func (o *Operations) reservation(pool Pool) any {
 	condition, value := o.capConcurrency, any(o.ReservedConcurrency.ValueAsNumber())
@@ -141,6 +162,9 @@ func (o *Operations) reservation(pool Pool) any {
 	case PoolLongPolls:
 		o.longPollPool()
 		condition, value = o.capLongPolls, o.LongPollReservedConcurrency.ValueAsNumber()
+	case PoolWatches:
+		o.watchPool()
+		condition, value = o.capWatches, o.WatchReservedConcurrency.ValueAsNumber()
 	case PoolOne:
 		value = 1
 	}

@@ -29,7 +29,7 @@ func TestOperableInventory(t *testing.T) {
 	s := synth(t, APIHTTP, allFunctions)
 	for name, want := range map[string]string{
 		"ApiRateLimit": "Number 100", "ApiBurstLimit": "Number 200", "ReservedConcurrency": "Number 0",
-		"LongPollReservedConcurrency": "Number 0", "LongPollMaxWait": "Number 10", "Tracing": "String Active",
+		"LongPollReservedConcurrency": "Number 0", "WatchReservedConcurrency": "Number 0", "LongPollMaxWait": "Number 10", "Tracing": "String Active",
 		"AdminUser": "String admin", "AlarmEmail": "String ",
 	} {
 		p := s.param(t, name)
@@ -93,8 +93,9 @@ func TestOperableInventory(t *testing.T) {
 	}
 
 	// Functions: traced by the parameter, capped only when the operator
-	// reserves concurrency (the collector at one sweep, the claims in their
-	// own pool), the long-poll groups capped by LongPollMaxWait.
+	// reserves concurrency (the collector at one sweep, the claims and the
+	// watches each in their own pool), the long-poll groups capped by
+	// LongPollMaxWait.
 	for id, name := range functions {
 		p := s.resources[id].Properties
 		if got := fmt.Sprint(p["TracingConfig"]); got != "map[Mode:map[Ref:Tracing]]" {
@@ -106,12 +107,14 @@ func TestOperableInventory(t *testing.T) {
 			want = "map[Fn::If:[CapConcurrency 1 map[Ref:AWS::NoValue]]]"
 		case "claims":
 			want = "map[Fn::If:[CapLongPolls map[Ref:LongPollReservedConcurrency] map[Ref:AWS::NoValue]]]"
+		case "watch":
+			want = "map[Fn::If:[CapWatches map[Ref:WatchReservedConcurrency] map[Ref:AWS::NoValue]]]"
 		}
 		if got := fmt.Sprint(p["ReservedConcurrentExecutions"]); got != want {
 			t.Errorf("%s: reserved concurrency %s, want %s", name, got, want)
 		}
 		env := p["Environment"].(map[string]any)["Variables"].(map[string]any)
-		longPoll := name == "config" || name == "graphs" || name == "claims"
+		longPoll := name == "config" || name == "watch" || name == "graphs" || name == "claims"
 		if got := fmt.Sprint(env["TUNINGBOX_MAX_WAIT"]); longPoll != (got == "map[Ref:LongPollMaxWait]") {
 			t.Errorf("%s: TUNINGBOX_MAX_WAIT %s", name, got)
 		}

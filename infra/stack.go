@@ -57,10 +57,6 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	s := &Stack{Stack: stack, Storage: NewStorage(stack, "Storage"), Operations: NewOperations(stack), Functions: map[string]awslambda.Function{}}
 
 	newFunction := func(g EndpointGroup) awslambda.Function {
-		pool := PoolGroups
-		if g.OwnPool {
-			pool = PoolLongPolls
-		}
 		fn := NewFunction(stack, constructID(g.Name), FunctionProps{
 			Name:       g.Name,
 			CodeDir:    filepath.Join(props.BinDir, g.Name),
@@ -68,7 +64,7 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 			Access:     keyspace.Functions[g.RouteGroup()],
 			LongPoll:   g.LongPoll,
 			MemoryMB:   g.MemoryMB,
-			Pool:       pool,
+			Pool:       g.Pool,
 			Operations: s.Operations,
 		})
 		s.Functions[g.Name] = fn
@@ -76,9 +72,10 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	}
 	apiRoutes := make([]Route, 0, len(props.Functions.Groups))
 	for _, g := range props.Functions.Groups {
-		if g.OwnPool && props.API == APIREST {
+		if len(g.Routes) > 0 && props.API == APIREST {
 			// A REST API resource cannot have both {id} and {proxy+}
-			// children: its claims stay with the graphs function.
+			// children: its claims stay with the graphs function. (The
+			// watchers' function has a prefix of its own: it stays.)
 			continue
 		}
 		apiRoutes = append(apiRoutes, Route{Group: g, Function: newFunction(g)})

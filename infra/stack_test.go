@@ -200,21 +200,21 @@ func TestHTTPStackResourceCounts(t *testing.T) {
 		"AWS::DynamoDB::Table":           1,
 		"AWS::S3::Bucket":                1,
 		"AWS::S3::BucketPolicy":          1,
-		"AWS::Lambda::Function":          7, // config, graphs, claims, templates, auth, authorizer, gc
-		"AWS::Logs::LogGroup":            8, // one per function, the API's access logs
-		"AWS::IAM::Role":                 7,
-		"AWS::IAM::Policy":               7,
-		"AWS::Lambda::Permission":        7, // one per integration, one for the authorizer, one for the gc schedule
+		"AWS::Lambda::Function":          8, // config, watch, graphs, claims, templates, auth, authorizer, gc
+		"AWS::Logs::LogGroup":            9, // one per function, the API's access logs
+		"AWS::IAM::Role":                 8,
+		"AWS::IAM::Policy":               8,
+		"AWS::Lambda::Permission":        8, // one per integration, one for the authorizer, one for the gc schedule
 		"AWS::Events::Rule":              1, // the hourly gc
 		"AWS::ApiGatewayV2::Api":         1,
 		"AWS::ApiGatewayV2::Stage":       1,
-		"AWS::ApiGatewayV2::Integration": 5,
+		"AWS::ApiGatewayV2::Integration": 6,
 		"AWS::ApiGatewayV2::Authorizer":  1,
-		"AWS::ApiGatewayV2::Route":       26, // the group paths with and without {proxy+} where they reach a route, the public GET /api/v1/config, /api/v1/openapi.json and /ui/{proxy+}, the agents' claim
+		"AWS::ApiGatewayV2::Route":       27, // the group paths with and without {proxy+} where they reach a route (the watchers' /api/v1/watch/{proxy+} among them), the public GET /api/v1/config, /api/v1/openapi.json and /ui/{proxy+}, the agents' claim
 		// Operations (TestOperableInventory).
 		"AWS::SecretsManager::Secret":    1, // the first administrator's
 		"Custom::FirstAdministrator":     1,
-		"AWS::CloudWatch::Alarm":         18, // throttles and p99 duration of 7 functions, 5xx, table throttles, gc errors, dead letters
+		"AWS::CloudWatch::Alarm":         20, // throttles and p99 duration of 8 functions, 5xx, table throttles, gc errors, dead letters
 		"AWS::SNS::Topic":                1,
 		"AWS::SNS::TopicPolicy":          1, // SSL only
 		"AWS::SNS::Subscription":         1, // the alarm e-mail, when given (a condition)
@@ -294,7 +294,7 @@ func TestFunctionsRunBootstrapOnARMWithStorageEnv(t *testing.T) {
 	s := synth(t, APIHTTP, allFunctions)
 	table, bucket := s.ofType("AWS::DynamoDB::Table"), s.ofType("AWS::S3::Bucket")
 	functions := s.functionIDs(t)
-	if got := slices.Sorted(maps.Values(functions)); !slices.Equal(got, []string{"auth", "authorizer", "claims", "config", "gc", "graphs", "templates"}) {
+	if got := slices.Sorted(maps.Values(functions)); !slices.Equal(got, []string{"auth", "authorizer", "claims", "config", "gc", "graphs", "templates", "watch"}) {
 		t.Fatalf("functions %v", got)
 	}
 	for id, name := range functions {
@@ -310,12 +310,12 @@ func TestFunctionsRunBootstrapOnARMWithStorageEnv(t *testing.T) {
 		if got := refs(env["TUNINGBOX_BUCKET"]); !slices.Equal(got, bucket) {
 			t.Errorf("%s: TUNINGBOX_BUCKET refers to %v, want the bucket %v", name, got, bucket)
 		}
-		// The config function holds ?wait= reads and the claims function (and
-		// graphs, for a claim it gets) agents' claims up to 25 s: their
-		// timeout stays below API Gateway's 29 s.
+		// The config and watch functions hold ?wait= reads and the claims
+		// function (and graphs, for a claim it gets) agents' claims up to
+		// 25 s: their timeout stays below API Gateway's 29 s.
 		want := float64(defaultTimeout)
 		switch name {
-		case "config", "graphs", "claims":
+		case "config", "watch", "graphs", "claims":
 			want = longPollTimeout
 		case "gc": // a sweep, not a request (TestGCRunsHourly)
 			want = 900
@@ -550,16 +550,16 @@ func TestRESTVariant(t *testing.T) {
 		"AWS::DynamoDB::Table":           1,
 		"AWS::S3::Bucket":                1,
 		"AWS::S3::BucketPolicy":          1,
-		"AWS::Lambda::Function":          6,
-		"AWS::Logs::LogGroup":            7,
-		"AWS::IAM::Role":                 7, // and API Gateway's CloudWatch role, for the access logs
-		"AWS::IAM::Policy":               6,
-		"AWS::Lambda::Permission":        6,
+		"AWS::Lambda::Function":          7, // no claims (below)
+		"AWS::Logs::LogGroup":            8,
+		"AWS::IAM::Role":                 8, // and API Gateway's CloudWatch role, for the access logs
+		"AWS::IAM::Policy":               7,
+		"AWS::Lambda::Permission":        7,
 		"AWS::Events::Rule":              1,
 		"AWS::ApiGateway::Account":       1,
 		"AWS::SecretsManager::Secret":    1,
 		"Custom::FirstAdministrator":     1,
-		"AWS::CloudWatch::Alarm":         16,
+		"AWS::CloudWatch::Alarm":         18,
 		"AWS::SNS::Topic":                1,
 		"AWS::SNS::TopicPolicy":          1,
 		"AWS::SNS::Subscription":         1,
@@ -570,8 +570,8 @@ func TestRESTVariant(t *testing.T) {
 		"AWS::ApiGateway::Deployment":    1,
 		"AWS::ApiGateway::Stage":         1,
 		"AWS::ApiGateway::Authorizer":    1,
-		"AWS::ApiGateway::Resource":      31, // /api, /api/v1, /ui, the group paths under /api/v1 and their {proxy+}
-		"AWS::ApiGateway::Method":        25, // ANY on the paths that reach a route, and the public GET /api/v1/config, /api/v1/openapi.json and /ui/{proxy+}
+		"AWS::ApiGateway::Resource":      33, // /api, /api/v1, /ui, the group paths under /api/v1 and their {proxy+}
+		"AWS::ApiGateway::Method":        26, // ANY on the paths that reach a route, and the public GET /api/v1/config, /api/v1/openapi.json and /ui/{proxy+}
 	})
 	checkInventoryDoc(t, APIREST, s)
 	functions := s.functionIDs(t)
@@ -603,7 +603,7 @@ func TestRESTVariant(t *testing.T) {
 		}
 	}
 	// A REST API resource cannot have {id} beside {proxy+}: no claims function.
-	restGroups := slices.DeleteFunc(slices.Clone(endpointGroups), func(g EndpointGroup) bool { return g.OwnPool })
+	restGroups := slices.DeleteFunc(slices.Clone(endpointGroups), func(g EndpointGroup) bool { return len(g.Routes) > 0 })
 	if want := wantRoutes(restGroups); !maps.Equal(got, want) {
 		t.Errorf("methods:\n got %v\nwant %v", got, want)
 	}

@@ -221,6 +221,30 @@ func TestGatewayLargeAnswers(t *testing.T) {
 	c.checkErrorBody("GET", path, r)
 }
 
+// timedSend sends a request with the suite's Basic credentials and the
+// given header pairs straight to the gateway, and returns its status and
+// how long the answer took (the pool tests time throttled answers).
+func timedSend(t *testing.T, c *client, method, path string, header ...string) (int, time.Duration) {
+	req, err := http.NewRequestWithContext(t.Context(), method, c.server+path, nil)
+	if err != nil {
+		t.Error(err)
+		return 0, 0
+	}
+	req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(os.Getenv("TUNINGBOX_USER")+":"+os.Getenv("TUNINGBOX_PASSWORD"))))
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Error(err)
+		return 0, 0
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, time.Since(start)
+}
+
 // TestGatewayLongPollsHaveTheirOwnPool: run-integration.sh starts the HTTP
 // API's gateway with LongPollReservedConcurrency (TUNINGBOX_GATEWAY_LONG_POLL_POOL),
 // which it enforces as Lambda does. Waiting claims that fill the claims
@@ -233,24 +257,7 @@ func TestGatewayLongPollsHaveTheirOwnPool(t *testing.T) {
 		t.Skip("the gateway has no long-poll pool (HTTP API with TUNINGBOX_GATEWAY_LONG_POLL_POOL)")
 	}
 	const wait = 4 * time.Second
-	authorization := "Basic " + base64.StdEncoding.EncodeToString([]byte(os.Getenv("TUNINGBOX_USER")+":"+os.Getenv("TUNINGBOX_PASSWORD")))
-	send := func(method, path string) (int, time.Duration) {
-		req, err := http.NewRequestWithContext(t.Context(), method, c.server+path, nil)
-		if err != nil {
-			t.Error(err)
-			return 0, 0
-		}
-		req.Header.Set("Authorization", authorization)
-		start := time.Now()
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Error(err)
-			return 0, 0
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode, time.Since(start)
-	}
+	send := func(method, path string) (int, time.Duration) { return timedSend(t, c, method, path) }
 	// A claim on a cluster with no transaction waits its whole wait (idle).
 	claim := fmt.Sprintf("/api/v1/clusters/990001/nodes/1/claim?wait=%d", int(wait.Seconds()))
 	send("GET", "/api/v1/config/components") // the authorizer's answer, cached, and config warm
@@ -279,6 +286,65 @@ func TestGatewayLongPollsHaveTheirOwnPool(t *testing.T) {
 		a := <-held
 		if a.status != http.StatusOK || a.took < wait-time.Second {
 			t.Errorf("a held claim: %d after %v, want 200 after its %v wait", a.status, a.took, wait)
+		}
+	}
+}
+
+// TestGatewayWatchesHaveTheirOwnPool: run-integration.sh starts the HTTP
+// API's gateway with WatchReservedConcurrency (TUNINGBOX_GATEWAY_WATCH_POOL).
+// Config watches (the watchers' path, /api/v1/watch/...) that fill the watch
+// function's pool get a further watch throttled at once, while Hiera's read
+// of the same effective document, on its own path, answers 200 from the
+// config function.
+func TestGatewayWatchesHaveTheirOwnPool(t *testing.T) {
+	c, apiType := gatewayClient(t)
+	pool, _ := strconv.Atoi(os.Getenv("TUNINGBOX_GATEWAY_WATCH_POOL"))
+	if apiType != "http" || pool == 0 {
+		t.Skip("the gateway has no watch pool (HTTP API with TUNINGBOX_GATEWAY_WATCH_POOL)")
+	}
+	const wait = 4 * time.Second
+	f := setUp(t, c)
+	f.want(http.StatusNoContent, "PUT", f.doc("astute", "values"), `{"ntp":"pool.example.com"}`)
+	v13 := []string{"OpenStack-API-Version", "config 1.3"}
+	// From 1.2 on, paths name the environment by its UUID.
+	document := "/environments/" + f.env.UUID + "/resources/astute/values?effective"
+	hiera := tbclient.ConfigPrefix + document
+	etag := f.want(http.StatusOK, "GET", document, nil, v13...).header.Get("ETag")
+	if etag == "" {
+		t.Fatal("the effective document has no ETag")
+	}
+	// An unchanged document: each watch waits its whole wait, then 304.
+	watch := tbclient.WatchPrefix + "/config" + document + fmt.Sprintf("&wait=%d", int(wait.Seconds()))
+	watching := append(v13, "If-None-Match", etag)
+
+	type answer struct {
+		status int
+		took   time.Duration
+	}
+	held := make(chan answer, pool)
+	for range pool {
+		go func() {
+			status, took := timedSend(t, c, "GET", watch, watching...)
+			held <- answer{status, took}
+		}()
+	}
+	time.Sleep(wait / 2) // the held watches are waiting
+	if status, took := timedSend(t, c, "GET", watch, watching...); status != http.StatusInternalServerError || took > wait/2 {
+		t.Errorf("a watch beyond the pool of %d: %d after %v, want API Gateway's 500 for a throttled invocation at once", pool, status, took)
+	} else {
+		t.Logf("a watch beyond the pool of %d: 500 in %v", pool, took)
+	}
+	if status, took := timedSend(t, c, "GET", hiera, v13...); status != http.StatusOK {
+		t.Errorf("Hiera's read while the watches' pool is full: %d after %v, want 200", status, took)
+	} else {
+		t.Logf("Hiera's read while %d watches wait: 200 in %v", pool, took)
+	}
+	for range pool {
+		a := <-held
+		if a.status != http.StatusNotModified || a.took < wait-time.Second {
+			t.Errorf("a held watch: %d after %v, want 304 after its %v wait", a.status, a.took, wait)
+		} else {
+			t.Logf("a held watch: 304 after %v", a.took)
 		}
 	}
 }

@@ -98,6 +98,10 @@ func TestHTTPEveryOperation(t *testing.T) {
 	step("config.overrides.get", config, 200, "GET", overrides, nil)
 	step("config.documents.effective", config, 200, "GET", doc+"?effective", nil)
 	step("config.documents.versions", config, 200, "GET", doc+"/versions", nil)
+	// The watchers' path (1.3): another ETag than the document's is answered at once.
+	watch := f.under(tbclient.WatchPrefix + "/config")
+	step("config.documents.watch", watch, 200, "GET", "/environments/"+f.env.UUID+"/resources/astute/values?effective&wait=1", nil,
+		append(v13, "If-None-Match", `"other"`)...)
 	// From 1.2 on, paths name the environment by its UUID.
 	step("config.documents.history", config, 200, "GET", "/environments/"+f.env.UUID+"/resources/astute/values/history?key=a.b", nil, v13...)
 	ref := map[string]any{"environment": f.env.UUID, "resource": "astute"} // from 1.2 on, bodies name entities by UUID

@@ -15,6 +15,9 @@
 #                                           running there (LocalStack, see README.md)
 #   INTEGRATION_LOGS=DIR - keep the run's logs (tests, servers, gateways with
 #                          the functions' lines, answers, OpenAPI documents) there
+#   INTEGRATION_TESTS=REGEX - run only these tests of localstack/ (go test -run),
+#                             behind serve and the gateway, and not the CLI and
+#                             Hiera suites nor the operation coverage
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -78,7 +81,7 @@ run_suite() {
   log "[$name] tuningbox serve --backend aws on 127.0.0.1:$port (pid $pid)"
   local status=0
   TUNINGBOX_URL=http://127.0.0.1:$port TUNINGBOX_USER=integration TUNINGBOX_PASSWORD=$password \
-    go test -count=1 -v ./localstack/ >"$RUN/test-$name.log" 2>&1 || status=$?
+    go test -count=1 -v -run "${INTEGRATION_TESTS:-.}" ./localstack/ >"$RUN/test-$name.log" 2>&1 || status=$?
   stop_serve
   # Top-level results and the measured numbers; DynamoDB Local's error responses lack
   # the CRC32 header the SDK checks, which only makes it log a warning.
@@ -94,14 +97,18 @@ run_suite() {
 
 # run_gateway NAME TEMPLATE: the local API Gateway over a fresh table and bucket,
 # and the suites through it; the exercised routes go to $RUN/routes-NAME.
-# LONG_POLL_POOL=N deploys with LongPollReservedConcurrency=N, which the
-# gateway enforces (TestGatewayLongPollsHaveTheirOwnPool).
+# LONG_POLL_POOL=N deploys with LongPollReservedConcurrency=N and WATCH_POOL=N
+# with WatchReservedConcurrency=N, which the gateway enforces
+# (TestGatewayLongPollsHaveTheirOwnPool, TestGatewayWatchesHaveTheirOwnPool).
 run_gateway() {
   local name=$1 template=$2 t0=$SECONDS password status=0 parameters=()
   password=$(python3 -c 'import secrets; print(secrets.token_urlsafe(18))')
   export TUNINGBOX_GATEWAY_TEMPLATE=$template TUNINGBOX_GATEWAY_BIN=$RUN/host TUNINGBOX_GATEWAY_ROUTES_LOG=$RUN/routes-$name
   if [ -n "${LONG_POLL_POOL:-}" ]; then
-    parameters=(-parameter "LongPollReservedConcurrency=$LONG_POLL_POOL")
+    parameters+=(-parameter "LongPollReservedConcurrency=$LONG_POLL_POOL")
+  fi
+  if [ -n "${WATCH_POOL:-}" ]; then
+    parameters+=(-parameter "WatchReservedConcurrency=$WATCH_POOL")
   fi
   "$RUN/gateway" "${parameters[@]}" -table "tuningbox-gw-$name" -bucket "tuningbox-gw-$name" >"$RUN/gateway-$name.url" 2>"$RUN/gateway-$name.log" &
   echo $! >"$RUN/gateway.pid"
@@ -137,13 +144,13 @@ PY
   log "[$name] logged in as the first administrator ${first% *} (generated in the stack's secret) and created the administrator integration"
   TUNINGBOX_URL=$url TUNINGBOX_USER=integration TUNINGBOX_PASSWORD=$password \
     TUNINGBOX_GATEWAY=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["api"])' "$RUN/gateway-$name.url") \
-    TUNINGBOX_GATEWAY_LONG_POLL_POOL=${LONG_POLL_POOL:-} \
-    go test -count=1 -v -run '^(TestHTTP|TestGateway)' ./localstack/ >"$RUN/test-gateway-$name.log" 2>&1 || status=$?
+    TUNINGBOX_GATEWAY_LONG_POLL_POOL=${LONG_POLL_POOL:-} TUNINGBOX_GATEWAY_WATCH_POOL=${WATCH_POOL:-} \
+    go test -count=1 -v -run "${INTEGRATION_TESTS:-^(TestHTTP|TestGateway)}" ./localstack/ >"$RUN/test-gateway-$name.log" 2>&1 || status=$?
   # Suites that start their own server get a fresh gateway per server instead.
-  if [ "$status" -eq 0 ]; then
+  if [ "$status" -eq 0 ] && [ -z "${INTEGRATION_TESTS:-}" ]; then
     TUNINGBOX_TEST_GATEWAY=$RUN/gateway go test -count=1 -v ./cmd/tuningbox/ >>"$RUN/test-gateway-$name.log" 2>&1 || status=$?
   fi
-  if [ "$status" -eq 0 ] && [ "${GATEWAY_HIERA:-}" = "$name" ]; then
+  if [ "$status" -eq 0 ] && [ "${GATEWAY_HIERA:-}" = "$name" ] && [ -z "${INTEGRATION_TESTS:-}" ]; then
     HIERA_TRANSPORT_ONLY=1 TUNINGBOX_TEST_GATEWAY=$RUN/gateway puppet/test/run.sh >>"$RUN/test-gateway-$name.log" 2>&1 || status=$?
   fi
   stop_serve
@@ -155,7 +162,9 @@ PY
     grep -v 'WARN failed to close HTTP response body' "$RUN/gateway-$name.log" | tail -n 30 >&2
     return 1
   fi
-  "$RUN/gateway" -template "$template" -openapi "$RUN/openapi-$name.json" -coverage "$RUN/routes-$name" >&2
+  if [ -z "${INTEGRATION_TESTS:-}" ]; then
+    "$RUN/gateway" -template "$template" -openapi "$RUN/openapi-$name.json" -coverage "$RUN/routes-$name" >&2
+  fi
   log "[$name] gateway suites passed: $(grep -c -- '--- PASS' "$RUN/test-gateway-$name.log") tests and subtests in $(elapsed "$t0")"
 }
 
@@ -176,7 +185,7 @@ if [ -n "${AWS_ENDPOINT_URL:-}" ]; then
   export AWS_ACCESS_KEY_ID=${AWS_ACCESS_KEY_ID:-test} AWS_SECRET_ACCESS_KEY=${AWS_SECRET_ACCESS_KEY:-test}
   export AWS_REGION=${AWS_REGION:-us-east-1} AWS_EC2_METADATA_DISABLED=true
   run_suite external
-  LONG_POLL_POOL=2 GATEWAY_HIERA=external run_gateway external "$ROOT/cdk.out/Tuningbox.template.json"
+  LONG_POLL_POOL=2 WATCH_POOL=2 GATEWAY_HIERA=external run_gateway external "$ROOT/cdk.out/Tuningbox.template.json"
 else
   for emu in ${EMULATORS:-local moto}; do
     t0=$SECONDS
@@ -188,7 +197,7 @@ else
       run_suite "$emu"
       # The HTTP API (and Hiera) on DynamoDB Local + versitygw, the REST variant on moto.
       if [ "$emu" = local ]; then
-        LONG_POLL_POOL=2 GATEWAY_HIERA=$emu run_gateway "$emu" "$ROOT/cdk.out/Tuningbox.template.json"
+        LONG_POLL_POOL=2 WATCH_POOL=2 GATEWAY_HIERA=$emu run_gateway "$emu" "$ROOT/cdk.out/Tuningbox.template.json"
       else
         run_gateway "$emu" "$ROOT/cdk.out-rest/Tuningbox.template.json"
       fi

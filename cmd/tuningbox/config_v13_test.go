@@ -1,9 +1,16 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/tuningbox/tuningbox/client"
 )
 
 // TestConfigMergeExplainAsOfDiff drives the 1.3 reads from the CLI against a
@@ -144,4 +151,64 @@ func TestConfigKeyHistory(t *testing.T) {
 	if _, err := cli(t, url, "", append([]string{"config", "history", "--limit", "3"}, node1...)...); err == nil {
 		t.Error("--limit without --key was accepted")
 	}
+}
+
+// TestConfigWatchRetriesAThrottledWatch: config watch reads on the watchers'
+// path, and a watch the server could not answer (on AWS, one beyond the
+// watchers' reserved pool: API Gateway's 500) is retried, not the end.
+func TestConfigWatchRetriesAThrottledWatch(t *testing.T) {
+	url := cliServer(t)
+	seedFuel(t, url)
+	global := []string{"--env", "1", "--resource", "astute"}
+	mustCLI(t, url, `{"a": 1}`, append([]string{"config", "set"}, global...)...)
+	target, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var watches []int // the status of each watch, the first one refused
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	throttling := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, client.WatchPrefix+"/config/environments/") {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		mu.Lock()
+		first := len(watches) == 0
+		mu.Unlock()
+		status := http.StatusInternalServerError
+		if first {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			w.Write([]byte(`{"message":"Internal Server Error"}`))
+		} else {
+			recorder := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+			proxy.ServeHTTP(recorder, r)
+			status = recorder.status
+		}
+		mu.Lock()
+		watches = append(watches, status)
+		mu.Unlock()
+	}))
+	defer throttling.Close()
+	out, err := cli(t, throttling.URL, "", append([]string{"config", "watch", "--count", "1", "--level", "nodes=7"}, global...)...)
+	if err != nil || out != "{\n  \"a\": 1\n}\n" {
+		t.Errorf("watch printed %q, %v", out, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(watches) != 2 || watches[0] != http.StatusInternalServerError || watches[1] != http.StatusOK {
+		t.Errorf("watches on %s: %v, want a refused one then 200", client.WatchPrefix, watches)
+	}
+}
+
+// statusRecorder keeps the status a handler answered.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(status int) {
+	r.status = status
+	r.ResponseWriter.WriteHeader(status)
 }

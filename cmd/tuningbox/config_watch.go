@@ -6,10 +6,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tuningbox/tuningbox/client"
+	"github.com/tuningbox/tuningbox/shared/retry"
 )
 
 // maxWatchWait is the server's cap on one wait (configdb.MaxWait).
 const maxWatchWait = 25 * time.Second
+
+// watchRetry retries a watch the server could not answer (a 5xx: on AWS a
+// watch beyond the watchers' reserved pool is throttled, API Gateway's 500)
+// before the command gives up: about a minute of backoff.
+var watchRetry = retry.Policy{Attempts: 10, Base: 500 * time.Millisecond, Max: 10 * time.Second}
 
 func newConfigWatchCmd() *cobra.Command {
 	var (
@@ -23,8 +29,10 @@ func newConfigWatchCmd() *cobra.Command {
 		Short: "Print the effective values of a resource now and again every time they change",
 		Long: `Print the effective values of a resource at a level now, then again every time
 they change, until interrupted (or after --count documents). Each request
-waits on the server for a change (GET ...?effective&wait=25 with If-None-Match),
-so an unchanged document costs one request every 25 s.`,
+waits on the server for a change (GET /api/v1/watch/config/environments/...
+?effective&wait=25 with If-None-Match: the watchers' path, which on AWS has a
+function and a concurrency pool of its own), so an unchanged document costs
+one request every 25 s.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, ref, err := doc.connect(cmd.Context())
@@ -42,7 +50,11 @@ so an unchanged document costs one request every 25 s.`,
 			c = v13(c)
 			q := client.DocumentQuery{Effective: true, Merge: merge, Wait: wait}
 			for printed := 0; count == 0 || printed < count; {
-				resp, err := c.Document(cmd.Context(), ref, kindValues, q)
+				var resp *client.Document
+				err := watchRetry.Do(cmd.Context(), func() (err error) {
+					resp, err = c.Document(cmd.Context(), ref, kindValues, q)
+					return err
+				}, client.IsTemporary)
 				if err != nil {
 					return err
 				}

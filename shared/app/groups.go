@@ -199,10 +199,13 @@ var (
 	GraphsRoutes    = Group{routes.GroupGraphs, mountGraphs}
 	TemplatesRoutes = Group{routes.GroupTemplates, mountTemplates}
 	AuthRoutes      = Group{routes.GroupAuth, mountAuth}
+	WatchRoutes     = Group{routes.GroupWatch, mountWatch}
 )
 
 // allGroups lists every endpoint group, by name.
-func allGroups() []Group { return []Group{AuthRoutes, ConfigRoutes, GraphsRoutes, TemplatesRoutes} }
+func allGroups() []Group {
+	return []Group{AuthRoutes, ConfigRoutes, GraphsRoutes, TemplatesRoutes, WatchRoutes}
+}
 
 func mountConfig(router *routes.Router, s *services) {
 	// Both public: the microversion document and the OpenAPI document of the route table.
@@ -213,6 +216,11 @@ func mountConfig(router *routes.Router, s *services) {
 	storeapi.Register(router, s.backend, s.environmentServices())
 	// The operators' console, whose files are public: it calls the other groups with a session.
 	console.Register(router)
+}
+
+// mountWatch: the config watchers' document reads, on their own path.
+func mountWatch(router *routes.Router, s *services) {
+	configapi.RegisterWatch(router, s.config, s.compressed)
 }
 
 // mountGraphs: releases, plugins, deployment graphs and their execution (environments act as clusters).

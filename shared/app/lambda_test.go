@@ -59,12 +59,13 @@ func TestCapWait(t *testing.T) {
 	h := capWait(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got = r.URL.RawQuery }), 10*time.Second)
 	const read = "/api/v1/config/environments/1/resources/astute/values"
 	for target, want := range map[string]string{
-		read + "?wait=25&key=a":             "wait=10&key=a",
-		read + "?key=a&wait=30&wait=1":      "key=a&wait=10",
-		read + "?wait=4.5":                  "wait=4.5",
-		read + "?wait=soon":                 "wait=soon",
-		read + "?key=a":                     "key=a",
-		"/api/v1/config/components?wait=25": "wait=25", // a route without ?wait (the router refuses it)
+		read + "?wait=25&key=a":        "wait=10&key=a",
+		read + "?key=a&wait=30&wait=1": "key=a&wait=10",
+		read + "?wait=4.5":             "wait=4.5",
+		read + "?wait=soon":            "wait=soon",
+		read + "?key=a":                "key=a",
+		"/api/v1/watch/config/environments/1/resources/astute/values?effective&wait=25": "effective&wait=10", // the watchers' path, capped the same
+		"/api/v1/config/components?wait=25":                                             "wait=25",           // a route without ?wait (the router refuses it)
 	} {
 		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", target, nil))
 		if got != want {

@@ -69,6 +69,13 @@ var Functions = map[string]Access{
 		Write: []string{Config, Nodes, Graphs, Templates, Blob, Audit},
 		Blobs: BlobsCollect,
 	},
+	// The config watchers' document reads (routes.GroupWatch): the reads
+	// of the config function's documents, node-level ones through the node
+	// registry; they write nothing.
+	"watch": {
+		Read:  []string{Config, Nodes, Blob},
+		Blobs: BlobsRead,
+	},
 	// Deployment graphs; environments act as clusters, with the registry's nodes.
 	"graphs": {
 		Read:  []string{Graphs, Config, Nodes, Blob},

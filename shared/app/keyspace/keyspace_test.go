@@ -37,7 +37,7 @@ func TestPrefixesAreTheKeyDesign(t *testing.T) {
 }
 
 // Every function of the stack has an access, on known prefixes only, and
-// only the authorizer is read-only.
+// only the authorizer and the watchers' reads are read-only.
 func TestEveryFunctionHasItsAccess(t *testing.T) {
 	names := append(routes.Groups(), Authorizer, GC)
 	for _, name := range names {
@@ -51,7 +51,7 @@ func TestEveryFunctionHasItsAccess(t *testing.T) {
 				t.Errorf("%s: unknown prefix %q", name, p)
 			}
 		}
-		if (len(a.Write) == 0) != (name == Authorizer) {
+		if readOnly := name == Authorizer || name == routes.GroupWatch; (len(a.Write) == 0) != readOnly {
 			t.Errorf("%s: writes %v", name, a.Write)
 		}
 	}

@@ -104,13 +104,14 @@ func decide(p auth.Principal, r *http.Request, need routes.Access, rule routes.N
 func nodeMay(p auth.Principal, r *http.Request, rule routes.NodeRule, value func(string) string) bool {
 	switch rule {
 	case routes.NodeOwnDocument:
-		// Read on the escaped path, as configapi does: an escaped "/" stays inside its segment.
-		segs, ok := pathSegments(r.URL.EscapedPath())
-		if !ok || len(segs) < 5 || routes.QueryOf(r).Has("explain") || !slices.ContainsFunc(p.NodeEnvironment, func(e string) bool { return strings.EqualFold(e, segs[4]) }) {
+		// The level matcher read the environment and the level path on the
+		// escaped path, as configapi does (an escaped "/" stays inside its
+		// segment), wherever the route puts them (/config/..., /watch/config/...).
+		m, ok := routes.MatchOf(r)
+		if !ok || !m.Route.Levels || routes.QueryOf(r).Has("explain") || !slices.ContainsFunc(p.NodeEnvironment, func(e string) bool { return strings.EqualFold(e, m.Values["env"]) }) {
 			return false
 		}
-		levels, _, err := levelpath.Split(segs[5:])
-		return err == nil && ownPlacement(p, levels)
+		return ownPlacement(p, m.Levels)
 	case routes.NodeOwnEntry:
 		return slices.Contains(p.NodeNames, value("id"))
 	case routes.NodeHostnameSearch:
@@ -149,10 +150,4 @@ func ownPlacement(p auth.Principal, levels []levelpath.Level) bool {
 		}
 	}
 	return true
-}
-
-// pathSegments is httpapi.PathSegments, false for a malformed path.
-func pathSegments(escaped string) ([]string, bool) {
-	segs, err := httpapi.PathSegments(escaped)
-	return segs, err == nil
 }

@@ -17,6 +17,7 @@ func TestAuthorize(t *testing.T) {
 		NodeEnvironment: []string{"1", env1UUID}, NodeLevels: map[string]string{"role": "compute"}}
 	const doc = "/api/v1/config/environments/1/nodes/7/resources/astute/values?effective"
 	const cfg = "/api/v1/config/environments/"
+	const watch = "/api/v1/watch/config/environments/"
 	const tx = "0b1c9a5e-2f4d-4e8a-9c3b-7d6e5f4a3b2c"
 	tests := []struct {
 		method, target        string
@@ -72,6 +73,17 @@ func TestAuthorize(t *testing.T) {
 		// ?explain names the writers of each layer: never a node's, whatever its value.
 		{"GET", cfg + "1/role/compute/nodes/7/resources/astute/values?effective&explain", true, true, false, false, false},
 		{"GET", cfg + "1/role/compute/nodes/7/resources/astute/values?effective&explain=maybe", true, true, false, false, false},
+		// The watchers' path is the same read under the same rule.
+		{"GET", watch + "1/nodes/7/resources/astute/values?effective&wait=25", true, true, true, false, false},
+		{"GET", watch + env1UUID + "/nodes/NODE-7.example.com./resources/astute/values?effective", true, true, true, false, false},
+		{"GET", watch + "1/role/compute/nodes/7/resources/astute/values", true, true, true, false, false},
+		{"GET", watch + "2/nodes/7/resources/astute/values?effective", true, true, false, false, false},
+		{"GET", watch + "1/nodes/8/resources/astute/values?effective", true, true, false, false, false},
+		{"GET", watch + "1/role/controller/nodes/7/resources/astute/values?effective", true, true, false, false, false},
+		{"GET", watch + "1/resources/astute/values?effective", true, true, false, false, false},
+		{"GET", watch + "1/role/compute/nodes/7/resources/astute/values?effective&explain", true, true, false, false, false},
+		{"GET", watch + "1/nodes/7/resources/astute/values/versions", true, true, false, false, false},
+		{"PUT", watch + "1/nodes/7/resources/astute/values", true, false, false, false, true},
 		{"GET", "/api/v1/nodes", true, true, false, false, false},
 		{"GET", "/api/v1/users", true, false, false, false, false},
 		{"GET", "/api/v1/users/root", true, false, false, false, false},

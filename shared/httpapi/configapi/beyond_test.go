@@ -10,6 +10,8 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/configapi"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 )
 
 // v13 is the header asking for microversion 1.3.
@@ -287,39 +289,55 @@ func TestDiff(t *testing.T) {
 	a.must(http.StatusNotFound, "POST", "/diff", `{"from":{"environment":1,"resource":"astute"},"to":{}}`)
 }
 
+// TestWatch: a read held by ?wait= with If-None-Match, on the document's
+// path and on the watchers' (routes.WatchPrefix), which answer the same.
 func TestWatch(t *testing.T) {
-	a := newAPI(t, httpapi.Options{})
-	a.seed()
-	env1, _, node1 := a.envPaths()
-	a.put(env1+"/resources/astute/values", `{"a":1}`)
-	eff := node1 + "/resources/astute/values?effective"
-	etag := a.must(http.StatusOK, "GET", eff, "").header.Get("ETag")
+	for _, prefix := range []string{configapi.Prefix, routes.WatchPrefix + "/config"} {
+		t.Run(prefix, func(t *testing.T) {
+			a := newAPI(t, httpapi.Options{})
+			a.seed()
+			env1, _, node1 := a.envPaths()
+			a.put(env1+"/resources/astute/values", `{"a":1}`)
+			eff := node1 + "/resources/astute/values?effective"
+			etag := a.must(http.StatusOK, "GET", eff, "").header.Get("ETag")
+			// The reads below on this prefix's path.
+			a.url = strings.Replace(a.url, configapi.Prefix, prefix, 1)
+			if got := a.must(http.StatusOK, "GET", eff, "", v13...).header.Get("ETag"); got != etag {
+				t.Errorf("ETag %s, want the document path's %s", got, etag)
+			}
 
-	// Nothing changes: 304 when the wait ends.
-	start := time.Now()
-	a.must(http.StatusNotModified, "GET", eff+"&wait=0.3", "", append(v13, "If-None-Match", etag)...)
-	if d := time.Since(start); d < 300*time.Millisecond || d > 3*time.Second {
-		t.Errorf("an unchanged wait of 0.3 s took %v", d)
-	}
-	// Another ETag: answered at once.
-	a.must(http.StatusOK, "GET", eff+"&wait=20", "", append(v13, "If-None-Match", `"other"`)...)
+			// Nothing changes: 304 when the wait ends.
+			start := time.Now()
+			a.must(http.StatusNotModified, "GET", eff+"&wait=0.3", "", append(v13, "If-None-Match", etag)...)
+			if d := time.Since(start); d < 300*time.Millisecond || d > 3*time.Second {
+				t.Errorf("an unchanged wait of 0.3 s took %v", d)
+			}
+			// Another ETag: answered at once.
+			a.must(http.StatusOK, "GET", eff+"&wait=20", "", append(v13, "If-None-Match", `"other"`)...)
 
-	// A write during the wait: 200 with the new document, long before the wait ends.
-	go func() {
-		time.Sleep(200 * time.Millisecond)
-		a.svc.PutDocument(t.Context(), configdbRef(env1), "values", []byte(`{"a":2}`), "")
-	}()
-	start = time.Now()
-	r := a.must(http.StatusOK, "GET", eff+"&wait=20", "", append(v13, "If-None-Match", etag)...)
-	expectJSON(t, "after the write", r.String(), `{"a":2}`)
-	if d := time.Since(start); d > 5*time.Second || r.header.Get("ETag") == etag {
-		t.Errorf("woke after %v with ETag %s", d, r.header.Get("ETag"))
+			// A write during the wait: 200 with the new document, long before the wait ends.
+			go func() {
+				time.Sleep(200 * time.Millisecond)
+				a.svc.PutDocument(t.Context(), configdbRef(env1), "values", []byte(`{"a":2}`), "")
+			}()
+			start = time.Now()
+			r := a.must(http.StatusOK, "GET", eff+"&wait=20", "", append(v13, "If-None-Match", etag)...)
+			expectJSON(t, "after the write", r.String(), `{"a":2}`)
+			if d := time.Since(start); d > 5*time.Second || r.header.Get("ETag") == etag {
+				t.Errorf("woke after %v with ETag %s", d, r.header.Get("ETag"))
+			}
+			// The wait is capped, and needs 1.3.
+			if msg := a.must(http.StatusBadRequest, "GET", eff+"&wait=soon", "", v13...).errorMessage(t); !strings.Contains(msg, "at most 25") {
+				t.Errorf("bad wait: %q", msg)
+			}
+			if prefix == configapi.Prefix {
+				a.must(http.StatusBadRequest, "GET", eff+"&wait=1", "", "If-None-Match", etag)
+			} else {
+				// The watchers' route is 1.3's: older requests find no such version of it.
+				a.must(http.StatusNotFound, "GET", eff+"&wait=1", "", "If-None-Match", etag)
+			}
+		})
 	}
-	// The wait is capped, and needs 1.3.
-	if msg := a.must(http.StatusBadRequest, "GET", eff+"&wait=soon", "", v13...).errorMessage(t); !strings.Contains(msg, "at most 25") {
-		t.Errorf("bad wait: %q", msg)
-	}
-	a.must(http.StatusBadRequest, "GET", eff+"&wait=1", "", "If-None-Match", etag)
 }
 
 // configdbRef is the global document of astute in the environment at path env.

@@ -60,6 +60,13 @@ func Register(router *routes.Router, svc *configdb.Service, compressed *httpapi.
 	})
 }
 
+// RegisterWatch adds the watchers' route (config.documents.watch, its own
+// endpoint group) to router: the document read of Register, on its own path.
+func RegisterWatch(router *routes.Router, svc *configdb.Service, compressed *httpapi.Compressed) {
+	h := &handlers{svc: svc, compressed: compressed}
+	router.Mount(routes.Handlers{"config.documents.watch": httpapi.Serve(h.getDocument)})
+}
+
 type handlers struct {
 	svc        *configdb.Service
 	compressed *httpapi.Compressed

@@ -29,7 +29,9 @@ func newAPI(t testing.TB, opts httpapi.Options) *api {
 	b := mem.New()
 	svc := configdb.NewService(b.Index, b.Blobs)
 	router := routes.NewRouter(1 << 20)
-	configapi.Register(router, svc, httpapi.NewCompressed(16<<20))
+	compressed := httpapi.NewCompressed(16 << 20)
+	configapi.Register(router, svc, compressed)
+	configapi.RegisterWatch(router, svc, compressed)
 	srv := httptest.NewServer(routestest.Validating(t, httpapi.Wrap(router, opts)))
 	t.Cleanup(srv.Close)
 	return &api{t: t, url: srv.URL + configapi.Prefix, svc: svc}

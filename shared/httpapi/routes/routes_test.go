@@ -335,8 +335,8 @@ func TestDocumentOperations(t *testing.T) {
 			t.Errorf("%s: ?%s is not required", r.ID, r.When)
 		}
 	}
-	if n != 9 {
-		t.Errorf("%d document operations in the table, want 9 (values and overrides read and write, versions, a key's history, keys/set, keys/delete, effective)", n)
+	if n != 10 {
+		t.Errorf("%d document operations in the table, want 10 (values and overrides read and write, versions, a key's history, keys/set, keys/delete, effective, the watchers' read)", n)
 	}
 	if d := doc.Components.Schemas["Document"].Value; d.Type != nil || !strings.Contains(d.Description, "Any JSON") {
 		t.Errorf("a document is not any JSON: %+v", d)
@@ -355,6 +355,7 @@ var untypedBodies = map[string]bool{
 	"config.values.get answer":          true,
 	"config.overrides.get answer":       true,
 	"config.documents.effective answer": true,
+	"config.documents.watch answer":     true,
 	"config.values.put request":         true,
 	"config.overrides.put request":      true,
 	"config.keys.set request":           true,
@@ -402,8 +403,8 @@ func TestEveryOperationIsTyped(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d operations have a typed answer (or none: 204)", typedAnswers, operations)
-	if want := operations - 3; typedAnswers != want {
-		t.Errorf("%d operations with a typed answer, want every one but the three reads of a document (%d)", typedAnswers, want)
+	if want := operations - 4; typedAnswers != want {
+		t.Errorf("%d operations with a typed answer, want every one but the four reads of a document (%d)", typedAnswers, want)
 	}
 }
 

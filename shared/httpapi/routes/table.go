@@ -14,6 +14,10 @@ const (
 	GroupGraphs    = "graphs"
 	GroupTemplates = "templates"
 	GroupAuth      = "auth"
+	// GroupWatch is the config watchers' long polls (config.documents.watch):
+	// a path of their own, so that API Gateway sends them to a function and a
+	// concurrency pool apart from the Hiera reads of the same documents.
+	GroupWatch = "watch"
 )
 
 // Paths shared by the table, the handlers and the policy.
@@ -32,6 +36,10 @@ const (
 	config        = "/api/v1/config"
 	// docPath is a ConfigDB document's path at the global level (Route.Levels).
 	docPath = config + "/environments/{env}/resources/{resource...}"
+	// WatchPrefix is the watchers' paths: watchDocPath is docPath under it,
+	// the same read routed apart by its first segments.
+	WatchPrefix  = "/api/v1/watch"
+	watchDocPath = WatchPrefix + "/config/environments/{env}/resources/{resource...}"
 )
 
 // Status lists.
@@ -114,6 +122,9 @@ func buildTable() []Route {
 			}},
 		{ID: "config.documents.effective", Method: "GET", Path: docPath + "/{kind}", Levels: true, When: "effective", Group: GroupConfig, Access: Read, Node: NodeOwnDocument,
 			Summary: "Read the effective document (?effective): the document of every level from the global one down to the path merged, the narrower level winning; Hiera's read.", Response: "EffectiveDocument", Query: documentQuery},
+		{ID: "config.documents.watch", Method: "GET", Path: watchDocPath + "/{kind}", Levels: true, Group: GroupWatch, Access: Read, Node: NodeOwnDocument, Since: httpapi.V1_3,
+			Summary:  "Watch a document: the read of its path without " + WatchPrefix + " (plain, or ?effective), answered the same way (ETag, If-None-Match, ?wait=), on a path of its own that API Gateway routes to the watchers' function and pool.",
+			Response: "EffectiveDocument", Query: documentQuery},
 		{ID: "config.values.get", Method: "GET", Path: docPath + "/values", Levels: true, Group: GroupConfig, Access: Read, Node: NodeOwnDocument,
 			Summary: "Read the values document stored at a level path (without ?effective).", Response: "Document", Query: documentQuery},
 		{ID: "config.values.put", Method: "PUT", Path: docPath + "/values", Levels: true, Group: GroupConfig, Access: Write,

@@ -31,6 +31,7 @@ import (
 	"strings"
 
 	"github.com/tuningbox/tuningbox/shared/app"
+	"github.com/tuningbox/tuningbox/shared/app/server"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
@@ -106,7 +107,7 @@ func SeedStore(dir string) error {
 	if err != nil {
 		return err
 	}
-	h, err := app.NewHandler(b, cfg, slog.New(slog.DiscardHandler))
+	h, err := server.NewHandler(b, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}

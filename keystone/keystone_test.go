@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/tuningbox/tuningbox/shared/app"
+	appserver "github.com/tuningbox/tuningbox/shared/app/server"
 	"github.com/tuningbox/tuningbox/shared/auth"
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/httpapi/authapi"
@@ -129,7 +130,7 @@ func server(t *testing.T, env map[string]string) string {
 		t.Fatal(err)
 	}
 	b := mem.New()
-	h, err := app.NewHandler(b, cfg, slog.New(slog.DiscardHandler))
+	h, err := appserver.NewHandler(b, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

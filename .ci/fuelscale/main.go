@@ -43,6 +43,7 @@ import (
 	"github.com/tuningbox/tuningbox/client"
 	"github.com/tuningbox/tuningbox/shared/agent"
 	"github.com/tuningbox/tuningbox/shared/app"
+	"github.com/tuningbox/tuningbox/shared/app/server"
 	"github.com/tuningbox/tuningbox/shared/puppetyaml"
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
@@ -210,7 +211,7 @@ func serveInProcess(user, password string) (*httptest.Server, func()) {
 		log.Fatal(err)
 	}
 	cfg.AdminUser, cfg.AdminPassword = user, password
-	h, err := app.NewHandler(store.Backend{Index: b.Index, Blobs: b.Blobs}, cfg, slog.New(slog.DiscardHandler))
+	h, err := server.NewHandler(store.Backend{Index: b.Index, Blobs: b.Blobs}, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		log.Fatal(err)
 	}

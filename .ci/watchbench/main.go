@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/app"
+	"github.com/tuningbox/tuningbox/shared/app/server"
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
@@ -75,7 +76,7 @@ func main() {
 		log.Fatal(err)
 	}
 	cfg.AdminUser, cfg.AdminPassword = admin, password
-	h, err := app.NewHandler(store.Backend{Index: idx, Blobs: b.Blobs}, cfg, slog.New(slog.DiscardHandler))
+	h, err := server.NewHandler(store.Backend{Index: idx, Blobs: b.Blobs}, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		log.Fatal(err)
 	}

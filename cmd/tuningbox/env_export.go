@@ -12,6 +12,7 @@ import (
 	"github.com/tuningbox/tuningbox/client"
 	"github.com/tuningbox/tuningbox/shared/app"
 	"github.com/tuningbox/tuningbox/shared/app/core"
+	"github.com/tuningbox/tuningbox/shared/app/server"
 	"github.com/tuningbox/tuningbox/shared/envexport"
 )
 
@@ -134,7 +135,7 @@ func importIntoStore(cmd *cobra.Command, file string, cfg app.Config) error {
 	if backend.Close != nil {
 		defer backend.Close()
 	}
-	svc, err := app.EnvironmentServices(backend, cfg)
+	svc, err := server.EnvironmentServices(backend, cfg)
 	if err != nil {
 		return err
 	}

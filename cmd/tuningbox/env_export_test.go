@@ -14,6 +14,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/client"
 	"github.com/tuningbox/tuningbox/shared/app"
+	"github.com/tuningbox/tuningbox/shared/app/server"
 	"github.com/tuningbox/tuningbox/shared/envexport"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
@@ -299,7 +300,7 @@ func TestEnvImportIntoStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := app.EnvironmentServices(b, cfg)
+	svc, err := server.EnvironmentServices(b, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tuningbox/tuningbox/shared/app"
+	"github.com/tuningbox/tuningbox/shared/app/server"
 	"github.com/tuningbox/tuningbox/shared/auth"
 	"github.com/tuningbox/tuningbox/shared/auth/clientcert"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
@@ -142,7 +143,7 @@ func serve(ctx context.Context, cfg app.Config, listen, tlsCert, tlsKey string, 
 			}
 		}
 	}()
-	handler, err := app.NewHandler(backend, cfg, logger)
+	handler, err := server.NewHandler(backend, cfg, logger)
 	if err != nil {
 		return err
 	}

@@ -9,4 +9,4 @@ import (
 	"github.com/tuningbox/tuningbox/shared/lambdamain/groupmain"
 )
 
-func main() { groupmain.Serve(app.GraphsRoutes) }
+func main() { groupmain.Serve(app.GraphsRoutes, app.Options{}) }

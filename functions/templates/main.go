@@ -8,4 +8,4 @@ import (
 	"github.com/tuningbox/tuningbox/shared/lambdamain/groupmain"
 )
 
-func main() { groupmain.Serve(app.TemplatesRoutes) }
+func main() { groupmain.Serve(app.TemplatesRoutes, app.Options{}) }

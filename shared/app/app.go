@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -18,17 +19,33 @@ import (
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/lambdaadapter"
+	"github.com/tuningbox/tuningbox/shared/metrics"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
+
+// Options are what a process adds to its handler from packages that a Lambda
+// function links only where it needs them, since their package
+// initialization is start-up time for every function that imports them
+// (docs/aws.md, Bootstraps). shared/app/server gives all of them to the
+// processes that serve every group themselves.
+type Options struct {
+	// Schemas lets the ConfigDB compile and check JSON Schemas
+	// (configdb.WithSchemas(schema.Compile)): the config group, which writes
+	// definitions and documents, needs it.
+	Schemas configdb.Option
+	// Scraper builds the exporter of GET /metrics from the handler's
+	// registry (promexport.New); without one, GET /metrics is a 404.
+	Scraper func(*metrics.Registry) Scraper
+}
 
 // EnvironmentServices returns the services an environment's export reads and
 // its import writes over b, built as the server builds them, for `tuningbox
 // env import --backend` to import straight into a store, without a request's
 // bounds. No request is served: cfg's bootstrap administrator is not
 // created and no Keystone is asked.
-func EnvironmentServices(b store.Backend, cfg Config) (envexport.Services, error) {
+func EnvironmentServices(b store.Backend, cfg Config, opts Options) (envexport.Services, error) {
 	cfg.AdminUser, cfg.Keystone.URL = "", ""
-	svc, err := newServices(b, cfg, nil)
+	svc, err := newServices(b, cfg, nil, opts)
 	if err != nil {
 		return envexport.Services{}, err
 	}
@@ -37,18 +54,21 @@ func EnvironmentServices(b store.Backend, cfg Config) (envexport.Services, error
 
 // NewHandler builds the HTTP handler serving the named endpoint groups (all of
 // them when groups is empty) over backend b, inside the shared middleware.
-func NewHandler(b store.Backend, cfg Config, logger *slog.Logger, groups ...string) (http.Handler, error) {
+func NewHandler(b store.Backend, cfg Config, logger *slog.Logger, opts Options, groups ...string) (http.Handler, error) {
 	named, err := groupsNamed(groups)
 	if err != nil {
 		return nil, err
 	}
-	h, _, err := newHandler(b, cfg, logger, named)
+	h, _, err := newHandler(b, cfg, logger, opts, named)
 	return h, err
 }
 
-// newHandler is NewHandler of groups with the handler's metrics (served at GET /metrics).
-func newHandler(b store.Backend, cfg Config, logger *slog.Logger, groups []Group) (http.Handler, *Metrics, error) {
-	router, svc, err := mount(b, cfg, logger, true, groups)
+// newHandler is NewHandler of groups with the handler's metrics.
+func newHandler(b store.Backend, cfg Config, logger *slog.Logger, opts Options, groups []Group) (http.Handler, *Metrics, error) {
+	if opts.Schemas == nil && slices.ContainsFunc(groups, func(g Group) bool { return g.Name == routes.GroupConfig }) {
+		return nil, nil, errors.New("the config group writes documents: it needs a JSON Schema compiler (Options.Schemas)")
+	}
+	router, svc, err := mount(b, cfg, logger, true, opts, groups)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -74,7 +94,7 @@ func Routes(b store.Backend, cfg Config, groups ...string) (*routes.Router, erro
 	if err != nil {
 		return nil, err
 	}
-	router, _, err := mount(b, cfg, nil, false, named)
+	router, _, err := mount(b, cfg, nil, false, Options{}, named)
 	return router, err
 }
 
@@ -96,8 +116,8 @@ func groupsNamed(names []string) ([]Group, error) {
 
 // mount builds the services and the router of groups; guarded routes are
 // behind the auth policy (routes.Guard), bare ones serve anybody.
-func mount(b store.Backend, cfg Config, logger *slog.Logger, guarded bool, groups []Group) (*routes.Router, *services, error) {
-	svc, err := newServices(b, cfg, logger)
+func mount(b store.Backend, cfg Config, logger *slog.Logger, guarded bool, opts Options, groups []Group) (*routes.Router, *services, error) {
+	svc, err := newServices(b, cfg, logger, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -126,12 +146,12 @@ func GroupNames() []string {
 // TUNINGBOX_BACKEND says otherwise), clients built once per cold start, and
 // the group's handler with its metrics, kept for FlushEMF after each
 // invocation (the "function" dimension is AWS_LAMBDA_FUNCTION_NAME).
-func LambdaHandler(ctx context.Context, getenv func(string) string, logger *slog.Logger, group Group) (http.Handler, *Metrics, error) {
+func LambdaHandler(ctx context.Context, getenv func(string) string, logger *slog.Logger, group Group, opts Options) (http.Handler, *Metrics, error) {
 	b, cfg, err := core.LambdaBackend(ctx, getenv, logger)
 	if err != nil {
 		return nil, nil, err
 	}
-	h, m, err := newHandler(b, cfg, logger, []Group{group})
+	h, m, err := newHandler(b, cfg, logger, opts, []Group{group})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -148,7 +168,7 @@ func LambdaAuth(ctx context.Context, getenv func(string) string, logger *slog.Lo
 	if err != nil {
 		return nil, err
 	}
-	h, _, err := newHandler(b, cfg, logger, []Group{AuthRoutes})
+	h, _, err := newHandler(b, cfg, logger, Options{}, []Group{AuthRoutes})
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/app"
+	"github.com/tuningbox/tuningbox/shared/app/server"
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
@@ -46,7 +47,7 @@ func TestAuditRecordInTheVersionsWrite(t *testing.T) {
 	}
 	cfg.AdminUser, cfg.AdminPassword = "admin", "wiring-test-password"
 	logs := &syncBuffer{}
-	h, err := app.NewHandler(b, cfg, slog.New(slog.NewJSONHandler(logs, nil)))
+	h, err := server.NewHandler(b, cfg, slog.New(slog.NewJSONHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,8 +51,8 @@ func (s *emfState) request(route, method string, code int, seconds float64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.pending = []*emfEntry{
-		{labels: []string{"route", "method", "code"}, values: []string{route, method, strconv.Itoa(code)}, metrics: []emfMetric{{requestsTotal, "Count", 1}}},
-		{labels: []string{"route"}, values: []string{route}, metrics: []emfMetric{{requestDuration, "Seconds", seconds}}},
+		{labels: []string{"route", "method", "code"}, values: []string{route, method, strconv.Itoa(code)}, metrics: []emfMetric{{RequestsTotal, "Count", 1}}},
+		{labels: []string{"route"}, values: []string{route}, metrics: []emfMetric{{RequestDuration, "Seconds", seconds}}},
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 // a minute, what the counters did since they were last written; an
 // invocation with nothing to write writes nothing.
 func TestFlushEMFWritesWhatAnInvocationChanged(t *testing.T) {
-	m := newMetrics()
+	m := newMetrics(nil)
 	m.EnableEMF("tuningbox-config")
 	calls := m.registry.Counter(storeCalls, storeCallsHelp, []string{"kind"}, "index_batch_get")
 	gets := m.registry.Counter(storeCalls, storeCallsHelp, []string{"kind"}, "index_get")
@@ -42,7 +42,7 @@ func TestFlushEMFWritesWhatAnInvocationChanged(t *testing.T) {
 	calls.Add(2)
 	gets.Inc()
 	m.observe(r, 200, 3*time.Millisecond)
-	if lines := flush(time.Second); len(lines) != 1 || lines[0][storeCalls] != nil || lines[0][requestsTotal] != 1.0 {
+	if lines := flush(time.Second); len(lines) != 1 || lines[0][storeCalls] != nil || lines[0][RequestsTotal] != 1.0 {
 		t.Fatalf("within the minute: %v, want the request's line only", lines)
 	}
 	m.observe(r, 200, 3*time.Millisecond)
@@ -52,7 +52,7 @@ func TestFlushEMFWritesWhatAnInvocationChanged(t *testing.T) {
 	}
 	first := lines[0]
 	want := map[string]any{"function": "tuningbox-config", "route": "config.components.list", "method": "GET", "code": "200",
-		requestsTotal: 1.0, requestDuration: 0.003, "kind": "index_batch_get", storeCalls: 2.0}
+		RequestsTotal: 1.0, RequestDuration: 0.003, "kind": "index_batch_get", storeCalls: 2.0}
 	for k, v := range want {
 		if first[k] != v {
 			t.Errorf("first line's %s = %v, want %v", k, first[k], v)

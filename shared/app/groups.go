@@ -48,14 +48,18 @@ type services struct {
 // newServices builds the services over b, whose calls they count, with its
 // blobs behind a bounded in-memory cache (blobs are immutable, so the cache is
 // never stale).
-func newServices(b store.Backend, cfg core.Config, logger *slog.Logger) (*services, error) {
-	m := newMetrics()
+func newServices(b store.Backend, cfg core.Config, logger *slog.Logger, opts Options) (*services, error) {
+	m := newMetrics(opts.Scraper)
 	shares := cfg.CacheShares()
 	cachedBlobs := blobcache.New(newCountedBlobs(b.Blobs, m.registry), shares.Blobs)
 	m.registry.Cache("blobs", cachedBlobs.(metrics.CacheStats))
 	b = store.Backend{Index: newCountedIndex(b.Index, m.registry), Blobs: cachedBlobs, Close: b.Close, Backup: b.Backup}
 	registry := &registryNodes{}
-	config := configdb.NewService(b.Index, b.Blobs, configdb.WithNodes(registry), configdb.WithCacheBytes(shares.ConfigDB))
+	configOptions := []configdb.Option{configdb.WithNodes(registry), configdb.WithCacheBytes(shares.ConfigDB)}
+	if opts.Schemas != nil {
+		configOptions = append(configOptions, opts.Schemas)
+	}
+	config := configdb.NewService(b.Index, b.Blobs, configOptions...)
 	// Resource definitions whose content names this validator hold override data (spec 001).
 	config.RegisterValidator(overrides.ValidatorName, overrides.ValidateData)
 	nodeRegistry := nodes.NewService(b.Index, configEnvironments{config})

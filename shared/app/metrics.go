@@ -4,114 +4,60 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/common/expfmt"
-
+	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/metrics"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 
-// Metrics are one handler's metrics: the requests it answered (Prometheus
-// counters and histograms, resolved per route once) and the neutral registry
-// the services, caches and store count in. GET /metrics serves them as
-// Prometheus text; on Lambda, FlushEMF writes what one invocation changed as
-// CloudWatch Embedded Metric Format lines.
+// Metrics are one handler's metrics: the neutral registry the services,
+// caches and store count in, and the requests the handler answered. On
+// Lambda, FlushEMF writes what one invocation changed as CloudWatch Embedded
+// Metric Format lines; a process with a Scraper (the local server's
+// Prometheus) serves them at GET /metrics.
 type Metrics struct {
 	registry *metrics.Registry
-	gatherer *prometheus.Registry
-	// routes holds each route's series by route id ("" for a request no route took).
-	routes map[string]*routeSeries
+	// scraper, when set, counts every request and answers GET /metrics.
+	scraper Scraper
 	// invocation, when set (Lambda), keeps the last request for FlushEMF.
 	invocation *emfState
 }
 
-// The request families.
+// A Scraper exports a handler's metrics to a collector that reads them at
+// GET /metrics: the local server's Prometheus text (shared/app/promexport,
+// built from the handler's registry by Options.Scraper). The Lambda functions
+// have none and do not link Prometheus, whose package initialization and
+// reflection cost start-up time and binary size: API Gateway routes no
+// /metrics, and the functions' EMF lines are the metrics there.
+type Scraper interface {
+	// Request counts one answered request by route id ("unmatched": none),
+	// method ("other": not a standard one) and status code.
+	Request(route, method string, code int, seconds float64)
+	// ServeHTTP answers GET /metrics.
+	http.Handler
+}
+
+// The request families, whichever exporter writes them.
 const (
-	requestsTotal   = "tuningbox_requests_total"
-	requestDuration = "tuningbox_request_duration_seconds"
-	unmatchedRoute  = "unmatched"
+	RequestsTotal       = "tuningbox_requests_total"
+	RequestsHelp        = "Requests answered, by route id, method and status code."
+	RequestDuration     = "tuningbox_request_duration_seconds"
+	RequestDurationHelp = "Time to answer a request, by route id."
+	// UnmatchedRoute is the route label of a request no route took.
+	UnmatchedRoute = "unmatched"
 )
 
-// routeSeries are the request series of one route, each resolved at its
-// first request (a scrape shows the routes that were used): counting a
-// request is then a map read and atomic adds.
-type routeSeries struct {
-	id        string
-	durations *prometheus.HistogramVec
-	duration  atomic.Pointer[prometheus.Observer]
-	requests  *prometheus.CounterVec
-	// counters holds the request counters by method and status, copied on
-	// write: readers never lock.
-	counters atomic.Pointer[map[methodCode]prometheus.Counter]
-	mu       sync.Mutex
-}
-
-type methodCode struct {
-	method string
-	code   int
-}
-
-func (s *routeSeries) observer() prometheus.Observer {
-	if o := s.duration.Load(); o != nil {
-		return *o
-	}
-	o := s.durations.WithLabelValues(s.id)
-	s.duration.Store(&o)
-	return o
-}
-
-func (s *routeSeries) counter(method string, code int) prometheus.Counter {
-	key := methodCode{method, code}
-	if c, ok := (*s.counters.Load())[key]; ok {
-		return c
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	old := *s.counters.Load()
-	if c, ok := old[key]; ok {
-		return c
-	}
-	next := make(map[methodCode]prometheus.Counter, len(old)+1)
-	for k, v := range old {
-		next[k] = v
-	}
-	c := s.requests.WithLabelValues(s.id, method, strconv.Itoa(code))
-	next[key] = c
-	s.counters.Store(&next)
-	return c
-}
-
-// newMetrics returns the metrics of a handler, with series for every route of the table.
-func newMetrics() *Metrics {
-	m := &Metrics{registry: metrics.NewRegistry(), gatherer: prometheus.NewRegistry(), routes: map[string]*routeSeries{}}
-	requests := prometheus.NewCounterVec(prometheus.CounterOpts{Name: requestsTotal, Help: "Requests answered, by route id, method and status code."},
-		[]string{"route", "method", "code"})
-	durations := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: requestDuration, Help: "Time to answer a request, by route id.",
-		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 25}}, []string{"route"})
-	m.gatherer.MustRegister(requests, durations, registryCollector{m.registry},
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	for _, id := range append(routeIDs(), unmatchedRoute) {
-		s := &routeSeries{id: id, durations: durations, requests: requests}
-		s.counters.Store(&map[methodCode]prometheus.Counter{})
-		m.routes[id] = s
+// newMetrics returns the metrics of a handler, exported by the scraper that
+// newScraper builds from them (nil: none).
+func newMetrics(newScraper func(*metrics.Registry) Scraper) *Metrics {
+	m := &Metrics{registry: metrics.NewRegistry()}
+	if newScraper != nil {
+		m.scraper = newScraper(m.registry)
 	}
 	return m
-}
-
-func routeIDs() []string {
-	ids := make([]string, len(routes.Table))
-	for i, r := range routes.Table {
-		ids[i] = r.ID
-	}
-	return ids
 }
 
 // methods are the method label's values; any other method counts as "other".
@@ -119,7 +65,7 @@ var methods = map[string]string{"GET": "GET", "HEAD": "HEAD", "POST": "POST", "P
 
 // observe counts one answered request (httpapi.Options.Observe).
 func (m *Metrics) observe(r *http.Request, status int, elapsed time.Duration) {
-	id := unmatchedRoute
+	id := UnmatchedRoute
 	if match, ok := routes.RecordedMatch(r); ok {
 		id = match.ID
 	}
@@ -127,53 +73,23 @@ func (m *Metrics) observe(r *http.Request, status int, elapsed time.Duration) {
 	if !ok {
 		method = "other"
 	}
-	s := m.routes[id]
 	seconds := elapsed.Seconds()
-	s.observer().Observe(seconds)
-	s.counter(method, status).Inc()
+	if m.scraper != nil {
+		m.scraper.Request(id, method, status, seconds)
+	}
 	if m.invocation != nil {
 		m.invocation.request(id, method, status, seconds)
 	}
 }
 
-// serve answers GET /metrics: every series as Prometheus text.
+// serve answers GET /metrics through the scraper; a process without one
+// (a Lambda function) has nothing to serve there.
 func (m *Metrics) serve(w http.ResponseWriter, r *http.Request) {
-	families, err := m.gatherer.Gather()
-	if err != nil {
-		httpapi.Error(w, r, err)
+	if m.scraper == nil {
+		httpapi.Error(w, r, errs.NotFoundf("this process exports no metrics at %s (a Lambda function writes them as CloudWatch EMF lines)", routes.MetricsPath))
 		return
 	}
-	format := expfmt.NewFormat(expfmt.TypeTextPlain)
-	w.Header().Set("Content-Type", string(format))
-	enc := expfmt.NewEncoder(w, format)
-	for _, f := range families {
-		if err := enc.Encode(f); err != nil {
-			return // the answer is partly out: nothing better to do
-		}
-	}
-}
-
-// registryCollector exports the neutral registry's series to Prometheus,
-// reading their values at each scrape. It describes nothing ahead (an
-// unchecked collector): the families grow as states and kinds appear.
-type registryCollector struct{ reg *metrics.Registry }
-
-func (registryCollector) Describe(chan<- *prometheus.Desc) {}
-
-func (c registryCollector) Collect(ch chan<- prometheus.Metric) {
-	descs := map[string]*prometheus.Desc{}
-	c.reg.Each(func(f metrics.Family, s metrics.Series, value float64) {
-		d, ok := descs[f.Name]
-		if !ok {
-			d = prometheus.NewDesc(f.Name, f.Help, f.Labels, nil)
-			descs[f.Name] = d
-		}
-		kind := prometheus.CounterValue
-		if f.Kind == metrics.KindGauge {
-			kind = prometheus.GaugeValue
-		}
-		ch <- prometheus.MustNewConstMetric(d, kind, value, s.Values...)
-	})
+	m.scraper.ServeHTTP(w, r)
 }
 
 // The store's families.

@@ -1,9 +1,17 @@
 package app_test
 
 import (
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/tuningbox/tuningbox/shared/app"
+	"github.com/tuningbox/tuningbox/shared/configdb"
+	"github.com/tuningbox/tuningbox/shared/configdb/schema"
+	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // GET /metrics is Prometheus text for admins and observers: the requests the
@@ -40,5 +48,30 @@ func TestMetricsServePrometheusText(t *testing.T) {
 	}
 	if status, _ := c.send(login(t, c.url, "nobody", "wrong-password"), "GET", "/metrics", ""); status != http.StatusUnauthorized {
 		t.Errorf("GET /metrics with wrong credentials = %d, want 401", status)
+	}
+}
+
+// A handler without a Scraper (a Lambda function's) answers GET /metrics
+// with a 404, its metrics being EMF lines; and the config group, which
+// writes documents, does not start without a JSON Schema compiler.
+func TestHandlerWithoutOptions(t *testing.T) {
+	cfg, err := app.LoadConfig(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.AdminUser, cfg.AdminPassword = "admin", "options-test-password"
+	if _, err := app.NewHandler(mem.New(), cfg, slog.New(slog.DiscardHandler), app.Options{}, routes.GroupConfig); err == nil {
+		t.Fatal("the config group started without a JSON Schema compiler")
+	}
+	h, err := app.NewHandler(mem.New(), cfg, slog.New(slog.DiscardHandler), app.Options{Schemas: configdb.WithSchemas(schema.Compile)}, routes.GroupConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", routes.MetricsPath, nil)
+	r.SetBasicAuth("admin", "options-test-password")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusNotFound || !strings.Contains(w.Body.String(), "EMF") {
+		t.Fatalf("GET /metrics without a scraper = %d %s, want a 404 that says why", w.Code, w.Body)
 	}
 }

@@ -9,6 +9,7 @@ package configdb
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"time"
@@ -28,6 +29,8 @@ type Service struct {
 
 	validatorsMu sync.RWMutex
 	validators   map[string]func(doc []byte) error
+	// compileSchema compiles the definitions' JSON Schemas (WithSchemas; nil: none).
+	compileSchema func(raw json.RawMessage) (Schema, error)
 
 	// cascades add other domains' writes to the deletion of an environment.
 	cascades []EnvironmentCascade

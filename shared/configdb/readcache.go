@@ -44,7 +44,7 @@ type readCache struct {
 	// placements remembers what node level paths resolved to.
 	placements *cache.LRU[string, *placement]
 	// schemas holds the compiled JSON Schemas of definitions, by the schema's hash.
-	schemas *cache.LRU[[32]byte, *compiledSchema]
+	schemas *cache.LRU[[32]byte, *cachedSchema]
 	// envs and resdefs hold the parsed form of the last seen item bytes.
 	envs    *cache.LRU[int64, parsedItem[envRecord]]
 	resdefs *cache.LRU[int64, parsedItem[resdefRecord]]
@@ -63,7 +63,7 @@ func newReadCache(total int64) *readCache {
 		envs:       cache.New[int64](entities, func(p parsedItem[envRecord]) int64 { return p.cost() }),
 		resdefs:    cache.New[int64](entities, func(p parsedItem[resdefRecord]) int64 { return p.cost() }),
 		placements: cache.New[string](entities, func(p *placement) int64 { return p.cost() }),
-		schemas:    cache.New[[32]byte](entities, func(c *compiledSchema) int64 { return c.size }),
+		schemas:    cache.New[[32]byte](entities, func(c *cachedSchema) int64 { return c.size }),
 		heads:      cache.New[store.Key](entities, func(p parsedItem[Version]) int64 { return p.cost() + 64 }),
 	}
 }

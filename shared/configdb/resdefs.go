@@ -46,7 +46,7 @@ func (s *Service) checkContent(content json.RawMessage) (json.RawMessage, error)
 		return nil, err
 	}
 	if raw, ok := definitionSchema(canon); ok {
-		if _, err := compileSchema(raw); err != nil {
+		if _, err := s.compile(raw); err != nil {
 			return nil, err
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/app"
+	"github.com/tuningbox/tuningbox/shared/app/server"
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/envexport"
 	"github.com/tuningbox/tuningbox/shared/graphs"
@@ -202,7 +203,7 @@ func appServices(b *testing.B, backend store.Backend) envexport.Services {
 	if err != nil {
 		b.Fatal(err)
 	}
-	svc, err := app.EnvironmentServices(backend, cfg)
+	svc, err := server.EnvironmentServices(backend, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/events"
 	"github.com/tuningbox/tuningbox/shared/app"
+	"github.com/tuningbox/tuningbox/shared/app/server"
 	"github.com/tuningbox/tuningbox/shared/lambdaadapter"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 )
@@ -49,7 +50,7 @@ func TestGoldenEvents(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { b.Close() })
-			h, err := app.NewHandler(b, cfg, slog.New(slog.DiscardHandler), f.Group)
+			h, err := server.NewHandler(b, cfg, slog.New(slog.DiscardHandler), f.Group)
 			if err != nil {
 				t.Fatal(err)
 			}

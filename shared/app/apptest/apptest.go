@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/app"
+	"github.com/tuningbox/tuningbox/shared/app/server"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes/routestest"
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/store/mem"
@@ -57,7 +58,7 @@ func Handler(b store.Backend, admin, password string, logger *slog.Logger) (http
 		return nil, cfg, err
 	}
 	cfg.AdminUser, cfg.AdminPassword = admin, password
-	h, err := app.NewHandler(b, cfg, logger)
+	h, err := server.NewHandler(b, cfg, logger)
 	return h, cfg, err
 }
 

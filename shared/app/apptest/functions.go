@@ -16,6 +16,8 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/app"
 	"github.com/tuningbox/tuningbox/shared/app/keyspace"
+	"github.com/tuningbox/tuningbox/shared/configdb"
+	"github.com/tuningbox/tuningbox/shared/configdb/schema"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes/routestest"
@@ -54,7 +56,13 @@ func Functions(t testing.TB, admin, password string, logger *slog.Logger) *Stack
 	}
 	groups := map[string]http.Handler{}
 	for _, name := range routes.Groups() {
-		if groups[name], err = app.NewHandler(granted(name), cfg, logger, name); err != nil {
+		// As the functions link them: only the config function checks JSON
+		// Schemas, and none exports Prometheus metrics.
+		var opts app.Options
+		if name == routes.GroupConfig {
+			opts.Schemas = configdb.WithSchemas(schema.Compile)
+		}
+		if groups[name], err = app.NewHandler(granted(name), cfg, logger, opts, name); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/configdb"
+	"github.com/tuningbox/tuningbox/shared/configdb/schema"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/configapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
@@ -27,7 +28,7 @@ type api struct {
 func newAPI(t testing.TB, opts httpapi.Options) *api {
 	t.Helper()
 	b := mem.New()
-	svc := configdb.NewService(b.Index, b.Blobs)
+	svc := configdb.NewService(b.Index, b.Blobs, configdb.WithSchemas(schema.Compile))
 	router := routes.NewRouter(1 << 20)
 	compressed := httpapi.NewCompressed(16 << 20)
 	configapi.Register(router, svc, compressed)

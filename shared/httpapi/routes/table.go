@@ -83,7 +83,7 @@ func buildTable() []Route {
 		{ID: "openapi", Method: "GET", Path: DocumentPath, Group: GroupConfig, Access: Public,
 			Summary: "This OpenAPI document.", Response: "OpenAPI"},
 		{ID: "metrics", Method: "GET", Path: MetricsPath, Group: GroupConfig, Access: Read,
-			Summary:  "This process's metrics in Prometheus text format (on Lambda: the instance's; every invocation also writes its changes as CloudWatch EMF lines).",
+			Summary:  "This process's metrics in Prometheus text format. Not on Lambda: API Gateway routes no /metrics, and the functions write their metrics as CloudWatch EMF lines (their GET /metrics is a 404).",
 			Response: "Text", ContentType: "text/plain"},
 
 		{ID: "config.components.list", Method: "GET", Path: config + "/components", Group: GroupConfig, Access: Read, Summary: "List components.", Response: "Components"},

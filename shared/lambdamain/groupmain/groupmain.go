@@ -15,10 +15,11 @@ import (
 	"github.com/tuningbox/tuningbox/shared/lambdamain"
 )
 
-// Serve serves the group's routes to API Gateway (payload v1 or v2).
-func Serve(group app.Group) {
+// Serve serves the group's routes to API Gateway (payload v1 or v2), with
+// the options the group needs (app.Options: the config group's JSON Schemas).
+func Serve(group app.Group, opts app.Options) {
 	lambdamain.Start(func(ctx context.Context, logger *slog.Logger) (any, error) {
-		h, m, err := app.LambdaHandler(ctx, os.Getenv, logger, group)
+		h, m, err := app.LambdaHandler(ctx, os.Getenv, logger, group, opts)
 		if err != nil {
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-package configdb
+package schema
 
 import (
 	"context"

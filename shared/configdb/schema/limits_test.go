@@ -1,4 +1,4 @@
-package configdb
+package schema
 
 import (
 	"context"
@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
 // bombSchema is the schema of the adversarial run: a $defs chain whose every
@@ -27,9 +29,9 @@ func bombSchema(depth int) string {
 }
 
 // defineWithSchema saves a definition "checked" of component fuel with schema.
-func defineWithSchema(t *testing.T, s *Service, schema string) error {
+func defineWithSchema(t *testing.T, s *configdb.Service, schema string) error {
 	t.Helper()
-	_, err := s.CreateResourceDefinition(context.Background(), NewResourceDefinition{Name: "checked", Component: "fuel", Content: json.RawMessage(`{"schema":` + schema + `}`)})
+	_, err := s.CreateResourceDefinition(context.Background(), configdb.NewResourceDefinition{Name: "checked", Component: "fuel", Content: json.RawMessage(`{"schema":` + schema + `}`)})
 	return err
 }
 
@@ -114,12 +116,12 @@ func TestValidationBudget(t *testing.T) {
 	if err := defineWithSchema(t, s, recursiveBomb); err != nil {
 		t.Fatal(err)
 	}
-	ref := DocRef{Env: "1", Resource: "checked"}
-	if _, err := s.PutDocument(context.Background(), ref, Values, nestedDoc(8), ""); err != nil {
+	ref := configdb.DocRef{Env: "1", Resource: "checked"}
+	if _, err := s.PutDocument(context.Background(), ref, configdb.Values, nestedDoc(8), ""); err != nil {
 		t.Fatalf("a shallow document validates: %v", err)
 	}
 	cpu, start := processCPU(t), time.Now()
-	_, err := s.PutDocument(context.Background(), ref, Values, nestedDoc(40), "")
+	_, err := s.PutDocument(context.Background(), ref, configdb.Values, nestedDoc(40), "")
 	took, used := time.Since(start), processCPU(t)-cpu
 	if !errs.Is(err, errs.Invalid) || !strings.Contains(err.Error(), "limit: validation budget") {
 		t.Fatalf("the deep document: %v, want a 400 naming the validation budget", err)
@@ -141,7 +143,7 @@ func TestValidationStopsWithRequest(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := s.PutDocument(ctx, DocRef{Env: "1", Resource: "checked"}, Values, nestedDoc(40), "")
+	_, err := s.PutDocument(ctx, configdb.DocRef{Env: "1", Resource: "checked"}, configdb.Values, nestedDoc(40), "")
 	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 500*time.Millisecond {
 		t.Fatalf("after its context ended: %v after %v", err, time.Since(start))
 	}
@@ -157,4 +159,20 @@ func idleAfter(t *testing.T) {
 	if used := processCPU(t) - cpu; used > 100*time.Millisecond {
 		t.Fatalf("the process used %v of CPU in the 300 ms after the validation", used)
 	}
+}
+
+// newTestService returns a service that checks schemas, on a fresh in-memory
+// store with component "fuel" and environment 1 of it.
+func newTestService(t testing.TB) *configdb.Service {
+	t.Helper()
+	b := mem.New()
+	s := configdb.NewService(b.Index, b.Blobs, configdb.WithSchemas(Compile))
+	ctx := context.Background()
+	if _, err := s.CreateComponent(ctx, configdb.NewComponent{Name: "fuel"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateEnvironment(ctx, configdb.NewEnvironment{ID: 1, Components: []string{"fuel"}, Levels: []string{"role", "nodes"}}); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

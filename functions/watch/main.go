@@ -10,4 +10,4 @@ import (
 	"github.com/tuningbox/tuningbox/shared/lambdamain/groupmain"
 )
 
-func main() { groupmain.Serve(app.WatchRoutes) }
+func main() { groupmain.Serve(app.WatchRoutes, app.Options{}) }

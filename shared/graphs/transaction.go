@@ -12,6 +12,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/cache"
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 	"github.com/tuningbox/tuningbox/shared/ident"
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/wire"
@@ -96,22 +97,22 @@ type Plan struct {
 	Transaction string                      `json:"transaction"`
 	GraphType   string                      `json:"graph_type"`
 	Nodes       []string                    `json:"nodes"`
-	Tasks       []Task                      `json:"tasks"`
+	Tasks       []planner.Task              `json:"tasks"`
 	NodeTasks   map[string][]SerializedTask `json:"node_tasks"`
 	// Skipped: node -> the tasks placed on it that it passes without running them.
 	Skipped  map[string][]SkippedTask `json:"skipped"`
 	Warnings []string                 `json:"warnings,omitempty"`
 	Unplaced []string                 `json:"unplaced,omitempty"`
 	// FaultToleranceGroups say how many nodes of each group may fail; a node in none is critical.
-	FaultToleranceGroups []FaultToleranceGroup `json:"fault_tolerance_groups,omitempty"`
+	FaultToleranceGroups []planner.FaultToleranceGroup `json:"fault_tolerance_groups,omitempty"`
 }
 
 // frozenPlan is the stored plan of a sub-transaction (an immutable blob).
 // Plans stored before tasks were resolved per node are a bare task list,
 // which every node runs whole.
 type frozenPlan struct {
-	Tasks []Task                `json:"tasks"`
-	Nodes map[string][]NodeStep `json:"nodes"`
+	Tasks []planner.Task                `json:"tasks"`
+	Nodes map[string][]planner.NodeStep `json:"nodes"`
 	// Limits caps, by task id, how many nodes may run the task at once (absent: no cap).
 	Limits map[string]int `json:"limits,omitempty"`
 	// Data: node -> the deployment data its conditions read.
@@ -124,16 +125,16 @@ type frozenPlan struct {
 	Vars map[string]map[string]string `json:"vars,omitempty"`
 	// Every: task -> its step on each node that has it, the master excepted,
 	// for the tasks steps wait for on every node (NodeStep.AfterEvery).
-	Every map[int][]StepRef `json:"every,omitempty"`
+	Every map[int][]planner.StepRef `json:"every,omitempty"`
 	// Warnings name what the graph refers to and the cluster does not have.
 	Warnings []string `json:"warnings,omitempty"`
 	// Unplaced are the tasks placed on no node.
 	Unplaced []string `json:"unplaced,omitempty"`
 	// Groups are the fault-tolerance groups; plans stored without them make
 	// every node critical.
-	Groups []FaultToleranceGroup `json:"groups,omitempty"`
+	Groups []planner.FaultToleranceGroup `json:"groups,omitempty"`
 	// planned are the nodes as the plan read them (their data), while the plan is being made.
-	planned []PlanNode
+	planned []planner.PlanNode
 	// Why, for an explained plan: node -> why each task is on it (by task
 	// index); stored with the pages of an explained serialized_tasks.
 	Why map[string][]*wire.Why `json:"why,omitempty"`
@@ -141,8 +142,8 @@ type frozenPlan struct {
 
 // handedOut says whether a step's task is given to an agent: not a group,
 // stage or skipped task, and not a step the plan passes (Skip).
-func (p *frozenPlan) handedOut(step NodeStep) bool {
-	return step.Skip == "" && !p.Tasks[step.Task].noop()
+func (p *frozenPlan) handedOut(step planner.NodeStep) bool {
+	return step.Skip == "" && !p.Tasks[step.Task].NoOp()
 }
 
 // idleNodes are the nodes with nothing to do: no step handed out and none
@@ -151,7 +152,7 @@ func (p *frozenPlan) idleNodes(nodes []string) []string {
 	var idle []string
 	for _, n := range nodes {
 		steps := p.steps(n)
-		if p.nextRunnable(steps, 0) == len(steps) && !slices.ContainsFunc(steps, NodeStep.waits) {
+		if p.nextRunnable(steps, 0) == len(steps) && !slices.ContainsFunc(steps, planner.NodeStep.Waits) {
 			idle = append(idle, n)
 		}
 	}
@@ -159,11 +160,11 @@ func (p *frozenPlan) idleNodes(nodes []string) []string {
 }
 
 // steps returns a node's task list.
-func (p *frozenPlan) steps(node string) []NodeStep {
+func (p *frozenPlan) steps(node string) []planner.NodeStep {
 	if p.Nodes != nil {
 		return p.Nodes[node]
 	}
-	all := make([]NodeStep, len(p.Tasks))
+	all := make([]planner.NodeStep, len(p.Tasks))
 	for i := range all {
 		all[i].Task = i
 	}
@@ -416,7 +417,7 @@ func (parent *txRecord) listFailures(sub txRecord) {
 func (s *Service) failNodeOps(ctx context.Context, st *txState, plan *frozenPlan, p *NodeProgress, rev int64, failedTask, failure string, now time.Time, extra ...store.Op) ([]store.Op, error) {
 	steps := plan.steps(p.Node)
 	for _, step := range steps[p.Next:] {
-		if t := plan.Tasks[step.Task]; t.Type != TypeGroup && t.Type != TypeStage { // those only order the graph
+		if t := plan.Tasks[step.Task]; t.Type != planner.TypeGroup && t.Type != planner.TypeStage { // those only order the graph
 			p.Results = append(p.Results, TaskResult{Task: t.ID, Status: StatusDepFailed, Message: failure, TimeStart: now, TimeEnd: now})
 		}
 	}
@@ -537,14 +538,14 @@ const everyBatch = 64
 // on thousands of others read each of them about once, not at every claim.
 // The nodes that failed (the sub-transaction lists them) are read first, so
 // that a failure is seen at once.
-func (s *Service) everyPassed(ctx context.Context, sub txRecord, plan *frozenPlan, j int) (passed bool, failed *StepRef, err error) {
+func (s *Service) everyPassed(ctx context.Context, sub txRecord, plan *frozenPlan, j int) (passed bool, failed *planner.StepRef, err error) {
 	refs := plan.Every[j]
 	if len(sub.FailedNodes) > 0 {
 		failedNodes := make(map[string]bool, len(sub.FailedNodes))
 		for _, n := range sub.FailedNodes {
 			failedNodes[n] = true
 		}
-		var failedOn []StepRef
+		var failedOn []planner.StepRef
 		for _, r := range refs {
 			if failedNodes[r.Node] {
 				failedOn = append(failedOn, r)
@@ -583,7 +584,7 @@ func (s *Service) everyPassed(ctx context.Context, sub txRecord, plan *frozenPla
 }
 
 // waitedNodes lists the nodes of refs and of the groups of refs.
-func waitedNodes(refs []StepRef, groups [][]StepRef) []string {
+func waitedNodes(refs []planner.StepRef, groups [][]planner.StepRef) []string {
 	var nodes []string
 	for _, r := range refs {
 		nodes = append(nodes, r.Node)
@@ -627,7 +628,7 @@ func progressOp(sub string, p NodeProgress, rev int64) store.Op {
 
 // nextRunnable returns the position of the first step at or after from whose
 // task an agent has to run (handedOut), or len(steps).
-func (p *frozenPlan) nextRunnable(steps []NodeStep, from int) int {
+func (p *frozenPlan) nextRunnable(steps []planner.NodeStep, from int) int {
 	for i := from; i < len(steps); i++ {
 		if p.handedOut(steps[i]) {
 			return i
@@ -643,14 +644,14 @@ func (p *frozenPlan) nextRunnable(steps []NodeStep, from int) int {
 // waits for that failed (or was dep_failed): the step cannot run. A node has
 // passed a step once its Next is beyond it (reported, or passed on the way)
 // or it finished, and the step did not fail.
-func (s *Service) advance(ctx context.Context, sub txRecord, plan *frozenPlan, steps []NodeStep, from int) (i int, blocked bool, failed *NodeTaskRef, err error) {
+func (s *Service) advance(ctx context.Context, sub txRecord, plan *frozenPlan, steps []planner.NodeStep, from int) (i int, blocked bool, failed *NodeTaskRef, err error) {
 	// The progress of the nodes waited for, read as steps need them: a
 	// claim costs in proportion to what its node waits for, not to the run.
 	progress := map[string]NodeProgress{}
-	stepFailed := func(r StepRef) bool { return progress[r.Node].failedAt(r.Step) }
-	passed := func(r StepRef) bool { return progress[r.Node].passed(r.Step) }
+	stepFailed := func(r planner.StepRef) bool { return progress[r.Node].failedAt(r.Step) }
+	passed := func(r planner.StepRef) bool { return progress[r.Node].passed(r.Step) }
 	// ref names another node's step: its steps are read from the plan (a split plan holds them apart).
-	ref := func(r StepRef) (*NodeTaskRef, error) {
+	ref := func(r planner.StepRef) (*NodeTaskRef, error) {
 		other, err := s.loadPlan(ctx, sub.Plan, r.Node)
 		if err != nil {
 			return nil, err
@@ -663,7 +664,7 @@ func (s *Service) advance(ctx context.Context, sub txRecord, plan *frozenPlan, s
 	}
 	for i = from; i < len(steps); i++ {
 		step := steps[i]
-		if step.waits() {
+		if step.Waits() {
 			if err := s.readProgress(ctx, sub, waitedNodes(step.After, step.AfterAny), progress); err != nil {
 				return i, false, nil, err
 			}
@@ -675,7 +676,7 @@ func (s *Service) advance(ctx context.Context, sub txRecord, plan *frozenPlan, s
 			}
 		}
 		for _, group := range step.AfterAny {
-			if !slices.ContainsFunc(group, func(r StepRef) bool { return !stepFailed(r) }) {
+			if !slices.ContainsFunc(group, func(r planner.StepRef) bool { return !stepFailed(r) }) {
 				failed, err = ref(group[0])
 				return i, false, failed, err
 			}
@@ -707,7 +708,7 @@ func (s *Service) advance(ctx context.Context, sub txRecord, plan *frozenPlan, s
 	return len(steps), false, nil, nil
 }
 
-func allPassed(refs []StepRef, passed func(StepRef) bool) bool {
+func allPassed(refs []planner.StepRef, passed func(planner.StepRef) bool) bool {
 	for _, r := range refs {
 		if !passed(r) {
 			return false
@@ -881,7 +882,7 @@ func (s *Service) countEnd(st *txState) {
 	}
 }
 
-func (s *Service) taskClaim(ctx context.Context, st *txState, node string, plan *frozenPlan, step NodeStep) (Claim, error) {
+func (s *Service) taskClaim(ctx context.Context, st *txState, node string, plan *frozenPlan, step planner.NodeStep) (Claim, error) {
 	body, err := s.pinnedRenderer(st.parent.ClusterID, plan).body(ctx, node, step.Task)
 	if err != nil {
 		return Claim{}, err
@@ -994,7 +995,7 @@ func (s *Service) Report(ctx context.Context, txID, node string, rep TaskReport)
 		steps := plan.steps(node)
 		result := TaskResult{Task: taskID, Status: rep.Status, Message: rep.Message, TaskRun: rep.TaskRun.kept(rep.Status), TimeStart: *p.CurrentStart, TimeEnd: now}
 		fails := rep.Status == StatusError
-		if fails && (st.parent.NoopRun || !plan.Tasks[steps[p.Next].Task].failOnError()) {
+		if fails && (st.parent.NoopRun || !plan.Tasks[steps[p.Next].Task].FailOnError()) {
 			// Astute marks such a failure skipped: it fails neither the node nor what waits for it.
 			result.Status, result.Message, fails = StatusSkipped, joinMessage(ignoredFailure, rep.Message), false
 		}
@@ -1011,7 +1012,7 @@ func (s *Service) Report(ctx context.Context, txID, node string, rep TaskReport)
 		case sub.Stopping != "":
 			// The run stops: the node was running this task, and starts no other.
 			ops = st.drainedOps(node, now, append(slot, progressOp(sub.UUID, p, rev))...)
-		case plan.nextRunnable(steps, p.Next) < len(steps) || slices.ContainsFunc(steps[p.Next:], NodeStep.waits):
+		case plan.nextRunnable(steps, p.Next) < len(steps) || slices.ContainsFunc(steps[p.Next:], planner.NodeStep.Waits):
 			// Something is left to run or wait for: the node's next claim goes on.
 			ops = append(slot, progressOp(sub.UUID, p, rev), st.guardOp())
 		default:

@@ -1,4 +1,4 @@
-package graphs
+package planner
 
 import (
 	"context"
@@ -28,8 +28,8 @@ type PlanNode struct {
 	ClusterNode
 	Data any
 	Old  any
-	// history says whose data Old is, for explanations.
-	history string
+	// History says whose data Old is, for explanations.
+	History string
 }
 
 // placement is the per-node part of a plan: which tasks each node takes,
@@ -57,12 +57,12 @@ type placement struct {
 	warnings []string
 	matchers map[string]nameMatcher
 	// patterns, when set, keeps compiled names for other plans.
-	patterns *patterns
+	patterns *Patterns
 	// patternBytes is what the plan's compiled names hold (matcher).
 	patternBytes int64
 	// selections: the nodes a cross dependency's names take, by the names joined.
 	selections map[string][]bool
-	rules      tagRules
+	rules      Rules
 	// why[n][i], when the plan is explained, says why task i is on node n and runs or is skipped.
 	why [][]*wire.Why
 	// quotes writes the values explanations quote.
@@ -91,21 +91,21 @@ func (p *placement) matcher(name string) nameMatcher {
 // only (a string with braces, which stays as it is without data), or for
 // yaql expressions, which cannot be evaluated without it.
 const (
-	noData = iota
-	dataForPlaceholders
-	dataForExpressions
+	NoData = iota
+	DataForPlaceholders
+	DataForExpressions
 )
 
-// dataNeeds says how the tasks read node data.
-func dataNeeds(tasks []Task) int {
-	need := noData
+// DataNeeds says how the tasks read node data.
+func DataNeeds(tasks []Task) int {
+	need := NoData
 	for _, t := range tasks {
 		switch {
 		case t.Condition != nil && t.Condition.Expr != nil || t.CrossDepends.Expr != nil || t.CrossDependedBy.Expr != nil ||
-			t.Strategy != nil && t.Strategy.AmountExpr != nil || !t.noop() && len(t.fieldExprs) > 0:
-			return dataForExpressions
-		case !t.noop() && t.perNode():
-			need = dataForPlaceholders
+			t.Strategy != nil && t.Strategy.AmountExpr != nil || !t.NoOp() && len(t.fieldExprs) > 0:
+			return DataForExpressions
+		case !t.NoOp() && t.PerNode():
+			need = DataForPlaceholders
 		}
 	}
 	return need
@@ -115,7 +115,7 @@ func dataNeeds(tasks []Task) int {
 //   - a task is placed by its tags, else roles/role, else groups: each name
 //     ("*" for every node, "/re/" a regular expression searched in the tag,
 //     else the exact tag) is matched against the node's tags (the tags of
-//     its roles, see tagRules.nodeTags) and roles; a name matching nothing
+//     its roles, see Rules.nodeTags) and roles; a name matching nothing
 //     places nothing (a warning, not an error);
 //   - a group task places the tasks listed in its tasks on its own nodes;
 //   - a task with none of tags, roles, role and groups is placed on every
@@ -124,7 +124,7 @@ func dataNeeds(tasks []Task) int {
 //   - on each node, a task whose condition is false (its yaql expression
 //     evaluated with the node's data as $) is kept as skipped, as is one the
 //     execution did not select (filtered).
-func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode, rules tagRules, explain bool) (*placement, error) {
+func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode, rules Rules, explain bool) (*placement, error) {
 	p, err := arrange(tasks, nodes, rules, nil, explain)
 	if err != nil {
 		return nil, err
@@ -135,7 +135,7 @@ func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode,
 // arrange is the first half of place: which tasks each node takes, before any expression
 // is evaluated; compiled names come from (and go to) patterns when it is set; explain
 // records why each task is on each node (placement.why).
-func arrange(tasks []Task, nodes []PlanNode, rules tagRules, patterns *patterns, explain bool) (*placement, error) {
+func arrange(tasks []Task, nodes []PlanNode, rules Rules, patterns *Patterns, explain bool) (*placement, error) {
 	p := &placement{nodes: nodes, limits: map[string]int{}, matchers: map[string]nameMatcher{}, selections: map[string][]bool{}, patterns: patterns, rules: rules}
 	if explain {
 		p.quotes = newQuoter()
@@ -259,7 +259,7 @@ func arrange(tasks []Task, nodes []PlanNode, rules tagRules, patterns *patterns,
 		p.warnings = append(p.warnings, fmt.Sprintf("%s matches no node (tasks %s)", key, strings.Join(unmatched[key], ", ")))
 	}
 	for i, t := range tasks {
-		if !t.noop() && !slices.ContainsFunc(p.applies, func(a []bool) bool { return a[i] }) {
+		if !t.NoOp() && !slices.ContainsFunc(p.applies, func(a []bool) bool { return a[i] }) {
 			p.unplaced = append(p.unplaced, t.ID)
 		}
 	}
@@ -522,7 +522,7 @@ func masterWarnings(tasks []Task, p *placement) []string {
 	}
 	var onMaster, waiting []string
 	for _, t := range tasks {
-		if _, names := placementNames(t); !t.noop() && slices.Contains(names, MasterRole) {
+		if _, names := placementNames(t); !t.NoOp() && slices.Contains(names, MasterRole) {
 			onMaster = append(onMaster, t.ID)
 		}
 	}

@@ -30,7 +30,7 @@ func ExamplePlan() {
 		{ClusterNode: planner.ClusterNode{ID: "2", Roles: []string{"compute"}}, Data: map[string]any{"hosts": true}},
 	}
 	ordered := deps.Ordered()
-	plan, err := planner.Plan(context.Background(), ordered, nodes, planner.NewRules(), planner.Options{MaxNodeTasks: 100, MaxWaits: 100})
+	plan, err := planner.Plan(context.Background(), ordered, nodes, planner.NewRules(), planner.Options{})
 	if err != nil {
 		panic(err)
 	}

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"math"
 
 	"github.com/tuningbox/tuningbox/shared/wire"
 	"github.com/tuningbox/tuningbox/shared/yaql"
@@ -17,7 +18,7 @@ type Options struct {
 	Patterns *Patterns
 	// MaxNodeTasks bounds the tasks placed, summed over the nodes (checked
 	// before any expression is evaluated); MaxWaits the waits across nodes
-	// (a wait for a task on every node that has it counts once).
+	// (a wait for a task on every node that has it counts once). Zero: no bound.
 	MaxNodeTasks, MaxWaits int
 	// Explain records why each task is on each node and runs or is skipped (Result.Why).
 	Explain bool
@@ -50,18 +51,25 @@ func Plan(ctx context.Context, tasks []Task, nodes []PlanNode, rules Rules, opts
 	if filtered == nil {
 		filtered = make([]bool, len(tasks))
 	}
+	maxNodeTasks, maxWaits := opts.MaxNodeTasks, opts.MaxWaits
+	if maxNodeTasks <= 0 {
+		maxNodeTasks = math.MaxInt
+	}
+	if maxWaits <= 0 {
+		maxWaits = math.MaxInt
+	}
 	p, err := arrange(tasks, nodes, rules, opts.Patterns, opts.Explain)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkNodeTasks(p, opts.MaxNodeTasks); err != nil {
+	if err := checkNodeTasks(p, maxNodeTasks); err != nil {
 		return nil, err
 	}
 	if err := p.evaluate(ctx, tasks, filtered, opts.Budget); err != nil {
 		return nil, err
 	}
 	out := &Result{Limits: p.limits, Unplaced: p.unplaced}
-	if out.Steps, out.Every, err = resolveNodes(tasks, p, opts.MaxWaits); err != nil {
+	if out.Steps, out.Every, err = resolveNodes(tasks, p, maxWaits); err != nil {
 		return nil, err
 	}
 	out.Groups = faultToleranceGroups(tasks, p)

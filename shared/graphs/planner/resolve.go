@@ -468,110 +468,149 @@ func (r *resolver) steps(order []int) (map[string][]NodeStep, map[int][]StepRef)
 // and one step of each AfterAny group are. A step that never gets done lies
 // on a cycle (or behind one), which is named.
 func checkNodeCycles(tasks []Task, nodes []ClusterNode, steps map[string][]NodeStep, every map[int][]StepRef) error {
-	offset := make(map[string]int, len(nodes))
+	pt := newPlayThrough(len(tasks), nodes, steps, every)
+	// In the order of the steps: which one goes first does not matter here.
+	done := topoSort(pt.pending, func(a, b int) bool { return a < b }, pt.release)
+	if len(done) == len(pt.pending) {
+		return nil
+	}
+	return pt.cycleError(tasks, done)
+}
+
+// playThrough is a plan as checkNodeCycles plays it: vertices are every
+// node's steps, one after another (the step before v on its node is v-1),
+// then a hub per task: a compact wait for task j goes through hub(j), done
+// once every step of every[j] is.
+type playThrough struct {
+	refs   []StepRef
+	all    []*NodeStep
+	offset map[string]int
+	every  map[int][]StepRef
+	// pending counts, by vertex, what it still waits for; dependents are the
+	// vertices each one releases; groupMet[v][g]: v's AfterAny group g is met.
+	pending    []int
+	dependents [][]waitEdge
+	groupMet   [][]bool
+	// isDone, once played, marks the vertices done (hubs never waited for count as done).
+	isDone []bool
+}
+
+// waitEdge releases vertex to: a plain predecessor (group -1) or one of its AfterAny group.
+type waitEdge struct{ to, group int }
+
+func newPlayThrough(nt int, nodes []ClusterNode, steps map[string][]NodeStep, every map[int][]StepRef) *playThrough {
 	count := 0
 	for _, n := range nodes {
 		count += len(steps[n.ID])
 	}
-	// Every node's steps, one after another: the step before v on its node is v-1.
-	refs, all := make([]StepRef, 0, count), make([]*NodeStep, 0, count)
+	pt := &playThrough{refs: make([]StepRef, 0, count), all: make([]*NodeStep, 0, count), offset: make(map[string]int, len(nodes)), every: every}
 	for _, n := range nodes {
-		offset[n.ID] = len(refs)
+		pt.offset[n.ID] = len(pt.refs)
 		for k := range steps[n.ID] {
-			refs = append(refs, StepRef{Node: n.ID, Step: k})
-			all = append(all, &steps[n.ID][k])
+			pt.refs = append(pt.refs, StepRef{Node: n.ID, Step: k})
+			pt.all = append(pt.all, &steps[n.ID][k])
 		}
 	}
-	flat := func(r StepRef) int { return offset[r.Node] + r.Step }
-	// A compact wait for task j goes through vertex hub(j), done once every step of every[j] is.
-	hub := func(j int) int { return len(refs) + j }
-	type edge struct{ to, group int } // group -1: a plain predecessor
-	pending := make([]int, len(refs)+len(tasks))
-	dependents := make([][]edge, len(refs)+len(tasks))
-	groupMet := make([][]bool, len(refs))
+	pt.pending = make([]int, len(pt.refs)+nt)
+	pt.dependents = make([][]waitEdge, len(pt.refs)+nt)
+	pt.groupMet = make([][]bool, len(pt.refs))
 	for j, on := range every {
-		pending[hub(j)] = len(on)
+		pt.pending[pt.hub(j)] = len(on)
 		for _, a := range on {
-			dependents[flat(a)] = append(dependents[flat(a)], edge{hub(j), -1})
+			pt.dependents[pt.flat(a)] = append(pt.dependents[pt.flat(a)], waitEdge{pt.hub(j), -1})
 		}
 	}
-	for v, r := range refs {
-		s := all[v]
-		if r.Step > 0 {
-			pending[v]++ // released by the step before it (below)
+	for v := range pt.refs {
+		pt.addWaits(v)
+	}
+	return pt
+}
+
+func (pt *playThrough) flat(r StepRef) int { return pt.offset[r.Node] + r.Step }
+
+func (pt *playThrough) hub(j int) int { return len(pt.refs) + j }
+
+// addWaits counts what step v waits for and makes it their dependent.
+func (pt *playThrough) addWaits(v int) {
+	s := pt.all[v]
+	if pt.refs[v].Step > 0 {
+		pt.pending[v]++ // released by the step before it (release)
+	}
+	for _, a := range s.After {
+		pt.pending[v]++
+		pt.dependents[pt.flat(a)] = append(pt.dependents[pt.flat(a)], waitEdge{v, -1})
+	}
+	for _, j := range s.AfterEvery {
+		pt.pending[v]++
+		pt.dependents[pt.hub(j)] = append(pt.dependents[pt.hub(j)], waitEdge{v, -1})
+	}
+	pt.groupMet[v] = make([]bool, len(s.AfterAny))
+	for g, group := range s.AfterAny {
+		pt.pending[v]++
+		for _, a := range group {
+			pt.dependents[pt.flat(a)] = append(pt.dependents[pt.flat(a)], waitEdge{v, g})
 		}
-		for _, a := range s.After {
-			pending[v]++
-			dependents[flat(a)] = append(dependents[flat(a)], edge{v, -1})
-		}
-		for _, j := range s.AfterEvery {
-			pending[v]++
-			dependents[hub(j)] = append(dependents[hub(j)], edge{v, -1})
-		}
-		groupMet[v] = make([]bool, len(s.AfterAny))
-		for g, group := range s.AfterAny {
-			pending[v]++
-			for _, a := range group {
-				dependents[flat(a)] = append(dependents[flat(a)], edge{v, g})
+	}
+}
+
+// release, once vertex u is done, releases the step after it on its node and
+// its dependents (an AfterAny group once, by the first of its steps done).
+func (pt *playThrough) release(u int, release func(int)) {
+	if next := u + 1; u < len(pt.refs) && next < len(pt.refs) && pt.refs[next].Step > 0 {
+		release(next)
+	}
+	for _, e := range pt.dependents[u] {
+		if e.group >= 0 {
+			if pt.groupMet[e.to][e.group] {
+				continue
 			}
+			pt.groupMet[e.to][e.group] = true
 		}
+		release(e.to)
 	}
-	// In the order of the steps: which one goes first does not matter here.
-	done := topoSort(pending, func(a, b int) bool { return a < b }, func(u int, release func(int)) {
-		if next := u + 1; u < len(refs) && next < len(refs) && refs[next].Step > 0 {
-			release(next)
-		}
-		for _, e := range dependents[u] {
-			if e.group >= 0 {
-				if groupMet[e.to][e.group] {
-					continue
-				}
-				groupMet[e.to][e.group] = true
-			}
-			release(e.to)
-		}
-	})
-	if len(done) == len(pending) {
-		return nil
-	}
-	// Hubs never waited for are never released: they count as done.
-	isDone := make([]bool, len(pending))
+}
+
+// cycleError names a cycle of the steps left undone: every step not done has
+// a blocker not done, so walking back along blockers repeats one.
+func (pt *playThrough) cycleError(tasks []Task, done []int) error {
+	pt.isDone = make([]bool, len(pt.pending))
 	for _, v := range done {
-		isDone[v] = true
+		pt.isDone[v] = true
 	}
-	start := slices.IndexFunc(refs, func(r StepRef) bool { return !isDone[flat(r)] })
-	// Every step not done has a blocker not done: walk back along blockers until one repeats.
-	blocker := func(v int) int {
-		if v >= len(refs) {
-			j := v - len(refs)
-			return flat(every[j][slices.IndexFunc(every[j], func(a StepRef) bool { return !isDone[flat(a)] })])
-		}
-		r, s := refs[v], all[v]
-		if r.Step > 0 && !isDone[v-1] {
-			return v - 1
-		}
-		for _, a := range s.After {
-			if !isDone[flat(a)] {
-				return flat(a)
-			}
-		}
-		for _, j := range s.AfterEvery {
-			if !isDone[hub(j)] {
-				return hub(j)
-			}
-		}
-		for g, group := range s.AfterAny {
-			if !groupMet[v][g] {
-				return flat(group[0])
-			}
-		}
-		panic("graphs: a step left undone has no blocker")
-	}
+	start := slices.IndexFunc(pt.refs, func(r StepRef) bool { return !pt.isDone[pt.flat(r)] })
 	var names []string
-	for _, v := range cycleThrough(start, blocker) {
-		if v < len(refs) {
-			names = append(names, fmt.Sprintf("%q on node %s", tasks[all[v].Task].ID, refs[v].Node))
+	for _, v := range cycleThrough(start, pt.blocker) {
+		if v < len(pt.refs) {
+			names = append(names, fmt.Sprintf("%q on node %s", tasks[pt.all[v].Task].ID, pt.refs[v].Node))
 		}
 	}
 	return errs.Invalidf("Tasks form a cycle across nodes: %s", cycleString(names))
+}
+
+// blocker returns a vertex not done that undone vertex v waits for.
+func (pt *playThrough) blocker(v int) int {
+	if v >= len(pt.refs) {
+		on := pt.every[v-len(pt.refs)]
+		return pt.flat(on[slices.IndexFunc(on, func(a StepRef) bool { return !pt.isDone[pt.flat(a)] })])
+	}
+	r, s := pt.refs[v], pt.all[v]
+	if r.Step > 0 && !pt.isDone[v-1] {
+		return v - 1
+	}
+	for _, a := range s.After {
+		if !pt.isDone[pt.flat(a)] {
+			return pt.flat(a)
+		}
+	}
+	for _, j := range s.AfterEvery {
+		if !pt.isDone[pt.hub(j)] {
+			return pt.hub(j)
+		}
+	}
+	for g, group := range s.AfterAny {
+		if !pt.groupMet[v][g] {
+			return pt.flat(group[0])
+		}
+	}
+	panic("graphs: a step left undone has no blocker")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/envexport"
 	"github.com/tuningbox/tuningbox/shared/graphs"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/authapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/configapi"
@@ -156,7 +157,7 @@ func (c environmentClusters) HasResource(ctx context.Context, cluster, resource 
 	return err
 }
 
-func (c environmentClusters) Nodes(ctx context.Context, id string) ([]graphs.ClusterNode, error) {
+func (c environmentClusters) Nodes(ctx context.Context, id string) ([]planner.ClusterNode, error) {
 	env, err := c.db.GetEnvironment(ctx, id)
 	if err != nil {
 		return nil, err
@@ -165,9 +166,9 @@ func (c environmentClusters) Nodes(ctx context.Context, id string) ([]graphs.Clu
 	if err != nil {
 		return nil, err
 	}
-	out := make([]graphs.ClusterNode, len(members))
+	out := make([]planner.ClusterNode, len(members))
 	for i, n := range members {
-		out[i] = graphs.ClusterNode{ID: strconv.FormatInt(n.ID, 10), Roles: n.Roles, FQDN: n.FQDN}
+		out[i] = planner.ClusterNode{ID: strconv.FormatInt(n.ID, 10), Roles: n.Roles, FQDN: n.FQDN}
 	}
 	return out, nil
 }

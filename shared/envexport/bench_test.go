@@ -20,6 +20,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/configdb"
 	"github.com/tuningbox/tuningbox/shared/envexport"
 	"github.com/tuningbox/tuningbox/shared/graphs"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 	"github.com/tuningbox/tuningbox/shared/nodes"
 	"github.com/tuningbox/tuningbox/shared/puppetyaml"
 	"github.com/tuningbox/tuningbox/shared/store"
@@ -139,7 +140,7 @@ func deployedSource(b *testing.B, file []byte, nodeCount int) envexport.Services
 			b.Fatal(err)
 		}
 	}
-	var metadata graphs.EntryMetadata
+	var metadata planner.EntryMetadata
 	yamlJSON(b, "release-metadata.yaml", &metadata)
 	release, err := svc.Graphs.CreateEntry(ctx, graphs.Release, graphs.EntryInput{Name: "mitaka", Version: "9.0", EntryMetadata: metadata})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/graphs/graphstest"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
@@ -27,9 +28,9 @@ var astuteLib = flag.String("astute-lib", "../../testdata/fuel/astute/lib", "fue
 type astuteScenario struct {
 	Name string `json:"name"`
 	// Source names the Astute spec (or code) the case comes from.
-	Source string               `json:"source"`
-	Nodes  []graphs.ClusterNode `json:"nodes"`
-	Tasks  json.RawMessage      `json:"tasks"`
+	Source string                `json:"source"`
+	Nodes  []planner.ClusterNode `json:"nodes"`
+	Tasks  json.RawMessage       `json:"tasks"`
 	// Fail lists the tasks that fail, as task/node.
 	Fail    []string `json:"fail"`
 	NoopRun bool     `json:"noop_run"`
@@ -51,10 +52,10 @@ type astuteOutcome struct {
 // runs them (each requires the one before), with the tasks of other nodes
 // they wait for.
 type astuteInput struct {
-	TasksGraph           map[string][]astuteTask      `json:"tasks_graph"`
-	FaultToleranceGroups []graphs.FaultToleranceGroup `json:"fault_tolerance_groups"`
-	Fail                 []string                     `json:"fail"`
-	NoopRun              bool                         `json:"noop_run"`
+	TasksGraph           map[string][]astuteTask       `json:"tasks_graph"`
+	FaultToleranceGroups []planner.FaultToleranceGroup `json:"fault_tolerance_groups"`
+	Fail                 []string                      `json:"fail"`
+	NoopRun              bool                          `json:"noop_run"`
 }
 
 type astuteTask struct {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
@@ -14,11 +15,11 @@ import (
 // twoNodeCluster is cluster 1 with the role-less nodes n1 and n2.
 type twoNodeCluster struct{ oneNodeCluster }
 
-func (twoNodeCluster) Nodes(_ context.Context, id string) ([]ClusterNode, error) {
+func (twoNodeCluster) Nodes(_ context.Context, id string) ([]planner.ClusterNode, error) {
 	if id != "1" {
 		return nil, errs.NotFoundf("Cluster %s not found", id)
 	}
-	return []ClusterNode{{ID: "n1"}, {ID: "n2"}}, nil
+	return []planner.ClusterNode{{ID: "n1"}, {ID: "n2"}}, nil
 }
 
 // replacePlan lets change modify the frozen plan of a transaction's first
@@ -34,7 +35,7 @@ func replacePlan(t *testing.T, s *Service, tx string, change func(*frozenPlan)) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	changed := frozenPlan{Tasks: plan.Tasks, Nodes: map[string][]NodeStep{}}
+	changed := frozenPlan{Tasks: plan.Tasks, Nodes: map[string][]planner.NodeStep{}}
 	for n, steps := range plan.Nodes {
 		changed.Nodes[n] = slices.Clone(steps)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/graphs/graphstest"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
@@ -27,11 +28,11 @@ const everyGraph = `[
 // everyCluster is cluster 5: controller 1, computes 2 to 70 (more than the
 // 64 from which such waits are stored compact) and the master, 71.
 func everyCluster() graphstest.Clusters {
-	nodes := []graphs.ClusterNode{{ID: "1", Roles: []string{"controller"}}}
+	nodes := []planner.ClusterNode{{ID: "1", Roles: []string{"controller"}}}
 	for n := 2; n <= 70; n++ {
-		nodes = append(nodes, graphs.ClusterNode{ID: fmt.Sprint(n), Roles: []string{"compute"}})
+		nodes = append(nodes, planner.ClusterNode{ID: fmt.Sprint(n), Roles: []string{"compute"}})
 	}
-	return graphstest.Clusters{"5": append(nodes, graphs.ClusterNode{ID: "71", Roles: []string{graphs.MasterRole}})}
+	return graphstest.Clusters{"5": append(nodes, planner.ClusterNode{ID: "71", Roles: []string{planner.MasterRole}})}
 }
 
 func TestWaitsForEveryNodeListedOnce(t *testing.T) {

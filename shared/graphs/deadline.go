@@ -2,7 +2,6 @@ package graphs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/cache"
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/wire"
 )
@@ -36,13 +36,6 @@ const (
 	deadlineCheckEvery = time.Second
 	// maxClaimTimeout bounds the claim timeout an execution may ask for.
 	maxClaimTimeout = 7 * 24 * time.Hour
-	// MaxTaskTimeout, MaxTaskRetries and MaxTaskInterval bound a task's
-	// parameters.timeout, retries and interval (checked on upload): a task may
-	// hold its node for (1 + retries) x timeout + retries x interval, at most
-	// some two years, which a time.Duration holds 140 times over.
-	MaxTaskTimeout  = 7 * 24 * time.Hour
-	MaxTaskRetries  = 100
-	MaxTaskInterval = 24 * time.Hour
 )
 
 // WithClock makes the service read time from now (tests use a fake clock).
@@ -83,25 +76,6 @@ func (info TransactionInfo) claimTimeout() time.Duration {
 		return DefaultClaimTimeout
 	}
 	return wire.Seconds(info.ClaimTimeout)
-}
-
-// runLimit is how long an agent may take over a task: parameters.timeout
-// (DefaultTaskTimeout without one) for each of its 1 + retries attempts,
-// with interval seconds (at least 1) between them, as the agent runs it.
-func (t Task) runLimit() time.Duration {
-	var p struct {
-		Timeout  float64 `json:"timeout"`
-		Retries  int     `json:"retries"`
-		Interval float64 `json:"interval"`
-	}
-	// Parameters that do not decode fail at once on the agent: the defaults do.
-	_ = json.Unmarshal(t.Parameters, &p)
-	timeout := DefaultTaskTimeout.Seconds()
-	if p.Timeout > 0 {
-		timeout = p.Timeout
-	}
-	retries := float64(max(p.Retries, 0))
-	return wire.Seconds((retries+1)*timeout + retries*max(p.Interval, 1))
 }
 
 // seenLately says whether a node's last sign of life is recent enough that
@@ -209,11 +183,11 @@ func (s *Service) overdue(ctx context.Context, st *txState, now time.Time) (node
 				return "", "", err
 			}
 		}
-		i := slices.IndexFunc(plan.Tasks, func(t Task) bool { return t.ID == p.CurrentTask })
+		i := slices.IndexFunc(plan.Tasks, func(t planner.Task) bool { return t.ID == p.CurrentTask })
 		if i < 0 {
 			continue
 		}
-		limit := plan.Tasks[i].runLimit()
+		limit := plan.Tasks[i].RunLimit()
 		missed(p.CurrentStart.Add(limit+taskTimeoutGrace), "Task %s timed out on node %s after %s", p.CurrentTask, sub.nodeName(n), limit)
 	}
 	return node, msg, nil

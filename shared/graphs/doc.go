@@ -4,7 +4,8 @@
 // list of a cluster, its DOT rendering, each node's share of it (tasks chosen
 // by the node's roles, ordered across nodes by cross dependencies), and
 // executions as transactions whose frozen plans the nodes' agents (tuningbox
-// agent) drive through the API.
+// agent) drive through the API. The planning itself (tasks, order, placement,
+// cross-node waits, bodies) is package planner's, which reads no store.
 //
 // Storage layout (all in the index, partition prefix "gr#"):
 //

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/wire"
 )
@@ -31,7 +32,7 @@ type ExecuteRequest struct {
 	// Explain keeps with each plan why each task is on each node (frozenPlan.Why).
 	Explain bool `json:"explain"`
 	// Subgraphs, when set, run only the tasks on a path from a start to an end task of one of them.
-	Subgraphs []Subgraph `json:"subgraphs"`
+	Subgraphs []planner.Subgraph `json:"subgraphs"`
 	// ClaimTimeout is how many seconds a node has, from the start of each of
 	// its sub-transactions, to claim there before it fails the run as
 	// unreachable (DefaultClaimTimeout when absent).
@@ -47,13 +48,6 @@ type GraphRun struct {
 	Tasks []string `json:"tasks"`
 	// SkipTasks are sent as skipped, like the tasks Tasks leaves out.
 	SkipTasks []string `json:"skip_tasks"`
-}
-
-// Subgraph selects the tasks reachable from any Start task that reach any End
-// task (both ends included); an empty side does not limit.
-type Subgraph struct {
-	Start []string `json:"start"`
-	End   []string `json:"end"`
 }
 
 // NodeID is a node id, given in JSON as a string or an integer.
@@ -310,7 +304,7 @@ func (s *Service) Execute(ctx context.Context, req ExecuteRequest) (_ Transactio
 func newUUID() string { return uuid.Must(uuid.NewV7()).String() }
 
 // fqdns maps the nodes' ids to their FQDNs (nil when none has one).
-func fqdns(nodes []ClusterNode) map[string]string {
+func fqdns(nodes []planner.ClusterNode) map[string]string {
 	var out map[string]string
 	for _, n := range nodes {
 		if n.FQDN != "" {
@@ -333,22 +327,22 @@ func (info TransactionInfo) nodeName(id string) string {
 
 // selectNodes returns the requested nodes, by id or FQDN (all the cluster's
 // when none are requested), refusing any that is not in the cluster.
-func selectNodes(cluster int64, clusterNodes []ClusterNode, requested []NodeID) ([]ClusterNode, error) {
+func selectNodes(cluster int64, clusterNodes []planner.ClusterNode, requested []NodeID) ([]planner.ClusterNode, error) {
 	if len(clusterNodes) == 0 {
 		return nil, errs.Invalidf("Cluster %d has no nodes", cluster)
 	}
 	if len(requested) == 0 {
 		return clusterNodes, nil
 	}
-	var nodes []ClusterNode
+	var nodes []planner.ClusterNode
 	var unknown []string
 	for _, n := range requested {
 		id := string(n)
-		i := slices.IndexFunc(clusterNodes, func(c ClusterNode) bool { return c.ID == id || c.FQDN != "" && c.FQDN == id })
+		i := slices.IndexFunc(clusterNodes, func(c planner.ClusterNode) bool { return c.ID == id || c.FQDN != "" && c.FQDN == id })
 		switch {
 		case i < 0:
 			unknown = append(unknown, id)
-		case !slices.ContainsFunc(nodes, func(c ClusterNode) bool { return c.ID == clusterNodes[i].ID }):
+		case !slices.ContainsFunc(nodes, func(c planner.ClusterNode) bool { return c.ID == clusterNodes[i].ID }):
 			nodes = append(nodes, clusterNodes[i])
 		}
 	}
@@ -359,94 +353,10 @@ func selectNodes(cluster int64, clusterNodes []ClusterNode, requested []NodeID) 
 	return nodes, nil
 }
 
-func nodeIDs(nodes []ClusterNode) []string {
+func nodeIDs(nodes []planner.ClusterNode) []string {
 	ids := make([]string, len(nodes))
 	for i, n := range nodes {
 		ids[i] = n.ID
 	}
 	return ids
-}
-
-// freezePlan returns the ordered tasks of one graph of an execution (each
-// node runs those placed on it, see place): tasks outside the run's task
-// list or outside the subgraphs are sent as skipped, and marked filtered.
-func freezePlan(g *depGraph, run GraphRun, subgraphs []Subgraph) ([]Task, []bool, error) {
-	if unknown := g.missingIDs(append(slices.Clone(run.Tasks), run.SkipTasks...)); len(unknown) > 0 {
-		return nil, nil, errs.Invalidf("Tasks %s are not present in deployment graph %q", strings.Join(unknown, ", "), run.Type)
-	}
-	selected := make([]bool, len(g.tasks))
-	for i := range selected {
-		selected[i] = len(run.Tasks) == 0
-	}
-	for _, id := range run.Tasks {
-		selected[g.index[id]] = true
-	}
-	for _, id := range run.SkipTasks {
-		selected[g.index[id]] = false
-	}
-	if len(subgraphs) > 0 {
-		inSub, err := g.subgraphMembers(run.Type, subgraphs)
-		if err != nil {
-			return nil, nil, err
-		}
-		for i := range selected {
-			selected[i] = selected[i] && inSub[i]
-		}
-	}
-	plan := make([]Task, len(g.order))
-	filtered := make([]bool, len(g.order))
-	for i, v := range g.order {
-		t := g.tasks[v]
-		if !selected[v] && !t.noop() {
-			t, filtered[i] = t.asSkipped(), true
-		}
-		plan[i] = t
-	}
-	return plan, filtered, nil
-}
-
-// subgraphMembers marks the tasks that lie on a path of one of the subgraphs.
-func (g *depGraph) subgraphMembers(graphType string, subgraphs []Subgraph) ([]bool, error) {
-	members := make([]bool, len(g.tasks))
-	for i, sg := range subgraphs {
-		if unknown := g.missingIDs(append(slices.Clone(sg.Start), sg.End...)); len(unknown) > 0 {
-			return nil, errs.Invalidf("subgraphs[%d]: Tasks %s are not present in deployment graph %q", i, strings.Join(unknown, ", "), graphType)
-		}
-		fromStart := g.reach(sg.Start, g.succ)
-		toEnd := g.reach(sg.End, g.pred)
-		for v := range members {
-			members[v] = members[v] || (fromStart[v] && toEnd[v])
-		}
-	}
-	return members, nil
-}
-
-// reach marks the tasks reachable from ids (included) along edges; with no ids, every task.
-func (g *depGraph) reach(ids []string, edges [][]int) []bool {
-	marked := make([]bool, len(g.tasks))
-	if len(ids) == 0 {
-		for i := range marked {
-			marked[i] = true
-		}
-		return marked
-	}
-	stack := make([]int, 0, len(ids))
-	for _, id := range ids {
-		v := g.index[id]
-		if !marked[v] {
-			marked[v] = true
-			stack = append(stack, v)
-		}
-	}
-	for len(stack) > 0 {
-		u := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for _, v := range edges[u] {
-			if !marked[v] {
-				marked[v] = true
-				stack = append(stack, v)
-			}
-		}
-	}
-	return marked
 }

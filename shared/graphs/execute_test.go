@@ -9,6 +9,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/graphs"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 )
 
 func cluster1() *int64 { id := int64(1); return &id }
@@ -185,7 +186,7 @@ func TestExecuteRejects(t *testing.T) {
 			errs.Invalid, "Nodes n0, n3 are not members of cluster 1"},
 		{"unknown tasks", graphs.ExecuteRequest{Cluster: cluster1(), Graphs: []graphs.GraphRun{{Type: "default", Tasks: []string{"zz", "a"}}}},
 			errs.Invalid, `Tasks zz are not present in deployment graph "default"`},
-		{"unknown subgraph task", graphs.ExecuteRequest{Cluster: cluster1(), Graphs: []graphs.GraphRun{{Type: "default"}}, Subgraphs: []graphs.Subgraph{{Start: []string{"q"}}}},
+		{"unknown subgraph task", graphs.ExecuteRequest{Cluster: cluster1(), Graphs: []graphs.GraphRun{{Type: "default"}}, Subgraphs: []planner.Subgraph{{Start: []string{"q"}}}},
 			errs.Invalid, `subgraphs[0]: Tasks q are not present`},
 	}
 	for _, tt := range tests {
@@ -208,18 +209,18 @@ func TestPlanSkipsWhatIsNotSelected(t *testing.T) {
 	tests := []struct {
 		name      string
 		run       graphs.GraphRun
-		subgraphs []graphs.Subgraph
+		subgraphs []planner.Subgraph
 		want      map[string]string
 	}{
 		{"everything", graphs.GraphRun{Type: "default"}, nil,
 			map[string]string{"a": "puppet", "b": "shell", "c": "shell", "d": "shell", "s": "stage", "x": "shell"}},
 		{"tasks filter", graphs.GraphRun{Type: "default", Tasks: []string{"b", "x"}}, nil,
 			map[string]string{"a": "skipped", "b": "shell", "c": "skipped", "d": "skipped", "s": "stage", "x": "shell"}},
-		{"subgraph between b and c", graphs.GraphRun{Type: "default"}, []graphs.Subgraph{{Start: []string{"b"}, End: []string{"c"}}},
+		{"subgraph between b and c", graphs.GraphRun{Type: "default"}, []planner.Subgraph{{Start: []string{"b"}, End: []string{"c"}}},
 			map[string]string{"a": "skipped", "b": "shell", "c": "shell", "d": "skipped", "s": "stage", "x": "skipped"}},
 		{"skip tasks", graphs.GraphRun{Type: "default", SkipTasks: []string{"b", "x"}}, nil,
 			map[string]string{"a": "puppet", "b": "skipped", "c": "shell", "d": "shell", "s": "stage", "x": "skipped"}},
-		{"subgraph from c on, and tasks filter", graphs.GraphRun{Type: "default", Tasks: []string{"a", "d"}}, []graphs.Subgraph{{Start: []string{"c"}}},
+		{"subgraph from c on, and tasks filter", graphs.GraphRun{Type: "default", Tasks: []string{"a", "d"}}, []planner.Subgraph{{Start: []string{"c"}}},
 			map[string]string{"a": "skipped", "b": "skipped", "c": "skipped", "d": "shell", "s": "stage", "x": "skipped"}},
 	}
 	for _, tt := range tests {

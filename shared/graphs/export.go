@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 	"github.com/tuningbox/tuningbox/shared/ident"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
@@ -91,9 +92,9 @@ func (s *Service) exportGraphs(ctx context.Context, o Owner) ([]ExportedGraph, e
 }
 
 // encodeTasks is a graph's tasks as stored and exported ([] for none).
-func encodeTasks(tasks []Task) ([]byte, error) {
+func encodeTasks(tasks []planner.Task) ([]byte, error) {
 	if tasks == nil {
-		tasks = []Task{}
+		tasks = []planner.Task{}
 	}
 	return json.Marshal(tasks)
 }
@@ -231,7 +232,7 @@ func (s *Service) checkSameEntry(ctx context.Context, kind OwnerKind, have Entry
 
 // parsedTasks validates an exported task list and returns it as it is stored.
 func parsedTasks(raw json.RawMessage) ([]byte, error) {
-	tasks, err := ParseTasks(raw)
+	tasks, err := planner.ParseTasks(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +251,7 @@ func (s *Service) importGraphs(ctx context.Context, ids importIDs, o Owner, in [
 			return nil, errs.Invalidf("the export holds two %s graphs of %s %d", eg.Type, o.Kind, o.ID)
 		}
 		seen[eg.Type] = true
-		tasks, err := ParseTasks(eg.Tasks)
+		tasks, err := planner.ParseTasks(eg.Tasks)
 		if err != nil {
 			return nil, fmt.Errorf("%s graph: %w", eg.Type, err)
 		}

@@ -1,18 +1,17 @@
 package graphs
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
 	"maps"
-	"math"
-	"os/exec"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tuningbox/tuningbox/shared/graphs/internal/nailgun"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 )
 
 // The differential test of the planner: fuel-library's default graph, its
@@ -23,93 +22,51 @@ import (
 // tasks on every node, and tuningbox's order must hold every dependency edge
 // Nailgun emits (requires and cross-depends, across nodes).
 
-// nailgunInput is nailgun_plan.py's input.
-type nailgunInput struct {
-	Tasks         json.RawMessage            `json:"tasks"`
-	RolesMetadata map[string]json.RawMessage `json:"roles_metadata"`
-	TagsMetadata  map[string]json.RawMessage `json:"tags_metadata"`
-	Nodes         []struct {
-		UID   string   `json:"uid"`
-		Roles []string `json:"roles"`
-		Data  any      `json:"data"`
-		Old   any      `json:"old"`
-	} `json:"nodes"`
-}
-
-// nailgunNode is nailgun_plan.py's output for one node.
-type nailgunNode struct {
-	Placed   []string          `json:"placed"`
-	Run      []string          `json:"run"`
-	Skipped  map[string]string `json:"skipped"`
-	Strategy map[string]struct {
-		Type   string
-		Amount *int
-	} `json:"strategy"`
-	Requires    map[string][][2]*string `json:"requires"`
-	RequiredFor map[string][][2]*string `json:"required_for"`
-}
-
-func python(t testing.TB, stdin []byte, args ...string) []byte {
-	t.Helper()
-	cmd := exec.Command("/usr/bin/python3", args...)
-	cmd.Stdin = bytes.NewReader(stdin)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("python3 %v: %v\n%s\n(the reference needs Debian's python3-yaql: apt-get install -y --no-install-recommends python3-yaql)", args, err, stderr.Bytes())
-	}
-	return out
-}
-
 // The reference runs Nailgun's own unit tests, ported, before it is trusted.
 func TestNailgunReferenceSelfTest(t *testing.T) {
 	t.Parallel()
-	python(t, nil, "-m", "unittest", "discover", "-s", "testdata", "-p", "nailgun_*_test.py")
+	nailgun.Python(t, nil, "-m", "unittest", "discover", "-s", nailgun.Testdata(), "-p", "nailgun_*_test.py")
 }
 
 func TestPlanAgreesWithNailgun(t *testing.T) {
 	t.Parallel()
 	for _, state := range []string{"first", "same", "glance"} {
 		t.Run(state, func(t *testing.T) {
-			raw := python(t, nil, "testdata/nailgun_cluster.py", "--old", state)
-			var in nailgunInput
-			if err := json.Unmarshal(raw, &in); err != nil {
-				t.Fatal(err)
-			}
+			raw, in := nailgun.Cluster(t, state)
 			var want struct {
-				Nodes                map[string]nailgunNode `json:"nodes"`
-				FaultToleranceGroups []FaultToleranceGroup  `json:"fault_tolerance_groups"`
+				Nodes                map[string]nailgun.Node       `json:"nodes"`
+				FaultToleranceGroups []planner.FaultToleranceGroup `json:"fault_tolerance_groups"`
 			}
-			if err := json.Unmarshal(python(t, raw, "testdata/nailgun_plan.py"), &want); err != nil {
+			if err := json.Unmarshal(nailgun.Python(t, raw, filepath.Join(nailgun.Testdata(), "nailgun_plan.py")), &want); err != nil {
 				t.Fatal(err)
 			}
-			tasks, err := ParseTasks(in.Tasks)
+			tasks, err := planner.ParseTasks(in.Tasks)
 			if err != nil {
 				t.Fatal(err)
 			}
-			g, err := newDepGraph(tasks, false)
+			g, err := planner.NewDeps(tasks, false)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ordered := g.ordered()
-			nodes := make([]PlanNode, len(in.Nodes))
+			ordered, filtered, err := g.Select(planner.Selection{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			nodes := make([]planner.PlanNode, len(in.Nodes))
 			for n, node := range in.Nodes {
-				nodes[n] = PlanNode{ClusterNode: ClusterNode{ID: node.UID, Roles: node.Roles}, Data: node.Data, Old: node.Old}
+				nodes[n] = planner.PlanNode{ClusterNode: planner.ClusterNode{ID: node.UID, Roles: node.Roles}, Data: node.Data, Old: node.Old}
 				if node.Old == nil {
 					nodes[n].Old = map[string]any{}
 				}
 			}
-			rules := newTagRules(EntryMetadata{RolesMetadata: in.RolesMetadata, TagsMetadata: in.TagsMetadata})
-			p, err := place(context.Background(), ordered, make([]bool, len(ordered)), nodes, rules, false)
+			rules := planner.NewRules(planner.EntryMetadata{RolesMetadata: in.RolesMetadata, TagsMetadata: in.TagsMetadata})
+			p, err := planner.Plan(context.Background(), ordered, nodes, rules, planner.Options{
+				Filtered: filtered, MaxNodeTasks: DefaultPlanNodeTasks, MaxWaits: DefaultPlanEdges,
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			steps, every, err := resolveNodes(ordered, p, DefaultPlanEdges)
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan := &frozenPlan{Tasks: ordered, Nodes: steps, Every: every, Limits: p.limits}
+			plan := &frozenPlan{Tasks: ordered, Nodes: p.Steps, Every: p.Every, Limits: p.Limits}
 			for _, node := range nodes {
 				w := want.Nodes[node.ID]
 				placed, run, skipped := plannedOn(plan, node.ID)
@@ -131,7 +88,7 @@ func TestPlanAgreesWithNailgun(t *testing.T) {
 				for id, st := range w.Strategy {
 					amount := 0
 					switch {
-					case st.Type == StrategyOneByOne:
+					case st.Type == planner.StrategyOneByOne:
 						amount = 1
 					case st.Amount != nil:
 						amount = *st.Amount
@@ -143,8 +100,8 @@ func TestPlanAgreesWithNailgun(t *testing.T) {
 			}
 			checkOrderHolds(t, plan, want.Nodes)
 			// The same groups, in any order (Nailgun's is the graph file's).
-			byName := func(a, b FaultToleranceGroup) int { return strings.Compare(a.Name, b.Name) }
-			groups := faultToleranceGroups(ordered, p)
+			byName := func(a, b planner.FaultToleranceGroup) int { return strings.Compare(a.Name, b.Name) }
+			groups := p.Groups
 			slices.SortFunc(groups, byName)
 			slices.SortFunc(want.FaultToleranceGroups, byName)
 			if !reflect.DeepEqual(groups, want.FaultToleranceGroups) {
@@ -161,7 +118,7 @@ func plannedOn(plan *frozenPlan, node string) (placed, run []string, skipped map
 	skipped = map[string]string{}
 	for _, step := range plan.steps(node) {
 		t := plan.Tasks[step.Task]
-		if t.Type == TypeGroup || t.Type == TypeStage {
+		if t.Type == planner.TypeGroup || t.Type == planner.TypeStage {
 			continue
 		}
 		placed = append(placed, t.ID)
@@ -191,24 +148,24 @@ func minus(a, b []string) []string {
 // the steps whose waits were met in earlier rounds, running at most one
 // task) and checks that every edge Nailgun emits between two real nodes'
 // tasks holds: the task depended on is done first.
-func checkOrderHolds(t *testing.T, plan *frozenPlan, nailgun map[string]nailgunNode) {
+func checkOrderHolds(t *testing.T, plan *frozenPlan, nailgun map[string]nailgun.Node) {
 	t.Helper()
-	done := map[StepRef]int{}
-	stepOf := map[[2]string]StepRef{}
+	done := map[planner.StepRef]int{}
+	stepOf := map[[2]string]planner.StepRef{}
 	next := map[string]int{}
 	for node, steps := range plan.Nodes {
 		for k, s := range steps {
-			stepOf[[2]string{plan.Tasks[s.Task].ID, node}] = StepRef{Node: node, Step: k}
+			stepOf[[2]string{plan.Tasks[s.Task].ID, node}] = planner.StepRef{Node: node, Step: k}
 		}
 	}
-	met := func(s NodeStep, round int) bool {
+	met := func(s planner.NodeStep, round int) bool {
 		for _, r := range s.After {
 			if d, ok := done[r]; !ok || d >= round {
 				return false
 			}
 		}
 		for _, group := range s.AfterAny {
-			if !slices.ContainsFunc(group, func(r StepRef) bool { d, ok := done[r]; return ok && d < round }) {
+			if !slices.ContainsFunc(group, func(r planner.StepRef) bool { d, ok := done[r]; return ok && d < round }) {
 				return false
 			}
 		}
@@ -219,7 +176,7 @@ func checkOrderHolds(t *testing.T, plan *frozenPlan, nailgun map[string]nailgunN
 		for node, steps := range plan.Nodes {
 			for next[node] < len(steps) && met(steps[next[node]], round) {
 				s := steps[next[node]]
-				done[StepRef{Node: node, Step: next[node]}] = round
+				done[planner.StepRef{Node: node, Step: next[node]}] = round
 				next[node]++
 				progressed = true
 				if plan.handedOut(s) {
@@ -268,166 +225,4 @@ func checkOrderHolds(t *testing.T, plan *frozenPlan, nailgun map[string]nailgunN
 		}
 	}
 	t.Logf("%d of nailgun's dependency edges between nodes' tasks hold in tuningbox's order", checked)
-}
-
-// fuelCluster returns fuel-library's default graph in dependency order, its
-// role rules, and count nodes of the shared roles (3 controllers, the primary
-// among them, then computes and Ceph OSDs in turn), each with its own copy of
-// its role's astute.yaml and no old data.
-func fuelCluster(t testing.TB, count int) ([]Task, tagRules, []PlanNode) {
-	raw := python(t, nil, "testdata/nailgun_cluster.py", "--old", "first")
-	var in nailgunInput
-	if err := json.Unmarshal(raw, &in); err != nil {
-		t.Fatal(err)
-	}
-	tasks, err := ParseTasks(in.Tasks)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := newDepGraph(tasks, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	byRole := map[string]map[string]any{}
-	for _, n := range in.Nodes {
-		byRole[n.Roles[0]] = n.Data.(map[string]any)
-	}
-	nodes := make([]PlanNode, count)
-	for i := range nodes {
-		role := []string{"primary-controller", "controller", "controller"}[min(i, 2)]
-		if i >= 3 {
-			role = []string{"compute", "ceph-osd"}[i%2]
-		}
-		nodes[i] = PlanNode{ClusterNode: ClusterNode{ID: fmt.Sprint(i + 1), Roles: []string{role}}, Data: maps.Clone(byRole[role]), Old: map[string]any{}}
-	}
-	return g.ordered(), newTagRules(EntryMetadata{RolesMetadata: in.RolesMetadata, TagsMetadata: in.TagsMetadata}), nodes
-}
-
-// TestCompactWaitsKeepThePlan plans fuel-library's graph on 200 nodes with
-// waits for a task on every node stored compact and stored as a step
-// reference per node: each node's steps, and what each step waits for, are
-// the same.
-func TestCompactWaitsKeepThePlan(t *testing.T) {
-	ordered, rules, nodes := fuelCluster(t, 200)
-	// The Fuel master, whose tasks every node's waits leave out or name one by one.
-	master := nodes[0]
-	master.ClusterNode = ClusterNode{ID: "master", Roles: []string{MasterRole}}
-	nodes = append(nodes, master)
-	p, err := place(context.Background(), ordered, make([]bool, len(ordered)), nodes, rules, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resolve := func(compactFrom int) (map[string][]NodeStep, map[int][]StepRef) {
-		r, err := newResolver(ordered, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.compactFrom = compactFrom
-		if err := r.collectWaits(DefaultPlanEdges); err != nil {
-			t.Fatal(err)
-		}
-		order, err := r.order()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.steps(order)
-	}
-	explicit, none := resolve(math.MaxInt)
-	compact, every := resolve(compactWaitNodes)
-	if none != nil || len(every) == 0 {
-		t.Fatalf("compact waits: %d tasks with the explicit plan, %d with the compact one", len(none), len(every))
-	}
-	compacted := 0
-	for _, node := range nodes {
-		id := node.ID
-		if len(compact[id]) != len(explicit[id]) {
-			t.Fatalf("node %s: %d steps compact, %d explicit", id, len(compact[id]), len(explicit[id]))
-		}
-		for k, step := range compact[id] {
-			want := explicit[id][k]
-			if step.Task != want.Task || step.Skip != want.Skip || !slices.EqualFunc(step.AfterAny, want.AfterAny, slices.Equal) {
-				t.Fatalf("node %s step %d: %+v compact, %+v explicit", id, k, step, want)
-			}
-			// Compact, a step also names steps of its own node before it (passed anyway).
-			var got []StepRef
-			waits := slices.Clone(step.After)
-			for _, j := range step.AfterEvery {
-				waits = append(waits, every[j]...)
-			}
-			for _, ref := range waits {
-				if ref.Node != id || ref.Step >= k {
-					got = append(got, ref)
-				}
-			}
-			slices.SortFunc(got, compareStepRefs)
-			if after := slices.SortedFunc(slices.Values(want.After), compareStepRefs); !slices.Equal(slices.Compact(got), after) {
-				t.Fatalf("node %s step %d (%s) waits for %d steps compact, %d explicit", id, k, ordered[step.Task].ID, len(got), len(after))
-			}
-			compacted += len(step.AfterEvery)
-		}
-	}
-	if err := checkNodeCycles(ordered, nodeClusterNodes(nodes), compact, every); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%d waits for %d tasks on every node stored compact", compacted, len(every))
-}
-
-func compareStepRefs(a, b StepRef) int {
-	return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Step, b.Step))
-}
-
-func nodeClusterNodes(nodes []PlanNode) []ClusterNode {
-	out := make([]ClusterNode, len(nodes))
-	for i, n := range nodes {
-		out[i] = n.ClusterNode
-	}
-	return out
-}
-
-// BenchmarkPlanFuel plans fuel-library's default graph, conditions
-// included, for 1,000 and 5,000 nodes (fuelCluster): first with no old
-// data, then with old data equal to the new (a re-run with nothing changed).
-func BenchmarkPlanFuel(b *testing.B) {
-	for _, count := range []int{1000, 5000} {
-		ordered, rules, nodes := fuelCluster(b, count)
-		b.Run(fmt.Sprintf("nodes=%d", count), func(b *testing.B) {
-			benchmarkPlanFuel(b, ordered, nodes, rules)
-		})
-	}
-}
-
-func benchmarkPlanFuel(b *testing.B, ordered []Task, nodes []PlanNode, rules tagRules) {
-	for _, state := range []string{"first", "same"} {
-		for i := range nodes {
-			nodes[i].Old = map[string]any{}
-			if state == "same" {
-				nodes[i].Old = nodes[i].Data
-			}
-		}
-		for _, explain := range []bool{false, true} {
-			b.Run(fmt.Sprintf("%s/explain=%v", state, explain), func(b *testing.B) {
-				benchmarkPlan(b, ordered, nodes, rules, explain)
-			})
-		}
-	}
-}
-
-// benchmarkPlan places and orders a plan, explained or not: what an
-// explanation costs beside the plain plan.
-func benchmarkPlan(b *testing.B, ordered []Task, nodes []PlanNode, rules tagRules, explain bool) {
-	b.ReportAllocs()
-	var plan frozenPlan
-	for b.Loop() {
-		p, err := place(context.Background(), ordered, make([]bool, len(ordered)), nodes, rules, explain)
-		if err != nil {
-			b.Fatal(err)
-		}
-		steps, every, err := resolveNodes(ordered, p, DefaultPlanEdges)
-		if err != nil {
-			b.Fatal(err)
-		}
-		plan = frozenPlan{Tasks: ordered, Nodes: steps, Every: every, Limits: p.limits}
-	}
-	// What a run keeps of it: the frozen plan, stored as one blob.
-	b.ReportMetric(float64(len(mustJSON(plan)))/1e6, "plan-MB")
 }

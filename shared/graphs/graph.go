@@ -1,6 +1,7 @@
 package graphs
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 
@@ -46,7 +48,7 @@ type Graph struct {
 	Type  string
 	Owner Owner
 	Metadata
-	Tasks []Task
+	Tasks []planner.Task
 }
 
 // Relation names the model a graph belongs to, as the API shows it.
@@ -60,15 +62,15 @@ type Relation struct {
 func (g Graph) MarshalJSON() ([]byte, error) {
 	tasks := g.Tasks
 	if tasks == nil {
-		tasks = []Task{}
+		tasks = []planner.Task{}
 	}
 	return json.Marshal(struct {
 		ID   int64  `json:"id"`
 		UUID string `json:"uuid,omitempty"`
 		Name string `json:"name"`
 		Metadata
-		Tasks     []Task     `json:"tasks"`
-		Relations []Relation `json:"relations"`
+		Tasks     []planner.Task `json:"tasks"`
+		Relations []Relation     `json:"relations"`
 	}{g.ID, g.UUID, g.Name, g.Metadata, tasks, []Relation{{Type: g.Type, Model: g.Owner.Kind, ModelID: g.Owner.ID}}})
 }
 
@@ -100,8 +102,8 @@ func (in GraphInput) apply(g *Graph) error {
 	if in.OnStop != nil {
 		g.OnStop = in.OnStop
 	}
-	if len(in.Tasks) > 0 && !isNull(in.Tasks) {
-		tasks, err := ParseTasks(in.Tasks)
+	if len(in.Tasks) > 0 && !bytes.Equal(bytes.TrimSpace(in.Tasks), []byte("null")) {
+		tasks, err := planner.ParseTasks(in.Tasks)
 		if err != nil {
 			return err
 		}
@@ -139,7 +141,7 @@ const inlineLimit = store.MaxValueSize - 50<<10
 func (s *Service) encodeGraph(ctx context.Context, g Graph) ([]byte, []store.Op, error) {
 	tasks := g.Tasks
 	if tasks == nil {
-		tasks = []Task{}
+		tasks = []planner.Task{}
 	}
 	rawTasks, err := json.Marshal(tasks)
 	if err != nil {
@@ -465,13 +467,22 @@ func (s *Service) loadGraphs(ctx context.Context, ids []int64) ([]Graph, error) 
 // Nailgun's GET /releases/{id}/deployment_tasks did (a release graph alone may
 // depend on tasks that plugins or clusters add, so it is not ordered): empty
 // when the release has no graph of the type.
-func (s *Service) ReleaseTasks(ctx context.Context, release int64, graphType string) ([]Task, error) {
+func (s *Service) ReleaseTasks(ctx context.Context, release int64, graphType string) ([]planner.Task, error) {
 	g, err := s.GraphOf(ctx, Owner{Kind: Release, ID: release}, graphType)
 	if err != nil {
 		if errs.Is(err, errs.NotFound) && s.checkOwner(ctx, Owner{Kind: Release, ID: release}) == nil {
-			return []Task{}, nil
+			return []planner.Task{}, nil
 		}
 		return nil, err
 	}
 	return g.Tasks, nil
+}
+
+// DOT renders a cluster's merged graph of a type in Graphviz DOT.
+func (s *Service) DOT(ctx context.Context, clusterID int64, graphType string, opts planner.DOTOptions) (string, error) {
+	m, err := s.mergedGraph(ctx, clusterID, graphType)
+	if err != nil {
+		return "", err
+	}
+	return planner.DOT(graphType, m.deps, opts)
 }

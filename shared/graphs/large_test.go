@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 	"github.com/tuningbox/tuningbox/shared/store/bolt"
 	"github.com/tuningbox/tuningbox/shared/wire"
 )
@@ -97,17 +98,15 @@ func largeSources(t testing.TB) sources {
 }
 
 // checkOrder fails unless every edge of g goes forwards in order.
-func checkOrder(t testing.TB, g *depGraph, order []Task) {
+func checkOrder(t testing.TB, g *planner.Deps, order []planner.Task) {
 	t.Helper()
 	pos := map[string]int{}
 	for i, task := range order {
 		pos[task.ID] = i
 	}
-	for u := range g.tasks {
-		for _, v := range g.succ[u] {
-			if pos[g.tasks[u].ID] >= pos[g.tasks[v].ID] {
-				t.Fatalf("edge %s -> %s goes backwards", g.tasks[u].ID, g.tasks[v].ID)
-			}
+	for u, v := range g.Edges() {
+		if pos[u.ID] >= pos[v.ID] {
+			t.Fatalf("edge %s -> %s goes backwards", u.ID, v.ID)
 		}
 	}
 }
@@ -119,11 +118,11 @@ func TestLargeMergeAndOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := newDepGraph(m.Tasks, true)
+	g, err := planner.NewDeps(m.Tasks, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	order := g.ordered()
+	order := g.Ordered()
 	elapsed := time.Since(start)
 	// 300 release + 3*20 plugin + 10 cluster new tasks; overrides replace, they do not add.
 	if want := largeReleaseTasks + largePlugins*20 + 10; len(order) != want {
@@ -131,8 +130,8 @@ func TestLargeMergeAndOrder(t *testing.T) {
 	}
 	checkOrder(t, g, order)
 	edges := 0
-	for _, s := range g.succ {
-		edges += len(s)
+	for range g.Edges() {
+		edges++
 	}
 	// The winner of each replaced release task: the cluster over the plugins
 	// (the two sets share task-022 and task-107), a plugin over the release.
@@ -168,11 +167,11 @@ func BenchmarkMergeAndOrder300(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		g, err := newDepGraph(m.Tasks, true)
+		g, err := planner.NewDeps(m.Tasks, true)
 		if err != nil {
 			b.Fatal(err)
 		}
-		_ = g.ordered()
+		_ = g.Ordered()
 	}
 }
 
@@ -183,7 +182,7 @@ func BenchmarkMergeAndOrder300(b *testing.B) {
 type oneNodeCluster struct{}
 
 func (oneNodeCluster) HasResource(_ context.Context, _, resource string) error {
-	if resource != DefaultDeploymentInfoResource {
+	if resource != planner.DefaultDeploymentInfoResource {
 		return errs.NotFoundf("resource %s not found", resource)
 	}
 	return nil
@@ -199,11 +198,11 @@ func (oneNodeCluster) Identify(ctx context.Context, ref string) (ClusterIdentity
 	return ClusterIdentity{ID: 1, UUID: "00000000-0000-4000-8000-000000000001"}, err
 }
 
-func (oneNodeCluster) Nodes(_ context.Context, id string) ([]ClusterNode, error) {
+func (oneNodeCluster) Nodes(_ context.Context, id string) ([]planner.ClusterNode, error) {
 	if id != "1" {
 		return nil, errs.NotFoundf("Cluster %s not found", id)
 	}
-	return []ClusterNode{{ID: "n1"}}, nil
+	return []planner.ClusterNode{{ID: "n1"}}, nil
 }
 
 func (oneNodeCluster) NodeData(ctx context.Context, cluster, resource string, ids []string, _ time.Time) (map[string]NodeDocument, error) {
@@ -231,7 +230,7 @@ func largeService(b *testing.B) *Service {
 	b.Cleanup(func() { _ = be.Close() })
 	s := NewService(be.Index, be.Blobs, oneNodeCluster{})
 	src := largeSources(b)
-	put := func(o Owner, tasks []Task) {
+	put := func(o Owner, tasks []planner.Task) {
 		raw, _ := json.Marshal(tasks)
 		if _, err := s.CreateGraph(ctx, o, DefaultType, GraphInput{Tasks: raw}, false); err != nil {
 			b.Fatal(err)

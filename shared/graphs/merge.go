@@ -5,6 +5,7 @@ import (
 	"maps"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/yaql"
 )
@@ -43,9 +44,9 @@ func (src sources) empty() bool {
 // MergedGraph is the result of merging a cluster's graphs of one type.
 type MergedGraph struct {
 	Metadata
-	Tasks []Task
+	Tasks []planner.Task
 	// deps is the dependency graph of Tasks, set once the merge is validated.
-	deps *depGraph
+	deps *planner.Deps
 }
 
 // merge combines the sources. A task of a higher source replaces the whole
@@ -95,9 +96,9 @@ func merge(src sources) (MergedGraph, error) {
 }
 
 // mergePlugins concatenates the plugins' tasks, refusing a task id that two plugins define.
-func mergePlugins(plugins []pluginGraph) ([]Task, error) {
+func mergePlugins(plugins []pluginGraph) ([]planner.Task, error) {
 	definedBy := map[string]Entry{}
-	var out []Task
+	var out []planner.Task
 	for _, p := range plugins {
 		for _, t := range p.graph.Tasks {
 			if first, ok := definedBy[t.ID]; ok {
@@ -220,12 +221,12 @@ func (s *Service) loadSources(ctx context.Context, clusterID int64, graphType st
 // DeploymentTasks returns a cluster's tasks of a graph type from the chosen
 // source. The merged list must order cleanly (no cycle, no missing task) and is
 // a 404 when no source defines the type; a single source without a graph gives an empty list.
-func (s *Service) DeploymentTasks(ctx context.Context, clusterID int64, graphType string, from Source) ([]Task, error) {
+func (s *Service) DeploymentTasks(ctx context.Context, clusterID int64, graphType string, from Source) ([]planner.Task, error) {
 	src, err := s.clusterSources(ctx, clusterID, graphType)
 	if err != nil {
 		return nil, err
 	}
-	var tasks []Task
+	var tasks []planner.Task
 	switch from {
 	case Own:
 		if src.cluster != nil {
@@ -247,7 +248,7 @@ func (s *Service) DeploymentTasks(ctx context.Context, clusterID int64, graphTyp
 		tasks = m.Tasks
 	}
 	if tasks == nil {
-		tasks = []Task{}
+		tasks = []planner.Task{}
 	}
 	return tasks, nil
 }
@@ -283,7 +284,7 @@ func (s *Service) mergedOf(src sources, graphType string, strict bool) (MergedGr
 	if err != nil {
 		return MergedGraph{}, err
 	}
-	if m.deps, err = newDepGraph(m.Tasks, strict); err != nil {
+	if m.deps, err = planner.NewDeps(m.Tasks, strict); err != nil {
 		return MergedGraph{}, err
 	}
 	return m, nil

@@ -7,7 +7,26 @@ import (
 	"testing"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 )
+
+// mustTasks parses a JSON task list for a test.
+func mustTasks(t testing.TB, raw string) []planner.Task {
+	t.Helper()
+	tasks, err := planner.ParseTasks(json.RawMessage(raw))
+	if err != nil {
+		t.Fatalf("parse tasks: %v", err)
+	}
+	return tasks
+}
+
+func ids(tasks []planner.Task) []string {
+	out := make([]string, len(tasks))
+	for i, t := range tasks {
+		out[i] = t.ID
+	}
+	return out
+}
 
 func graphOf(t *testing.T, kind OwnerKind, id int64, tasks string, md Metadata) *Graph {
 	t.Helper()

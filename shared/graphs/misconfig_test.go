@@ -10,6 +10,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/graphs/graphstest"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
@@ -38,7 +39,7 @@ func (c definingClusters) NodeData(ctx context.Context, id, resource string, nod
 	return docs, c.HasResource(ctx, id, resource)
 }
 
-func definingService(t *testing.T, nodes []graphs.ClusterNode, resources ...string) *graphs.Service {
+func definingService(t *testing.T, nodes []planner.ClusterNode, resources ...string) *graphs.Service {
 	t.Helper()
 	b := mem.New()
 	return graphs.NewService(b.Index, b.Blobs, definingClusters{graphstest.Clusters{"1": nodes}, resources})
@@ -54,7 +55,7 @@ func TestDeploymentInfoResourceMustExist(t *testing.T) {
 	ctx := context.Background()
 	s := definingService(t, graphstest.Nodes("1", "2"), "facts")
 	named := func(resource string) graphs.EntryInput {
-		return graphs.EntryInput{Name: "mitaka", Version: "9.0", EntryMetadata: graphs.EntryMetadata{DeploymentInfoResource: resource}}
+		return graphs.EntryInput{Name: "mitaka", Version: "9.0", EntryMetadata: planner.EntryMetadata{DeploymentInfoResource: resource}}
 	}
 	typo := must[graphs.Entry](t)(s.CreateEntry(ctx, graphs.Release, named("ASTUTE"))) // no cluster yet: nothing to check
 	_, err := s.SetCluster(ctx, 1, graphs.ClusterInput{ReleaseID: &typo.ID})
@@ -66,7 +67,7 @@ func TestDeploymentInfoResourceMustExist(t *testing.T) {
 	must[graphs.ClusterSettings](t)(s.SetCluster(ctx, 1, graphs.ClusterInput{ReleaseID: &rel.ID}))
 	_, err = s.UpdateEntry(ctx, graphs.Release, rel.ID, named(" facts"))
 	wantKind(t, err, errs.Invalid, `names " facts", which the environment of cluster 1 does not define`)
-	plugin := must[graphs.Entry](t)(s.CreateEntry(ctx, graphs.Plugin, graphs.EntryInput{Name: "ldap", Version: "1.0", EntryMetadata: graphs.EntryMetadata{DeploymentInfoResource: "ldap"}}))
+	plugin := must[graphs.Entry](t)(s.CreateEntry(ctx, graphs.Plugin, graphs.EntryInput{Name: "ldap", Version: "1.0", EntryMetadata: planner.EntryMetadata{DeploymentInfoResource: "ldap"}}))
 	_, err = s.SetCluster(ctx, 1, graphs.ClusterInput{ReleaseID: &rel.ID, Plugins: []int64{plugin.ID}})
 	wantKind(t, err, errs.Invalid, `plugin ldap-1.0 names "ldap"`)
 
@@ -90,14 +91,14 @@ func TestDeploymentInfoResourceMustExist(t *testing.T) {
 // release's metadata (primary for each tag of the role) and without it.
 func TestTwoPrimariesAreAPlanError(t *testing.T) {
 	ctx := context.Background()
-	nodes := []graphs.ClusterNode{{ID: "10", Roles: []string{"primary-controller"}}, {ID: "2", Roles: []string{"primary-controller", "cinder"}}, {ID: "3", Roles: []string{"compute"}}}
-	s := definingService(t, nodes, graphs.DefaultDeploymentInfoResource)
+	nodes := []planner.ClusterNode{{ID: "10", Roles: []string{"primary-controller"}}, {ID: "2", Roles: []string{"primary-controller", "cinder"}}, {ID: "3", Roles: []string{"compute"}}}
+	s := definingService(t, nodes, planner.DefaultDeploymentInfoResource)
 	must[graphs.Graph](t)(s.CreateGraph(ctx, graphs.Owner{Kind: graphs.Cluster, ID: 1}, "default",
 		tasksInput(`[{"id":"db","type":"shell","role":["primary-controller"]},{"id":"all","type":"shell","role":["controller","compute"]}]`), false))
 	_, err := s.SerializedTasks(ctx, 1, "default", nil, false, false)
 	wantKind(t, err, errs.Conflict, "nodes 2 and 10 are each named primary for tag controller (role primary-controller)")
 
-	rel := must[graphs.Entry](t)(s.CreateEntry(ctx, graphs.Release, graphs.EntryInput{Name: "mitaka", Version: "9.0", EntryMetadata: graphs.EntryMetadata{
+	rel := must[graphs.Entry](t)(s.CreateEntry(ctx, graphs.Release, graphs.EntryInput{Name: "mitaka", Version: "9.0", EntryMetadata: planner.EntryMetadata{
 		RolesMetadata: map[string]json.RawMessage{"controller": json.RawMessage(`{"tags":["controller","rabbitmq"]}`), "compute": json.RawMessage(`{"tags":["compute"]}`)},
 		TagsMetadata:  map[string]json.RawMessage{"controller": json.RawMessage(`{"has_primary":true}`), "rabbitmq": json.RawMessage(`{"has_primary":true}`)},
 	}}))

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 )
 
 // NodePages lists a plan's nodes' task lists in pages: Nodes yields them in
@@ -36,7 +37,7 @@ const pageBatch = 64
 
 // eachNodeTasks yields the task lists of nodes, reading the plan's steps
 // pageBatch nodes at a time through load, their bodies rendered by render.
-func eachNodeTasks(ctx context.Context, nodes []ClusterNode, load func(ids []string) (*frozenPlan, error), render func(*frozenPlan) *nodeRenderer) iter.Seq2[NodeTasks, error] {
+func eachNodeTasks(ctx context.Context, nodes []planner.ClusterNode, load func(ids []string) (*frozenPlan, error), render func(*frozenPlan) *nodeRenderer) iter.Seq2[NodeTasks, error] {
 	return func(yield func(NodeTasks, error) bool) {
 		for start := 0; start < len(nodes); start += pageBatch {
 			batch := nodes[start:min(start+pageBatch, len(nodes))]
@@ -57,11 +58,11 @@ func eachNodeTasks(ctx context.Context, nodes []ClusterNode, load func(ids []str
 }
 
 // after returns the nodes after the one named last ("" for all of them).
-func after(nodes []ClusterNode, last string) ([]ClusterNode, error) {
+func after(nodes []planner.ClusterNode, last string) ([]planner.ClusterNode, error) {
 	if last == "" {
 		return nodes, nil
 	}
-	i := slices.IndexFunc(nodes, func(n ClusterNode) bool { return n.ID == last })
+	i := slices.IndexFunc(nodes, func(n planner.ClusterNode) bool { return n.ID == last })
 	if i < 0 {
 		return nil, errs.Invalidf("marker: node %s is not listed here", last)
 	}
@@ -91,7 +92,7 @@ func (s *Service) PlanPages(ctx context.Context, id string, only []string, marke
 		}
 		listed = slices.DeleteFunc(slices.Clone(rec.Nodes), func(n string) bool { return !slices.Contains(only, n) })
 	}
-	nodes := make([]ClusterNode, len(listed))
+	nodes := make([]planner.ClusterNode, len(listed))
 	for i, n := range listed {
 		nodes[i].ID = n
 	}

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 	"github.com/tuningbox/tuningbox/shared/store"
-	"github.com/tuningbox/tuningbox/shared/wire"
 	"github.com/tuningbox/tuningbox/shared/yaql"
 )
 
@@ -35,8 +35,8 @@ type planRequest struct {
 	graphType string
 	merged    MergedGraph
 	run       GraphRun
-	subgraphs []Subgraph
-	nodes     []ClusterNode
+	subgraphs []planner.Subgraph
+	nodes     []planner.ClusterNode
 	// force ignores the nodes' old data: changed() is true everywhere (Nailgun's force).
 	force bool
 	// explain records why each task is on each node and runs or is skipped (frozenPlan.Why).
@@ -48,11 +48,13 @@ type planRequest struct {
 // plan makes the frozen plan of one graph of a cluster on some of its nodes,
 // within the request's budget and the service's PlanLimits.
 func (s *Service) plan(ctx context.Context, req planRequest) (*frozenPlan, error) {
-	tasks, filtered, err := freezePlan(req.merged.deps, req.run, req.subgraphs)
+	tasks, filtered, err := req.merged.deps.Select(planner.Selection{
+		GraphType: req.run.Type, Tasks: req.run.Tasks, SkipTasks: req.run.SkipTasks, Subgraphs: req.subgraphs,
+	})
 	if err != nil {
 		return nil, err
 	}
-	if err := s.planLimits.checkPairs(len(tasks), len(req.nodes)); err != nil {
+	if err := planner.CheckPairs(len(tasks), len(req.nodes), s.planLimits.Pairs); err != nil {
 		return nil, err
 	}
 	settings, err := s.clusterSettings(ctx, req.cluster)
@@ -63,41 +65,31 @@ func (s *Service) plan(ctx context.Context, req planRequest) (*frozenPlan, error
 	if err != nil {
 		return nil, err
 	}
-	nodes := make([]PlanNode, len(req.nodes))
+	nodes := make([]planner.PlanNode, len(req.nodes))
 	for n, node := range req.nodes {
 		nodes[n].ClusterNode = node
 	}
 	frozen := &frozenPlan{Tasks: tasks, Resource: deploymentInfoResource(meta)}
 	var warnings []string
-	if need := dataNeeds(tasks); need != noData {
+	if need := planner.DataNeeds(tasks); need != planner.NoData {
 		if warnings, err = s.loadNodeData(ctx, req, frozen, nodes, need); err != nil {
 			return nil, err
 		}
 	}
-	p, err := arrange(tasks, nodes, newTagRules(meta...), s.patterns, req.explain)
+	p, err := planner.Plan(ctx, tasks, nodes, planner.NewRules(meta...), planner.Options{
+		Filtered: filtered, Budget: req.budget, Patterns: s.patterns,
+		MaxNodeTasks: s.planLimits.NodeTasks, MaxWaits: s.planLimits.Edges, Explain: req.explain,
+	})
 	if err != nil {
 		return nil, err
 	}
-	if err := s.planLimits.checkNodeTasks(p); err != nil {
-		return nil, err
-	}
-	if err := p.evaluate(ctx, tasks, filtered, req.budget); err != nil {
-		return nil, err
-	}
-	if frozen.Nodes, frozen.Every, err = resolveNodes(tasks, p, s.planLimits.Edges); err != nil {
-		return nil, err
-	}
-	frozen.Limits, frozen.Unplaced = p.limits, p.unplaced
-	frozen.Warnings = append(append(slices.Clone(req.merged.deps.warnings), warnings...), p.warnings...)
-	frozen.Warnings = append(frozen.Warnings, masterWarnings(tasks, p)...)
+	frozen.Nodes, frozen.Every, frozen.Limits, frozen.Unplaced = p.Steps, p.Every, p.Limits, p.Unplaced
+	frozen.Warnings = append(append(slices.Clone(req.merged.deps.Warnings()), warnings...), p.Warnings...)
 	frozen.setPlaceholders(nodes, settings.MasterIP)
 	frozen.planned = nodes
-	frozen.Groups = faultToleranceGroups(tasks, p)
+	frozen.Groups = p.Groups
 	if req.explain {
-		frozen.Why = make(map[string][]*wire.Why, len(nodes))
-		for n := range nodes {
-			frozen.Why[nodes[n].ID] = p.why[n]
-		}
+		frozen.Why = p.Why
 		if err := s.originate(ctx, req.cluster, frozen, nodes); err != nil {
 			return nil, err
 		}
@@ -107,7 +99,7 @@ func (s *Service) plan(ctx context.Context, req planRequest) (*frozenPlan, error
 
 // clusterMetadata returns the role metadata of a cluster's release, then of
 // its plugins in plugin order.
-func (s *Service) clusterMetadata(ctx context.Context, settings ClusterSettings) ([]EntryMetadata, error) {
+func (s *Service) clusterMetadata(ctx context.Context, settings ClusterSettings) ([]planner.EntryMetadata, error) {
 	var keys []store.Key
 	if settings.ReleaseID != nil {
 		keys = append(keys, entryKey(Release, *settings.ReleaseID))
@@ -119,7 +111,7 @@ func (s *Service) clusterMetadata(ctx context.Context, settings ClusterSettings)
 	if err != nil {
 		return nil, err
 	}
-	var out []EntryMetadata
+	var out []planner.EntryMetadata
 	for _, k := range keys {
 		if it, ok := items[k]; ok {
 			var e Entry
@@ -134,8 +126,8 @@ func (s *Service) clusterMetadata(ctx context.Context, settings ClusterSettings)
 
 // deploymentInfoResource is the resource holding the nodes' deployment
 // data: the last that the release and the plugins name.
-func deploymentInfoResource(meta []EntryMetadata) string {
-	resource := DefaultDeploymentInfoResource
+func deploymentInfoResource(meta []planner.EntryMetadata) string {
+	resource := planner.DefaultDeploymentInfoResource
 	for _, m := range meta {
 		if m.DeploymentInfoResource != "" {
 			resource = m.DeploymentInfoResource
@@ -153,7 +145,7 @@ const nodeDataBatch = 256
 // A node whose data did not change since gets the same value as both, so
 // comparing them costs nothing. need says what reads the data: without any
 // data, expressions are an error and placeholders stay as written.
-func (s *Service) loadNodeData(ctx context.Context, req planRequest, frozen *frozenPlan, nodes []PlanNode, need int) ([]string, error) {
+func (s *Service) loadNodeData(ctx context.Context, req planRequest, frozen *frozenPlan, nodes []planner.PlanNode, need int) ([]string, error) {
 	resource := frozen.Resource
 	all := make([]int, len(nodes))
 	for n := range nodes {
@@ -168,15 +160,15 @@ func (s *Service) loadNodeData(ctx context.Context, req planRequest, frozen *fro
 			return fmt.Errorf("deployment data of node %s: %w", nodes[n].ID, err)
 		}
 		nodes[n].Old = map[string]any{}
-		nodes[n].history = historyFirst
+		nodes[n].History = historyFirst
 		pins[nodes[n].ID] = DataPin{At: at, ETag: doc.ETag}
 		return nil
 	})
 	if errs.Is(err, errs.NotFound) {
-		if need == dataForExpressions {
+		if need == planner.DataForExpressions {
 			return nil, missingDeploymentData(resource, err)
 		}
-		return []string{fmt.Sprintf("placeholders such as {%s} stay as written: %s", PlaceholderClusterID, errs.Message(err))}, nil
+		return []string{fmt.Sprintf("placeholders such as {%s} stay as written: %s", planner.PlaceholderClusterID, errs.Message(err))}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -184,7 +176,7 @@ func (s *Service) loadNodeData(ctx context.Context, req planRequest, frozen *fro
 	frozen.Data = pins
 	if req.force {
 		for n := range nodes {
-			nodes[n].history = historyForced
+			nodes[n].History = historyForced
 		}
 		return nil, nil
 	}
@@ -200,7 +192,7 @@ func (s *Service) loadNodeData(ctx context.Context, req planRequest, frozen *fro
 		case !ok:
 		case pin.ETag == pins[nodes[n].ID].ETag:
 			nodes[n].Old = nodes[n].Data
-			nodes[n].history = historySince(pin, true)
+			nodes[n].History = historySince(pin, true)
 			frozen.setOld(nodes[n].ID, pin)
 		default:
 			changed[pin.At] = append(changed[pin.At], n)
@@ -216,7 +208,7 @@ func (s *Service) loadNodeData(ctx context.Context, req planRequest, frozen *fro
 			if nodes[n].Old, err = data.decode(doc.Body); err != nil {
 				return err
 			}
-			nodes[n].history = historySince(last[nodes[n].ID], false)
+			nodes[n].History = historySince(last[nodes[n].ID], false)
 			frozen.setOld(nodes[n].ID, last[nodes[n].ID])
 			return nil
 		})
@@ -230,7 +222,7 @@ func (s *Service) loadNodeData(ctx context.Context, req planRequest, frozen *fro
 // readNodeData reads the deployment data of the nodes at positions group
 // (at an instant, or now when at is zero) in batches of nodeDataBatch, and
 // hands each node's document to use; a node with no document is left out.
-func (s *Service) readNodeData(ctx context.Context, cluster int64, resource string, nodes []PlanNode, group []int, at time.Time, use func(n int, doc NodeDocument) error) error {
+func (s *Service) readNodeData(ctx context.Context, cluster int64, resource string, nodes []planner.PlanNode, group []int, at time.Time, use func(n int, doc NodeDocument) error) error {
 	for start := 0; start < len(group); start += nodeDataBatch {
 		batch := group[start:min(start+nodeDataBatch, len(group))]
 		ids := make([]string, len(batch))
@@ -429,4 +421,13 @@ func (s *Service) deployedOps(ctx context.Context, cluster int64, types []string
 		}
 	}
 	return ops, nil
+}
+
+// missingDeploymentData is the plan error when the nodes' deployment data,
+// which the graph's expressions read, is no resource of the cluster's
+// environment (err: the ConfigDB's not found): planning on {} would skip
+// tasks silently.
+func missingDeploymentData(resource string, err error) error {
+	return errs.Conflictf("the graph's expressions read each node's deployment data, the resource %q of the cluster's environment "+
+		"(deployment_info_resource of its release or plugins, %s by default): %s", resource, planner.DefaultDeploymentInfoResource, errs.Message(err))
 }

@@ -21,7 +21,7 @@ func TestLegacyPlanRunsWholeOnEveryNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	steps := plan.steps("any-node")
-	if len(steps) != 3 || steps[2].Task != 2 || steps[0].waits() || plan.nextRunnable(steps, 1) != 2 {
+	if len(steps) != 3 || steps[2].Task != 2 || steps[0].Waits() || plan.nextRunnable(steps, 1) != 2 {
 		t.Fatalf("steps = %+v", steps)
 	}
 	got, err := serialize(context.Background(), plan, "n", s.pinnedRenderer(1, plan))

@@ -12,6 +12,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/graphs/graphstest"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 	"github.com/tuningbox/tuningbox/shared/store/mem"
 	"github.com/tuningbox/tuningbox/shared/yaql"
 )
@@ -21,9 +22,9 @@ import (
 func clusterOf(t *testing.T, n int, tasks any, opts ...graphs.Option) *graphs.Service {
 	t.Helper()
 	b := mem.New()
-	nodes := make([]graphs.ClusterNode, n)
+	nodes := make([]planner.ClusterNode, n)
 	for i := range nodes {
-		nodes[i] = graphs.ClusterNode{ID: fmt.Sprint(i + 1), Roles: []string{"compute"}}
+		nodes[i] = planner.ClusterNode{ID: fmt.Sprint(i + 1), Roles: []string{"compute"}}
 	}
 	s := graphs.NewService(b.Index, b.Blobs, graphstest.EmptyData{Clusters: graphstest.Clusters{"1": nodes}}, opts...)
 	raw, err := json.Marshal(tasks)

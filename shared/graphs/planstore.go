@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/wire"
 )
@@ -142,7 +143,7 @@ func (s *Service) loadPlan(ctx context.Context, hash string, nodes ...string) (*
 		return &head.frozenPlan, nil
 	}
 	plan := head.frozenPlan // a copy holding the nodes asked for
-	plan.Nodes = make(map[string][]NodeStep, len(nodes))
+	plan.Nodes = make(map[string][]planner.NodeStep, len(nodes))
 	for _, n := range nodes {
 		at, ok := head.StepsAt[n]
 		if !ok {
@@ -152,7 +153,7 @@ func (s *Service) loadPlan(ctx context.Context, hash string, nodes ...string) (*
 		if err != nil {
 			return nil, fmt.Errorf("plan %s: part %d: %w", hash, at[0], err)
 		}
-		var steps []NodeStep
+		var steps []planner.NodeStep
 		if err := json.Unmarshal(part[at[1]:at[1]+at[2]], &steps); err != nil {
 			return nil, fmt.Errorf("plan %s: steps of node %s: %w", hash, n, err)
 		}
@@ -189,7 +190,7 @@ func (s *Service) loadPlanShowing(ctx context.Context, hash string, nodes []stri
 			for _, other := range waitedNodes(step.After, step.AfterAny) {
 				if _, ok := plan.Nodes[other]; !ok {
 					tasks := head.StepTasks[other]
-					steps := make([]NodeStep, len(tasks))
+					steps := make([]planner.NodeStep, len(tasks))
 					for k, t := range tasks {
 						steps[k].Task = int(t)
 					}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/store/mem"
 	"github.com/tuningbox/tuningbox/shared/wire"
@@ -21,16 +22,16 @@ func TestSplitPlanReadsBackByNode(t *testing.T) {
 	ctx := context.Background()
 	b := mem.New()
 	s := NewService(b.Index, b.Blobs, oneNodeCluster{})
-	plan := &frozenPlan{Tasks: []Task{{ID: "a", Type: TypeShell}, {ID: "b", Type: TypeShell}}, Nodes: map[string][]NodeStep{}, Limits: map[string]int{"b": 3}}
+	plan := &frozenPlan{Tasks: []planner.Task{{ID: "a", Type: planner.TypeShell}, {ID: "b", Type: planner.TypeShell}}, Nodes: map[string][]planner.NodeStep{}, Limits: map[string]int{"b": 3}}
 	var order []string
 	for n := range 2000 {
 		id := fmt.Sprintf("n%d", n)
 		order = append(order, id)
-		wait := NodeStep{Task: 1}
+		wait := planner.NodeStep{Task: 1}
 		for k := range 30 { // each node waits for "a" on 30 others: ~750 bytes of steps
-			wait.After = append(wait.After, StepRef{Node: fmt.Sprintf("n%d", (n+k+1)%2000), Step: 0})
+			wait.After = append(wait.After, planner.StepRef{Node: fmt.Sprintf("n%d", (n+k+1)%2000), Step: 0})
 		}
-		plan.Nodes[id] = []NodeStep{{Task: 0}, wait}
+		plan.Nodes[id] = []planner.NodeStep{{Task: 0}, wait}
 	}
 	for _, maxParts := range []int{4, 1} {
 		var parts, ops int
@@ -71,7 +72,7 @@ func TestSplitPlanReadsBackByNode(t *testing.T) {
 		}
 	}
 	blobs := 0
-	small := &frozenPlan{Tasks: plan.Tasks, Nodes: map[string][]NodeStep{"n0": plan.Nodes["n0"]}}
+	small := &frozenPlan{Tasks: plan.Tasks, Nodes: map[string][]planner.NodeStep{"n0": plan.Nodes["n0"]}}
 	if _, _, err := storePlan(ctx, small, []string{"n0"}, 4, func(context.Context, []byte) (string, []store.Op, error) {
 		blobs++
 		return "", nil, nil
@@ -80,7 +81,7 @@ func TestSplitPlanReadsBackByNode(t *testing.T) {
 	}
 }
 
-func stepsEqual(a, b NodeStep) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
+func stepsEqual(a, b planner.NodeStep) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
 
 // An explained plan keeps each node's explanations beside its steps in the
 // parts, not in the head: a page reads its own nodes' only.
@@ -88,12 +89,12 @@ func TestSplitPlanKeepsExplanationsByNode(t *testing.T) {
 	ctx := context.Background()
 	b := mem.New()
 	s := NewService(b.Index, b.Blobs, oneNodeCluster{})
-	plan := &frozenPlan{Tasks: []Task{{ID: "a", Type: TypeShell}}, Nodes: map[string][]NodeStep{}, Why: map[string][]*wire.Why{}}
+	plan := &frozenPlan{Tasks: []planner.Task{{ID: "a", Type: planner.TypeShell}}, Nodes: map[string][]planner.NodeStep{}, Why: map[string][]*wire.Why{}}
 	var order []string
 	for n := range 2000 {
 		id := fmt.Sprintf("n%d", n)
 		order = append(order, id)
-		plan.Nodes[id] = []NodeStep{{Task: 0}}
+		plan.Nodes[id] = []planner.NodeStep{{Task: 0}}
 		plan.Why[id] = []*wire.Why{{Placed: "every node " + id, Decision: "runs: it has no condition " + strings.Repeat("x", 600)}}
 	}
 	hash, _, err := storePlan(ctx, plan, order, 4, s.referencedBlob)
@@ -122,9 +123,9 @@ func TestSplitPlanOfNodesAlike(t *testing.T) {
 	ctx := context.Background()
 	b := mem.New()
 	s := NewService(b.Index, b.Blobs, oneNodeCluster{})
-	plan := &frozenPlan{Tasks: []Task{{ID: "a", Type: TypeShell}}, Nodes: map[string][]NodeStep{}}
+	plan := &frozenPlan{Tasks: []planner.Task{{ID: "a", Type: planner.TypeShell}}, Nodes: map[string][]planner.NodeStep{}}
 	var order []string
-	steps := slices.Repeat([]NodeStep{{Task: 0, AfterEvery: []int{0}}}, 100)
+	steps := slices.Repeat([]planner.NodeStep{{Task: 0, AfterEvery: []int{0}}}, 100)
 	for n := range 2000 {
 		id := fmt.Sprintf("n%d", n)
 		order = append(order, id)

@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"slices"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/tuningbox/tuningbox/shared/errs"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 
@@ -37,7 +41,7 @@ type Entry struct {
 	UUID    string `json:"uuid"`
 	Name    string `json:"name"`
 	Version string `json:"version"`
-	EntryMetadata
+	planner.EntryMetadata
 }
 
 // FullName is how messages name a plugin or release: name-version.
@@ -47,7 +51,7 @@ func (e Entry) FullName() string { return e.Name + "-" + e.Version }
 type EntryInput struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
-	EntryMetadata
+	planner.EntryMetadata
 }
 
 func (in EntryInput) validate(kind OwnerKind) error {
@@ -59,7 +63,7 @@ func (in EntryInput) validate(kind OwnerKind) error {
 	case len(in.Name) > 255 || len(in.Version) > 255:
 		return errs.Invalidf("name and version are at most 255 characters")
 	}
-	if err := in.EntryMetadata.validate(); err != nil {
+	if err := in.EntryMetadata.Validate(); err != nil {
 		return err
 	}
 	return in.checkSize(kind)
@@ -393,4 +397,27 @@ func (s *Service) DeleteClusterOps(ctx context.Context, cluster int64) ([]store.
 		ops = append(ops, store.DeleteAt(p.Key, p.Revision), store.Delete(graphKey(ptr.GraphID)))
 	}
 	return ops, nil
+}
+
+// checkSize refuses an entry that, stored as one index item, would be larger
+// than the store keeps (a 413 before any write), naming the field that makes
+// it so: the larger of roles_metadata and tags_metadata, and its largest entry.
+func (in EntryInput) checkSize(kind OwnerKind) error {
+	// With the longest id and a UUID, the entry is as large as it can be stored.
+	size := len(mustJSON(Entry{ID: math.MaxInt64, UUID: uuid.Nil.String(), Name: in.Name, Version: in.Version, EntryMetadata: in.EntryMetadata}))
+	if size <= store.MaxValueSize {
+		return nil
+	}
+	field, members, fieldSize := "roles_metadata", in.RolesMetadata, len(mustJSON(in.RolesMetadata))
+	if tags := len(mustJSON(in.TagsMetadata)); tags > fieldSize {
+		field, members, fieldSize = "tags_metadata", in.TagsMetadata, tags
+	}
+	largest := ""
+	for name, raw := range members {
+		if largest == "" || len(raw) > len(members[largest]) || len(raw) == len(members[largest]) && name < largest {
+			largest = name
+		}
+	}
+	return errs.New(errs.TooLarge, "%s: %d bytes (%d entries; the largest, %s.%s, %d bytes): a %s is stored as one item of at most %d bytes; this one would be %d",
+		field, fieldSize, len(members), field, largest, len(mustJSON(members[largest])), kind, store.MaxValueSize, size)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tuningbox/tuningbox/shared/cache"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 	"github.com/tuningbox/tuningbox/shared/store"
 	"github.com/tuningbox/tuningbox/shared/wire"
 )
@@ -21,7 +22,7 @@ type Clusters interface {
 	Exists(ctx context.Context, id string) error
 	// Nodes returns the cluster's nodes with their roles, and an errs.NotFound
 	// error when the cluster does not exist.
-	Nodes(ctx context.Context, id string) ([]ClusterNode, error)
+	Nodes(ctx context.Context, id string) ([]planner.ClusterNode, error)
 	// Identify resolves a cluster given by integer id or UUID, and answers an
 	// errs.NotFound error when it does not exist.
 	Identify(ctx context.Context, ref string) (ClusterIdentity, error)
@@ -64,7 +65,7 @@ type Service struct {
 	// txRecords holds decoded transaction records by key and revision (decodeTx).
 	txRecords *cache.LRU[recordAt, decodedRecord]
 	// patterns holds the compiled "/re/" names plans match nodes and tasks with.
-	patterns *patterns
+	patterns *planner.Patterns
 	// executions wakes waiting cluster claims when an execution starts.
 	executions executions
 	// heartbeat is how often agents running a task claim it again.
@@ -86,7 +87,7 @@ type decodedPlan struct {
 }
 
 type decodedTasks struct {
-	tasks []Task
+	tasks []planner.Task
 	size  int64 // of the JSON they were decoded from
 }
 
@@ -109,9 +110,9 @@ func WithCacheBytes(total int64) Option {
 		rest := (total - 2*checks - names - records) / 2
 		s.deadlineChecks = newDeadlineChecks(checks)
 		s.passedEvery = cache.New[everyWait](checks, func(int) int64 { return everyWaitBytes })
-		s.patterns = newPatterns(names)
-		s.decoded = cache.New[[sha256.Size]byte](rest, func(d decodedTasks) int64 { return 2*d.size + compiledBytes(d.tasks) })
-		s.plans = cache.New[string](rest, func(d decodedPlan) int64 { return 2*d.size + compiledBytes(d.plan.Tasks) })
+		s.patterns = planner.NewPatterns(names)
+		s.decoded = cache.New[[sha256.Size]byte](rest, func(d decodedTasks) int64 { return 2*d.size + planner.CompiledBytes(d.tasks) })
+		s.plans = cache.New[string](rest, func(d decodedPlan) int64 { return 2*d.size + planner.CompiledBytes(d.plan.Tasks) })
 		s.txRecords = cache.New[recordAt](records, func(d decodedRecord) int64 { return 2*d.size + cache.EntryOverhead })
 	}
 }
@@ -133,12 +134,12 @@ func NewService(idx store.Index, blobs store.Blobs, clusters Clusters, opts ...O
 
 // decodeTasks decodes a stored task list. The tasks returned may be shared
 // with other callers: they are never modified in place (changes copy the Task).
-func (s *Service) decodeTasks(raw []byte) ([]Task, error) {
+func (s *Service) decodeTasks(raw []byte) ([]planner.Task, error) {
 	key := sha256.Sum256(raw)
 	if d, ok := s.decoded.Get(key); ok {
 		return d.tasks, nil
 	}
-	var tasks []Task
+	var tasks []planner.Task
 	if err := json.Unmarshal(raw, &tasks); err != nil {
 		return nil, err
 	}

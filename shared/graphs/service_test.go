@@ -12,6 +12,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/graphs"
 	"github.com/tuningbox/tuningbox/shared/graphs/graphstest"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 	"github.com/tuningbox/tuningbox/shared/store/mem"
 )
 
@@ -56,7 +57,7 @@ func tasksInput(tasks string) graphs.GraphInput {
 	return graphs.GraphInput{Tasks: json.RawMessage(tasks)}
 }
 
-func taskIDs(tasks []graphs.Task) []string {
+func taskIDs(tasks []planner.Task) []string {
 	out := make([]string, len(tasks))
 	for i, t := range tasks {
 		out[i] = t.ID
@@ -259,18 +260,18 @@ func TestDeploymentTasksSources(t *testing.T) {
 		{graphs.ReleaseOnly, []string{"hiera", "netconfig", "ntp"}},
 	}
 	for _, tt := range tests {
-		got := must[[]graphs.Task](t)(s.DeploymentTasks(ctx, 1, "default", tt.from))
+		got := must[[]planner.Task](t)(s.DeploymentTasks(ctx, 1, "default", tt.from))
 		if !slices.Equal(taskIDs(got), tt.want) {
 			t.Errorf("source %d: %v, want %v", tt.from, taskIDs(got), tt.want)
 		}
 	}
-	merged := must[[]graphs.Task](t)(s.DeploymentTasks(ctx, 1, "default", graphs.Merged))
+	merged := must[[]planner.Task](t)(s.DeploymentTasks(ctx, 1, "default", graphs.Merged))
 	if merged[0].Type != "shell" || len(merged[0].Requires) != 0 {
 		t.Fatalf("cluster task must replace the release task whole: %+v", merged[0])
 	}
 	_, err := s.DeploymentTasks(ctx, 1, "nothing", graphs.Merged)
 	wantKind(t, err, errs.NotFound, "Graph with type: nothing is not defined")
-	if got := must[[]graphs.Task](t)(s.DeploymentTasks(ctx, 1, "nothing", graphs.Own)); len(got) != 0 {
+	if got := must[[]planner.Task](t)(s.DeploymentTasks(ctx, 1, "nothing", graphs.Own)); len(got) != 0 {
 		t.Fatalf("a single source without a graph is empty: %v", got)
 	}
 	_, err = s.DeploymentTasks(ctx, 9, "default", graphs.Merged)
@@ -310,13 +311,13 @@ func TestDOTOfCluster(t *testing.T) {
 	ctx := context.Background()
 	s := newService(t)
 	setupMerge(t, s)
-	dot := must[string](t)(s.DOT(ctx, 1, "default", graphs.DOTOptions{ParentsFor: "ldap"}))
+	dot := must[string](t)(s.DOT(ctx, 1, "default", planner.DOTOptions{ParentsFor: "ldap"}))
 	want := "digraph \"default\" {\n  node [shape=box, style=\"rounded,filled\", fillcolor=white];\n" +
 		"  \"hiera\";\n  \"netconfig\";\n  \"ldap\";\n  \"hiera\" -> \"netconfig\";\n  \"netconfig\" -> \"ldap\";\n}\n"
 	if dot != want {
 		t.Fatalf("dot:\n%s", dot)
 	}
-	_, err := s.DOT(ctx, 1, "default", graphs.DOTOptions{Tasks: []string{"x"}})
+	_, err := s.DOT(ctx, 1, "default", planner.DOTOptions{Tasks: []string{"x"}})
 	wantKind(t, err, errs.Invalid, "Tasks x are not present in deployment graph")
 }
 

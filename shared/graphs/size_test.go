@@ -9,6 +9,7 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/graphs"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 	"github.com/tuningbox/tuningbox/shared/store"
 )
 
@@ -20,7 +21,7 @@ func TestEntryOverTheItemLimitIs413(t *testing.T) {
 	s := newService(t)
 	withDescription := func(n int) graphs.EntryInput {
 		role := fmt.Sprintf(`{"tags":["controller"],"description":%q}`, strings.Repeat("d", n))
-		return graphs.EntryInput{Name: "mitaka", Version: "9.0", EntryMetadata: graphs.EntryMetadata{
+		return graphs.EntryInput{Name: "mitaka", Version: "9.0", EntryMetadata: planner.EntryMetadata{
 			RolesMetadata: map[string]json.RawMessage{"controller": json.RawMessage(role), "compute": json.RawMessage(`{"tags":["compute"]}`)},
 		}}
 	}
@@ -47,7 +48,7 @@ func TestEntryOverTheItemLimitIs413(t *testing.T) {
 	for i := range 20_000 {
 		tags[fmt.Sprintf("tag-%d", i)] = json.RawMessage(`{"has_primary":false}`)
 	}
-	_, err = s.CreateEntry(ctx, graphs.Plugin, graphs.EntryInput{Name: "ldap", Version: "1.0", EntryMetadata: graphs.EntryMetadata{TagsMetadata: tags}})
+	_, err = s.CreateEntry(ctx, graphs.Plugin, graphs.EntryInput{Name: "ldap", Version: "1.0", EntryMetadata: planner.EntryMetadata{TagsMetadata: tags}})
 	wantKind(t, err, errs.TooLarge, "tags_metadata: ")
 	wantKind(t, err, errs.TooLarge, "(20000 entries; ")
 	wantKind(t, err, errs.TooLarge, "a plugin is stored as one item")

@@ -12,17 +12,18 @@ import (
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/graphs"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // Clusters is a fixed, in-memory graphs.Clusters: cluster id -> nodes.
-type Clusters map[string][]graphs.ClusterNode
+type Clusters map[string][]planner.ClusterNode
 
 // Nodes returns nodes without roles, by id.
-func Nodes(ids ...string) []graphs.ClusterNode {
-	out := make([]graphs.ClusterNode, len(ids))
+func Nodes(ids ...string) []planner.ClusterNode {
+	out := make([]planner.ClusterNode, len(ids))
 	for i, id := range ids {
-		out[i] = graphs.ClusterNode{ID: id}
+		out[i] = planner.ClusterNode{ID: id}
 	}
 	return out
 }
@@ -44,7 +45,7 @@ func (c Clusters) HasResource(ctx context.Context, id, resource string) error {
 }
 
 // Nodes implements graphs.Clusters.
-func (c Clusters) Nodes(ctx context.Context, id string) ([]graphs.ClusterNode, error) {
+func (c Clusters) Nodes(ctx context.Context, id string) ([]planner.ClusterNode, error) {
 	if err := c.Exists(ctx, id); err != nil {
 		return nil, err
 	}

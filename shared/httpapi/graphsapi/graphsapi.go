@@ -15,6 +15,7 @@ import (
 	"github.com/tuningbox/tuningbox/shared/auth/audit"
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/graphs"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/httpapi/routes"
 	"github.com/tuningbox/tuningbox/shared/wire"
@@ -224,7 +225,7 @@ func (h *handlers) getOwned(kind graphs.OwnerKind) httpapi.Handler {
 func entryInput(r *http.Request) (graphs.EntryInput, error) {
 	var in wire.NewRegistryEntry
 	err := httpapi.Decode(r, &in)
-	return graphs.EntryInput{Name: in.Name, Version: in.Version, EntryMetadata: graphs.EntryMetadata(in.EntryMetadata)}, err
+	return graphs.EntryInput{Name: in.Name, Version: in.Version, EntryMetadata: planner.EntryMetadata(in.EntryMetadata)}, err
 }
 
 // graphBody reads a graph upload: the JSON body and the ?validate flag.
@@ -323,7 +324,7 @@ func (h *handlers) deploymentTasks(from graphs.Source) httpapi.Handler {
 
 func (h *handlers) graphviz(_ http.ResponseWriter, r *http.Request, id int64) (int, any, error) {
 	q := routes.QueryOf(r)
-	opts := graphs.DOTOptions{Tasks: list(q, "tasks"), ParentsFor: q.String("parents_for"), Remove: list(q, "remove")}
+	opts := planner.DOTOptions{Tasks: list(q, "tasks"), ParentsFor: q.String("parents_for"), Remove: list(q, "remove")}
 	dot, err := h.svc.DOT(r.Context(), id, graphType(q), opts)
 	return http.StatusOK, httpapi.Text{ContentType: "text/vnd.graphviz", Body: []byte(dot)}, err
 }
@@ -382,7 +383,7 @@ func (h *handlers) execute(w http.ResponseWriter, r *http.Request) (int, any, er
 		Graphs: httpapi.Convert(in.Graphs, func(g wire.GraphRun) graphs.GraphRun {
 			return graphs.GraphRun{Type: g.Type, Tasks: g.Tasks, SkipTasks: g.SkipTasks, Nodes: httpapi.Convert(g.Nodes, func(n wire.NodeID) graphs.NodeID { return graphs.NodeID(n) })}
 		}),
-		Subgraphs: httpapi.Convert(in.Subgraphs, func(sg wire.Subgraph) graphs.Subgraph { return graphs.Subgraph(sg) }),
+		Subgraphs: httpapi.Convert(in.Subgraphs, func(sg wire.Subgraph) planner.Subgraph { return planner.Subgraph(sg) }),
 	}
 	if len(body.Cluster) > 0 && string(body.Cluster) != "null" {
 		id, err := h.bodyID(r, body.Cluster, string(graphs.Cluster))
@@ -557,7 +558,7 @@ func (h *handlers) transactionAnswer(r *http.Request, status int, tx graphs.Tran
 	return status, v, err
 }
 
-func tasksAnswer(tasks []graphs.Task, err error) (int, any, error) {
+func tasksAnswer(tasks []planner.Task, err error) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/tuningbox/tuningbox/shared/graphs"
+	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 	"github.com/tuningbox/tuningbox/shared/httpapi"
 	"github.com/tuningbox/tuningbox/shared/ident"
 	"github.com/tuningbox/tuningbox/shared/wire"
@@ -196,7 +197,7 @@ func progressView(p graphs.NodeProgress) wire.NodeProgress {
 }
 
 // taskDocument is a task's API form, encoded as every answer is (no HTML escaping).
-func taskDocument(t graphs.Task) (wire.TaskDocument, error) {
+func taskDocument(t planner.Task) (wire.TaskDocument, error) {
 	doc, err := encodeJSON(t)
 	return wire.TaskDocument(doc), err
 }
@@ -212,7 +213,7 @@ func encodeJSON(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-func taskDocuments(tasks []graphs.Task) ([]wire.TaskDocument, error) {
+func taskDocuments(tasks []planner.Task) ([]wire.TaskDocument, error) {
 	if tasks == nil {
 		return nil, nil
 	}
@@ -252,7 +253,7 @@ func planView(p graphs.Plan) (wire.Plan, error) {
 		return wire.Plan{}, err
 	}
 	out := wire.Plan{Transaction: p.Transaction, GraphType: p.GraphType, Nodes: p.Nodes, Tasks: tasks, Warnings: p.Warnings, Unplaced: p.Unplaced,
-		FaultToleranceGroups: httpapi.Convert(p.FaultToleranceGroups, func(g graphs.FaultToleranceGroup) wire.FaultToleranceGroup { return wire.FaultToleranceGroup(g) })}
+		FaultToleranceGroups: httpapi.Convert(p.FaultToleranceGroups, func(g planner.FaultToleranceGroup) wire.FaultToleranceGroup { return wire.FaultToleranceGroup(g) })}
 	if p.NodeTasks != nil {
 		out.NodeTasks = make(map[string][]wire.SerializedTask, len(p.NodeTasks))
 	}

@@ -1,16 +1,12 @@
-package graphs
+package planner
 
 import (
 	"encoding/json"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/tuningbox/tuningbox/shared/errs"
-	"github.com/tuningbox/tuningbox/shared/store"
 )
 
 // EntryMetadata is what a release (or a plugin) says of roles, as Nailgun's
@@ -37,7 +33,8 @@ type tagMetadata struct {
 	HasPrimary bool `json:"has_primary"`
 }
 
-func (m EntryMetadata) validate() error {
+// Validate checks that the role and tag metadata tuningbox reads are well formed.
+func (m EntryMetadata) Validate() error {
 	for _, role := range sortedKeys(m.RolesMetadata) {
 		var rm roleMetadata
 		if err := decodeMetadata(m.RolesMetadata[role], &rm); err != nil {
@@ -56,29 +53,6 @@ func (m EntryMetadata) validate() error {
 	return nil
 }
 
-// checkSize refuses an entry that, stored as one index item, would be larger
-// than the store keeps (a 413 before any write), naming the field that makes
-// it so: the larger of roles_metadata and tags_metadata, and its largest entry.
-func (in EntryInput) checkSize(kind OwnerKind) error {
-	// With the longest id and a UUID, the entry is as large as it can be stored.
-	size := len(mustJSON(Entry{ID: math.MaxInt64, UUID: uuid.Nil.String(), Name: in.Name, Version: in.Version, EntryMetadata: in.EntryMetadata}))
-	if size <= store.MaxValueSize {
-		return nil
-	}
-	field, members, fieldSize := "roles_metadata", in.RolesMetadata, len(mustJSON(in.RolesMetadata))
-	if tags := len(mustJSON(in.TagsMetadata)); tags > fieldSize {
-		field, members, fieldSize = "tags_metadata", in.TagsMetadata, tags
-	}
-	largest := ""
-	for name, raw := range members {
-		if largest == "" || len(raw) > len(members[largest]) || len(raw) == len(members[largest]) && name < largest {
-			largest = name
-		}
-	}
-	return errs.New(errs.TooLarge, "%s: %d bytes (%d entries; the largest, %s.%s, %d bytes): a %s is stored as one item of at most %d bytes; this one would be %d",
-		field, fieldSize, len(members), field, largest, len(mustJSON(members[largest])), kind, store.MaxValueSize, size)
-}
-
 func decodeMetadata(raw json.RawMessage, v any) error {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(raw, &fields) != nil || fields == nil {
@@ -90,15 +64,16 @@ func decodeMetadata(raw json.RawMessage, v any) error {
 	return nil
 }
 
-// tagRules are the role and tag metadata of a cluster: its release's,
+// Rules are the role and tag metadata of a cluster: its release's,
 // overridden role by role and tag by tag by its plugins' (in plugin order).
-type tagRules struct {
+type Rules struct {
 	roleTags   map[string][]string
 	hasPrimary map[string]bool
 }
 
-func newTagRules(entries ...EntryMetadata) tagRules {
-	r := tagRules{roleTags: map[string][]string{}, hasPrimary: map[string]bool{}}
+// NewRules returns the rules of a release's metadata and its plugins', in plugin order.
+func NewRules(entries ...EntryMetadata) Rules {
+	r := Rules{roleTags: map[string][]string{}, hasPrimary: map[string]bool{}}
 	for _, e := range entries {
 		for role, raw := range e.RolesMetadata {
 			var rm roleMetadata
@@ -120,7 +95,7 @@ func newTagRules(entries ...EntryMetadata) tagRules {
 // defines (a role, a tag, the primary form of a tag with has_primary, or
 // "master"), or a pattern: such a name matching no node of a cluster is
 // normal (a cluster without Cinder nodes), not worth a warning.
-func (r tagRules) known(name string) bool {
+func (r Rules) known(name string) bool {
 	if isPattern(name) || name == "master" {
 		return true
 	}
@@ -143,7 +118,7 @@ const primaryPrefix = "primary-"
 // baseRole returns the role a node's role stands for, and whether the node
 // is named primary for it: Fuel's astute.yaml writes "primary-controller"
 // for the controller role of the primary controller.
-func (r tagRules) baseRole(role string) (string, bool) {
+func (r Rules) baseRole(role string) (string, bool) {
 	if base, ok := strings.CutPrefix(role, primaryPrefix); ok {
 		if _, known := r.roleTags[base]; known {
 			return base, true
@@ -153,7 +128,7 @@ func (r tagRules) baseRole(role string) (string, bool) {
 }
 
 // tagsOf returns the tags a role gives: its metadata's, or itself without any.
-func (r tagRules) tagsOf(role string) []string {
+func (r Rules) tagsOf(role string) []string {
 	if tags, ok := r.roleTags[role]; ok {
 		return tags
 	}
@@ -164,7 +139,7 @@ func (r tagRules) tagsOf(role string) []string {
 // its roles, where a tag with has_primary is "primary-<tag>" (instead of the
 // tag) on one node of the cluster: the lowest id of the nodes named primary
 // for a role that gives the tag, else the lowest id of the nodes that carry it.
-func (r tagRules) nodeTags(nodes []ClusterNode) [][]string {
+func (r Rules) nodeTags(nodes []ClusterNode) [][]string {
 	type carried struct {
 		tags    []string
 		primary map[string]bool // tags the node is named primary for
@@ -218,7 +193,7 @@ func (r tagRules) nodeTags(nodes []ClusterNode) [][]string {
 // the role primary-<role> is named primary for each tag of <role> (<role>
 // itself without metadata), and a tag has one primary node, so both would
 // run the tasks of the primary.
-func (r tagRules) checkPrimaries(nodes []ClusterNode) error {
+func (r Rules) checkPrimaries(nodes []ClusterNode) error {
 	named := map[string][]string{} // tag -> ids of the nodes named primary for it
 	roleOf := map[string]string{}  // tag -> a role that names its primary
 	for _, node := range nodes {
@@ -247,15 +222,6 @@ func (r tagRules) checkPrimaries(nodes []ClusterNode) error {
 		}
 	}
 	return nil
-}
-
-// missingDeploymentData is the plan error when the nodes' deployment data,
-// which the graph's expressions read, is no resource of the cluster's
-// environment (err: the ConfigDB's not found): planning on {} would skip
-// tasks silently.
-func missingDeploymentData(resource string, err error) error {
-	return errs.Conflictf("the graph's expressions read each node's deployment data, the resource %q of the cluster's environment "+
-		"(deployment_info_resource of its release or plugins, %s by default): %s", resource, DefaultDeploymentInfoResource, errs.Message(err))
 }
 
 // lowerID orders node ids numerically (they are the registry's integers).

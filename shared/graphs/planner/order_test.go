@@ -1,4 +1,4 @@
-package graphs
+package planner
 
 import (
 	"encoding/json"
@@ -109,7 +109,7 @@ func TestOrderErrors(t *testing.T) {
 // nothing: the graph orders, and the warning names both tasks (groups is a
 // placement field: a name that is no group task is not a dependency at all).
 func TestMissingDependenciesAreWarnings(t *testing.T) {
-	g, err := newDepGraph(mustTasks(t, `[{"id":"a","type":"shell","requires":["x"],"required_for":["y"]},`+
+	g, err := NewDeps(mustTasks(t, `[{"id":"a","type":"shell","requires":["x"],"required_for":["y"]},`+
 		`{"id":"b","type":"shell","groups":["grp"],"stage":"st","tasks":["z","a"]}]`), false)
 	if err != nil {
 		t.Fatal(err)
@@ -119,8 +119,8 @@ func TestMissingDependenciesAreWarnings(t *testing.T) {
 	if !slices.Equal(g.warnings, []string{want}) {
 		t.Fatalf("warnings = %q\nwant %q", g.warnings, want)
 	}
-	if !slices.Equal(ids(g.ordered()), []string{"a", "b"}) {
-		t.Fatalf("order = %v: the edges that exist still hold", ids(g.ordered()))
+	if !slices.Equal(ids(g.Ordered()), []string{"a", "b"}) {
+		t.Fatalf("order = %v: the edges that exist still hold", ids(g.Ordered()))
 	}
 }
 

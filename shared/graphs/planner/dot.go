@@ -1,7 +1,6 @@
-package graphs
+package planner
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -23,19 +22,10 @@ type DOTOptions struct {
 // removableTypes are the task types DOTOptions.Remove accepts.
 var removableTypes = []string{TypeGroup, TypeStage, TypeSkipped}
 
-// DOT renders a cluster's merged graph of a type in Graphviz DOT.
-func (s *Service) DOT(ctx context.Context, clusterID int64, graphType string, opts DOTOptions) (string, error) {
-	m, err := s.mergedGraph(ctx, clusterID, graphType)
-	if err != nil {
-		return "", err
-	}
-	return renderDOT(graphType, m.deps, opts)
-}
-
-// renderDOT draws the graph g after applying opts. Nodes come
+// DOT draws the graph g, named name, after applying opts. Nodes come
 // in dependency order, edges by source in that order then by target id, so
 // equal graphs render to equal text.
-func renderDOT(name string, g *depGraph, opts DOTOptions) (string, error) {
+func DOT(name string, g *Deps, opts DOTOptions) (string, error) {
 	if unknown := g.missingIDs(opts.Tasks); len(unknown) > 0 {
 		return "", errs.Invalidf("Tasks %s are not present in deployment graph", strings.Join(unknown, ", "))
 	}
@@ -105,24 +95,12 @@ func onlyTasks(tasks []Task, selected []string) []Task {
 	}
 	out := make([]Task, len(tasks))
 	for i, t := range tasks {
-		if !t.noop() && !keep[t.ID] {
+		if !t.NoOp() && !keep[t.ID] {
 			t = t.asSkipped()
 		}
 		out[i] = t
 	}
 	return out
-}
-
-// missingIDs returns the ids that are not tasks of g, sorted and without repeats.
-func (g *depGraph) missingIDs(ids []string) []string {
-	var out []string
-	for _, id := range ids {
-		if _, ok := g.index[id]; !ok {
-			out = append(out, id)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 // dotQuote quotes a DOT identifier.

@@ -1,12 +1,10 @@
-package graphs
+package planner
 
 import (
-	"context"
 	"fmt"
 	"slices"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
-	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
 // ClusterNode is a member of a cluster as a deployment sees it: the node
@@ -46,7 +44,7 @@ type NodeStep struct {
 	Skip string `json:"skip,omitempty"`
 }
 
-func (s NodeStep) waits() bool {
+func (s NodeStep) Waits() bool {
 	return len(s.After) > 0 || len(s.AfterAny) > 0 || len(s.AfterEvery) > 0
 }
 
@@ -106,7 +104,7 @@ func resolveNodes(tasks []Task, p *placement, maxWaits int) (steps map[string][]
 type resolver struct {
 	tasks []Task
 	p     *placement
-	g     *depGraph
+	g     *Deps
 	nodes []ClusterNode
 	nt    int
 	// placedOn[i]: the nodes task i applies to, so that a dependency looks only there.
@@ -129,7 +127,7 @@ type resolver struct {
 }
 
 func newResolver(tasks []Task, p *placement) (*resolver, error) {
-	g, err := newDepGraph(tasks, false)
+	g, err := NewDeps(tasks, false)
 	if err != nil {
 		return nil, err
 	}
@@ -470,263 +468,149 @@ func (r *resolver) steps(order []int) (map[string][]NodeStep, map[int][]StepRef)
 // and one step of each AfterAny group are. A step that never gets done lies
 // on a cycle (or behind one), which is named.
 func checkNodeCycles(tasks []Task, nodes []ClusterNode, steps map[string][]NodeStep, every map[int][]StepRef) error {
-	offset := make(map[string]int, len(nodes))
+	pt := newPlayThrough(len(tasks), nodes, steps, every)
+	// In the order of the steps: which one goes first does not matter here.
+	done := topoSort(pt.pending, func(a, b int) bool { return a < b }, pt.release)
+	if len(done) == len(pt.pending) {
+		return nil
+	}
+	return pt.cycleError(tasks, done)
+}
+
+// playThrough is a plan as checkNodeCycles plays it: vertices are every
+// node's steps, one after another (the step before v on its node is v-1),
+// then a hub per task: a compact wait for task j goes through hub(j), done
+// once every step of every[j] is.
+type playThrough struct {
+	refs   []StepRef
+	all    []*NodeStep
+	offset map[string]int
+	every  map[int][]StepRef
+	// pending counts, by vertex, what it still waits for; dependents are the
+	// vertices each one releases; groupMet[v][g]: v's AfterAny group g is met.
+	pending    []int
+	dependents [][]waitEdge
+	groupMet   [][]bool
+	// isDone, once played, marks the vertices done (hubs never waited for count as done).
+	isDone []bool
+}
+
+// waitEdge releases vertex to: a plain predecessor (group -1) or one of its AfterAny group.
+type waitEdge struct{ to, group int }
+
+func newPlayThrough(nt int, nodes []ClusterNode, steps map[string][]NodeStep, every map[int][]StepRef) *playThrough {
 	count := 0
 	for _, n := range nodes {
 		count += len(steps[n.ID])
 	}
-	// Every node's steps, one after another: the step before v on its node is v-1.
-	refs, all := make([]StepRef, 0, count), make([]*NodeStep, 0, count)
+	pt := &playThrough{refs: make([]StepRef, 0, count), all: make([]*NodeStep, 0, count), offset: make(map[string]int, len(nodes)), every: every}
 	for _, n := range nodes {
-		offset[n.ID] = len(refs)
+		pt.offset[n.ID] = len(pt.refs)
 		for k := range steps[n.ID] {
-			refs = append(refs, StepRef{Node: n.ID, Step: k})
-			all = append(all, &steps[n.ID][k])
+			pt.refs = append(pt.refs, StepRef{Node: n.ID, Step: k})
+			pt.all = append(pt.all, &steps[n.ID][k])
 		}
 	}
-	flat := func(r StepRef) int { return offset[r.Node] + r.Step }
-	// A compact wait for task j goes through vertex hub(j), done once every step of every[j] is.
-	hub := func(j int) int { return len(refs) + j }
-	type edge struct{ to, group int } // group -1: a plain predecessor
-	pending := make([]int, len(refs)+len(tasks))
-	dependents := make([][]edge, len(refs)+len(tasks))
-	groupMet := make([][]bool, len(refs))
+	pt.pending = make([]int, len(pt.refs)+nt)
+	pt.dependents = make([][]waitEdge, len(pt.refs)+nt)
+	pt.groupMet = make([][]bool, len(pt.refs))
 	for j, on := range every {
-		pending[hub(j)] = len(on)
+		pt.pending[pt.hub(j)] = len(on)
 		for _, a := range on {
-			dependents[flat(a)] = append(dependents[flat(a)], edge{hub(j), -1})
+			pt.dependents[pt.flat(a)] = append(pt.dependents[pt.flat(a)], waitEdge{pt.hub(j), -1})
 		}
 	}
-	for v, r := range refs {
-		s := all[v]
-		if r.Step > 0 {
-			pending[v]++ // released by the step before it (below)
+	for v := range pt.refs {
+		pt.addWaits(v)
+	}
+	return pt
+}
+
+func (pt *playThrough) flat(r StepRef) int { return pt.offset[r.Node] + r.Step }
+
+func (pt *playThrough) hub(j int) int { return len(pt.refs) + j }
+
+// addWaits counts what step v waits for and makes it their dependent.
+func (pt *playThrough) addWaits(v int) {
+	s := pt.all[v]
+	if pt.refs[v].Step > 0 {
+		pt.pending[v]++ // released by the step before it (release)
+	}
+	for _, a := range s.After {
+		pt.pending[v]++
+		pt.dependents[pt.flat(a)] = append(pt.dependents[pt.flat(a)], waitEdge{v, -1})
+	}
+	for _, j := range s.AfterEvery {
+		pt.pending[v]++
+		pt.dependents[pt.hub(j)] = append(pt.dependents[pt.hub(j)], waitEdge{v, -1})
+	}
+	pt.groupMet[v] = make([]bool, len(s.AfterAny))
+	for g, group := range s.AfterAny {
+		pt.pending[v]++
+		for _, a := range group {
+			pt.dependents[pt.flat(a)] = append(pt.dependents[pt.flat(a)], waitEdge{v, g})
 		}
-		for _, a := range s.After {
-			pending[v]++
-			dependents[flat(a)] = append(dependents[flat(a)], edge{v, -1})
-		}
-		for _, j := range s.AfterEvery {
-			pending[v]++
-			dependents[hub(j)] = append(dependents[hub(j)], edge{v, -1})
-		}
-		groupMet[v] = make([]bool, len(s.AfterAny))
-		for g, group := range s.AfterAny {
-			pending[v]++
-			for _, a := range group {
-				dependents[flat(a)] = append(dependents[flat(a)], edge{v, g})
+	}
+}
+
+// release, once vertex u is done, releases the step after it on its node and
+// its dependents (an AfterAny group once, by the first of its steps done).
+func (pt *playThrough) release(u int, release func(int)) {
+	if next := u + 1; u < len(pt.refs) && next < len(pt.refs) && pt.refs[next].Step > 0 {
+		release(next)
+	}
+	for _, e := range pt.dependents[u] {
+		if e.group >= 0 {
+			if pt.groupMet[e.to][e.group] {
+				continue
 			}
+			pt.groupMet[e.to][e.group] = true
 		}
+		release(e.to)
 	}
-	// In the order of the steps: which one goes first does not matter here.
-	done := topoSort(pending, func(a, b int) bool { return a < b }, func(u int, release func(int)) {
-		if next := u + 1; u < len(refs) && next < len(refs) && refs[next].Step > 0 {
-			release(next)
-		}
-		for _, e := range dependents[u] {
-			if e.group >= 0 {
-				if groupMet[e.to][e.group] {
-					continue
-				}
-				groupMet[e.to][e.group] = true
-			}
-			release(e.to)
-		}
-	})
-	if len(done) == len(pending) {
-		return nil
-	}
-	// Hubs never waited for are never released: they count as done.
-	isDone := make([]bool, len(pending))
+}
+
+// cycleError names a cycle of the steps left undone: every step not done has
+// a blocker not done, so walking back along blockers repeats one.
+func (pt *playThrough) cycleError(tasks []Task, done []int) error {
+	pt.isDone = make([]bool, len(pt.pending))
 	for _, v := range done {
-		isDone[v] = true
+		pt.isDone[v] = true
 	}
-	start := slices.IndexFunc(refs, func(r StepRef) bool { return !isDone[flat(r)] })
-	// Every step not done has a blocker not done: walk back along blockers until one repeats.
-	blocker := func(v int) int {
-		if v >= len(refs) {
-			j := v - len(refs)
-			return flat(every[j][slices.IndexFunc(every[j], func(a StepRef) bool { return !isDone[flat(a)] })])
-		}
-		r, s := refs[v], all[v]
-		if r.Step > 0 && !isDone[v-1] {
-			return v - 1
-		}
-		for _, a := range s.After {
-			if !isDone[flat(a)] {
-				return flat(a)
-			}
-		}
-		for _, j := range s.AfterEvery {
-			if !isDone[hub(j)] {
-				return hub(j)
-			}
-		}
-		for g, group := range s.AfterAny {
-			if !groupMet[v][g] {
-				return flat(group[0])
-			}
-		}
-		panic("graphs: a step left undone has no blocker")
-	}
+	start := slices.IndexFunc(pt.refs, func(r StepRef) bool { return !pt.isDone[pt.flat(r)] })
 	var names []string
-	for _, v := range cycleThrough(start, blocker) {
-		if v < len(refs) {
-			names = append(names, fmt.Sprintf("%q on node %s", tasks[all[v].Task].ID, refs[v].Node))
+	for _, v := range cycleThrough(start, pt.blocker) {
+		if v < len(pt.refs) {
+			names = append(names, fmt.Sprintf("%q on node %s", tasks[pt.all[v].Task].ID, pt.refs[v].Node))
 		}
 	}
 	return errs.Invalidf("Tasks form a cycle across nodes: %s", cycleString(names))
 }
 
-// SerializedTask is a task of a node's list as the node's agent gets it,
-// with the tasks of other nodes it waits for.
-type SerializedTask struct {
-	// Task is the task as the node's agent gets it (see Claim.Task).
-	Task       wire.TaskDocument `json:"task"`
-	Why        *wire.Why         `json:"why,omitempty"`
-	WaitFor    []NodeTaskRef     `json:"wait_for,omitempty"`
-	WaitForAny [][]NodeTaskRef   `json:"wait_for_any,omitempty"`
-	// WaitForEvery: tasks waited for on every node that has them (NodeStep.AfterEvery).
-	WaitForEvery []wire.TaskOnEveryNode `json:"wait_for_every,omitempty"`
-}
-
-// NodeTaskRef names a task on a node.
-type NodeTaskRef struct {
-	Node string `json:"node"`
-	Task string `json:"task"`
-}
-
-// NodeTasks is one node's task list, and the tasks placed on it that it skips.
-type NodeTasks struct {
-	Node    string           `json:"node"`
-	Roles   []string         `json:"roles"`
-	Tasks   []SerializedTask `json:"tasks"`
-	Skipped []SkippedTask    `json:"skipped"`
-}
-
-// SkippedTask is a task placed on a node that the node passes without running it.
-type SkippedTask struct {
-	Task   string    `json:"task"`
-	Reason string    `json:"reason"`
-	Why    *wire.Why `json:"why,omitempty"`
-}
-
-// SkipType is the reason of a task whose type is skipped.
-const SkipType = "type"
-
-// ClusterTasks is the answer of serialized_tasks: each node's task list.
-type ClusterTasks struct {
-	Cluster   int64       `json:"cluster"`
-	GraphType string      `json:"graph_type"`
-	Nodes     []NodeTasks `json:"nodes"`
-	// Warnings name what the graph refers to and the cluster does not have.
-	Warnings []string `json:"warnings,omitempty"`
-	// Unplaced are the tasks placed on no node.
-	Unplaced []string `json:"unplaced,omitempty"`
-}
-
-// serialize lists the tasks a node's agent runs, in order. The waits of the
-// group, stage and skipped steps before a task are the task's own: the agent
-// passes them when it claims the task.
-func serialize(ctx context.Context, plan *frozenPlan, node string, r *nodeRenderer) ([]SerializedTask, error) {
-	name := func(r StepRef) NodeTaskRef {
-		return NodeTaskRef{Node: r.Node, Task: plan.Tasks[plan.steps(r.Node)[r.Step].Task].ID}
+// blocker returns a vertex not done that undone vertex v waits for.
+func (pt *playThrough) blocker(v int) int {
+	if v >= len(pt.refs) {
+		on := pt.every[v-len(pt.refs)]
+		return pt.flat(on[slices.IndexFunc(on, func(a StepRef) bool { return !pt.isDone[pt.flat(a)] })])
 	}
-	out := []SerializedTask{}
-	var item SerializedTask
-	listed := map[NodeTaskRef]bool{} // item.WaitFor's refs: a task may wait for thousands
-	for _, step := range plan.steps(node) {
-		for _, r := range step.After {
-			if ref := name(r); !listed[ref] {
-				listed[ref] = true
-				item.WaitFor = append(item.WaitFor, ref)
-			}
-		}
-		for _, group := range step.AfterAny {
-			refs := make([]NodeTaskRef, len(group))
-			for i, r := range group {
-				refs[i] = name(r)
-			}
-			item.WaitForAny = append(item.WaitForAny, refs)
-		}
-		for _, j := range step.AfterEvery {
-			every := wire.TaskOnEveryNode{Task: plan.Tasks[j].ID, Nodes: len(plan.Every[j])}
-			if !slices.Contains(item.WaitForEvery, every) {
-				item.WaitForEvery = append(item.WaitForEvery, every)
-			}
-		}
-		if plan.handedOut(step) {
-			body, err := r.body(ctx, node, step.Task)
-			if err != nil {
-				return nil, err
-			}
-			item.Task, item.Why = body, plan.whyOn(node, step.Task)
-			out = append(out, item)
-			item = SerializedTask{}
-			clear(listed)
+	r, s := pt.refs[v], pt.all[v]
+	if r.Step > 0 && !pt.isDone[v-1] {
+		return v - 1
+	}
+	for _, a := range s.After {
+		if !pt.isDone[pt.flat(a)] {
+			return pt.flat(a)
 		}
 	}
-	return out, nil
-}
-
-// SerializedTasks returns each node's task list of a cluster's merged graph
-// of a type, as an execution on those nodes (all the cluster's when none are
-// given) hands them to the agents, with the tasks each node skips and why.
-// force plans as an execution with force would: every node's old data unknown.
-func (s *Service) SerializedTasks(ctx context.Context, clusterID int64, graphType string, requested []NodeID, force, explain bool) (ClusterTasks, error) {
-	out, pages, err := s.SerializedTaskPages(ctx, clusterID, graphType, requested, force, explain, "")
-	if err != nil {
-		return ClusterTasks{}, err
-	}
-	out.Nodes, err = pages.all()
-	return out, err
-}
-
-// clusterPlan makes the plan of SerializedTasks: nil when the cluster has no nodes and none were requested.
-func (s *Service) clusterPlan(ctx context.Context, clusterID int64, graphType string, requested []NodeID, force, explain bool) (_ *frozenPlan, _ []ClusterNode, err error) {
-	ctx, budget, finish := s.planning(ctx)
-	defer finish(&err)
-	m, err := s.mergedGraph(ctx, clusterID, graphType)
-	if err != nil {
-		return nil, nil, err
-	}
-	clusterNodes, err := s.clusters.Nodes(ctx, clusterName(clusterID))
-	if err != nil || len(clusterNodes) == 0 && len(requested) == 0 {
-		return nil, nil, err
-	}
-	nodes, err := selectNodes(clusterID, clusterNodes, requested)
-	if err != nil {
-		return nil, nil, err
-	}
-	plan, err := s.plan(ctx, planRequest{cluster: clusterID, graphType: graphType, merged: m, nodes: nodes, force: force, explain: explain, budget: budget})
-	return plan, nodes, err
-}
-
-// nodeTasks is a node's part of the plan as serialized_tasks and the plan
-// show it, its tasks' bodies rendered by r.
-func (p *frozenPlan) nodeTasks(ctx context.Context, n ClusterNode, r *nodeRenderer) (NodeTasks, error) {
-	tasks, err := serialize(ctx, p, n.ID, r)
-	return NodeTasks{Node: n.ID, Roles: orEmpty(n.Roles), Tasks: tasks, Skipped: p.skipped(n.ID)}, err
-}
-
-// skipped lists the tasks placed on a node that it does not run, with the reason.
-func (p *frozenPlan) skipped(node string) []SkippedTask {
-	out := []SkippedTask{}
-	for _, step := range p.steps(node) {
-		t := p.Tasks[step.Task]
-		switch {
-		case step.Skip != "":
-			out = append(out, SkippedTask{Task: t.ID, Reason: step.Skip, Why: p.whyOn(node, step.Task)})
-		case t.Type == TypeSkipped:
-			out = append(out, SkippedTask{Task: t.ID, Reason: SkipType, Why: p.whyOn(node, step.Task)})
+	for _, j := range s.AfterEvery {
+		if !pt.isDone[pt.hub(j)] {
+			return pt.hub(j)
 		}
 	}
-	return out
-}
-
-func orEmpty(s []string) []string {
-	if s == nil {
-		return []string{}
+	for g, group := range s.AfterAny {
+		if !pt.groupMet[v][g] {
+			return pt.flat(group[0])
+		}
 	}
-	return s
+	panic("graphs: a step left undone has no blocker")
 }

@@ -1,4 +1,4 @@
-package graphs
+package planner
 
 import (
 	"context"
@@ -28,8 +28,8 @@ type PlanNode struct {
 	ClusterNode
 	Data any
 	Old  any
-	// history says whose data Old is, for explanations.
-	history string
+	// History says whose data Old is, for explanations.
+	History string
 }
 
 // placement is the per-node part of a plan: which tasks each node takes,
@@ -57,12 +57,12 @@ type placement struct {
 	warnings []string
 	matchers map[string]nameMatcher
 	// patterns, when set, keeps compiled names for other plans.
-	patterns *patterns
+	patterns *Patterns
 	// patternBytes is what the plan's compiled names hold (matcher).
 	patternBytes int64
 	// selections: the nodes a cross dependency's names take, by the names joined.
 	selections map[string][]bool
-	rules      tagRules
+	rules      Rules
 	// why[n][i], when the plan is explained, says why task i is on node n and runs or is skipped.
 	why [][]*wire.Why
 	// quotes writes the values explanations quote.
@@ -91,21 +91,21 @@ func (p *placement) matcher(name string) nameMatcher {
 // only (a string with braces, which stays as it is without data), or for
 // yaql expressions, which cannot be evaluated without it.
 const (
-	noData = iota
-	dataForPlaceholders
-	dataForExpressions
+	NoData = iota
+	DataForPlaceholders
+	DataForExpressions
 )
 
-// dataNeeds says how the tasks read node data.
-func dataNeeds(tasks []Task) int {
-	need := noData
+// DataNeeds says how the tasks read node data.
+func DataNeeds(tasks []Task) int {
+	need := NoData
 	for _, t := range tasks {
 		switch {
 		case t.Condition != nil && t.Condition.Expr != nil || t.CrossDepends.Expr != nil || t.CrossDependedBy.Expr != nil ||
-			t.Strategy != nil && t.Strategy.AmountExpr != nil || !t.noop() && len(t.fieldExprs) > 0:
-			return dataForExpressions
-		case !t.noop() && t.perNode():
-			need = dataForPlaceholders
+			t.Strategy != nil && t.Strategy.AmountExpr != nil || !t.NoOp() && len(t.fieldExprs) > 0:
+			return DataForExpressions
+		case !t.NoOp() && t.PerNode():
+			need = DataForPlaceholders
 		}
 	}
 	return need
@@ -115,7 +115,7 @@ func dataNeeds(tasks []Task) int {
 //   - a task is placed by its tags, else roles/role, else groups: each name
 //     ("*" for every node, "/re/" a regular expression searched in the tag,
 //     else the exact tag) is matched against the node's tags (the tags of
-//     its roles, see tagRules.nodeTags) and roles; a name matching nothing
+//     its roles, see Rules.nodeTags) and roles; a name matching nothing
 //     places nothing (a warning, not an error);
 //   - a group task places the tasks listed in its tasks on its own nodes;
 //   - a task with none of tags, roles, role and groups is placed on every
@@ -124,7 +124,7 @@ func dataNeeds(tasks []Task) int {
 //   - on each node, a task whose condition is false (its yaql expression
 //     evaluated with the node's data as $) is kept as skipped, as is one the
 //     execution did not select (filtered).
-func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode, rules tagRules, explain bool) (*placement, error) {
+func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode, rules Rules, explain bool) (*placement, error) {
 	p, err := arrange(tasks, nodes, rules, nil, explain)
 	if err != nil {
 		return nil, err
@@ -135,13 +135,40 @@ func place(ctx context.Context, tasks []Task, filtered []bool, nodes []PlanNode,
 // arrange is the first half of place: which tasks each node takes, before any expression
 // is evaluated; compiled names come from (and go to) patterns when it is set; explain
 // records why each task is on each node (placement.why).
-func arrange(tasks []Task, nodes []PlanNode, rules tagRules, patterns *patterns, explain bool) (*placement, error) {
-	p := &placement{nodes: nodes, limits: map[string]int{}, matchers: map[string]nameMatcher{}, selections: map[string][]bool{}, patterns: patterns, rules: rules}
+func arrange(tasks []Task, nodes []PlanNode, rules Rules, patterns *Patterns, explain bool) (*placement, error) {
+	p, err := newPlacement(len(tasks), nodes, rules, patterns, explain)
+	if err != nil {
+		return nil, err
+	}
+	unmatched := map[string][]string{} // "field name" -> task ids
+	for i, t := range tasks {
+		if t.Type == TypeGroup {
+			p.groupNodes[i], _ = p.selectNodes(tasks, t, unmatched)
+		}
+	}
+	p.placeTasks(tasks, unmatched)
+	p.placeGroupMembers(tasks)
+	for _, key := range sortedKeys(unmatched) {
+		p.warnings = append(p.warnings, fmt.Sprintf("%s matches no node (tasks %s)", key, strings.Join(unmatched[key], ", ")))
+	}
+	for i, t := range tasks {
+		if !t.NoOp() && !slices.ContainsFunc(p.applies, func(a []bool) bool { return a[i] }) {
+			p.unplaced = append(p.unplaced, t.ID)
+		}
+	}
+	return p, nil
+}
+
+// newPlacement returns the placement of nt tasks on nodes with none placed
+// yet: each node's tags (by rules) and whether it is the master.
+func newPlacement(nt int, nodes []PlanNode, rules Rules, patterns *Patterns, explain bool) (*placement, error) {
+	p := &placement{nodes: nodes, limits: map[string]int{}, matchers: map[string]nameMatcher{}, selections: map[string][]bool{},
+		groupNodes: map[int][]bool{}, patterns: patterns, rules: rules}
 	if explain {
 		p.quotes = newQuoter()
 		p.why = make([][]*wire.Why, len(nodes))
 		for n := range p.why {
-			p.why[n] = make([]*wire.Why, len(tasks))
+			p.why[n] = make([]*wire.Why, nt)
 		}
 	}
 	cluster := make([]ClusterNode, len(nodes))
@@ -153,89 +180,29 @@ func arrange(tasks []Task, nodes []PlanNode, rules tagRules, patterns *patterns,
 	}
 	p.tags = rules.nodeTags(cluster)
 	p.master = make([]bool, len(nodes))
-	for n := range nodes {
-		p.master[n] = slices.Contains(nodes[n].Roles, MasterRole)
-	}
-	nt := len(tasks)
 	p.applies = make([][]bool, len(nodes))
 	p.skip = make([][]string, len(nodes))
-	p.crossDepends = make([][][]CrossDependency, len(nodes))
-	p.crossDependedBy = make([][][]CrossDependency, len(nodes))
-	unmatched := map[string][]string{} // "field name" -> task ids
-	// groupOn: group task -> its nodes (by its own names, or its id as a tag without any).
-	groupOn := map[int][]bool{}
-	p.groupNodes = groupOn
-	// selectNodes gives the nodes a task's names take and, when explained, the reason on each.
-	selectNodes := func(t Task) (on []bool, why []string) {
-		field, names := placementNames(t)
-		if t.Type == TypeGroup && names == nil {
-			field, names = "role", []string{t.ID}
-		}
-		on = make([]bool, len(nodes))
-		if p.why != nil {
-			why = make([]string, len(nodes))
-		}
-		for _, name := range names {
-			found := false
-			for n := range nodes {
-				if p.master[n] && name == MasterRole || !p.master[n] &&
-					(name == AnyRole && (len(p.tags[n]) > 0 || len(nodes[n].Roles) > 0) || p.carries(n, p.matcher(name))) {
-					if why != nil && !on[n] {
-						why[n] = p.placedBy(n, field, name)
-					}
-					on[n], found = true, true
-				}
-			}
-			if field == "groups" {
-				// tuningbox: a groups name also takes the nodes of the group tasks it names.
-				for g, gon := range groupOn {
-					if p.matcher(name).match(tasks[g].ID) {
-						for n := range on {
-							if why != nil && !on[n] && gon[n] {
-								why[n] = fmt.Sprintf("groups %q names group %q, which is on the node", name, tasks[g].ID)
-							}
-							on[n] = on[n] || gon[n]
-						}
-						found = found || slices.Contains(gon, true)
-					}
-				}
-			}
-			if !found && !rules.known(name) {
-				key := fmt.Sprintf("%s %q", field, name)
-				unmatched[key] = append(unmatched[key], t.ID)
-			}
-		}
-		if names == nil {
-			for n := range on {
-				on[n] = !p.master[n]
-				if why != nil {
-					why[n] = "no tags, role or groups: every node"
-				}
-			}
-		}
-		return on, why
-	}
-	index := make(map[string]int, nt)
-	for i, t := range tasks {
-		index[t.ID] = i
-	}
 	for n := range nodes {
+		p.master[n] = slices.Contains(nodes[n].Roles, MasterRole)
 		p.applies[n] = make([]bool, nt)
 		p.skip[n] = make([]string, nt)
 	}
-	for i, t := range tasks {
-		if t.Type == TypeGroup {
-			groupOn[i], _ = selectNodes(t)
-		}
-	}
+	p.crossDepends = make([][][]CrossDependency, len(nodes))
+	p.crossDependedBy = make([][][]CrossDependency, len(nodes))
+	return p, nil
+}
+
+// placeTasks places each task on the nodes its names select (selectNodes);
+// group and stage tasks are in every node's plan, only to carry the order.
+func (p *placement) placeTasks(tasks []Task, unmatched map[string][]string) {
 	for i, t := range tasks {
 		if t.Type == TypeGroup || t.Type == TypeStage {
-			for n := range nodes {
+			for n := range p.nodes {
 				p.applies[n][i] = true
 			}
 			continue
 		}
-		on, why := selectNodes(t)
+		on, why := p.selectNodes(tasks, t, unmatched)
 		for n := range on {
 			p.applies[n][i] = p.applies[n][i] || on[n]
 			if on[n] && why != nil {
@@ -243,10 +210,18 @@ func arrange(tasks []Task, nodes []PlanNode, rules tagRules, patterns *patterns,
 			}
 		}
 	}
-	for g, on := range groupOn {
+}
+
+// placeGroupMembers places the tasks a group task lists in its tasks on the group's nodes.
+func (p *placement) placeGroupMembers(tasks []Task) {
+	index := make(map[string]int, len(tasks))
+	for i, t := range tasks {
+		index[t.ID] = i
+	}
+	for g, on := range p.groupNodes {
 		for _, id := range tasks[g].Tasks {
 			if j, ok := index[id]; ok {
-				for n := range nodes {
+				for n := range p.nodes {
 					p.applies[n][j] = p.applies[n][j] || on[n]
 					if on[n] {
 						p.notePlaced(n, j, fmt.Sprintf("listed in the tasks of group %q, which is on the node", tasks[g].ID))
@@ -255,15 +230,75 @@ func arrange(tasks []Task, nodes []PlanNode, rules tagRules, patterns *patterns,
 			}
 		}
 	}
-	for _, key := range sortedKeys(unmatched) {
-		p.warnings = append(p.warnings, fmt.Sprintf("%s matches no node (tasks %s)", key, strings.Join(unmatched[key], ", ")))
+}
+
+// selectNodes gives the nodes a task's names take (a group task without
+// names: its id as a role) and, when explained, the reason on each. A name
+// that takes no node and that the release does not define goes to unmatched.
+func (p *placement) selectNodes(tasks []Task, t Task, unmatched map[string][]string) (on []bool, why []string) {
+	field, names := placementNames(t)
+	if t.Type == TypeGroup && names == nil {
+		field, names = "role", []string{t.ID}
 	}
-	for i, t := range tasks {
-		if !t.noop() && !slices.ContainsFunc(p.applies, func(a []bool) bool { return a[i] }) {
-			p.unplaced = append(p.unplaced, t.ID)
+	on = make([]bool, len(p.nodes))
+	if p.why != nil {
+		why = make([]string, len(p.nodes))
+	}
+	for _, name := range names {
+		found := p.selectNamed(field, name, on, why)
+		if field == "groups" {
+			// tuningbox: a groups name also takes the nodes of the group tasks it names.
+			found = p.selectGroups(tasks, name, on, why) || found
+		}
+		if !found && !p.rules.known(name) {
+			key := fmt.Sprintf("%s %q", field, name)
+			unmatched[key] = append(unmatched[key], t.ID)
 		}
 	}
-	return p, nil
+	if names == nil {
+		for n := range on {
+			on[n] = !p.master[n]
+			if why != nil {
+				why[n] = "no tags, role or groups: every node"
+			}
+		}
+	}
+	return on, why
+}
+
+// selectNamed adds to on the nodes that name (of field) takes: "master" only
+// the master, "*" every other node with a tag or a role, else the nodes
+// carrying a matching tag or role; it reports whether it took any.
+func (p *placement) selectNamed(field, name string, on []bool, why []string) bool {
+	found := false
+	for n := range p.nodes {
+		if p.master[n] && name == MasterRole || !p.master[n] &&
+			(name == AnyRole && (len(p.tags[n]) > 0 || len(p.nodes[n].Roles) > 0) || p.carries(n, p.matcher(name))) {
+			if why != nil && !on[n] {
+				why[n] = p.placedBy(n, field, name)
+			}
+			on[n], found = true, true
+		}
+	}
+	return found
+}
+
+// selectGroups adds to on the nodes of the group tasks placed so far whose
+// id name matches; it reports whether any of them is on a node.
+func (p *placement) selectGroups(tasks []Task, name string, on []bool, why []string) bool {
+	found := false
+	for g, gon := range p.groupNodes {
+		if p.matcher(name).match(tasks[g].ID) {
+			for n := range on {
+				if why != nil && !on[n] && gon[n] {
+					why[n] = fmt.Sprintf("groups %q names group %q, which is on the node", name, tasks[g].ID)
+				}
+				on[n] = on[n] || gon[n]
+			}
+			found = found || slices.Contains(gon, true)
+		}
+	}
+	return found
 }
 
 // placementNames returns the field that places a task and its names (nil: every node).
@@ -522,7 +557,7 @@ func masterWarnings(tasks []Task, p *placement) []string {
 	}
 	var onMaster, waiting []string
 	for _, t := range tasks {
-		if _, names := placementNames(t); !t.noop() && slices.Contains(names, MasterRole) {
+		if _, names := placementNames(t); !t.NoOp() && slices.Contains(names, MasterRole) {
 			onMaster = append(onMaster, t.ID)
 		}
 	}

@@ -1,4 +1,4 @@
-package graphs
+package planner
 
 import (
 	"bytes"
@@ -27,15 +27,15 @@ func (e *Expression) MarshalJSON() ([]byte, error) {
 // compiledBytes is about what the tasks' compiled expressions hold in memory
 // beyond their JSON (yaql.Expr.Bytes): a few bytes of regular expression can
 // compile to 50 KB, so caches of decoded tasks count it.
-func compiledBytes(tasks []Task) int64 {
+func CompiledBytes(tasks []Task) int64 {
 	var n int64
 	for _, t := range tasks {
-		n += t.compiledBytes()
+		n += t.CompiledBytes()
 	}
 	return n
 }
 
-func (t Task) compiledBytes() int64 {
+func (t Task) CompiledBytes() int64 {
 	var n int64
 	for _, e := range []*Expression{t.CrossDepends.Expr, t.CrossDependedBy.Expr} {
 		n += e.bytes()
@@ -123,18 +123,19 @@ func compileName(name string) (nameMatcher, error) {
 	return nameMatcher{re: re}, nil
 }
 
-// patterns holds the compiled "/re/" names of plans by their text, within a
-// share of the service's cache budget (WithCacheBytes).
-type patterns = cache.LRU[string, nameMatcher]
+// Patterns holds the compiled "/re/" names of plans by their text, within a
+// budget (graphs gives them a share of its cache, WithCacheBytes).
+type Patterns = cache.LRU[string, nameMatcher]
 
-func newPatterns(maxBytes int64) *patterns {
+// NewPatterns returns a cache of compiled names holding at most maxBytes.
+func NewPatterns(maxBytes int64) *Patterns {
 	return cache.New[string](maxBytes, func(m nameMatcher) int64 {
 		return cache.EntryOverhead + 2*int64(len(m.re.String())) + m.re.Bytes()
 	})
 }
 
 // compileNameIn is compileName through c (nil: none).
-func compileNameIn(c *patterns, name string) (nameMatcher, error) {
+func compileNameIn(c *Patterns, name string) (nameMatcher, error) {
 	if c == nil || !isPattern(name) {
 		return compileName(name)
 	}

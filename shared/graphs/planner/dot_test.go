@@ -1,4 +1,4 @@
-package graphs
+package planner
 
 import (
 	"strings"
@@ -70,13 +70,13 @@ func TestRenderDOT(t *testing.T) {
 }
 `},
 	}
-	g, err := newDepGraph(mustTasks(t, dotTasks), true)
+	g, err := NewDeps(mustTasks(t, dotTasks), true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := renderDOT("default", g, tt.opts)
+			got, err := DOT("default", g, tt.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,13 +97,13 @@ func TestRenderDOTRejects(t *testing.T) {
 		{"unknown parents_for", DOTOptions{ParentsFor: "nope"}, "Task nope is not present in graph"},
 		{"remove of a runnable type", DOTOptions{Remove: []string{"group", "puppet"}}, "Task types puppet do not exist"},
 	}
-	g, err := newDepGraph(mustTasks(t, dotTasks), true)
+	g, err := NewDeps(mustTasks(t, dotTasks), true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := renderDOT("default", g, tt.opts)
+			_, err := DOT("default", g, tt.opts)
 			if !errs.Is(err, errs.Invalid) || !strings.HasPrefix(errs.Message(err), tt.want) {
 				t.Fatalf("err = %v, want %q", err, tt.want)
 			}

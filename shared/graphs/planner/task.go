@@ -1,4 +1,4 @@
-package graphs
+package planner
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/wire"
@@ -31,6 +32,16 @@ const (
 	TypeMasterShell     = wire.TaskTypeMasterShell
 	TypeMoveToBootstrap = wire.TaskTypeMoveToBootstrap
 	TypeEraseNode       = wire.TaskTypeEraseNode
+)
+
+// MaxTaskTimeout, MaxTaskRetries and MaxTaskInterval bound a task's
+// parameters.timeout, retries and interval (checked on upload): a task may
+// hold its node for (1 + retries) x timeout + retries x interval, at most
+// some two years, which a time.Duration holds 140 times over.
+const (
+	MaxTaskTimeout  = 7 * 24 * time.Hour
+	MaxTaskRetries  = 100
+	MaxTaskInterval = 24 * time.Hour
 )
 
 // TaskTypes lists every valid task type.
@@ -72,7 +83,7 @@ type Task struct {
 	// fieldExprs are the {yaql_exp: ...} of Parameters and Extra, compiled
 	// when the task is read, by source: each node's body evaluates them.
 	fieldExprs map[string]*yaql.Expr
-	// bodyPerNode: the body differs between nodes (perNode).
+	// bodyPerNode: the body differs between nodes (PerNode).
 	bodyPerNode bool
 }
 
@@ -135,8 +146,8 @@ type Strategy struct {
 	AmountExpr *Expression
 }
 
-// noop reports whether the task only structures the graph.
-func (t Task) noop() bool {
+// NoOp reports whether the task only structures the graph.
+func (t Task) NoOp() bool {
 	return t.Type == TypeGroup || t.Type == TypeStage || t.Type == TypeSkipped
 }
 
@@ -703,7 +714,7 @@ func ParseTasks(raw json.RawMessage) ([]Task, error) {
 		if err := json.Unmarshal(item, &tasks[i]); err != nil {
 			return nil, errs.Invalidf("%s", describeTaskError(i, item, err))
 		}
-		if compiled += tasks[i].compiledBytes(); compiled > MaxCompiledBytes {
+		if compiled += tasks[i].CompiledBytes(); compiled > MaxCompiledBytes {
 			return nil, errs.New(errs.TooLarge, "tasks: the expressions of tasks[0] to tasks[%d] compile to %d bytes, over the limit of %d: use fewer or smaller regular expressions", i, compiled, MaxCompiledBytes)
 		}
 	}
@@ -751,7 +762,7 @@ func checkDuplicates(tasks []Task) error {
 
 // failOnError says whether the task's failure fails its node: unless its
 // fail_on_error (Nailgun's task field, also read from parameters) is false.
-func (t Task) failOnError() bool {
+func (t Task) FailOnError() bool {
 	var p struct {
 		FailOnError *bool `json:"fail_on_error"`
 	}
@@ -762,4 +773,23 @@ func (t Task) failOnError() bool {
 		return *p.FailOnError
 	}
 	return true
+}
+
+// RunLimit is how long an agent may take over a task: parameters.timeout
+// (wire.DefaultTaskTimeout without one) for each of its 1 + retries attempts,
+// with interval seconds (at least 1) between them, as the agent runs it.
+func (t Task) RunLimit() time.Duration {
+	var p struct {
+		Timeout  float64 `json:"timeout"`
+		Retries  int     `json:"retries"`
+		Interval float64 `json:"interval"`
+	}
+	// Parameters that do not decode fail at once on the agent: the defaults do.
+	_ = json.Unmarshal(t.Parameters, &p)
+	timeout := wire.DefaultTaskTimeout.Seconds()
+	if p.Timeout > 0 {
+		timeout = p.Timeout
+	}
+	retries := float64(max(p.Retries, 0))
+	return wire.Seconds((retries+1)*timeout + retries*max(p.Interval, 1))
 }

@@ -1,4 +1,4 @@
-package graphs
+package planner
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 func TestPlacementWarnings(t *testing.T) {
 	tasks := mustTasks(t, `[{"id":"a","type":"shell","tags":["cinder"]},{"id":"b","type":"shell","tags":["cindr"]},`+
 		`{"id":"c","type":"shell","tags":["primary-controller"]},{"id":"d","type":"shell","role":["/^nothing$/"]}]`)
-	rules := newTagRules(EntryMetadata{
+	rules := NewRules(EntryMetadata{
 		RolesMetadata: map[string]json.RawMessage{"controller": json.RawMessage(`{"tags":["controller"]}`), "cinder": json.RawMessage(`{"tags":["cinder"]}`)},
 		TagsMetadata:  map[string]json.RawMessage{"controller": json.RawMessage(`{"has_primary":true}`)},
 	})

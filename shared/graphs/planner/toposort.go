@@ -1,4 +1,4 @@
-package graphs
+package planner
 
 import (
 	"container/heap"

@@ -1,4 +1,4 @@
-package graphs
+package planner
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/yaql"
 )
 
@@ -39,17 +38,17 @@ func TestPlaceholderValues(t *testing.T) {
 		"cluster": map[string]any{"id": float64(12)}, "openstack_version": "newton-10.0",
 		"public_ssl": map[string]any{"hostname": "public.fuel.local"}, "master_ip": "10.109.15.2",
 	}
-	got := placeholderValues(data, "")
+	got := PlaceholderValues(data, "")
 	want := map[string]string{"CLUSTER_ID": "12", "OPENSTACK_VERSION": "newton-10.0", "CN_HOSTNAME": "public.fuel.local", "MASTER_IP": "10.109.15.2"}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("%s = %q, want %q", k, got[k], v)
 		}
 	}
-	if got := placeholderValues(data, "192.0.2.1")[PlaceholderMasterIP]; got != "192.0.2.1" {
+	if got := PlaceholderValues(data, "192.0.2.1")[PlaceholderMasterIP]; got != "192.0.2.1" {
 		t.Errorf("the cluster's master_ip setting wins over the data's: %q", got)
 	}
-	if got := placeholderValues(map[string]any{}, ""); len(got) != 0 {
+	if got := PlaceholderValues(map[string]any{}, ""); len(got) != 0 {
 		t.Errorf("no data, no values: %v", got)
 	}
 }
@@ -66,11 +65,10 @@ func TestTaskBody(t *testing.T) {
 			"nested":{"regex":"^{CLUSTER_ID}$","who":{"yaql_exp":"$.uid"},"was":{"yaql_exp":"old($.uid)"},"all":{"yaql_exp":"$common.name"}}}}`), &task); err != nil {
 		t.Fatal(err)
 	}
-	d := &renderData{vars: map[string]string{"CLUSTER_ID": "3"}, env: yaql.Env{
+	raw, err := task.Body(context.Background(), map[string]string{"CLUSTER_ID": "3"}, yaql.Env{
 		New: map[string]any{"uid": "5"}, Old: map[string]any{"uid": "4"},
 		Vars: map[string]any{"node": map[string]any{"uid": "5", "size": float64(3757668)}, "common": map[string]any{"name": "env"}},
-	}}
-	raw, err := task.body(context.Background(), d)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,25 +103,8 @@ func TestTaskBody(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"id":"x","type":"shell","fail_on_error":false,"parameters":{"cmd":"true","cwd":"/tmp"}}`), &task); err != nil {
 		t.Fatal(err)
 	}
-	if raw, err = task.body(context.Background(), &renderData{}); err != nil || !strings.Contains(string(raw), `"fail_on_error":false`) || !strings.Contains(string(raw), `"cwd":"/tmp"`) {
+	if raw, err = task.Body(context.Background(), nil, yaql.Env{}); err != nil || !strings.Contains(string(raw), `"fail_on_error":false`) || !strings.Contains(string(raw), `"cwd":"/tmp"`) {
 		t.Errorf("given values: %s, %v", raw, err)
-	}
-}
-
-// A yaql_exp in parameters that fails on a node's data is the request's
-// error (400), naming the node, the task and the expression, not a 500.
-func TestParameterExpressionFailsOnData(t *testing.T) {
-	tasks, err := ParseTasks(json.RawMessage(`[{"id":"t","type":"shell","parameters":{"n":{"yaql_exp":"$.uid + 1"}}}]`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan := &frozenPlan{Tasks: tasks}
-	r := newNodeRenderer(plan, func(context.Context, string, bool) (yaql.Env, error) {
-		return yaql.Env{New: map[string]any{"uid": "five"}}, nil
-	})
-	_, err = r.body(context.Background(), "7", 0)
-	if !errs.Is(err, errs.Invalid) || !strings.Contains(errs.Message(err), `node 7: task t: yaql_exp "$.uid + 1"`) {
-		t.Fatalf("err = %v (%q)", err, errs.Message(err))
 	}
 }
 
@@ -151,7 +132,7 @@ func TestMasterPlacement(t *testing.T) {
 		t.Fatal(err)
 	}
 	nodes := []PlanNode{{ClusterNode: ClusterNode{ID: "m", Roles: []string{MasterRole}}}, {ClusterNode: ClusterNode{ID: "1", Roles: []string{"compute"}}}}
-	p, err := place(context.Background(), tasks, make([]bool, len(tasks)), nodes, newTagRules(), false)
+	p, err := place(context.Background(), tasks, make([]bool, len(tasks)), nodes, NewRules(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +147,7 @@ func TestMasterPlacement(t *testing.T) {
 	if w := masterWarnings(tasks, p); w != nil {
 		t.Errorf("with a master: %v", w)
 	}
-	p, err = place(context.Background(), tasks, make([]bool, len(tasks)), nodes[1:], newTagRules(), false)
+	p, err = place(context.Background(), tasks, make([]bool, len(tasks)), nodes[1:], NewRules(), false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package graphs
+package planner
 
 import (
 	"encoding/json"
@@ -117,7 +117,7 @@ func TestRunLimitBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := tasks[0].runLimit(), 101*MaxTaskTimeout+100*MaxTaskInterval; got != want {
+	if got, want := tasks[0].RunLimit(), 101*MaxTaskTimeout+100*MaxTaskInterval; got != want {
 		t.Errorf("runLimit = %v, want %v", got, want)
 	}
 	for s, want := range map[float64]time.Duration{1e12: math.MaxInt64, math.Inf(1): math.MaxInt64, -5: 0, math.NaN(): 0, 1.5: 1500 * time.Millisecond} {

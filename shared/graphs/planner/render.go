@@ -1,4 +1,4 @@
-package graphs
+package planner
 
 import (
 	"bytes"
@@ -6,12 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/tuningbox/tuningbox/shared/errs"
 	"github.com/tuningbox/tuningbox/shared/wire"
 	"github.com/tuningbox/tuningbox/shared/yaql"
 )
@@ -32,7 +29,7 @@ const (
 // placeholderValues works out a node's placeholder values from its
 // deployment data; a value the data lacks is left out (strings naming it
 // stay as they are, and the plan warns).
-func placeholderValues(data any, masterIP string) map[string]string {
+func PlaceholderValues(data any, masterIP string) map[string]string {
 	vars := map[string]string{}
 	set := func(name string, v any) {
 		if s, ok := formatValue(v); ok {
@@ -222,13 +219,15 @@ func decodeFieldValue(raw json.RawMessage) (any, error) {
 	return v, err
 }
 
-// body returns the task as a node's agent gets it, as Nailgun's task
+// Body returns the task as a node's agent gets it, as Nailgun's task
 // serializer sent it: its parameters and its other free-form fields
 // rendered with the node's data (rendered), parameters.cwd "/" and
 // fail_on_error true unless the task says otherwise. The fields the
 // planner interprets (placement, order, condition, cross dependencies) go
-// out as written: the plan already applied them.
-func (t *Task) body(ctx context.Context, d *renderData) (wire.TaskDocument, error) {
+// out as written: the plan already applied them. vars are the node's
+// placeholder values, env what yaql in the fields sees.
+func (t *Task) Body(ctx context.Context, vars map[string]string, env yaql.Env) (wire.TaskDocument, error) {
+	d := &renderData{vars: vars, env: env}
 	out := *t
 	out.Extra = make(map[string]json.RawMessage, len(t.Extra)+1)
 	for k, raw := range t.Extra {
@@ -277,12 +276,12 @@ func (t *Task) renderField(ctx context.Context, raw json.RawMessage, d *renderDa
 	return json.Marshal(r)
 }
 
-// perNode reports whether the task's body differs between nodes: a field
+// PerNode reports whether the task's body differs between nodes: a field
 // other than the planner's holds a placeholder or a yaql expression
 // (worked out when the task is read).
-func (t *Task) perNode() bool { return t.bodyPerNode }
+func (t *Task) PerNode() bool { return t.bodyPerNode }
 
-// rendersPerNode works out perNode from the task's fields.
+// rendersPerNode works out PerNode from the task's fields.
 func (t *Task) rendersPerNode() bool {
 	if len(t.fieldExprs) > 0 {
 		return true
@@ -300,181 +299,17 @@ func (t *Task) rendersPerNode() bool {
 	return false
 }
 
-// readsParts reports whether the task's yaql reads $node or $common, which
+// ReadsData reports whether the task's body evaluates yaql ({yaql_exp: ...}
+// in its fields), which reads the node's data.
+func (t *Task) ReadsData() bool { return len(t.fieldExprs) > 0 }
+
+// ReadsParts reports whether the task's yaql reads $node or $common, which
 // cost a read of their own.
-func (t *Task) readsParts() bool {
+func (t *Task) ReadsParts() bool {
 	for src := range t.fieldExprs {
 		if strings.Contains(src, "$node") || strings.Contains(src, "$common") {
 			return true
 		}
 	}
 	return false
-}
-
-// setOld records the data pin a node's $%old was read at.
-func (p *frozenPlan) setOld(node string, pin DataPin) {
-	if p.Old == nil {
-		p.Old = map[string]DataPin{}
-	}
-	p.Old[node] = pin
-}
-
-// setPlaceholders works out the placeholder values of the nodes that are
-// handed a task whose body renders per node.
-func (p *frozenPlan) setPlaceholders(nodes []PlanNode, masterIP string) {
-	perNode := make([]bool, len(p.Tasks))
-	some := false
-	for i := range p.Tasks {
-		perNode[i] = !p.Tasks[i].noop() && p.Tasks[i].perNode()
-		some = some || perNode[i]
-	}
-	if !some {
-		return
-	}
-	for _, n := range nodes {
-		if !slices.ContainsFunc(p.Nodes[n.ID], func(s NodeStep) bool { return p.handedOut(s) && perNode[s.Task] }) {
-			continue
-		}
-		if p.Vars == nil {
-			p.Vars = map[string]map[string]string{}
-		}
-		p.Vars[n.ID] = placeholderValues(n.Data, masterIP)
-	}
-}
-
-// nodeRenderer renders the bodies of one node's tasks. The shared bodies
-// (tasks that render the same everywhere) are made once per plan; the data
-// yaql reads is loaded on first need.
-type nodeRenderer struct {
-	plan   *frozenPlan
-	shared []wire.TaskDocument
-	// load returns what yaql in a node's tasks sees.
-	load func(ctx context.Context, node string, parts bool) (yaql.Env, error)
-}
-
-func newNodeRenderer(plan *frozenPlan, load func(ctx context.Context, node string, parts bool) (yaql.Env, error)) *nodeRenderer {
-	return &nodeRenderer{plan: plan, shared: make([]wire.TaskDocument, len(plan.Tasks)), load: load}
-}
-
-// body returns task i's body on node.
-func (r *nodeRenderer) body(ctx context.Context, node string, i int) (wire.TaskDocument, error) {
-	t := &r.plan.Tasks[i]
-	if !t.perNode() {
-		if r.shared[i] == nil {
-			b, err := t.body(ctx, &renderData{})
-			if err != nil {
-				return nil, err
-			}
-			r.shared[i] = b
-		}
-		return r.shared[i], nil
-	}
-	d := &renderData{vars: r.plan.Vars[node]}
-	if len(t.fieldExprs) > 0 {
-		env, err := r.load(ctx, node, t.readsParts())
-		if err != nil {
-			return nil, err
-		}
-		d.env = env
-	}
-	b, err := t.body(ctx, d)
-	if kind := errs.KindOf(err); err != nil && kind != errs.Internal {
-		return nil, errs.Wrap(kind, err, fmt.Sprintf("node %s: %s", node, errs.Message(err)))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("node %s: %w", node, err)
-	}
-	return b, nil
-}
-
-// partsEnv is yaql's environment on a node: $, $%old and, when read, $node and $common.
-func partsEnv(data, old any, parts *NodeParts) (yaql.Env, error) {
-	env := yaql.Env{New: data, Old: old}
-	if parts != nil {
-		own, err := decodeData(parts.Own)
-		if err != nil {
-			return env, err
-		}
-		common, err := decodeData(parts.Common)
-		if err != nil {
-			return env, err
-		}
-		env.Vars = map[string]any{"node": own, "common": common}
-	}
-	return env, nil
-}
-
-// pinnedRenderer renders a stored plan's bodies: yaql reads each node's data
-// back as the plan read it (its pins), so a task's body is the same whenever
-// it is claimed or shown.
-func (s *Service) pinnedRenderer(cluster int64, plan *frozenPlan) *nodeRenderer {
-	return newNodeRenderer(plan, func(ctx context.Context, node string, withParts bool) (yaql.Env, error) {
-		pin, ok := plan.Data[node]
-		if !ok {
-			return yaql.Env{New: map[string]any{}}, nil
-		}
-		read := func(pin DataPin) (any, error) {
-			docs, err := s.clusters.NodeData(ctx, clusterName(cluster), plan.Resource, []string{node}, pin.At)
-			if err != nil {
-				return nil, err
-			}
-			doc, ok := docs[node]
-			if !ok || doc.ETag != pin.ETag {
-				return nil, errs.Conflictf("the deployment data node %s was planned with (%s at %s) is no longer in its history", node, pin.ETag, pin.At.Format(time.RFC3339Nano))
-			}
-			return decodeData(doc.Body)
-		}
-		data, err := read(pin)
-		if err != nil {
-			return yaql.Env{}, err
-		}
-		var old any
-		if oldPin, ok := plan.Old[node]; ok {
-			if old, err = read(oldPin); err != nil {
-				return yaql.Env{}, err
-			}
-		}
-		var parts *NodeParts
-		if withParts {
-			all, err := s.clusters.NodeParts(ctx, clusterName(cluster), plan.Resource, []string{node}, pin.At)
-			if err != nil {
-				return yaql.Env{}, err
-			}
-			p := all[node]
-			parts = &p
-		}
-		return partsEnv(data, old, parts)
-	})
-}
-
-// liveRenderer renders the bodies of a plan just made: yaql reads the data
-// the plan read; $node and $common are read when first needed, for the
-// node and the pageBatch nodes after it at once (a page renders nodes in
-// order), and only those are kept: 5,000 of fuel-library's nodes hold 345 MB
-// of their own documents.
-func (s *Service) liveRenderer(cluster int64, plan *frozenPlan, nodes []PlanNode) *nodeRenderer {
-	at := make(map[string]int, len(nodes))
-	for n := range nodes {
-		at[nodes[n].ID] = n
-	}
-	var parts map[string]NodeParts
-	return newNodeRenderer(plan, func(ctx context.Context, node string, withParts bool) (yaql.Env, error) {
-		n := &nodes[at[node]]
-		if !withParts {
-			return partsEnv(n.Data, n.Old, nil)
-		}
-		p, ok := parts[node]
-		if !ok {
-			var ids []string
-			for _, next := range nodes[at[node]:min(at[node]+pageBatch, len(nodes))] {
-				ids = append(ids, next.ID)
-			}
-			var err error
-			if parts, err = s.clusters.NodeParts(ctx, clusterName(cluster), plan.Resource, ids, time.Time{}); err != nil {
-				return yaql.Env{}, err
-			}
-			p = parts[node]
-		}
-		return partsEnv(n.Data, n.Old, &p)
-	})
 }

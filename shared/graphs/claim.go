@@ -14,34 +14,12 @@ import (
 	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
-// Claim states what a node's agent is to do next.
-type Claim struct {
-	// Action is "task" (run Task, then report its result), "wait" (claim again
-	// later: other nodes are still busy or this node's next graph has not
-	// started) or "done" (nothing left for this node in this transaction).
-	Action            string `json:"action"`
-	Transaction       string `json:"transaction"`
-	TransactionStatus string `json:"transaction_status"`
-	Node              string `json:"node"`
-	SubTransaction    string `json:"sub_transaction,omitempty"`
-	GraphType         string `json:"graph_type,omitempty"`
-	// Position is the task's index in the sub-transaction's plan.
-	Position *int `json:"position,omitempty"`
-	// Task is the task as the node runs it: rendered with the node's data
-	// (placeholders, yaql in parameters), as Nailgun sent it.
-	Task wire.TaskDocument `json:"task,omitempty"`
-	// Heartbeat, with a task, is how often (seconds) the agent claims again
-	// while it runs the task, to show it is alive (see Service.Claim).
-	Heartbeat float64 `json:"heartbeat,omitempty"`
-	DryRun    bool    `json:"dry_run"`
-	NoopRun   bool    `json:"noop_run"`
-	Force     bool    `json:"force"`
-	Debug     bool    `json:"debug"`
-	// NodeStatus, with done, is how the node did in the transaction: ready,
-	// error (it failed) or stopped (the run ended, or is stopping, before
-	// the node finished its part).
-	NodeStatus string `json:"node_status,omitempty"`
-}
+// Claim states what a node's agent is to do next (the API's type): "task"
+// (run Task, then report its result), "wait" (claim again later: other
+// nodes are still busy or this node's next graph has not started) or "done"
+// (nothing left for this node in this transaction); Heartbeat, with a task,
+// is how often the agent claims again while it runs it (see Service.Claim).
+type Claim = wire.Claim
 
 // Claim actions.
 const (

@@ -8,38 +8,14 @@ import (
 	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
-// SerializedTask is a task of a node's list as the node's agent gets it,
-// with the tasks of other nodes it waits for.
-type SerializedTask struct {
-	// Task is the task as the node's agent gets it (see Claim.Task).
-	Task       wire.TaskDocument `json:"task"`
-	Why        *wire.Why         `json:"why,omitempty"`
-	WaitFor    []NodeTaskRef     `json:"wait_for,omitempty"`
-	WaitForAny [][]NodeTaskRef   `json:"wait_for_any,omitempty"`
-	// WaitForEvery: tasks waited for on every node that has them (NodeStep.AfterEvery).
-	WaitForEvery []wire.TaskOnEveryNode `json:"wait_for_every,omitempty"`
-}
-
-// NodeTaskRef names a task on a node.
-type NodeTaskRef struct {
-	Node string `json:"node"`
-	Task string `json:"task"`
-}
-
-// NodeTasks is one node's task list, and the tasks placed on it that it skips.
-type NodeTasks struct {
-	Node    string           `json:"node"`
-	Roles   []string         `json:"roles"`
-	Tasks   []SerializedTask `json:"tasks"`
-	Skipped []SkippedTask    `json:"skipped"`
-}
-
-// SkippedTask is a task placed on a node that the node passes without running it.
-type SkippedTask struct {
-	Task   string    `json:"task"`
-	Reason string    `json:"reason"`
-	Why    *wire.Why `json:"why,omitempty"`
-}
+// A node's task list as serialized_tasks and a plan show it, in the API's
+// own types: the listing writes them as they are.
+type (
+	SerializedTask = wire.SerializedTask
+	NodeTaskRef    = wire.NodeTaskRef
+	NodeTasks      = wire.NodeTasks
+	SkippedTask    = wire.SkippedTask
+)
 
 // SkipType is the reason of a task whose type is skipped.
 const SkipType = "type"

@@ -227,71 +227,16 @@ func taskDocuments(tasks []planner.Task) ([]wire.TaskDocument, error) {
 	return out, nil
 }
 
-func serializedTasks(tasks []graphs.SerializedTask) ([]wire.SerializedTask, error) {
-	if tasks == nil {
-		return nil, nil
-	}
-	out := make([]wire.SerializedTask, len(tasks))
-	for i, t := range tasks {
-		out[i] = wire.SerializedTask{Task: t.Task, Why: t.Why, WaitFor: taskRefs(t.WaitFor), WaitForAny: httpapi.Convert(t.WaitForAny, taskRefs),
-			WaitForEvery: t.WaitForEvery}
-	}
-	return out, nil
-}
-
-func taskRefs(refs []graphs.NodeTaskRef) []wire.NodeTaskRef {
-	return httpapi.Convert(refs, func(r graphs.NodeTaskRef) wire.NodeTaskRef { return wire.NodeTaskRef(r) })
-}
-
-func skippedTasks(skipped []graphs.SkippedTask) []wire.SkippedTask {
-	return httpapi.Convert(skipped, func(s graphs.SkippedTask) wire.SkippedTask { return wire.SkippedTask(s) })
-}
-
 func planView(p graphs.Plan) (wire.Plan, error) {
 	tasks, err := taskDocuments(p.Tasks)
 	if err != nil {
 		return wire.Plan{}, err
 	}
-	out := wire.Plan{Transaction: p.Transaction, GraphType: p.GraphType, Nodes: p.Nodes, Tasks: tasks, Warnings: p.Warnings, Unplaced: p.Unplaced,
-		FaultToleranceGroups: httpapi.Convert(p.FaultToleranceGroups, func(g planner.FaultToleranceGroup) wire.FaultToleranceGroup { return wire.FaultToleranceGroup(g) })}
-	if p.NodeTasks != nil {
-		out.NodeTasks = make(map[string][]wire.SerializedTask, len(p.NodeTasks))
-	}
-	for node, ts := range p.NodeTasks {
-		if out.NodeTasks[node], err = serializedTasks(ts); err != nil {
-			return wire.Plan{}, err
-		}
-	}
-	if p.Skipped != nil {
-		out.Skipped = make(map[string][]wire.SkippedTask, len(p.Skipped))
-	}
-	for node, s := range p.Skipped {
-		out.Skipped[node] = skippedTasks(s)
-	}
-	return out, nil
+	return wire.Plan{Transaction: p.Transaction, GraphType: p.GraphType, Nodes: p.Nodes, Tasks: tasks, Warnings: p.Warnings, Unplaced: p.Unplaced,
+		FaultToleranceGroups: httpapi.Convert(p.FaultToleranceGroups, func(g planner.FaultToleranceGroup) wire.FaultToleranceGroup { return wire.FaultToleranceGroup(g) }),
+		NodeTasks:            p.NodeTasks, Skipped: p.Skipped}, nil
 }
 
-func clusterTasksView(c graphs.ClusterTasks) (wire.ClusterTasks, error) {
-	out := wire.ClusterTasks{Cluster: c.Cluster, GraphType: c.GraphType, Warnings: c.Warnings, Unplaced: c.Unplaced}
-	if c.Nodes != nil {
-		out.Nodes = make([]wire.NodeTasks, len(c.Nodes))
-	}
-	for i, n := range c.Nodes {
-		tasks, err := serializedTasks(n.Tasks)
-		if err != nil {
-			return wire.ClusterTasks{}, err
-		}
-		out.Nodes[i] = wire.NodeTasks{Node: n.Node, Roles: n.Roles, Tasks: tasks, Skipped: skippedTasks(n.Skipped)}
-	}
-	return out, nil
-}
-
-func claimView(c graphs.Claim) (wire.Claim, error) {
-	out := wire.Claim{
-		Action: c.Action, Transaction: c.Transaction, TransactionStatus: c.TransactionStatus, Node: c.Node,
-		SubTransaction: c.SubTransaction, GraphType: c.GraphType, Position: c.Position, Heartbeat: c.Heartbeat,
-		DryRun: c.DryRun, NoopRun: c.NoopRun, Force: c.Force, Debug: c.Debug, NodeStatus: c.NodeStatus,
-	}
-	out.Task = c.Task
-	return out, nil
+func clusterTasksView(c graphs.ClusterTasks) wire.ClusterTasks {
+	return wire.ClusterTasks{Cluster: c.Cluster, GraphType: c.GraphType, Nodes: c.Nodes, Warnings: c.Warnings, Unplaced: c.Unplaced}
 }

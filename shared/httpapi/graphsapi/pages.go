@@ -105,20 +105,13 @@ func (h *handlers) serializedTasks(_ http.ResponseWriter, r *http.Request, id in
 	if err != nil {
 		return 0, nil, err
 	}
-	view, err := clusterTasksView(head)
-	if err != nil {
-		return 0, nil, err
-	}
+	view := clusterTasksView(head)
 	base, err := encodeJSON(view)
 	if err != nil {
 		return 0, nil, err
 	}
 	entries, more, err := page.take(envelopeBytes(base), pages.Nodes, func(n graphs.NodeTasks) ([]json.RawMessage, error) {
-		v, err := clusterTasksView(graphs.ClusterTasks{Nodes: []graphs.NodeTasks{n}})
-		if err != nil {
-			return nil, err
-		}
-		raw, err := encodeJSON(v.Nodes[0])
+		raw, err := encodeJSON(n)
 		return []json.RawMessage{raw}, err
 	})
 	if err != nil {
@@ -204,10 +197,7 @@ func (h *handlers) getPlan(_ http.ResponseWriter, r *http.Request) (int, any, er
 		return 0, nil, err
 	}
 	entries, more, err := page.take(envelopeBytes(base), pages.Nodes, func(n graphs.NodeTasks) ([]json.RawMessage, error) {
-		tasks, err := serializedTasks(n.Tasks)
-		if err != nil {
-			return nil, err
-		}
+		tasks := n.Tasks
 		if tasks == nil {
 			tasks = []wire.SerializedTask{}
 		}
@@ -215,7 +205,7 @@ func (h *handlers) getPlan(_ http.ResponseWriter, r *http.Request) (int, any, er
 		if err != nil {
 			return nil, err
 		}
-		skipped, err := encodeJSON(skippedTasks(n.Skipped))
+		skipped, err := encodeJSON(n.Skipped)
 		return []json.RawMessage{encodedTasks, skipped}, err
 	})
 	if err != nil {

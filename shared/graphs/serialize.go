@@ -8,9 +8,10 @@ import (
 	"github.com/tuningbox/tuningbox/shared/wire"
 )
 
-// A node's task list as serialized_tasks and a plan show it, in the API's
-// own types: the listing writes them as they are.
+// serialized_tasks, and a node's task list as it and a plan show it, in the
+// API's own types: the listing writes them as they are.
 type (
+	ClusterTasks   = wire.ClusterTasks
 	SerializedTask = wire.SerializedTask
 	NodeTaskRef    = wire.NodeTaskRef
 	NodeTasks      = wire.NodeTasks
@@ -19,17 +20,6 @@ type (
 
 // SkipType is the reason of a task whose type is skipped.
 const SkipType = "type"
-
-// ClusterTasks is the answer of serialized_tasks: each node's task list.
-type ClusterTasks struct {
-	Cluster   int64       `json:"cluster"`
-	GraphType string      `json:"graph_type"`
-	Nodes     []NodeTasks `json:"nodes"`
-	// Warnings name what the graph refers to and the cluster does not have.
-	Warnings []string `json:"warnings,omitempty"`
-	// Unplaced are the tasks placed on no node.
-	Unplaced []string `json:"unplaced,omitempty"`
-}
 
 // serialize lists the tasks a node's agent runs, in order. The waits of the
 // group, stage and skipped steps before a task are the task's own: the agent

@@ -236,7 +236,3 @@ func planView(p graphs.Plan) (wire.Plan, error) {
 		FaultToleranceGroups: httpapi.Convert(p.FaultToleranceGroups, func(g planner.FaultToleranceGroup) wire.FaultToleranceGroup { return wire.FaultToleranceGroup(g) }),
 		NodeTasks:            p.NodeTasks, Skipped: p.Skipped}, nil
 }
-
-func clusterTasksView(c graphs.ClusterTasks) wire.ClusterTasks {
-	return wire.ClusterTasks{Cluster: c.Cluster, GraphType: c.GraphType, Nodes: c.Nodes, Warnings: c.Warnings, Unplaced: c.Unplaced}
-}

@@ -105,8 +105,7 @@ func (h *handlers) serializedTasks(_ http.ResponseWriter, r *http.Request, id in
 	if err != nil {
 		return 0, nil, err
 	}
-	view := clusterTasksView(head)
-	base, err := encodeJSON(view)
+	base, err := encodeJSON(head)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -117,14 +116,14 @@ func (h *handlers) serializedTasks(_ http.ResponseWriter, r *http.Request, id in
 	if err != nil {
 		return 0, nil, err
 	}
-	if view.Links, err = nextLinks(r, pages, entries, more); err != nil {
+	if head.Links, err = nextLinks(r, pages, entries, more); err != nil {
 		return 0, nil, err
 	}
 	nodes := make([]json.RawMessage, len(entries))
 	for i, e := range entries {
 		nodes[i] = e.parts[0]
 	}
-	body, err := splice(view, map[string][]byte{"nodes": joinArray(nodes)})
+	body, err := splice(head, map[string][]byte{"nodes": joinArray(nodes)})
 	return http.StatusOK, body, err
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	api "github.com/tuningbox/tuningbox/client"
 	"github.com/tuningbox/tuningbox/shared/app/apptest"
 	"github.com/tuningbox/tuningbox/shared/graphs"
+	"github.com/tuningbox/tuningbox/shared/graphs/nailguntest"
 	"github.com/tuningbox/tuningbox/shared/puppetyaml"
 )
 
@@ -25,8 +25,6 @@ import (
 // change (only the unconditioned tasks run again), and after the glance
 // settings changed. Every plan is compared with Nailgun's (testdata of the
 // graphs package: an independent port of its serializer on python3-yaql).
-
-const graphsTestdata = "../graphs/testdata"
 
 // fuelDir is Fuel's own data, copied into the repository (testdata/fuel/README.md).
 const fuelDir = "../../testdata/fuel"
@@ -46,19 +44,6 @@ func yamlJSON(t *testing.T, path string) []byte {
 	out, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
-	}
-	return out
-}
-
-func runPython(t *testing.T, stdin []byte, args ...string) []byte {
-	t.Helper()
-	cmd := exec.Command("/usr/bin/python3", args...)
-	cmd.Stdin = bytes.NewReader(stdin)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("python3 %v: %v\n%s\n(needs Debian's python3-yaql)", args, err, stderr.Bytes())
 	}
 	return out
 }
@@ -104,7 +89,7 @@ type nailgunNode struct {
 // nailgunRuns returns, per node, what Nailgun's plan runs for an old-data state.
 func nailgunRuns(t *testing.T, state string, flags ...string) (fuelCluster, map[string]nailgunNode) {
 	t.Helper()
-	input := runPython(t, nil, append([]string{graphsTestdata + "/nailgun_cluster.py", "--old", state}, flags...)...)
+	input := nailguntest.Python(t, nil, append([]string{filepath.Join(nailguntest.Testdata(), "nailgun_cluster.py"), "--old", state}, flags...)...)
 	var cluster fuelCluster
 	if err := json.Unmarshal(input, &cluster); err != nil {
 		t.Fatal(err)
@@ -112,7 +97,7 @@ func nailgunRuns(t *testing.T, state string, flags ...string) (fuelCluster, map[
 	var plan struct {
 		Nodes map[string]nailgunNode `json:"nodes"`
 	}
-	if err := json.Unmarshal(runPython(t, input, graphsTestdata+"/nailgun_plan.py"), &plan); err != nil {
+	if err := json.Unmarshal(nailguntest.Python(t, input, filepath.Join(nailguntest.Testdata(), "nailgun_plan.py")), &plan); err != nil {
 		t.Fatal(err)
 	}
 	runs := map[string]nailgunNode{}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tuningbox/tuningbox/shared/graphs/internal/nailgun"
+	"github.com/tuningbox/tuningbox/shared/graphs/nailguntest"
 	"github.com/tuningbox/tuningbox/shared/graphs/planner"
 )
 
@@ -25,19 +25,19 @@ import (
 // The reference runs Nailgun's own unit tests, ported, before it is trusted.
 func TestNailgunReferenceSelfTest(t *testing.T) {
 	t.Parallel()
-	nailgun.Python(t, nil, "-m", "unittest", "discover", "-s", nailgun.Testdata(), "-p", "nailgun_*_test.py")
+	nailguntest.Python(t, nil, "-m", "unittest", "discover", "-s", nailguntest.Testdata(), "-p", "nailgun_*_test.py")
 }
 
 func TestPlanAgreesWithNailgun(t *testing.T) {
 	t.Parallel()
 	for _, state := range []string{"first", "same", "glance"} {
 		t.Run(state, func(t *testing.T) {
-			raw, in := nailgun.Cluster(t, state)
+			raw, in := nailguntest.Cluster(t, state)
 			var want struct {
-				Nodes                map[string]nailgun.Node       `json:"nodes"`
+				Nodes                map[string]nailguntest.Node   `json:"nodes"`
 				FaultToleranceGroups []planner.FaultToleranceGroup `json:"fault_tolerance_groups"`
 			}
-			if err := json.Unmarshal(nailgun.Python(t, raw, filepath.Join(nailgun.Testdata(), "nailgun_plan.py")), &want); err != nil {
+			if err := json.Unmarshal(nailguntest.Python(t, raw, filepath.Join(nailguntest.Testdata(), "nailgun_plan.py")), &want); err != nil {
 				t.Fatal(err)
 			}
 			tasks, err := planner.ParseTasks(in.Tasks)
@@ -148,7 +148,7 @@ func minus(a, b []string) []string {
 // the steps whose waits were met in earlier rounds, running at most one
 // task) and checks that every edge Nailgun emits between two real nodes'
 // tasks holds: the task depended on is done first.
-func checkOrderHolds(t *testing.T, plan *frozenPlan, nailgun map[string]nailgun.Node) {
+func checkOrderHolds(t *testing.T, plan *frozenPlan, nailgun map[string]nailguntest.Node) {
 	t.Helper()
 	done := map[planner.StepRef]int{}
 	stepOf := map[[2]string]planner.StepRef{}

@@ -10,11 +10,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/tuningbox/tuningbox/shared/graphs/internal/nailgun"
+	"github.com/tuningbox/tuningbox/shared/graphs/nailguntest"
 )
 
 // The planner on fuel-library's default graph and a cluster made of the
-// reference's nodes (internal/nailgun), at the scale of a large cluster.
+// reference's nodes (nailguntest), at the scale of a large cluster.
 
 // noWaitLimit leaves the waits across nodes unbounded (graphs bounds them by PlanLimits.Edges).
 const noWaitLimit = math.MaxInt
@@ -24,7 +24,7 @@ const noWaitLimit = math.MaxInt
 // among them, then computes and Ceph OSDs in turn), each with its own copy of
 // its role's astute.yaml and no old data.
 func fuelCluster(t testing.TB, count int) ([]Task, Rules, []PlanNode) {
-	_, in := nailgun.Cluster(t, "first")
+	_, in := nailguntest.Cluster(t, "first")
 	tasks, err := ParseTasks(in.Tasks)
 	if err != nil {
 		t.Fatal(err)

@@ -1,10 +1,10 @@
-// Package nailgun runs the planner's reference for the tests of graphs and
+// Package nailguntest runs the planner's reference for the tests of graphs and
 // its planner: testdata/nailgun_cluster.py builds fuel-library's default
 // graph, its release metadata and a cluster of real nodes' astute.yaml (from
 // testdata/fuel at the repository root), and testdata/nailgun_plan.py plans
 // them as Nailgun's LCM serializer does, an independent port on Debian's
 // python3-yaql.
-package nailgun
+package nailguntest
 
 import (
 	"bytes"
@@ -45,7 +45,7 @@ type Node struct {
 // wherever the test that runs them is.
 func Testdata() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata")
+	return filepath.Join(filepath.Dir(file), "..", "testdata")
 }
 
 // Cluster returns nailgun_cluster.py's cluster with the nodes' old data as
